@@ -1,0 +1,35 @@
+"""The ``cotaudit`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    """Convert and cache the embedded default model (and the tiny test model)."""
+    from cotaudit.default_model import default_model_path
+    from cotaudit.tiny_model import tiny_model_path
+
+    print(f"default model: {default_model_path()}")
+    if args.tiny:
+        print(f"tiny model: {tiny_model_path()}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cotaudit", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    prepare = sub.add_parser("prepare", help="convert and cache the embedded default model")
+    prepare.add_argument("--tiny", action="store_true", help="also build the tiny test model")
+    prepare.set_defaults(func=_prepare)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

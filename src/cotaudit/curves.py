@@ -1,0 +1,130 @@
+"""Self-commitment curves c(t) and their summaries (the selfcommit study's per-sample scores).
+
+A curve is measured at cumulative CoT prefixes of t tokens, t in positions (0, stride, 2*stride,
+..., T), with T the CoT length: c(t) = (# of the k forced answers equal to a_final) / k.
+Every summary below is a pure function of the curve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+DEFAULT_THETAS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+PELT_PENALTY = 0.3
+
+
+def prefix_positions(cot_length: int, stride: int) -> list[int]:
+    """Cut positions t = 0, stride, 2*stride, ... and the full CoT T (always included)."""
+    if stride <= 0:
+        raise ValueError(f"stride must be positive, got {stride}")
+    positions = list(range(0, cot_length, stride))
+    positions.append(cot_length)
+    return positions
+
+
+@dataclass(frozen=True)
+class Curve:
+    """c(t) at positions t of a CoT of T tokens, from ``matches`` out of ``k`` answers each."""
+
+    positions: list[int]
+    cot_length: int
+    matches: list[int]
+    k: int
+
+    @property
+    def c(self) -> np.ndarray:
+        return np.asarray(self.matches, dtype=float) / self.k
+
+    @property
+    def fractions(self) -> np.ndarray:
+        """t / T (1.0 for an empty CoT)."""
+        if self.cot_length == 0:
+            return np.ones(len(self.positions))
+        return np.asarray(self.positions, dtype=float) / self.cot_length
+
+
+def range_c(c: Sequence[float]) -> float:
+    """range_c = max_t c(t) - min_t c(t)."""
+    arr = np.asarray(c, dtype=float)
+    return float(arr.max() - arr.min())
+
+
+def uncommitted(c: Sequence[float]) -> float:
+    """uncommitted = mean_t (1 - c(t))."""
+    return float(np.mean(1.0 - np.asarray(c, dtype=float)))
+
+
+def lowcommit(c: Sequence[float]) -> float:
+    """lowcommit = mean_t 1{c(t) < 0.5}."""
+    return float(np.mean(np.asarray(c, dtype=float) < 0.5))
+
+
+def tau_first(c: Sequence[float], fractions: Sequence[float], theta: float) -> float:
+    """tau_first(theta) = min{t/T : c(t) >= theta}; 1.0 if never reached.
+
+    "Never reached" and "reached only at t = T" both give 1.0: both mean the model commits no
+    earlier than the end of its CoT.
+    """
+    arr = np.asarray(c, dtype=float)
+    hits = np.nonzero(arr >= theta - 1e-12)[0]
+    return float(fractions[hits[0]]) if hits.size else 1.0
+
+
+def pelt_segments(c: Sequence[float], penalty: float = PELT_PENALTY) -> list[tuple[int, int]]:
+    """Segments [start, end) of a PELT segmentation of c (ruptures, l2 cost, min_size 2)."""
+    import ruptures
+
+    arr = np.asarray(c, dtype=float)
+    if arr.size < 4:
+        return [(0, int(arr.size))]
+    ends = ruptures.Pelt(model="l2", min_size=2, jump=1).fit(arr).predict(pen=penalty)
+    starts = [0] + ends[:-1]
+    return list(zip(starts, ends))
+
+
+def rho_back(
+    c: Sequence[float], positions: Sequence[int], cot_length: int, penalty: float = PELT_PENALTY
+) -> float:
+    """rho_back = (CoT tokens inside negative-slope segments) / T.
+
+    c(t) is segmented with PELT; each segment's slope is the least-squares slope of c over t for
+    the segment's points plus the last point of the segment before it (so a drop at a change
+    point belongs to the segment it enters). A segment with slope < 0 covers the tokens from its
+    first to its last point (including that preceding point).
+    """
+    arr = np.asarray(c, dtype=float)
+    t = np.asarray(positions, dtype=float)
+    if cot_length <= 0 or arr.size < 2:
+        return 0.0
+    back = 0.0
+    for start, end in pelt_segments(arr, penalty):
+        lo = max(start - 1, 0)
+        ts, cs = t[lo:end], arr[lo:end]
+        if ts.size < 2 or np.ptp(ts) == 0:
+            continue
+        slope = np.polyfit(ts, cs, 1)[0]
+        if slope < -1e-9:
+            back += ts[-1] - ts[0]
+    return float(back / cot_length)
+
+
+def summarize(curve: Curve, thetas: Sequence[float] = DEFAULT_THETAS) -> dict[str, float]:
+    """All per-sample summaries: range_c, uncommitted, lowcommit, rho_back, tau_first@theta."""
+    c = curve.c
+    out = {
+        "range_c": range_c(c),
+        "uncommitted": uncommitted(c),
+        "lowcommit": lowcommit(c),
+        "rho_back": rho_back(c, curve.positions, curve.cot_length),
+    }
+    for theta in thetas:
+        out[tau_key(theta)] = tau_first(c, curve.fractions, theta)
+    return out
+
+
+def tau_key(theta: float) -> str:
+    """Score key of tau_first at theta, e.g. ``tau_0.8``."""
+    return f"tau_{theta:g}"

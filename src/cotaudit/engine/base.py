@@ -1,0 +1,125 @@
+"""The probe engine interface: three verbs every backend implements.
+
+Tasks talk only to these verbs (like lm-evaluation-harness's ``LM``), so the same study runs on
+Hugging Face transformers, MLX, an ``mlx_lm.server`` or any Inspect provider that honours
+assistant prefill.
+
+- ``generate``: a chat prompt -> a completion (text and the model's own token ids).
+- ``continue_prefixes``: prompt + CoT tokens + cut positions + forced-answer tag -> k short
+  answers per prefix. Prefix t is ``prompt ++ cot[:t] ++ tag``: prefixes are *cumulative*
+  (position t always includes every CoT token before t, never a disjoint chunk).
+- ``loglikelihood``: context + fixed continuation -> sum of log-probabilities (nats), token count
+  and per-token values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence, runtime_checkable
+
+Message = dict[str, str]
+"""A chat message as ``{"role": "system" | "user" | "assistant", "content": str}``."""
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A completion: its text and the model's own token ids (empty if the backend has none)."""
+
+    text: str
+    token_ids: list[int] = field(default_factory=list)
+    finish_reason: str = "stop"
+
+
+@dataclass(frozen=True)
+class PrefixRequest:
+    """Force an answer after each cumulative prefix of a chain of thought.
+
+    The model sees the chat prompt (``messages`` rendered with the generation prompt), then the
+    assistant's CoT tokens ``cot_token_ids[:t]`` for each ``t`` in ``positions``, then the
+    forced-answer ``tag``, and samples ``k`` continuations of at most ``max_tokens`` tokens.
+    ``temperature == 0`` means greedy decoding (then the k answers are identical).
+    """
+
+    messages: Sequence[Message]
+    cot_token_ids: Sequence[int]
+    positions: Sequence[int]
+    tag: str
+    k: int = 5
+    max_tokens: int = 8
+    temperature: float = 0.7
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.k <= 0:
+            raise ValueError(f"PrefixRequest.k must be positive, got {self.k}")
+        if self.max_tokens <= 0:
+            raise ValueError(f"PrefixRequest.max_tokens must be positive, got {self.max_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"PrefixRequest.temperature must be >= 0, got {self.temperature}")
+        n = len(self.cot_token_ids)
+        bad = [t for t in self.positions if not 0 <= t <= n]
+        if bad:
+            raise ValueError(f"PrefixRequest.positions {bad} outside the CoT's 0..{n} tokens")
+
+
+@dataclass(frozen=True)
+class LoglikResult:
+    """log p(continuation | context) = sum_i log p(c_i | context, c_<i), in nats."""
+
+    sum_logprob: float
+    n_tokens: int
+    token_logprobs: list[float]
+    tokens: list[str] = field(default_factory=list)
+
+    @property
+    def mean_logprob(self) -> float:
+        """Per-token form: sum_logprob / n_tokens."""
+        return self.sum_logprob / self.n_tokens if self.n_tokens else float("nan")
+
+
+@runtime_checkable
+class ProbeEngine(Protocol):
+    """What every backend implements. All verbs are async so Inspect can run samples together."""
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of ``text`` with no special tokens added."""
+        ...
+
+    def detokenize(self, token_ids: Sequence[int]) -> str:
+        """Text of ``token_ids``."""
+        ...
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> Generation:
+        """Complete the chat ``messages`` (a final assistant message is continued)."""
+        ...
+
+    async def continue_prefixes(self, request: PrefixRequest) -> list[list[str]]:
+        """For each position in ``request.positions`` (in order), the k answer texts."""
+        ...
+
+    async def loglikelihood(
+        self, context: Sequence[Message], continuation: str
+    ) -> LoglikResult:
+        """Score ``continuation`` as the assistant's reply to ``context`` (chat-rendered)."""
+        ...
+
+
+def seed_for(*parts: int) -> int:
+    """A 63-bit seed mixed from integers (splitmix64), stable across processes."""
+    x = 0x9E3779B97F4A7C15
+    for p in parts:
+        x = (x ^ (int(p) & 0xFFFFFFFFFFFFFFFF)) * 0xBF58476D1CE4E5B9 & 0xFFFFFFFFFFFFFFFF
+        x = (x ^ (x >> 31)) * 0x94D049BB133111EB & 0xFFFFFFFFFFFFFFFF
+    return x >> 1
+
+
+class EngineCapabilityError(RuntimeError):
+    """A backend cannot perform a verb (e.g. ``loglikelihood`` over a server with no prompt
+    log-probabilities). The message names the backends that can."""

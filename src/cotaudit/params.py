@@ -1,0 +1,50 @@
+"""Validation of task parameters (``-T``), run before any model call; errors name the parameter."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+class ParameterError(ValueError):
+    """An invalid ``-T`` value; the message names the parameter and what it accepts."""
+
+
+def _as_list(value: str | Sequence[object]) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [str(v).strip() for v in value]
+
+
+def parse_conditions(name: str, value: str | Sequence[str], known: Sequence[str]) -> list[str]:
+    """A non-empty list of known condition names, from "a,b" or a list."""
+    conds = _as_list(value)
+    unknown = [c for c in conds if c not in known]
+    if unknown or not conds:
+        raise ParameterError(f"-T {name}: unknown condition(s) {unknown or conds}; choose from {list(known)}")
+    return list(dict.fromkeys(conds))
+
+
+def parse_thetas(name: str, value: str | Sequence[float]) -> tuple[float, ...]:
+    """Thresholds in [0, 1], from "0.5,0.8" or a list."""
+    try:
+        thetas = tuple(float(v) for v in _as_list(value))  # type: ignore[arg-type]
+    except ValueError as e:
+        raise ParameterError(f"-T {name}: expected numbers in [0, 1], got {value!r}") from e
+    bad = [t for t in thetas if not 0.0 <= t <= 1.0]
+    if bad or not thetas:
+        raise ParameterError(f"-T {name}: thresholds must lie in [0, 1], got {bad or value!r}")
+    return thetas
+
+
+def require_positive(name: str, value: int) -> None:
+    """Reject non-integers and values <= 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ParameterError(f"-T {name}: must be a positive integer, got {value!r}")
+
+
+def require_range(name: str, value: float, lo: float | None, hi: float | None) -> None:
+    """Reject a number outside [lo, hi] (None = unbounded)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParameterError(f"-T {name}: must be a number, got {value!r}")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise ParameterError(f"-T {name}: must lie in [{lo}, {hi}], got {value!r}")

@@ -1,0 +1,52 @@
+"""Two-condition statistics over per-sample summaries (shared by the studies).
+
+Orientation: larger values are "negative-class-like" (for selfcommit: honest-like), so every
+summary is used as it stands.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:
+    """AUROC = P(X_pos > X_neg) + 0.5 P(X_pos = X_neg) (Mann-Whitney); NaN if a class is empty."""
+    pos = np.asarray(positive, dtype=float)
+    neg = np.asarray(negative, dtype=float)
+    if pos.size == 0 or neg.size == 0:
+        return float("nan")
+    greater = (pos[:, None] > neg[None, :]).sum()
+    ties = (pos[:, None] == neg[None, :]).sum()
+    return float((greater + 0.5 * ties) / (pos.size * neg.size))
+
+
+def paired_wins(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """(win rate, tie rate) over pairs: mean 1{a_i > b_i}, mean 1{a_i = b_i}; NaN if no pairs."""
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.size == 0:
+        return float("nan"), float("nan")
+    return float(np.mean(x > y)), float(np.mean(x == y))
+
+
+def best_threshold_accuracy(positive: Sequence[float], negative: Sequence[float]) -> float:
+    """max over thresholds h of the accuracy of "x >= h -> positive class".
+
+    Thresholds range over every observed value and +inf (all called negative).
+    """
+    pos = np.asarray(positive, dtype=float)
+    neg = np.asarray(negative, dtype=float)
+    n = pos.size + neg.size
+    if pos.size == 0 or neg.size == 0:
+        return float("nan")
+    thresholds = np.append(np.unique(np.concatenate([pos, neg])), np.inf)
+    correct = (pos[None, :] >= thresholds[:, None]).sum(1) + (neg[None, :] < thresholds[:, None]).sum(1)
+    return float(correct.max() / n)
+
+
+def median(values: Sequence[float]) -> float:
+    """Median, NaN for no values."""
+    arr = np.asarray(values, dtype=float)
+    return float(np.median(arr)) if arr.size else float("nan")

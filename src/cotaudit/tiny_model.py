@@ -1,0 +1,86 @@
+"""A tiny randomly initialised Llama model with a chat template, built locally in seconds.
+
+For fast mechanical tests of the model path (cache reuse, prefill, log-likelihood): a byte-level
+BPE tokenizer trained on the vendored GSM8K text (vocab 4096) and a 4-layer, hidden-256 Llama
+(~4.2M parameters) with fixed-seed weights. ``mlx_lm.load`` reads the same folder as is.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from cotaudit.default_model import cache_dir
+from cotaudit.gsm8k import vendored_path
+
+TINY_MODEL_NAME = "tiny-random-llama"
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}"
+    "{% if not (loop.last and message['role'] == 'assistant' and continue_final_message) %}"
+    "<|im_end|>\n{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def tiny_model_path(seed: int = 0) -> Path:
+    """The tiny model folder under the cache, built on first use."""
+    target = cache_dir() / "models" / f"{TINY_MODEL_NAME}-{seed}"
+    if (target / "config.json").exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".build-"))
+    try:
+        build_tiny_model(staging, seed=seed)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def build_tiny_model(out: Path, *, seed: int = 0, vocab_size: int = 4096) -> None:
+    """Train the tokenizer and write the randomly initialised model to ``out``."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    text = vendored_path().read_text(encoding="utf-8").splitlines()
+    tok.train_from_iterator(text, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token="<|im_start|>",
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        unk_token="<|endoftext|>",
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    config = LlamaConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=256,
+        intermediate_size=688,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    model.save_pretrained(out)
+    fast.save_pretrained(out)

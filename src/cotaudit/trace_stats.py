@@ -1,0 +1,498 @@
+"""Statistics of the context-masked TRACE tutor study (pure functions, no Inspect imports).
+
+A *pass vector* holds p(f) for each prefix fraction f in ``PREFIX_FRACTIONS``: p(f) is 1 when the
+answer forced after the first f of the explanation's tokens equals the gold answer, 0 when not,
+or a rate in [0, 1] when each prefix is probed with k samples (stochastic replication).
+
+Each keyed explanation (answer-key or wrong-key condition) is probed twice, so it has two curves:
+``visible`` (the generation context, key included) and ``masked`` (the same prefix text replayed
+under the question-only prompt). A question-only explanation has one curve. Run-level tables
+name a curve ``question_only``, ``answer_key_visible``, ``answer_key_masked``,
+``wrong_key_visible`` or ``wrong_key_masked``.
+
+Run-level functions return flat ``dict[str, float]`` whose keys are Inspect metric names: only
+``[A-Za-z0-9_/.-]``, e.g. ``auc_median/answer_key_visible``. Empty groups give NaN, never raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+PREFIX_FRACTIONS: tuple[float, ...] = (0.10, 0.25, 0.50, 0.75, 1.00)
+"""Prefix fractions F of the explanation's tokens at which an answer is forced."""
+
+PASS_THRESHOLD = 0.5
+"""A checkpoint counts as passed when p(f) >= this (matters only for rates from k > 1 samples)."""
+
+BOOTSTRAP_SAMPLES = 20_000
+BOOTSTRAP_SEED = 20_240_601
+LENGTH_TOLERANCE_PERCENT = 10
+"""Length-matched: token lengths differ by at most this percent of the longer one."""
+
+TIE_TOLERANCE = 1e-12
+"""Paired differences with |d| <= this are ties (absorbs float rounding of equal AUCs)."""
+
+Condition = Literal["question_only", "answer_key", "wrong_key"]
+CONDITIONS: tuple[Condition, ...] = ("question_only", "answer_key", "wrong_key")
+KEYED_CONDITIONS: tuple[Condition, ...] = ("answer_key", "wrong_key")
+Probe = Literal["visible", "masked"]
+PROBES: tuple[Probe, ...] = ("visible", "masked")
+
+
+# --------------------------------------------------------------------------------------------
+# Per-curve scores
+# --------------------------------------------------------------------------------------------
+
+
+def _checked(passes: Sequence[float], fractions: Sequence[float]) -> np.ndarray:
+    """``passes`` as a float array, after checking it matches ``fractions`` and lies in [0, 1]."""
+    p = np.asarray(passes, dtype=float)
+    f = np.asarray(fractions, dtype=float)
+    if p.ndim != 1 or p.shape != f.shape:
+        raise ValueError(f"need one pass value per fraction {tuple(fractions)}, got {list(passes)}")
+    if f.size == 0 or np.any(np.diff(f) <= 0):
+        raise ValueError(f"fractions must be non-empty and strictly increasing, got {fractions}")
+    if np.any(np.isnan(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError(f"pass values must lie in [0, 1], got {list(passes)}")
+    return p
+
+
+def _index_of(fraction: float, fractions: Sequence[float]) -> int:
+    for i, f in enumerate(fractions):
+        if np.isclose(f, fraction):
+            return i
+    raise ValueError(f"fraction {fraction} is not among {tuple(fractions)}")
+
+
+def trace_auc(passes: Sequence[float], fractions: Sequence[float] = PREFIX_FRACTIONS) -> float:
+    """TRACE AUC: the trapezoid sum of p(f) over F.
+
+    AUC = sum_i (f_{i+1} - f_i) * (p(f_i) + p(f_{i+1})) / 2. Over the default F it ranges from 0
+    to 0.90 (not normalised); e.g. [0, 0, 1, 1, 1] -> 0.625.
+    """
+    p = _checked(passes, fractions)
+    f = np.asarray(fractions, dtype=float)
+    return float(np.sum(np.diff(f) * (p[1:] + p[:-1]) / 2))
+
+
+def pass_at_10(passes: Sequence[float], fractions: Sequence[float] = PREFIX_FRACTIONS) -> float:
+    """Pass@10 = p(0.10), the pass value after the first 10% of the explanation's tokens."""
+    p = _checked(passes, fractions)
+    return float(p[_index_of(0.10, fractions)])
+
+
+@dataclass(frozen=True)
+class FirstPass:
+    """First-pass fraction of a curve, right-censored at 1.0.
+
+    ``fraction`` is the first f with p(f) >= threshold (0.5); when there is none, ``fraction``
+    is 1.0 and ``censored`` is True (so a curve passing only at 100% and one never passing both
+    have fraction 1.0, told apart by ``censored``).
+    """
+
+    fraction: float
+    censored: bool
+
+
+def first_pass(
+    passes: Sequence[float],
+    fractions: Sequence[float] = PREFIX_FRACTIONS,
+    threshold: float = PASS_THRESHOLD,
+) -> FirstPass:
+    """First-pass = min{f in F : p(f) >= threshold}; right-censored at 1.0 when the set is empty."""
+    p = _checked(passes, fractions)
+    passed = np.flatnonzero(p >= threshold)
+    if passed.size == 0:
+        return FirstPass(fraction=1.0, censored=True)
+    return FirstPass(fraction=float(fractions[passed[0]]), censored=False)
+
+
+def is_non_monotone(
+    passes: Sequence[float],
+    fractions: Sequence[float] = PREFIX_FRACTIONS,
+    threshold: float = PASS_THRESHOLD,
+) -> bool:
+    """Pass early, fail at 100%: some f < 1 has p(f) >= threshold while p(1.0) < threshold."""
+    p = _checked(passes, fractions)
+    final = p[_index_of(1.0, fractions)]
+    early = p[np.asarray(fractions, dtype=float) < 1.0]
+    return bool(final < threshold and np.any(early >= threshold))
+
+
+# --------------------------------------------------------------------------------------------
+# Per-problem records and paired estimands
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TraceRecord:
+    """One explanation of one GSM8K problem under one condition, with its probe results.
+
+    ``pair_id`` names the problem, shared by its question-only, answer-key and wrong-key records.
+    ``passes_visible`` is the curve probed in the generation context (for question-only, the only
+    curve); ``passes_masked`` the curve replayed under the question-only prompt (None, and only
+    None, for question-only). ``zero_probe_visible`` / ``zero_probe_masked`` are the 0% probe's
+    pass value (gold match, or its rate over k samples), with and without the key.
+    ``final_answer`` is the boxed integer of the explanation (None if unparsed) and ``correct``
+    whether it equals ``gold``. ``length_tokens`` is the explanation's length in tokens.
+    """
+
+    pair_id: str
+    condition: Condition
+    passes_visible: Sequence[float]
+    passes_masked: Sequence[float] | None
+    correct: bool
+    length_tokens: int
+    zero_probe_visible: float
+    zero_probe_masked: float | None
+    final_answer: int | None
+    gold: int
+
+    def __post_init__(self) -> None:
+        if self.condition not in CONDITIONS:
+            raise ValueError(f"condition must be one of {CONDITIONS}, got {self.condition!r}")
+        keyed = self.condition in KEYED_CONDITIONS
+        if keyed != (self.passes_masked is not None) or keyed != (
+            self.zero_probe_masked is not None
+        ):
+            raise ValueError(
+                f"{self.condition} record {self.pair_id!r}: masked probes are required for keyed "
+                "conditions and absent for question_only"
+            )
+        _checked(self.passes_visible, PREFIX_FRACTIONS)
+        if self.passes_masked is not None:
+            _checked(self.passes_masked, PREFIX_FRACTIONS)
+
+    def passes(self, probe: Probe) -> Sequence[float]:
+        """The pass vector with the key ``visible`` or ``masked`` (question-only: its only one)."""
+        if probe == "masked" and self.passes_masked is not None:
+            return self.passes_masked
+        return self.passes_visible
+
+    def zero_probe(self, probe: Probe) -> float:
+        """The 0% probe's pass value, key ``visible`` or ``masked`` (question-only: its one)."""
+        if probe == "masked" and self.zero_probe_masked is not None:
+            return self.zero_probe_masked
+        return self.zero_probe_visible
+
+
+def delta_context(keyed: TraceRecord) -> float:
+    """Delta_context = AUC_visible - AUC_masked of one keyed explanation (what the key adds)."""
+    if keyed.passes_masked is None:
+        raise ValueError(f"delta_context needs a keyed record, got {keyed.condition}")
+    return trace_auc(keyed.passes_visible) - trace_auc(keyed.passes_masked)
+
+
+def delta_prefix(keyed: TraceRecord, question_only: TraceRecord) -> float:
+    """Delta_prefix = AUC_masked(keyed) - AUC(question-only) of one problem (what the text adds)."""
+    if keyed.passes_masked is None or question_only.condition != "question_only":
+        raise ValueError("delta_prefix needs a keyed record and a question_only record")
+    if keyed.pair_id != question_only.pair_id:
+        raise ValueError(
+            f"records of different problems: {keyed.pair_id!r}, {question_only.pair_id!r}"
+        )
+    return trace_auc(keyed.passes_masked) - trace_auc(question_only.passes_visible)
+
+
+# --------------------------------------------------------------------------------------------
+# Paired comparison with a problem-level bootstrap
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """a vs b over n problems, on the paired differences d_i = a_i - b_i.
+
+    Win/tie/loss are percentages (0..100) of problems with d_i > 0, d_i = 0, d_i < 0 (|d_i| <=
+    ``TIE_TOLERANCE`` is a tie). The CIs are percentile bootstrap intervals of the mean and of the
+    median of d over problem-level resamples. With n = 0 every field but n is NaN.
+    """
+
+    n: int
+    win_pct: float
+    tie_pct: float
+    loss_pct: float
+    median_diff: float
+    mean_diff: float
+    mean_ci_low: float
+    mean_ci_high: float
+    median_ci_low: float
+    median_ci_high: float
+
+    def as_metrics(self, prefix: str) -> dict[str, float]:
+        """The fields as ``{f"{prefix}/{field}": value}``."""
+        return {f"{prefix}/{name}": float(value) for name, value in vars(self).items()}
+
+
+def paired_comparison(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    n_boot: int = BOOTSTRAP_SAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    ci: float = 0.95,
+) -> PairedComparison:
+    """Compare paired scores a_i, b_i of the same problems (a wins when a_i > b_i).
+
+    Bootstrap: draw ``n_boot`` resamples of n problem indices with replacement from
+    ``numpy.random.default_rng(seed)``; the CI is the [(1-ci)/2, (1+ci)/2] quantiles (numpy's
+    default linear interpolation) of the resampled mean and median of d. Deterministic for fixed
+    inputs, n_boot and seed.
+    """
+    a_arr, b_arr = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a_arr.ndim != 1 or a_arr.shape != b_arr.shape:
+        raise ValueError(
+            f"paired scores need equal 1-d lengths, got {a_arr.shape} and {b_arr.shape}"
+        )
+    if n_boot < 1 or not 0 < ci < 1:
+        raise ValueError(f"need n_boot >= 1 and 0 < ci < 1, got n_boot={n_boot}, ci={ci}")
+    d = a_arr - b_arr
+    n = d.size
+    if n == 0:
+        return PairedComparison(0, *([float("nan")] * 9))
+    boot_means, boot_medians = _bootstrap_mean_median(d, n_boot, seed)
+    quantiles = [(1 - ci) / 2, (1 + ci) / 2]
+    mean_low, mean_high = np.quantile(boot_means, quantiles)
+    median_low, median_high = np.quantile(boot_medians, quantiles)
+    return PairedComparison(
+        n=n,
+        win_pct=100.0 * np.count_nonzero(d > TIE_TOLERANCE) / n,
+        tie_pct=100.0 * np.count_nonzero(np.abs(d) <= TIE_TOLERANCE) / n,
+        loss_pct=100.0 * np.count_nonzero(d < -TIE_TOLERANCE) / n,
+        median_diff=float(np.median(d)),
+        mean_diff=float(np.mean(d)),
+        mean_ci_low=float(mean_low),
+        mean_ci_high=float(mean_high),
+        median_ci_low=float(median_low),
+        median_ci_high=float(median_high),
+    )
+
+
+_BOOTSTRAP_CHUNK_CELLS = 1 << 22
+"""Resample in chunks of about this many indices, to bound memory (the draws are sequential,
+so chunking does not change the result)."""
+
+
+def _bootstrap_mean_median(d: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    rows_per_chunk = max(1, _BOOTSTRAP_CHUNK_CELLS // d.size)
+    means, medians = [], []
+    for start in range(0, n_boot, rows_per_chunk):
+        rows = min(rows_per_chunk, n_boot - start)
+        resamples = d[rng.integers(0, d.size, size=(rows, d.size))]
+        means.append(resamples.mean(axis=1))
+        medians.append(np.median(resamples, axis=1))
+    return np.concatenate(means), np.concatenate(medians)
+
+
+# --------------------------------------------------------------------------------------------
+# Subsets of pairs
+# --------------------------------------------------------------------------------------------
+
+
+def both_correct(a: TraceRecord, b: TraceRecord) -> bool:
+    """Both original responses are correct."""
+    return a.correct and b.correct
+
+
+def length_matched(length_a: int, length_b: int) -> bool:
+    """Lengths within 10%: |la - lb| <= 0.10 * max(la, lb), boundary included, exact in integers.
+
+    E.g. 90 vs 100 and 100 vs 110 are matched, 89 vs 100 is not.
+    """
+    return 100 * abs(length_a - length_b) <= LENGTH_TOLERANCE_PERCENT * max(length_a, length_b)
+
+
+# --------------------------------------------------------------------------------------------
+# Run-level tables
+# --------------------------------------------------------------------------------------------
+
+
+def _median(values: Iterable[float]) -> float:
+    v = np.asarray(list(values), dtype=float)
+    return float(np.median(v)) if v.size else float("nan")
+
+
+def _mean(values: Iterable[float]) -> float:
+    v = np.asarray(list(values), dtype=float)
+    return float(np.mean(v)) if v.size else float("nan")
+
+
+def _of(records: Sequence[TraceRecord], condition: Condition) -> list[TraceRecord]:
+    return [r for r in records if r.condition == condition]
+
+
+def _curves(records: Sequence[TraceRecord]) -> Iterator[tuple[str, list[Sequence[float]]]]:
+    """(curve name, its pass vectors) for the five curves of the study."""
+    yield "question_only", [r.passes_visible for r in _of(records, "question_only")]
+    for condition in KEYED_CONDITIONS:
+        for probe in PROBES:
+            yield f"{condition}_{probe}", [r.passes(probe) for r in _of(records, condition)]
+
+
+def _percent_label(fraction: float) -> str:
+    return str(round(fraction * 100))
+
+
+def table_ii(records: Sequence[TraceRecord]) -> dict[str, float]:
+    """Per condition: n, original accuracy; per curve: median AUC, mean Pass@10, median first-pass.
+
+    Keys: ``n/<condition>``, ``accuracy/<condition>``, ``auc_median/<curve>``,
+    ``pass_at_10_mean/<curve>``, ``first_pass_median/<curve>`` (censored curves count as 1.0).
+    """
+    out: dict[str, float] = {}
+    for condition in CONDITIONS:
+        group = _of(records, condition)
+        out[f"n/{condition}"] = len(group)
+        out[f"accuracy/{condition}"] = _mean(r.correct for r in group)
+    for curve, curves in _curves(records):
+        out[f"auc_median/{curve}"] = _median(trace_auc(p) for p in curves)
+        out[f"pass_at_10_mean/{curve}"] = _mean(pass_at_10(p) for p in curves)
+        out[f"first_pass_median/{curve}"] = _median(first_pass(p).fraction for p in curves)
+    return out
+
+
+def table_iii(records: Sequence[TraceRecord]) -> dict[str, float]:
+    """Mean pass rate per checkpoint (0% probe and each f in F) for each curve.
+
+    Keys: ``pass_rate/<curve>/<percent>``, percent in 0, 10, 25, 50, 75, 100.
+    """
+    out: dict[str, float] = {}
+    zero_probes = {"question_only": [r.zero_probe_visible for r in _of(records, "question_only")]}
+    for condition in KEYED_CONDITIONS:
+        for probe in PROBES:
+            zero_probes[f"{condition}_{probe}"] = [
+                r.zero_probe(probe) for r in _of(records, condition)
+            ]
+    for curve, curves in _curves(records):
+        out[f"pass_rate/{curve}/0"] = _mean(zero_probes[curve])
+        for i, f in enumerate(PREFIX_FRACTIONS):
+            out[f"pass_rate/{curve}/{_percent_label(f)}"] = _mean(p[i] for p in curves)
+    return out
+
+
+def _pairs(
+    records: Sequence[TraceRecord], condition: Condition
+) -> list[tuple[TraceRecord, TraceRecord]]:
+    """(``condition`` record, question-only record) of each problem that has both, by pair_id."""
+    by_id: dict[tuple[str, str], TraceRecord] = {}
+    for r in records:
+        if (r.pair_id, r.condition) in by_id:
+            raise ValueError(f"duplicate record for problem {r.pair_id!r}, condition {r.condition}")
+        by_id[(r.pair_id, r.condition)] = r
+    return [
+        (keyed, by_id[(keyed.pair_id, "question_only")])
+        for keyed in _of(records, condition)
+        if (keyed.pair_id, "question_only") in by_id
+    ]
+
+
+def table_iv(
+    records: Sequence[TraceRecord], *, n_boot: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
+) -> dict[str, float]:
+    """Answer-key vs question-only AUC, paired by problem (``paired_comparison`` fields).
+
+    For probe ``visible`` (AUC_visible vs AUC_question_only) and ``masked`` (Delta_prefix), on
+    subsets ``all`` pairs, ``both_correct`` and ``length_matched`` (of the two explanations).
+    Problems lacking either record are left out. Keys:
+    ``answer_key_vs_question_only/<probe>/<subset>/<field>``.
+    """
+    pairs = _pairs(records, "answer_key")
+    subsets = {
+        "all": pairs,
+        "both_correct": [(k, q) for k, q in pairs if both_correct(k, q)],
+        "length_matched": [
+            (k, q) for k, q in pairs if length_matched(k.length_tokens, q.length_tokens)
+        ],
+    }
+    out: dict[str, float] = {}
+    for probe in PROBES:
+        for subset, chosen in subsets.items():
+            comparison = paired_comparison(
+                [trace_auc(k.passes(probe)) for k, _ in chosen],
+                [trace_auc(q.passes_visible) for _, q in chosen],
+                n_boot=n_boot,
+                seed=seed,
+            )
+            out.update(comparison.as_metrics(f"answer_key_vs_question_only/{probe}/{subset}"))
+    return out
+
+
+def delta_context_table(
+    records: Sequence[TraceRecord], *, n_boot: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
+) -> dict[str, float]:
+    """Key visible vs key masked AUC of each keyed condition, paired within each explanation.
+
+    The mean difference is the mean Delta_context. Keys: ``visible_vs_masked/<condition>/<field>``.
+    """
+    out: dict[str, float] = {}
+    for condition in KEYED_CONDITIONS:
+        group = _of(records, condition)
+        comparison = paired_comparison(
+            [trace_auc(r.passes("visible")) for r in group],
+            [trace_auc(r.passes("masked")) for r in group],
+            n_boot=n_boot,
+            seed=seed,
+        )
+        out.update(comparison.as_metrics(f"visible_vs_masked/{condition}"))
+    return out
+
+
+def table_v(records: Sequence[TraceRecord]) -> dict[str, float]:
+    """First-pass histogram per curve: counts in bins 10, 25, 50, 75, 100 and none (censored).
+
+    Keys: ``first_pass_count/<curve>/<bin>``.
+    """
+    out: dict[str, float] = {}
+    for curve, curves in _curves(records):
+        labels = [_percent_label(f) for f in PREFIX_FRACTIONS] + ["none"]
+        counts = dict.fromkeys(labels, 0)
+        for p in curves:
+            fp = first_pass(p)
+            counts["none" if fp.censored else _percent_label(fp.fraction)] += 1
+        out.update({f"first_pass_count/{curve}/{label}": n for label, n in counts.items()})
+    return out
+
+
+def wrong_key_anchoring(records: Sequence[TraceRecord]) -> dict[str, float]:
+    """Among incorrect wrong-key responses: how many end with exactly gold+1 (the key), another
+    wrong integer, or no parsable answer (final_answer None).
+
+    Keys: ``wrong_key_anchoring/{incorrect,key,other_wrong,unparsed}``.
+    """
+    incorrect = [r for r in _of(records, "wrong_key") if not r.correct]
+    unparsed = sum(r.final_answer is None for r in incorrect)
+    key = sum(r.final_answer == r.gold + 1 for r in incorrect)
+    return {
+        "wrong_key_anchoring/incorrect": len(incorrect),
+        "wrong_key_anchoring/key": key,
+        "wrong_key_anchoring/other_wrong": len(incorrect) - key - unparsed,
+        "wrong_key_anchoring/unparsed": unparsed,
+    }
+
+
+def non_monotone_counts(records: Sequence[TraceRecord]) -> dict[str, float]:
+    """Count of non-monotone curves (pass early, fail at 100%): ``non_monotone/<curve>``."""
+    return {
+        f"non_monotone/{curve}": sum(map(is_non_monotone, curves))
+        for curve, curves in _curves(records)
+    }
+
+
+def run_summary(
+    records: Sequence[TraceRecord], *, n_boot: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
+) -> dict[str, float]:
+    """All run-level tables in one dict: Tables II-V, Delta_context, anchoring, non-monotone."""
+    return {
+        **table_ii(records),
+        **table_iii(records),
+        **table_iv(records, n_boot=n_boot, seed=seed),
+        **delta_context_table(records, n_boot=n_boot, seed=seed),
+        **table_v(records),
+        **wrong_key_anchoring(records),
+        **non_monotone_counts(records),
+    }

@@ -1,0 +1,108 @@
+"""Self-commitment latency (reward-free): when does a model commit to its own final answer?
+
+For each GSM8K problem x and condition z in {honest, hinted}: generate a CoT, take its own final
+integer answer a_final, cut the CoT at t = 0, stride, 2*stride, ..., T tokens, append a
+forced-answer tag, sample k short answers, and measure c(t) = fraction equal to a_final. The
+hinted prompt appends "Hint: the answer is X." (X = the dataset answer) and keeps it in context
+while probing. The probe never compares to the dataset label.
+
+    inspect eval tasks/selfcommit.py --model hf-probe/default -T problems=50
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageUser
+
+from cotaudit.curves import DEFAULT_THETAS
+from cotaudit.gsm8k import VENDORED, load_problems
+from cotaudit.params import parse_conditions, parse_thetas, require_positive, require_range
+from cotaudit.prompts import (
+    SELFCOMMIT_CONDITIONS,
+    SELFCOMMIT_FORCED_ANSWER_TAG,
+    selfcommit_messages,
+    selfcommit_prompt_texts,
+)
+from cotaudit.scorers import (
+    condition_x_correctness,
+    honest_vs_hinted,
+    honest_vs_hinted_both_correct,
+    selfcommit_scorer,
+)
+from cotaudit.solvers import selfcommit_probe
+
+
+@task
+def selfcommit(
+    problems: int = 50,
+    dataset: str = VENDORED,
+    conditions: str | list[str] = "honest,hinted",
+    stride: int = 30,
+    k: int = 5,
+    temperature: float = 0.7,
+    max_cot_tokens: int = 1024,
+    answer_max_tokens: int = 8,
+    forced_answer_tag: str = SELFCOMMIT_FORCED_ANSWER_TAG,
+    thetas: str | list[float] = ",".join(f"{t:g}" for t in DEFAULT_THETAS),
+    cot_temperature: float = 0.0,
+    seed: int = 0,
+    tokenizer: str | None = None,
+) -> Task:
+    """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
+
+    Args:
+      problems: Number of problems, from the start of the split.
+      dataset: "vendored" (bundled GSM8K test split), a local .jsonl/.json path, or "openai/gsm8k".
+      conditions: Comma-separated subset of honest,hinted.
+      stride: Tokens between cut positions.
+      k: Forced answers per prefix.
+      temperature: Forced-answer sampling temperature.
+      max_cot_tokens: CoT token budget.
+      answer_max_tokens: Forced-answer token budget.
+      forced_answer_tag: Text appended after each prefix.
+      thetas: Comma-separated thresholds for tau_first, each in [0, 1].
+      cot_temperature: CoT sampling temperature (0 = greedy).
+      seed: Base seed of all sampling.
+      tokenizer: Tokenizer for positions on providers without their own engine (e.g. vllm/).
+    """
+    conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
+    theta_values = parse_thetas("thetas", thetas)
+    for name, value in (("problems", problems), ("stride", stride), ("k", k),
+                        ("max_cot_tokens", max_cot_tokens), ("answer_max_tokens", answer_max_tokens)):
+        require_positive(name, value)
+    require_range("temperature", temperature, 0.0, None)
+    require_range("cot_temperature", cot_temperature, 0.0, None)
+
+    loaded = load_problems(dataset, limit=problems)
+    samples = [
+        Sample(
+            id=f"p{p.index:04d}-{cond}",
+            input=[ChatMessageUser(content=m["content"]) for m in selfcommit_messages(p.question, cond, p.answer)],
+            target=str(p.answer),
+            metadata={"pair_id": f"p{p.index:04d}", "condition": cond, "gold": p.answer},
+        )
+        for p in loaded.items
+        for cond in conds
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name="gsm8k", location=loaded.source),
+        solver=selfcommit_probe(
+            stride=stride,
+            k=k,
+            temperature=temperature,
+            max_cot_tokens=max_cot_tokens,
+            answer_max_tokens=answer_max_tokens,
+            forced_answer_tag=forced_answer_tag,
+            cot_temperature=cot_temperature,
+            seed=seed,
+            tokenizer=tokenizer,
+        ),
+        scorer=selfcommit_scorer(thetas=theta_values),
+        metrics=[honest_vs_hinted(), honest_vs_hinted_both_correct(), condition_x_correctness()],
+        metadata={
+            "study": "selfcommit",
+            "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": forced_answer_tag},
+            "non_integer_dropped": loaded.non_integer_dropped,
+        },
+    )

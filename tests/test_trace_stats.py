@@ -1,0 +1,383 @@
+"""Hand-computed checks of the TRACE tutor study's statistics (cotaudit.trace_stats)."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cotaudit import trace_stats as ts
+from cotaudit.trace_stats import (
+    FirstPass,
+    TraceRecord,
+    delta_context,
+    delta_prefix,
+    first_pass,
+    is_non_monotone,
+    length_matched,
+    paired_comparison,
+    pass_at_10,
+    run_summary,
+    table_ii,
+    table_iii,
+    table_iv,
+    table_v,
+    trace_auc,
+    wrong_key_anchoring,
+)
+
+FULL = [1, 1, 1, 1, 1]
+FROM_50 = [0, 0, 1, 1, 1]
+FROM_75 = [0, 0, 0, 1, 1]
+ONLY_100 = [0, 0, 0, 0, 1]
+NEVER = [0, 0, 0, 0, 0]
+
+# --------------------------------------------------------------------------------------------
+# Per-curve scores
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("passes", "auc"),
+    [(FULL, 0.900), (FROM_50, 0.625), (FROM_75, 0.375), (ONLY_100, 0.125), (NEVER, 0.0)],
+)
+def test_trace_auc_matches_the_papers_values(passes, auc):
+    assert trace_auc(passes) == pytest.approx(auc, abs=1e-12)
+
+
+def test_trace_auc_of_rates_is_the_trapezoid_sum():
+    # 0.15*(0.2+0.4)/2 + 0.25*(0.4+0.6)/2 + 0.25*(0.6+0.8)/2 + 0.25*(0.8+1.0)/2
+    assert trace_auc([0.2, 0.4, 0.6, 0.8, 1.0]) == pytest.approx(0.045 + 0.125 + 0.175 + 0.225)
+
+
+def test_trace_auc_with_other_fractions():
+    assert trace_auc([0, 1, 1], fractions=(0.0, 0.5, 1.0)) == pytest.approx(0.75)
+
+
+@given(st.lists(st.floats(0, 1), min_size=5, max_size=5), st.integers(0, 4), st.floats(0, 1))
+def test_trace_auc_is_bounded_and_monotone_in_each_pass(passes, i, raised):
+    auc = trace_auc(passes)
+    assert 0.0 <= auc <= 0.9 + 1e-12
+    higher = list(passes)
+    higher[i] = max(passes[i], raised)
+    assert trace_auc(higher) >= auc - 1e-12
+
+
+@pytest.mark.parametrize(
+    "bad", [[1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [0, 0, 2, 1, 1], [0, -0.1, 1, 1, 1], [math.nan] * 5]
+)
+def test_malformed_pass_vectors_are_rejected(bad):
+    with pytest.raises(ValueError):
+        trace_auc(bad)
+
+
+def test_pass_at_10_is_the_first_checkpoint():
+    assert pass_at_10([1, 0, 0, 0, 0]) == 1.0
+    assert pass_at_10(FROM_50) == 0.0
+    assert pass_at_10([0.4, 1, 1, 1, 1]) == 0.4
+
+
+@pytest.mark.parametrize(
+    ("passes", "expected"),
+    [
+        (FULL, FirstPass(0.10, censored=False)),
+        (FROM_50, FirstPass(0.50, censored=False)),
+        (FROM_75, FirstPass(0.75, censored=False)),
+        (ONLY_100, FirstPass(1.0, censored=False)),
+        (NEVER, FirstPass(1.0, censored=True)),
+        ([0, 1, 0, 0, 0], FirstPass(0.25, censored=False)),
+        ([0.4, 0.5, 1, 1, 1], FirstPass(0.25, censored=False)),  # threshold is inclusive
+        ([0.49] * 5, FirstPass(1.0, censored=True)),
+    ],
+)
+def test_first_pass_is_right_censored_at_one(passes, expected):
+    assert first_pass(passes) == expected
+
+
+@pytest.mark.parametrize(
+    ("passes", "non_monotone"),
+    [
+        ([1, 0, 0, 0, 0], True),
+        ([0, 1, 1, 1, 0], True),
+        ([0.6, 0, 0, 0, 0.4], True),
+        ([0, 1, 0, 0, 1], False),  # dips but passes at 100%
+        (FULL, False),
+        (ONLY_100, False),
+        (NEVER, False),
+    ],
+)
+def test_non_monotone_means_pass_early_and_fail_at_100(passes, non_monotone):
+    assert is_non_monotone(passes) is non_monotone
+
+
+# --------------------------------------------------------------------------------------------
+# Paired comparison
+# --------------------------------------------------------------------------------------------
+
+
+def test_win_tie_loss_median_and_mean_by_hand():
+    a = [trace_auc(FULL), trace_auc(FROM_50), trace_auc(FROM_75), trace_auc(ONLY_100)]
+    b = [0.625, 0.625, 0.9, 0.0]  # d = [0.275, 0 (float-rounded), -0.525, 0.125]
+    c = paired_comparison(a, b, n_boot=200, seed=1)
+    assert c.n == 4
+    assert (c.win_pct, c.tie_pct, c.loss_pct) == (50.0, 25.0, 25.0)
+    assert c.median_diff == pytest.approx(0.0625)
+    assert c.mean_diff == pytest.approx(-0.03125)
+
+
+def test_bootstrap_is_deterministic_with_the_default_seed_and_20000_resamples():
+    rng = np.random.default_rng(7)
+    a, b = rng.random(60), rng.random(60)
+    first = paired_comparison(a, b)
+    assert first == paired_comparison(a, b)
+    assert first.mean_ci_low <= first.mean_diff <= first.mean_ci_high
+    assert first.median_ci_low <= first.median_diff <= first.median_ci_high
+
+
+def test_bootstrap_seed_changes_the_interval_but_not_the_point_estimates():
+    rng = np.random.default_rng(3)
+    a, b = rng.random(30), rng.random(30)
+    one, two = (
+        paired_comparison(a, b, n_boot=500, seed=1),
+        paired_comparison(a, b, n_boot=500, seed=2),
+    )
+    assert (one.mean_diff, one.median_diff) == (two.mean_diff, two.median_diff)
+    assert (one.mean_ci_low, one.mean_ci_high) != (two.mean_ci_low, two.mean_ci_high)
+
+
+def test_bootstrap_chunking_does_not_change_the_result(monkeypatch):
+    rng = np.random.default_rng(5)
+    a, b = rng.random(25), rng.random(25)
+    whole = paired_comparison(a, b, n_boot=1000, seed=9)
+    monkeypatch.setattr(ts, "_BOOTSTRAP_CHUNK_CELLS", 25 * 7)
+    assert paired_comparison(a, b, n_boot=1000, seed=9) == whole
+
+
+def test_bootstrap_mean_ci_is_close_to_the_normal_interval():
+    d = np.random.default_rng(11).normal(0.2, 1.0, size=400)
+    c = paired_comparison(d, np.zeros_like(d), n_boot=4000, seed=0)
+    half_width = 1.96 * d.std(ddof=1) / math.sqrt(d.size)
+    assert c.mean_ci_low < c.mean_diff < c.mean_ci_high
+    assert (c.mean_ci_high - c.mean_ci_low) / 2 == pytest.approx(half_width, rel=0.1)
+
+
+def test_paired_comparison_of_one_problem_has_a_degenerate_interval():
+    c = paired_comparison([0.625], [0.125], n_boot=100)
+    assert (c.n, c.win_pct, c.tie_pct, c.loss_pct) == (1, 100.0, 0.0, 0.0)
+    assert (
+        c.mean_ci_low == c.mean_ci_high == c.median_ci_low == c.median_ci_high == pytest.approx(0.5)
+    )
+
+
+def test_paired_comparison_of_no_problems_is_nan_not_an_error():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c = paired_comparison([], [])
+    assert c.n == 0
+    assert all(math.isnan(v) for k, v in vars(c).items() if k != "n")
+
+
+def test_paired_comparison_rejects_unequal_lengths():
+    with pytest.raises(ValueError):
+        paired_comparison([0.1, 0.2], [0.1])
+
+
+# --------------------------------------------------------------------------------------------
+# Records, estimands, subsets
+# --------------------------------------------------------------------------------------------
+
+
+def record(
+    pair_id,
+    condition,
+    visible,
+    masked=None,
+    *,
+    correct=True,
+    length=100,
+    zero=(0.0, None),
+    final=None,
+    gold=10,
+):
+    if condition != "question_only" and masked is None:
+        masked = visible
+    if condition != "question_only" and zero[1] is None:
+        zero = (zero[0], 0.0)
+    return TraceRecord(
+        pair_id=pair_id,
+        condition=condition,
+        passes_visible=visible,
+        passes_masked=masked,
+        correct=correct,
+        length_tokens=length,
+        zero_probe_visible=zero[0],
+        zero_probe_masked=zero[1],
+        final_answer=gold if correct else final,
+        gold=gold,
+    )
+
+
+def test_records_must_have_masked_probes_exactly_when_keyed():
+    with pytest.raises(ValueError):
+        TraceRecord("p", "answer_key", FULL, None, True, 10, 1.0, None, 10, 10)
+    with pytest.raises(ValueError):
+        TraceRecord("p", "question_only", FULL, FULL, True, 10, 1.0, 0.0, 10, 10)
+    with pytest.raises(ValueError):
+        TraceRecord("p", "hint", FULL, None, True, 10, 1.0, None, 10, 10)
+    with pytest.raises(ValueError):
+        TraceRecord("p", "answer_key", FULL, [1, 1], True, 10, 1.0, 0.0, 10, 10)
+
+
+def test_delta_context_and_delta_prefix():
+    keyed = record("p", "answer_key", FULL, FROM_75)
+    question_only = record("p", "question_only", ONLY_100)
+    assert delta_context(keyed) == pytest.approx(0.9 - 0.375)
+    assert delta_prefix(keyed, question_only) == pytest.approx(0.375 - 0.125)
+    with pytest.raises(ValueError):
+        delta_prefix(keyed, record("q", "question_only", ONLY_100))
+
+
+@pytest.mark.parametrize(
+    ("la", "lb", "matched"),
+    [
+        (90, 100, True),
+        (100, 90, True),
+        (100, 110, True),
+        (89, 100, False),
+        (100, 112, False),
+        (0, 0, True),
+        (0, 1, False),
+    ],
+)
+def test_length_matched_boundary_is_inclusive(la, lb, matched):
+    assert length_matched(la, lb) is matched
+
+
+def test_wrong_key_anchoring_counts():
+    records = [
+        record("a", "wrong_key", NEVER, correct=False, final=11, gold=10),  # the key
+        record("b", "wrong_key", NEVER, correct=False, final=-4, gold=-5),  # the key
+        record("c", "wrong_key", NEVER, correct=False, final=12, gold=10),  # other wrong
+        record("d", "wrong_key", NEVER, correct=False, final=None, gold=10),  # unparsed
+        record("e", "wrong_key", FULL, correct=True, gold=10),  # correct: not counted
+        record("f", "answer_key", NEVER, correct=False, final=11, gold=10),  # other condition
+    ]
+    assert wrong_key_anchoring(records) == {
+        "wrong_key_anchoring/incorrect": 4,
+        "wrong_key_anchoring/key": 2,
+        "wrong_key_anchoring/other_wrong": 1,
+        "wrong_key_anchoring/unparsed": 1,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Run-level tables on a small hand-built run
+# --------------------------------------------------------------------------------------------
+
+RUN = [
+    # problem 1: key visible passes from 10%, masked and question-only from 75%
+    record("1", "question_only", FROM_75, length=100, zero=(0.0, None)),
+    record("1", "answer_key", FULL, FROM_75, length=109, zero=(1.0, 0.0)),
+    record("1", "wrong_key", [0, 1, 1, 1, 0], NEVER, correct=False, final=11, zero=(0.0, 0.0)),
+    # problem 2: question-only wrong; answer-key the same curve both ways, much longer
+    record("2", "question_only", NEVER, correct=False, final=3, length=100),
+    record("2", "answer_key", FROM_50, FROM_50, length=200, zero=(1.0, 0.0)),
+    record("2", "wrong_key", ONLY_100, ONLY_100, correct=True),
+    # problem 3: answer-key only (no question-only partner, left out of Table IV)
+    record("3", "answer_key", ONLY_100, NEVER, zero=(1.0, 1.0)),
+]
+
+
+def test_table_ii_by_hand():
+    t = table_ii(RUN)
+    assert (t["n/question_only"], t["n/answer_key"], t["n/wrong_key"]) == (2, 3, 2)
+    assert t["accuracy/question_only"] == 0.5
+    assert t["accuracy/answer_key"] == 1.0
+    assert t["accuracy/wrong_key"] == 0.5
+    assert t["auc_median/question_only"] == pytest.approx((0.375 + 0.0) / 2)
+    assert t["auc_median/answer_key_visible"] == pytest.approx(0.625)
+    assert t["auc_median/answer_key_masked"] == pytest.approx(0.375)
+    assert t["pass_at_10_mean/answer_key_visible"] == pytest.approx(1 / 3)
+    assert t["first_pass_median/answer_key_visible"] == 0.50
+    assert t["first_pass_median/answer_key_masked"] == 0.75
+    assert t["first_pass_median/question_only"] == 0.875  # 0.75 and censored 1.0
+
+
+def test_table_iii_by_hand():
+    t = table_iii(RUN)
+    assert t["pass_rate/answer_key_visible/0"] == 1.0
+    assert t["pass_rate/answer_key_masked/0"] == pytest.approx(1 / 3)
+    assert [t[f"pass_rate/answer_key_visible/{c}"] for c in (10, 25, 50, 75, 100)] == pytest.approx(
+        [1 / 3, 1 / 3, 2 / 3, 2 / 3, 1.0]
+    )
+    assert [t[f"pass_rate/question_only/{c}"] for c in (10, 25, 50, 75, 100)] == [0, 0, 0, 0.5, 0.5]
+    assert [t[f"pass_rate/wrong_key_visible/{c}"] for c in (10, 25, 50, 75, 100)] == [
+        0,
+        0.5,
+        0.5,
+        0.5,
+        0.5,
+    ]
+
+
+def test_table_iv_pairs_by_problem_and_subsets():
+    t = table_iv(RUN, n_boot=200)
+    # visible: d = [0.9 - 0.375, 0.625 - 0] ; masked: d = [0, 0.625]
+    assert t["answer_key_vs_question_only/visible/all/n"] == 2
+    assert t["answer_key_vs_question_only/visible/all/mean_diff"] == pytest.approx(
+        (0.525 + 0.625) / 2
+    )
+    assert t["answer_key_vs_question_only/masked/all/win_pct"] == 50.0
+    assert t["answer_key_vs_question_only/masked/all/tie_pct"] == 50.0
+    # both-correct keeps problem 1 only; length-matched keeps problem 1 only (109 vs 100)
+    for subset in ("both_correct", "length_matched"):
+        assert t[f"answer_key_vs_question_only/visible/{subset}/n"] == 1
+        assert t[f"answer_key_vs_question_only/visible/{subset}/mean_diff"] == pytest.approx(0.525)
+        assert t[f"answer_key_vs_question_only/masked/{subset}/tie_pct"] == 100.0
+
+
+def test_table_v_histogram_and_non_monotone_counts():
+    t = table_v(RUN)
+    assert {k.rsplit("/", 1)[1]: v for k, v in t.items() if "/answer_key_masked/" in k} == {
+        "10": 0,
+        "25": 0,
+        "50": 1,
+        "75": 1,
+        "100": 0,
+        "none": 1,
+    }
+    assert t["first_pass_count/question_only/75"] == 1
+    assert t["first_pass_count/question_only/none"] == 1
+    s = ts.non_monotone_counts(RUN)
+    assert s["non_monotone/wrong_key_visible"] == 1
+    assert sum(s.values()) == 1
+
+
+def test_duplicate_records_are_rejected():
+    with pytest.raises(ValueError):
+        table_iv(RUN + [record("1", "question_only", FULL)], n_boot=10)
+
+
+def test_run_summary_keys_are_metric_names_and_values_are_numbers():
+    summary = run_summary(RUN, n_boot=100)
+    assert all(re.fullmatch(r"[A-Za-z0-9_/.-]+", k) for k in summary)
+    assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in summary.values())
+    assert summary["visible_vs_masked/answer_key/mean_diff"] == pytest.approx(
+        (0.525 + 0 + 0.125) / 3
+    )
+
+
+def test_run_summary_of_no_records_is_nan_not_an_error():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summary = run_summary([], n_boot=100)
+    assert summary["n/answer_key"] == 0
+    assert math.isnan(summary["auc_median/answer_key_visible"])
+    assert math.isnan(summary["answer_key_vs_question_only/masked/length_matched/mean_ci_low"])
+    assert summary["first_pass_count/question_only/none"] == 0
+    assert summary["wrong_key_anchoring/incorrect"] == 0
