@@ -59,7 +59,8 @@ def contrastive_cluster_f1(
     Samples with a missing or non-finite feature are skipped. An empty or degenerate selection
     (fewer than 2 samples per class, constant features) gives NaN values, never an error.
     """
-    _check_config(features, directions, primary, prefix)
+    _check_config(features, directions, primary, positive_class, negative_class)
+    metric_keys(prefix)  # raises ValueError for a prefix that cannot form metric keys
 
     def compute(scores: list[SampleScore]) -> Value:
         result = cluster_f1_from_scores(
@@ -94,7 +95,7 @@ def cluster_f1_from_scores(
     Arguments as for :func:`contrastive_cluster_f1`; sample ids come from
     ``SampleScore.sample_id``.
     """
-    _check_config(features, directions, primary, None)
+    _check_config(features, directions, primary, positive_class, negative_class)
     rows, labels, ids = _extract(scores, features, class_key, positive_class, negative_class)
     return cluster_f1(
         np.asarray(rows, dtype=float).reshape(len(rows), len(features)),
@@ -123,8 +124,8 @@ def cluster_contrast_from_scores(
 ) -> dict[str, Any]:
     """JSON-able contrast of the two clusters (see ``ClusterF1Result.contrast``).
 
-    Adds ``negative_class`` and ``n_skipped`` (samples of the two classes left out for a
-    missing or non-finite feature, plus samples of any other class).
+    Adds ``negative_class`` and ``n_skipped``: the scores not used (another or no class, or a
+    missing or non-finite feature).
     """
     result = cluster_f1_from_scores(
         scores,
@@ -147,9 +148,12 @@ def _check_config(
     features: Sequence[str],
     directions: Mapping[str, int],
     primary: str | None,
-    prefix: str | None,
+    positive_class: str,
+    negative_class: str,
 ) -> None:
     """Raise ValueError for a configuration error (never for data)."""
+    if str(positive_class) == str(negative_class):
+        raise ValueError(f"positive and negative class are both {positive_class!r}")
     if not features:
         raise ValueError("contrastive_cluster_f1 needs at least one feature")
     bad = {f: directions.get(f) for f in features if directions.get(f) not in (1, -1)}
@@ -157,8 +161,6 @@ def _check_config(
         raise ValueError(f"directions must give +1 or -1 for every feature; got {bad}")
     if primary is not None and primary not in features:
         raise ValueError(f"primary feature {primary!r} not among {list(features)}")
-    if prefix is not None:
-        metric_keys(prefix)
 
 
 def _extract(

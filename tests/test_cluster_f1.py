@@ -252,6 +252,10 @@ def test_metric_rejects_bad_configuration() -> None:
         contrastive_cluster_f1(["a"], "c", "p", "n", directions={"a": 2})
     with pytest.raises(ValueError, match="primary"):
         contrastive_cluster_f1(["a"], "c", "p", "n", directions={"a": 1}, primary="b")
+    with pytest.raises(ValueError, match="both"):
+        contrastive_cluster_f1(["a"], "c", "p", "p", directions={"a": 1})
+    with pytest.raises(ValueError, match="prefix"):
+        contrastive_cluster_f1(["a"], "c", "p", "n", directions={"a": 1}, prefix="a b")
 
 
 def test_contrast_from_scores() -> None:

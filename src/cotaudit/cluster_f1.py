@@ -33,9 +33,9 @@ have larger values of feature j, ``-1`` if smaller.
    - ``f1_optimistic``: the larger F1 of the two possible cluster-to-class mappings (chosen
      after seeing labels, so optimistic; 1.0 whenever the clusters equal the classes, whatever
      the declared direction).
-   - ``f1_chance``: ``2 pi q / (pi + q)``, the F1 expected from flagging the same number of
-     samples independently of class, where ``pi`` is the positive-class fraction and ``q`` the
-     positive-cluster fraction. With identical classes F1 is near this value.
+   - ``f1_chance``: ``2 pi q / (pi + q)``, the F1 at the expected counts of a rule that flags
+     the same number of samples independently of class, where ``pi`` is the positive-class
+     fraction and ``q`` the positive-cluster fraction. With identical classes F1 is near it.
    - ``ari``: adjusted Rand index between the clusters and the classes (mapping-free).
 6. **Baseline**, TRACE's threshold rule on the declared *primary* feature p: flag a sample when
    its direction-oriented score ``dir_p * x_ip`` exceeds the mean of that score over the
@@ -440,11 +440,13 @@ def _bootstrap_f1(
 
 
 def _none_if_nan(v: float) -> float | None:
+    """``v`` as a float, or None for NaN (strict JSON has no NaN)."""
     v = float(v)
     return None if math.isnan(v) else v
 
 
 def _jsonable_id(v: Any) -> Any:
+    """A sample id as a JSON scalar (numpy scalars unwrapped, anything else as text)."""
     if isinstance(v, (np.integer, np.floating)):
         return v.item()
     return v if isinstance(v, (str, int, float)) or v is None else str(v)
