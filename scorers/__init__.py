@@ -13,3 +13,45 @@ __all__ = [
     "honest_vs_hinted_both_correct",
     "selfcommit_scorer",
 ]
+
+from .trace_tutor import (
+    records_from_log,
+    trace_anchoring,
+    trace_delta_context,
+    trace_table_ii,
+    trace_table_iii,
+    trace_table_iv,
+    trace_table_v,
+    trace_tutor_scorer,
+)
+
+__all__ += [
+    "records_from_log",
+    "trace_anchoring",
+    "trace_delta_context",
+    "trace_table_ii",
+    "trace_table_iii",
+    "trace_table_iv",
+    "trace_table_v",
+    "trace_tutor_scorer",
+]
+
+from .report_ll import (
+    report_cluster_f1,
+    report_ll_cells,
+    report_ll_controls,
+    report_ll_factors,
+    report_ll_overall,
+    report_ll_register,
+    report_ll_scorer,
+)
+
+__all__ += [
+    "report_cluster_f1",
+    "report_ll_cells",
+    "report_ll_controls",
+    "report_ll_factors",
+    "report_ll_overall",
+    "report_ll_register",
+    "report_ll_scorer",
+]

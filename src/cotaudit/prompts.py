@@ -53,9 +53,11 @@ TutorCondition = Literal["question_only", "answer_key", "wrong_key"]
 TUTOR_CONDITIONS: tuple[str, ...] = ("question_only", "answer_key", "wrong_key")
 
 TUTOR_SYSTEM = (
-    "You are a patient math tutor. Explain step by step how to solve the student's problem, "
-    "and end with the final answer as a boxed integer, \\boxed{X}."
+    "You are a patient math tutor. Explain step by step how to solve the student's problem. "
+    "End with the final answer as a single integer inside \\boxed{}."
 )
+# No placeholder inside the braces: with "\\boxed{X}" SmolLM2-135M copied the "X" into most
+# forced answers ("X}"), which then parse as no answer at all.
 TUTOR_KEY_TEMPLATE = (
     "Teacher-only answer key: the correct final answer is {key}. Use this only as private "
     "context. Write a tutor-style explanation as if deriving the answer from the problem."

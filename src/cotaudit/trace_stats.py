@@ -139,6 +139,8 @@ class TraceRecord:
     pass value (gold match, or its rate over k samples), with and without the key.
     ``final_answer`` is the boxed integer of the explanation (None if unparsed) and ``correct``
     whether it equals ``gold``. ``length_tokens`` is the explanation's length in tokens.
+    ``fractions`` are the prefix fractions the curves were probed at (default: the paper's F);
+    run-level tables need every record to share them.
     """
 
     pair_id: str
@@ -151,6 +153,7 @@ class TraceRecord:
     zero_probe_masked: float | None
     final_answer: int | None
     gold: int
+    fractions: tuple[float, ...] = PREFIX_FRACTIONS
 
     def __post_init__(self) -> None:
         if self.condition not in CONDITIONS:
@@ -163,15 +166,19 @@ class TraceRecord:
                 f"{self.condition} record {self.pair_id!r}: masked probes are required for keyed "
                 "conditions and absent for question_only"
             )
-        _checked(self.passes_visible, PREFIX_FRACTIONS)
+        _checked(self.passes_visible, self.fractions)
         if self.passes_masked is not None:
-            _checked(self.passes_masked, PREFIX_FRACTIONS)
+            _checked(self.passes_masked, self.fractions)
 
     def passes(self, probe: Probe) -> Sequence[float]:
         """The pass vector with the key ``visible`` or ``masked`` (question-only: its only one)."""
         if probe == "masked" and self.passes_masked is not None:
             return self.passes_masked
         return self.passes_visible
+
+    def auc(self, probe: Probe) -> float:
+        """TRACE AUC of the curve with the key ``visible`` or ``masked``, over its fractions."""
+        return trace_auc(self.passes(probe), self.fractions)
 
     def zero_probe(self, probe: Probe) -> float:
         """The 0% probe's pass value, key ``visible`` or ``masked`` (question-only: its one)."""
@@ -184,7 +191,7 @@ def delta_context(keyed: TraceRecord) -> float:
     """Delta_context = AUC_visible - AUC_masked of one keyed explanation (what the key adds)."""
     if keyed.passes_masked is None:
         raise ValueError(f"delta_context needs a keyed record, got {keyed.condition}")
-    return trace_auc(keyed.passes_visible) - trace_auc(keyed.passes_masked)
+    return keyed.auc("visible") - keyed.auc("masked")
 
 
 def delta_prefix(keyed: TraceRecord, question_only: TraceRecord) -> float:
@@ -195,7 +202,36 @@ def delta_prefix(keyed: TraceRecord, question_only: TraceRecord) -> float:
         raise ValueError(
             f"records of different problems: {keyed.pair_id!r}, {question_only.pair_id!r}"
         )
-    return trace_auc(keyed.passes_masked) - trace_auc(question_only.passes_visible)
+    return keyed.auc("masked") - question_only.auc("visible")
+
+
+def problem_estimands(records: Sequence[TraceRecord]) -> list[dict[str, str | float]]:
+    """The paired estimands of each problem, in pair_id order.
+
+    One row per pair_id: ``delta_context/<condition>`` (AUC_visible - AUC_masked) and
+    ``delta_prefix/<condition>`` (AUC_masked - AUC_question_only) for each keyed condition;
+    NaN where the problem lacks a record the estimand needs.
+    """
+    by_id: dict[str, dict[str, TraceRecord]] = {}
+    for r in records:
+        by_id.setdefault(r.pair_id, {})[r.condition] = r
+    rows: list[dict[str, str | float]] = []
+    for pair_id in sorted(by_id):
+        group = by_id[pair_id]
+        row: dict[str, str | float] = {"pair_id": pair_id}
+        question_only = group.get("question_only")
+        for condition in KEYED_CONDITIONS:
+            keyed = group.get(condition)
+            row[f"delta_context/{condition}"] = (
+                delta_context(keyed) if keyed is not None else float("nan")
+            )
+            row[f"delta_prefix/{condition}"] = (
+                delta_prefix(keyed, question_only)
+                if keyed is not None and question_only is not None
+                else float("nan")
+            )
+        rows.append(row)
+    return rows
 
 
 # --------------------------------------------------------------------------------------------
@@ -335,7 +371,26 @@ def _curves(records: Sequence[TraceRecord]) -> Iterator[tuple[str, list[Sequence
 
 
 def _percent_label(fraction: float) -> str:
-    return str(round(fraction * 100))
+    """10 for 0.10, 12.5 for 0.125 (no trailing zeros)."""
+    return f"{round(fraction * 100, 4):g}"
+
+
+def shared_fractions(records: Sequence[TraceRecord]) -> tuple[float, ...]:
+    """The prefix fractions all ``records`` were probed at (the paper's F when there are none).
+
+    Raises ValueError when records of different fractions are mixed: their curves' checkpoints,
+    and so the tables' columns, do not line up.
+    """
+    found = {tuple(r.fractions) for r in records}
+    if len(found) > 1:
+        raise ValueError(f"records probed at different prefix fractions: {sorted(found)}")
+    return found.pop() if found else PREFIX_FRACTIONS
+
+
+def _pass_at_10_or_nan(passes: Sequence[float], fractions: Sequence[float]) -> float:
+    return pass_at_10(passes, fractions) if any(np.isclose(f, 0.10) for f in fractions) else (
+        float("nan")
+    )
 
 
 def table_ii(records: Sequence[TraceRecord]) -> dict[str, float]:
@@ -343,24 +398,30 @@ def table_ii(records: Sequence[TraceRecord]) -> dict[str, float]:
 
     Keys: ``n/<condition>``, ``accuracy/<condition>``, ``auc_median/<curve>``,
     ``pass_at_10_mean/<curve>``, ``first_pass_median/<curve>`` (censored curves count as 1.0).
+    Pass@10 is NaN when the records were not probed at 0.10.
     """
+    fractions = shared_fractions(records)
     out: dict[str, float] = {}
     for condition in CONDITIONS:
         group = _of(records, condition)
         out[f"n/{condition}"] = len(group)
         out[f"accuracy/{condition}"] = _mean(r.correct for r in group)
     for curve, curves in _curves(records):
-        out[f"auc_median/{curve}"] = _median(trace_auc(p) for p in curves)
-        out[f"pass_at_10_mean/{curve}"] = _mean(pass_at_10(p) for p in curves)
-        out[f"first_pass_median/{curve}"] = _median(first_pass(p).fraction for p in curves)
+        out[f"auc_median/{curve}"] = _median(trace_auc(p, fractions) for p in curves)
+        out[f"pass_at_10_mean/{curve}"] = _mean(_pass_at_10_or_nan(p, fractions) for p in curves)
+        out[f"first_pass_median/{curve}"] = _median(
+            first_pass(p, fractions).fraction for p in curves
+        )
     return out
 
 
 def table_iii(records: Sequence[TraceRecord]) -> dict[str, float]:
     """Mean pass rate per checkpoint (0% probe and each f in F) for each curve.
 
-    Keys: ``pass_rate/<curve>/<percent>``, percent in 0, 10, 25, 50, 75, 100.
+    Keys: ``pass_rate/<curve>/<percent>``, percent in 0, 10, 25, 50, 75, 100 (the records'
+    fractions in percent).
     """
+    fractions = shared_fractions(records)
     out: dict[str, float] = {}
     zero_probes = {"question_only": [r.zero_probe_visible for r in _of(records, "question_only")]}
     for condition in KEYED_CONDITIONS:
@@ -370,7 +431,7 @@ def table_iii(records: Sequence[TraceRecord]) -> dict[str, float]:
             ]
     for curve, curves in _curves(records):
         out[f"pass_rate/{curve}/0"] = _mean(zero_probes[curve])
-        for i, f in enumerate(PREFIX_FRACTIONS):
+        for i, f in enumerate(fractions):
             out[f"pass_rate/{curve}/{_percent_label(f)}"] = _mean(p[i] for p in curves)
     return out
 
@@ -401,6 +462,7 @@ def table_iv(
     Problems lacking either record are left out. Keys:
     ``answer_key_vs_question_only/<probe>/<subset>/<field>``.
     """
+    shared_fractions(records)
     pairs = _pairs(records, "answer_key")
     subsets = {
         "all": pairs,
@@ -413,8 +475,8 @@ def table_iv(
     for probe in PROBES:
         for subset, chosen in subsets.items():
             comparison = paired_comparison(
-                [trace_auc(k.passes(probe)) for k, _ in chosen],
-                [trace_auc(q.passes_visible) for _, q in chosen],
+                [k.auc(probe) for k, _ in chosen],
+                [q.auc("visible") for _, q in chosen],
                 n_boot=n_boot,
                 seed=seed,
             )
@@ -429,12 +491,13 @@ def delta_context_table(
 
     The mean difference is the mean Delta_context. Keys: ``visible_vs_masked/<condition>/<field>``.
     """
+    shared_fractions(records)
     out: dict[str, float] = {}
     for condition in KEYED_CONDITIONS:
         group = _of(records, condition)
         comparison = paired_comparison(
-            [trace_auc(r.passes("visible")) for r in group],
-            [trace_auc(r.passes("masked")) for r in group],
+            [r.auc("visible") for r in group],
+            [r.auc("masked") for r in group],
             n_boot=n_boot,
             seed=seed,
         )
@@ -445,14 +508,15 @@ def delta_context_table(
 def table_v(records: Sequence[TraceRecord]) -> dict[str, float]:
     """First-pass histogram per curve: counts in bins 10, 25, 50, 75, 100 and none (censored).
 
-    Keys: ``first_pass_count/<curve>/<bin>``.
+    Keys: ``first_pass_count/<curve>/<bin>`` (bins: the records' fractions in percent, and none).
     """
+    fractions = shared_fractions(records)
     out: dict[str, float] = {}
     for curve, curves in _curves(records):
-        labels = [_percent_label(f) for f in PREFIX_FRACTIONS] + ["none"]
+        labels = [_percent_label(f) for f in fractions] + ["none"]
         counts = dict.fromkeys(labels, 0)
         for p in curves:
-            fp = first_pass(p)
+            fp = first_pass(p, fractions)
             counts["none" if fp.censored else _percent_label(fp.fraction)] += 1
         out.update({f"first_pass_count/{curve}/{label}": n for label, n in counts.items()})
     return out
@@ -477,8 +541,9 @@ def wrong_key_anchoring(records: Sequence[TraceRecord]) -> dict[str, float]:
 
 def non_monotone_counts(records: Sequence[TraceRecord]) -> dict[str, float]:
     """Count of non-monotone curves (pass early, fail at 100%): ``non_monotone/<curve>``."""
+    fractions = shared_fractions(records)
     return {
-        f"non_monotone/{curve}": sum(map(is_non_monotone, curves))
+        f"non_monotone/{curve}": sum(is_non_monotone(p, fractions) for p in curves)
         for curve, curves in _curves(records)
     }
 

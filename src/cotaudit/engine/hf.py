@@ -11,6 +11,7 @@ forced-answer tag is fed, and the k answers are decoded together. Decoding is ou
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from pathlib import Path
 from typing import Any, Sequence
@@ -36,6 +37,10 @@ class HFEngine:
         elif isinstance(gen_eos, list):
             eos.update(gen_eos)
         self.eos_ids = sorted(i for i in eos if i is not None)
+        # transformers >= 5.2x names the KV-cache argument ``cache``; older releases
+        # ``past_key_values``.
+        params = inspect.signature(model.forward).parameters
+        self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
 
     @classmethod
     def load(cls, path: str | Path, *, dtype: str = "float32", device: str = "cpu") -> "HFEngine":
@@ -117,6 +122,18 @@ class HFEngine:
         with self._lock, self._torch.inference_mode():
             return fn(*args)
 
+    def forward(self, input_ids: Any, cache: Any = None, *, last_only: bool = False) -> tuple[Any, Any]:
+        """One model call with the KV cache; returns (logits, cache). ``last_only`` computes
+        logits for the last position only (``logits_to_keep=1``)."""
+        kwargs: dict[str, Any] = {"input_ids": input_ids, "use_cache": True}
+        if cache is not None:
+            kwargs[self._cache_kwarg] = cache
+        if last_only:
+            kwargs["logits_to_keep"] = 1
+        out = self.model(**kwargs)
+        new_cache = getattr(out, "cache", None)
+        return out.logits, new_cache if new_cache is not None else out.past_key_values
+
     # --- synchronous implementations ------------------------------------------------------
 
     def generate_sync(
@@ -124,9 +141,8 @@ class HFEngine:
     ) -> list[Generation]:
         torch = self._torch
         prompt = torch.tensor([self.render(messages)], device=self.device)
-        out = self.model(input_ids=prompt, use_cache=True, logits_to_keep=1)
-        cache = out.past_key_values
-        logits = out.logits[:, -1, :]
+        logits, cache = self.forward(prompt, last_only=True)
+        logits = logits[:, -1, :]
         if n > 1:
             cache.batch_repeat_interleave(n)
             logits = logits.expand(n, -1)
@@ -145,7 +161,7 @@ class HFEngine:
         """Run the model over ``token_ids`` once; returns its KV cache."""
         torch = self._torch
         ids = torch.tensor([list(token_ids)], device=self.device)
-        return self.model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
+        return self.forward(ids, last_only=True)[1]
 
     def fork_cache(self, cache: Any, length: int, rows: int) -> Any:
         """A new cache viewing the first ``length`` positions of ``cache``, expanded to ``rows``
@@ -171,11 +187,11 @@ class HFEngine:
         answers: list[list[str]] = []
         for t in request.positions:
             fork = self.fork_cache(cache, len(prompt_ids) + t, request.k)
-            out = self.model(input_ids=tag, past_key_values=fork, use_cache=True, logits_to_keep=1)
+            logits, fork = self.forward(tag, fork, last_only=True)
             generator = torch.Generator(device="cpu").manual_seed(seed_for(request.seed, t))
             rows, _ = self._decode(
-                out.past_key_values,
-                out.logits[:, -1, :],
+                fork,
+                logits[:, -1, :],
                 request.max_tokens,
                 request.temperature,
                 generator,
@@ -220,8 +236,8 @@ class HFEngine:
         torch = self._torch
         ctx_ids = self.render(context)
         ids = torch.tensor([ctx_ids], device=self.device)
-        out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
-        first_logp = torch.log_softmax(out.logits[0, -1, :].float(), dim=-1)
+        ctx_logits, ctx_cache = self.forward(ids, last_only=True)
+        first_logp = torch.log_softmax(ctx_logits[0, -1, :].float(), dim=-1)
         results = []
         for text in continuations:
             cont = self.tokenize(text)
@@ -230,9 +246,9 @@ class HFEngine:
                 continue
             values = [float(first_logp[cont[0]])]
             if len(cont) > 1:
-                fork = self.fork_cache(out.past_key_values, len(ctx_ids), 1)
+                fork = self.fork_cache(ctx_cache, len(ctx_ids), 1)
                 x = torch.tensor([cont[:-1]], device=self.device)
-                logits = self.model(input_ids=x, past_key_values=fork, use_cache=True).logits[0]
+                logits = self.forward(x, fork)[0][0]
                 logp = torch.log_softmax(logits.float(), dim=-1)
                 values += logp[torch.arange(len(cont) - 1), torch.tensor(cont[1:])].tolist()
             results.append(
@@ -268,9 +284,8 @@ class HFEngine:
             finished |= is_eos
             if bool(finished.all()) or step == max_tokens - 1:
                 break
-            out = self.model(input_ids=nxt[:, None], past_key_values=cache, use_cache=True)
-            cache = out.past_key_values
-            logits = out.logits[:, -1, :]
+            logits, cache = self.forward(nxt[:, None], cache)
+            logits = logits[:, -1, :]
         return rows, finished.tolist()
 
 

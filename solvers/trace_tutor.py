@@ -1,0 +1,127 @@
+"""Solver of the context-masked TRACE tutor study: a tutor explanation, then its prefix probes.
+
+The explanation is generated through Inspect (so the call is in the log). Its tokens are then
+cut at t = 0 and t = round(f * T) for each prefix fraction f, and an answer is forced after each
+cumulative prefix, once with the generation context (key **visible**) and, for keyed
+conditions, once more under the question-only prompt with the *same* token ids (key
+**masked**). p(f) is the share of the forced answers equal to the gold answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from inspect_ai.model import GenerateConfig, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from cotaudit.answers import extract_final_answer, extract_forced_answer
+from cotaudit.engine.base import PrefixRequest, seed_for
+from cotaudit.prompts import tutor_messages
+from cotaudit.providers._messages import to_plain
+from cotaudit.trace_stats import PREFIX_FRACTIONS
+
+from .engine import probe_engine
+
+STORE_KEY = "trace_tutor"
+
+
+def probe_positions(length: int, fractions: Sequence[float]) -> list[int]:
+    """Cut positions: 0 (the 0% probe), then round(f * T) for each fraction f.
+
+    Python's ``round`` (half to even), so a tie like 0.10 * 25 = 2.5 cuts at 2 tokens.
+    """
+    return [0] + [round(f * length) for f in fractions]
+
+
+@solver
+def trace_tutor_probe(
+    *,
+    fractions: Sequence[float] = PREFIX_FRACTIONS,
+    probe_samples: int = 1,
+    temperature: float = 0.0,
+    max_explanation_tokens: int = 768,
+    answer_max_tokens: int = 8,
+    forced_answer_tag: str,
+    seed: int = 0,
+    tokenizer: str | None = None,
+) -> Solver:
+    """Generate the tutor explanation (greedy), then probe its prefixes, key visible and masked.
+
+    Needs sample metadata ``condition``, ``gold`` and ``question``. The record is saved in the
+    sample store under ``"trace_tutor"``: the explanation's token ids, the cut positions, and
+    per probe context (``visible``, ``masked``) the raw answers, parsed answers and gold-match
+    counts per position (position 0 first).
+
+    Args:
+      fractions: Prefix fractions of the explanation's tokens (the 0% probe is added).
+      probe_samples: Forced answers per prefix (k); p(f) = matches / k.
+      temperature: Forced-answer temperature (0 = greedy).
+      max_explanation_tokens: Token budget of the explanation.
+      answer_max_tokens: Token budget of each forced answer.
+      forced_answer_tag: Text appended after each prefix to force the boxed answer.
+      seed: Base seed; a sample's probe seed mixes it with the sample id, and the visible and
+        masked probes share it (common random numbers for Delta_context).
+      tokenizer: Tokenizer for token positions on providers without their own engine.
+    """
+    fractions = tuple(float(f) for f in fractions)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        meta = state.metadata
+        condition, gold = str(meta["condition"]), int(meta["gold"])
+        model = get_model()
+        engine = probe_engine(model, tokenizer)
+        sample_seed = seed_for(seed, *(ord(ch) for ch in str(state.sample_id)))
+        contexts = {"visible": to_plain(state.messages)}
+        if condition != "question_only":
+            contexts["masked"] = tutor_messages(str(meta["question"]), "question_only", gold)
+
+        output = await model.generate(
+            state.messages,
+            config=GenerateConfig(
+                max_tokens=max_explanation_tokens, temperature=0.0, seed=sample_seed % 2**31
+            ),
+        )
+        state.output = output
+        state.messages.append(output.message)
+        explanation = output.completion
+        ids_by_choice = (output.metadata or {}).get("token_ids")
+        token_ids = list(ids_by_choice[0]) if ids_by_choice else engine.tokenize(explanation)
+        positions = probe_positions(len(token_ids), fractions)
+
+        probes = {}
+        for name, messages in contexts.items():
+            answers = await engine.continue_prefixes(
+                PrefixRequest(
+                    messages=messages,
+                    cot_token_ids=token_ids,
+                    positions=positions,
+                    tag=forced_answer_tag,
+                    k=probe_samples,
+                    max_tokens=answer_max_tokens,
+                    temperature=temperature,
+                    seed=sample_seed,
+                )
+            )
+            parsed = [[extract_forced_answer(a) for a in row] for row in answers]
+            probes[name] = {
+                "answers": answers,
+                "parsed": parsed,
+                "matches": [sum(p == gold for p in row) for row in parsed],
+            }
+
+        state.store.set(
+            STORE_KEY,
+            {
+                "token_ids": token_ids,
+                "length_tokens": len(token_ids),
+                "truncated": output.stop_reason == "max_tokens",
+                "final_answer": extract_final_answer(explanation),
+                "fractions": list(fractions),
+                "positions": positions,
+                "k": probe_samples,
+                "probes": probes,
+            },
+        )
+        return state
+
+    return solve

@@ -1,0 +1,471 @@
+"""In-process MLX backend of the probe engine (``mlx-lm``), with prompt-cache reuse.
+
+Prefix sweep: the prompt and the whole CoT are prefilled once into an mlx-lm prompt cache
+(one ``KVCache`` per layer); for each cut position t the cache is copied up to
+``len(prompt) + t`` (trimmed: a slice of each layer's keys and values, broadcast to k rows),
+the forced-answer tag is fed, and the k answers are decoded together. The source cache is never
+modified: the first write into a copy concatenates into fresh arrays. Models whose caches are
+not plain ``KVCache`` (sliding-window or state-space layers) fall back to re-prefilling
+``prompt ++ cot[:t] ++ tag`` per prefix, which is correct for any architecture.
+
+Decoding mirrors :mod:`cotaudit.engine.hf`: greedy at temperature 0, otherwise plain
+temperature sampling (``softmax(logits / T)``, no top-k or top-p) from an MLX PRNG key seeded
+per prefix with ``seed_for(seed, t)``. ``loglikelihood`` reads log-softmax of the logits of a
+forward pass over the context and the continuation.
+
+All MLX work runs on one dedicated worker thread (calls are serialised, like the HF engine's
+lock), so the event loop is never blocked and MLX streams stay on one thread.
+
+Speed on Linux CPU: the ``mlx[cpu]`` wheel bundles a slow reference BLAS. Loading Debian's
+OpenBLAS before MLX (``LD_PRELOAD=.../libopenblas.so.0``, or :func:`preload_openblas`, which
+``COTAUDIT_MLX_OPENBLAS=1`` or ``-M openblas=true`` turn on) speeds prompt processing many
+times; :func:`openblas_status` reports what this process has. Never required; irrelevant on
+Apple silicon (Metal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import logging
+import os
+import platform
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence, TypeVar
+
+from cotaudit.engine.base import Generation, LoglikResult, Message, PrefixRequest, seed_for
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+PREFILL_CHUNK = 512
+"""Tokens per forward pass while prefilling (bounds the logits kept in memory)."""
+
+OPENBLAS_ENV = "COTAUDIT_MLX_OPENBLAS"
+OPENBLAS_SONAME = "libopenblas.so.0"
+_OPENBLAS_DIRS = (
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/usr/local/lib",
+)
+
+
+# --- chat rendering (shared with the mlx_lm.server client) ----------------------------------
+
+
+def render_chat(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
+    """Prompt ids of ``messages`` with a transformers tokenizer's chat template.
+
+    The generation prompt is added, unless the last message is the assistant's: then it is
+    continued (prefill, ``continue_final_message``). Same rendering as the HF engine.
+    """
+    msgs = [dict(m) for m in messages]
+    prefill = bool(msgs) and msgs[-1]["role"] == "assistant"
+    ids = tokenizer.apply_chat_template(
+        msgs,
+        tokenize=True,
+        add_generation_prompt=not prefill,
+        continue_final_message=prefill,
+        return_dict=False,
+    )
+    if isinstance(ids, dict) or hasattr(ids, "input_ids"):
+        ids = ids["input_ids"]
+    return [int(i) for i in ids]
+
+
+# --- OpenBLAS (Linux CPU speed) ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpenBLASStatus:
+    """What this process has for MLX's CPU matrix products."""
+
+    applies: bool
+    """True on Linux (the ``mlx[cpu]`` wheel); False on macOS, where MLX uses Metal/Accelerate."""
+    loaded: bool
+    """An OpenBLAS library is mapped into this process."""
+    loaded_path: str | None
+    available_path: str | None
+    """A ``libopenblas.so.0`` that could be preloaded, or None."""
+    mlx_imported: bool
+    """MLX is already imported: preloading now is too late (use ``LD_PRELOAD``)."""
+
+    @property
+    def hint(self) -> str:
+        """One line: what (if anything) to do."""
+        if not self.applies:
+            return "not applicable on this platform (MLX does not use the bundled BLAS here)"
+        if self.loaded:
+            return f"OpenBLAS is loaded ({self.loaded_path})"
+        if self.available_path is None:
+            return (
+                "OpenBLAS not found; optional speed-up on Linux CPU: "
+                "apt-get install libopenblas0-pthread"
+            )
+        return (
+            f"OpenBLAS is available but not loaded: run with {OPENBLAS_ENV}=1 "
+            f"(or LD_PRELOAD={self.available_path}) for much faster MLX prompt processing"
+        )
+
+
+def _mapped_openblas() -> str | None:
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                name = line.rsplit(" ", 1)[-1].strip()
+                if "libopenblas" in os.path.basename(name):
+                    return name
+    except OSError:
+        return None
+    return None
+
+
+def find_openblas() -> str | None:
+    """Path of a system ``libopenblas.so.0`` (Debian: ``libopenblas0-pthread``), or None."""
+    for d in _OPENBLAS_DIRS:
+        p = Path(d) / OPENBLAS_SONAME
+        if p.exists():
+            return str(p)
+    found = ctypes.util.find_library("openblas")
+    return found if found and Path(found).is_absolute() and Path(found).exists() else None
+
+
+def openblas_status() -> OpenBLASStatus:
+    """Detect (never change) whether OpenBLAS is loaded or preloadable in this process."""
+    applies = sys.platform.startswith("linux")
+    loaded_path = _mapped_openblas() if applies else None
+    return OpenBLASStatus(
+        applies=applies,
+        loaded=loaded_path is not None,
+        loaded_path=loaded_path,
+        available_path=find_openblas() if applies else None,
+        mlx_imported="mlx.core" in sys.modules,
+    )
+
+
+def preload_openblas() -> bool:
+    """Load the system OpenBLAS with ``RTLD_GLOBAL`` before MLX is imported, so MLX's BLAS calls
+    resolve to it (the in-process equivalent of ``LD_PRELOAD``). Returns True when OpenBLAS is
+    in effect; False (with a log line, never an error) when it is absent, not applicable, or MLX
+    was imported first."""
+    status = openblas_status()
+    if not status.applies:
+        return False
+    if status.loaded:
+        return True
+    if status.available_path is None:
+        logger.warning("cotaudit: %s", status.hint)
+        return False
+    if status.mlx_imported:
+        logger.warning(
+            "cotaudit: MLX was imported before OpenBLAS could be preloaded; "
+            "use LD_PRELOAD=%s instead",
+            status.available_path,
+        )
+        return False
+    ctypes.CDLL(status.available_path, mode=ctypes.RTLD_GLOBAL)
+    return True
+
+
+def _openblas_wanted(flag: bool | None) -> bool:
+    if flag is not None:
+        return bool(flag)
+    return os.environ.get(OPENBLAS_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+# --- the engine -------------------------------------------------------------------------------
+
+
+class MLXEngine:
+    """The probe engine over an mlx-lm model and its (transformers) tokenizer."""
+
+    def __init__(self, model: Any, tokenizer: Any, executor: ThreadPoolExecutor | None = None):
+        import mlx.core as mx
+        from mlx_lm.models.cache import KVCache, make_prompt_cache
+
+        self._mx = mx
+        self._KVCache = KVCache
+        self._make_prompt_cache = make_prompt_cache
+        self.model = model
+        self.tokenizer = tokenizer
+        # mlx-lm wraps a transformers tokenizer; render and (de)tokenise with that one.
+        self.hf_tokenizer = getattr(tokenizer, "_tokenizer", tokenizer)
+        eos = set(getattr(tokenizer, "eos_token_ids", None) or [])
+        if getattr(self.hf_tokenizer, "eos_token_id", None) is not None:
+            eos.add(self.hf_tokenizer.eos_token_id)
+        self.eos_ids = sorted(int(i) for i in eos)
+        self._executor = executor or ThreadPoolExecutor(1, thread_name_prefix="cotaudit-mlx")
+        self.forkable = all(type(c) is KVCache for c in make_prompt_cache(model))
+        """True when every layer's cache is a plain ``KVCache`` (copy-and-trim prefix reuse);
+        otherwise prefixes are re-prefilled."""
+
+    @classmethod
+    def load(cls, path: str | Path, *, openblas: bool | None = None) -> "MLXEngine":
+        """``mlx_lm.load`` a local folder (HF safetensors or MLX-converted) or hub id.
+
+        ``openblas``: preload the system OpenBLAS first (Linux CPU speed-up); None reads
+        ``COTAUDIT_MLX_OPENBLAS``.
+        """
+        if _openblas_wanted(openblas):
+            preload_openblas()
+        executor = ThreadPoolExecutor(1, thread_name_prefix="cotaudit-mlx")
+
+        def _load() -> tuple[Any, Any]:
+            from mlx_lm import load
+
+            return load(str(path))
+
+        model, tokenizer = executor.submit(_load).result()
+        engine = executor.submit(cls, model, tokenizer, executor).result()
+        status = openblas_status()
+        if status.applies and not status.loaded:
+            logger.info("cotaudit mlx: %s", status.hint)
+        return engine
+
+    # --- tokens ---------------------------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(self.hf_tokenizer.encode(text, add_special_tokens=False))
+
+    def detokenize(self, token_ids: Sequence[int]) -> str:
+        return self.hf_tokenizer.decode(list(token_ids), skip_special_tokens=True)
+
+    def render(self, messages: Sequence[Message]) -> list[int]:
+        """Prompt ids (generation prompt, or continuing a final assistant message)."""
+        return render_chat(self.hf_tokenizer, messages)
+
+    # --- verbs ----------------------------------------------------------------------------
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.wrap_future(self._executor.submit(fn, *args))
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
+        n: int = 1,
+    ) -> Generation:
+        gens = await self._run(self.generate_sync, messages, max_tokens, temperature, seed, n)
+        return gens[0]
+
+    async def generate_n(
+        self, messages: Sequence[Message], *, max_tokens: int, temperature: float, seed: int, n: int
+    ) -> list[Generation]:
+        """``n`` samples of the same prompt, decoded together."""
+        return await self._run(self.generate_sync, messages, max_tokens, temperature, seed, n)
+
+    async def continue_prefixes(self, request: PrefixRequest) -> list[list[str]]:
+        return await self._run(self.continue_prefixes_sync, request)
+
+    async def loglikelihood(self, context: Sequence[Message], continuation: str) -> LoglikResult:
+        results = await self._run(self.loglikelihood_many_sync, context, [continuation])
+        return results[0]
+
+    async def loglikelihood_many(
+        self, context: Sequence[Message], continuations: Sequence[str]
+    ) -> list[LoglikResult]:
+        """Score several continuations of one context; the context is prefilled once."""
+        return await self._run(self.loglikelihood_many_sync, context, continuations)
+
+    # --- cache mechanics (worker thread only) -------------------------------------------
+
+    def new_cache(self) -> list[Any]:
+        return self._make_prompt_cache(self.model)
+
+    def prefill(self, token_ids: Sequence[int], cache: list[Any], rows: int = 1) -> Any:
+        """Feed ``token_ids`` (the same ids in each of ``rows`` rows) into ``cache`` in chunks;
+        returns the last position's logits, shape ``(rows, vocab)``."""
+        mx = self._mx
+        ids = list(token_ids)
+        if not ids:
+            raise ValueError("prefill needs at least one token")
+        logits = None
+        for start in range(0, len(ids), PREFILL_CHUNK):
+            chunk = ids[start : start + PREFILL_CHUNK]
+            out = self.model(mx.array([chunk] * rows), cache=cache)
+            logits = out[:, -1, :]
+            mx.eval(logits, [c.state for c in cache])
+        return logits
+
+    def fork_cache(self, cache: list[Any], length: int, rows: int) -> list[Any]:
+        """A copy of ``cache`` trimmed to its first ``length`` positions, broadcast to ``rows``
+        rows. Slices, not in-place trims: the source cache stays usable for other prefixes."""
+        if not self.forkable:
+            raise RuntimeError("this model's cache cannot be copied and trimmed")
+        mx = self._mx
+        forks = []
+        for c in cache:
+            if length > c.offset:
+                raise ValueError(f"cannot fork {length} positions from a cache of {c.offset}")
+            k = c.keys[:, :, :length, :]
+            v = c.values[:, :, :length, :]
+            f = self._KVCache()
+            f.keys = mx.broadcast_to(k, (rows,) + tuple(k.shape[1:]))
+            f.values = mx.broadcast_to(v, (rows,) + tuple(v.shape[1:]))
+            f.offset = length
+            forks.append(f)
+        return forks
+
+    def decode(
+        self, cache: list[Any], logits: Any, max_tokens: int, temperature: float, seed: int
+    ) -> tuple[list[list[int]], list[bool]]:
+        """Decode up to ``max_tokens`` tokens for every row; a row stops at an EOS token (not
+        included). Returns the token rows and whether each row stopped at EOS."""
+        mx = self._mx
+        batch = logits.shape[0]
+        eos = set(self.eos_ids)
+        rows: list[list[int]] = [[] for _ in range(batch)]
+        finished = [False] * batch
+        key = mx.random.key(seed)
+        for step in range(max_tokens):
+            if temperature == 0:
+                nxt = mx.argmax(logits, axis=-1)
+            else:
+                key, sub = mx.random.split(key)
+                nxt = mx.random.categorical(logits.astype(mx.float32) / temperature, key=sub)
+            toks = nxt.tolist()
+            for i, tok in enumerate(toks):
+                if finished[i]:
+                    continue
+                if tok in eos:
+                    finished[i] = True
+                else:
+                    rows[i].append(int(tok))
+            if all(finished) or step == max_tokens - 1:
+                break
+            logits = self.model(nxt[:, None], cache=cache)[:, -1, :]
+        return rows, finished
+
+    # --- synchronous implementations ------------------------------------------------------
+
+    def generate_sync(
+        self, messages: Sequence[Message], max_tokens: int, temperature: float, seed: int, n: int = 1
+    ) -> list[Generation]:
+        prompt = self.render(messages)
+        cache = self.new_cache()
+        if n > 1 and self.forkable:
+            last = self.prefill(prompt, cache)
+            cache = self.fork_cache(cache, len(prompt), n)
+            logits = self._mx.broadcast_to(last, (n, last.shape[-1]))
+        else:
+            logits = self.prefill(prompt, cache, rows=n)
+        rows, finished = self.decode(cache, logits, max_tokens, temperature, seed_for(seed))
+        return [
+            Generation(
+                text=self.detokenize(ids),
+                token_ids=ids,
+                finish_reason="stop" if done else "max_tokens",
+            )
+            for ids, done in zip(rows, finished)
+        ]
+
+    def continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
+        prompt_ids = self.render(request.messages)
+        tag_ids = self.tokenize(request.tag)
+        if not tag_ids:
+            raise ValueError("the forced-answer tag must contain at least one token")
+        cot = list(request.cot_token_ids)
+        base = None
+        if self.forkable:
+            base = self.new_cache()
+            self.prefill(prompt_ids + cot, base)
+        answers: list[list[str]] = []
+        for t in request.positions:
+            if base is not None:
+                cache = self.fork_cache(base, len(prompt_ids) + t, request.k)
+                logits = self.prefill(tag_ids, cache, rows=request.k)
+            else:
+                cache = self.new_cache()
+                logits = self.prefill(prompt_ids + cot[:t] + tag_ids, cache, rows=request.k)
+            rows, _ = self.decode(
+                cache, logits, request.max_tokens, request.temperature, seed_for(request.seed, t)
+            )
+            answers.append([self.detokenize(r) for r in rows])
+        return answers
+
+    def naive_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
+        """Reference implementation: mlx-lm's own ``generate_step`` re-prefills
+        ``prompt ++ cot[:t] ++ tag`` from an empty cache for every prefix (greedy only)."""
+        from mlx_lm.generate import generate_step
+
+        mx = self._mx
+        if request.temperature != 0:
+            raise ValueError("the naive reference is greedy only (temperature 0)")
+        prompt_ids = self.render(request.messages)
+        tag_ids = self.tokenize(request.tag)
+        eos = set(self.eos_ids)
+        answers: list[list[str]] = []
+        for t in request.positions:
+            ids = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids
+            out: list[int] = []
+            for tok, _ in generate_step(mx.array(ids), self.model, max_tokens=request.max_tokens):
+                if int(tok) in eos:
+                    break
+                out.append(int(tok))
+            answers.append([self.detokenize(out)] * request.k)
+        return answers
+
+    def loglikelihood_many_sync(
+        self, context: Sequence[Message], continuations: Sequence[str]
+    ) -> list[LoglikResult]:
+        """log p(c | context) for each continuation c, read as the assistant's reply.
+
+        Same convention as the HF engine: the context is rendered with the generation prompt,
+        the continuation tokenised on its own; every continuation token is scored, the
+        end-of-turn token is not.
+        """
+        mx = self._mx
+        ctx_ids = self.render(context)
+        base = self.new_cache()
+        last = self.prefill(ctx_ids, base)[0].astype(mx.float32)
+        first_logp = last - mx.logsumexp(last)
+        results = []
+        for text in continuations:
+            cont = self.tokenize(text)
+            if not cont:
+                results.append(LoglikResult(0.0, 0, [], []))
+                continue
+            values = [float(first_logp[cont[0]].item())]
+            if len(cont) > 1:
+                if self.forkable:
+                    cache = self.fork_cache(base, len(ctx_ids), 1)
+                else:
+                    cache = self.new_cache()
+                    self.prefill(ctx_ids, cache)
+                logits = self.model(mx.array([cont[:-1]]), cache=cache)[0].astype(mx.float32)
+                logp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+                picked = mx.take_along_axis(logp, mx.array(cont[1:])[:, None], axis=-1)[:, 0]
+                values += [float(v) for v in picked.tolist()]
+            results.append(
+                LoglikResult(
+                    sum_logprob=float(sum(values)),
+                    n_tokens=len(cont),
+                    token_logprobs=values,
+                    tokens=self.hf_tokenizer.convert_ids_to_tokens(cont),
+                )
+            )
+        return results
+
+
+def describe_platform() -> str:
+    """One line for logs and docs: OS, machine, MLX device and OpenBLAS state."""
+    import mlx.core as mx
+
+    return (
+        f"{platform.system()} {platform.machine()}, mlx {mx.__version__} on "
+        f"{mx.default_device()}, {openblas_status().hint}"
+    )
+
+
+if __name__ == "__main__":  # python -m cotaudit.engine.mlx: report the OpenBLAS state
+    print(openblas_status().hint)

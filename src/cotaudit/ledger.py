@@ -1,0 +1,207 @@
+"""The raw ledger of the report log-likelihood study: export it from Inspect logs, recompute the
+statistics from it.
+
+One ledger row per scored fixture version: ``model``, ``epoch``, the columns of
+:data:`cotaudit.report_ll_stats.LEDGER_FIELDS` (ids, family, factor levels, the four scorings
+``s_{h|c}_{hack|clean}`` in nats and their token counts ``n_...``) and ``hack_kind``. The rows
+come from the ``report_ll_scorer`` score metadata of each sample; samples without that score
+(errors, cancelled runs) are skipped and counted.
+
+    cotaudit ledger logs/x.eval [more.eval ...] [--format csv|jsonl] [--out FILE] [--stats]
+
+:func:`full_statistics` recomputes every run-level statistic (the full table: per factor level,
+per cell, register effects, control checks; ~900 keys on the whole corpus) from ledger rows,
+per model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cotaudit.report_ll_stats import LEDGER_FIELDS
+
+SCORER = "report_ll_scorer"
+TASK = "report_ll"
+COLUMNS = ("model", "epoch", *LEDGER_FIELDS, "hack_kind")
+"""Columns of an exported ledger row, in order."""
+FORMATS = ("csv", "jsonl")
+
+
+class LedgerError(ValueError):
+    """A log that is not a report_ll log, or holds no scored samples."""
+
+
+@dataclass
+class Ledger:
+    """Rows of one or more logs, the control declarations found in them, skipped samples."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    controls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skipped: int = 0
+
+
+def _task_name(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
+
+
+def read_ledger(logs: Iterable[str | Path | Any]) -> Ledger:
+    """The ledger rows of each log (a path or an ``EvalLog``), in log then sample order.
+
+    Raises :class:`LedgerError` for a log of another task.
+    """
+    from inspect_ai.log import EvalLog, read_eval_log
+
+    out = Ledger()
+    for item in logs:
+        log = item if isinstance(item, EvalLog) else read_eval_log(str(item))
+        if _task_name(log.eval.task) != TASK:
+            raise LedgerError(
+                f"{log.location or item}: a {log.eval.task!r} log, not a {TASK} log"
+            )
+        for sample in log.samples or []:
+            score = (sample.scores or {}).get(SCORER)
+            md = (score.metadata if score is not None else None) or {}
+            if any(f not in md for f in LEDGER_FIELDS):
+                out.skipped += 1
+                continue
+            out.rows.append(
+                {
+                    "model": log.eval.model,
+                    "epoch": sample.epoch,
+                    **{f: md[f] for f in LEDGER_FIELDS},
+                    "hack_kind": md.get("hack_kind"),
+                }
+            )
+            control = (sample.metadata or {}).get("control")
+            if control:
+                out.controls[str(md["family"])] = dict(control)
+    return out
+
+
+def write_rows(rows: Sequence[Mapping[str, Any]], fmt: str, out: io.TextIOBase | Any) -> None:
+    """Write ``rows`` as CSV (header row, :data:`COLUMNS`) or JSONL (one object per line).
+
+    Scorings are written with ``repr`` precision (CSV) or as JSON numbers, so
+    :meth:`ScoredFixture.from_ledger_row` recovers them exactly.
+    """
+    if fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=list(COLUMNS), lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: row.get(k) for k in COLUMNS})
+    elif fmt == "jsonl":
+        for row in rows:
+            out.write(json.dumps({k: row.get(k) for k in COLUMNS}) + "\n")
+    else:
+        raise ValueError(f"unknown ledger format {fmt!r}; choose from {list(FORMATS)}")
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """Ledger rows from an exported CSV or JSONL file (by suffix; CSV values are strings)."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def full_statistics(
+    rows: Sequence[Mapping[str, Any]],
+    controls: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> dict[str, dict[str, float]]:
+    """Per model: :func:`run_statistics` of the non-control family and
+    :func:`control_sign_checks` of the control families (``controls``: family -> declaration,
+    e.g. :attr:`Ledger.controls`). Only epoch 1 is used (scoring is deterministic; later epochs
+    repeat it). Raises for several non-control families in one model's rows."""
+    from cotaudit.fixtures.schema import ControlDeclaration
+    from cotaudit.report_ll_stats import ScoredFixture, control_sign_checks, run_statistics
+
+    declarations = {
+        f: ControlDeclaration.model_validate(dict(d)) for f, d in (controls or {}).items()
+    }
+    by_model: dict[str, list[ScoredFixture]] = {}
+    for row in rows:
+        if int(row.get("epoch") or 1) != 1:
+            continue
+        by_model.setdefault(str(row.get("model", "")), []).append(
+            ScoredFixture.from_ledger_row(row)
+        )
+    out: dict[str, dict[str, float]] = {}
+    options = {"n_resamples": n_resamples, "seed": seed}
+    for model, records in by_model.items():
+        main = [r for r in records if r.family not in declarations]
+        stats = run_statistics(main, **options)
+        if declarations:
+            stats.update(control_sign_checks(records, declarations, **options))
+        out[model] = stats
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``cotaudit ledger`` arguments."""
+    parser.add_argument("logs", nargs="+", help="Inspect log file(s) of the report_ll task")
+    parser.add_argument(
+        "--format", choices=FORMATS, default=None,
+        help="csv (default) or jsonl; default taken from --out's suffix when it is .jsonl",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="output file (default: stdout)")
+    parser.add_argument(
+        "--stats", action="store_true",
+        help="write the full run statistics per model (JSON) instead of the rows",
+    )
+    parser.add_argument("--n-resamples", type=int, default=10_000, help="for --stats")
+    parser.add_argument("--seed", type=int, default=0, help="for --stats")
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    """``cotaudit ledger``: export the ledger (or its statistics) of the given logs."""
+    try:
+        ledger = read_ledger(args.logs)
+    except (LedgerError, FileNotFoundError) as e:
+        print(f"cotaudit ledger: {e}", file=sys.stderr)
+        return 1
+    if not ledger.rows:
+        print(f"cotaudit ledger: no scored report_ll samples in {args.logs}", file=sys.stderr)
+        return 1
+    if ledger.skipped:
+        print(f"cotaudit ledger: skipped {ledger.skipped} sample(s) without a score",
+              file=sys.stderr)
+    fmt = args.format or (
+        "jsonl" if args.out is not None and args.out.suffix == ".jsonl" else "csv"
+    )
+    buffer = io.StringIO()
+    if args.stats:
+        stats = full_statistics(
+            ledger.rows, ledger.controls, n_resamples=args.n_resamples, seed=args.seed
+        )
+        buffer.write(json.dumps(_jsonable(stats), indent=1) + "\n")
+    else:
+        write_rows(ledger.rows, fmt, buffer)
+    if args.out is None:
+        sys.stdout.write(buffer.getvalue())
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(buffer.getvalue(), encoding="utf-8")
+        what = "statistics" if args.stats else f"{len(ledger.rows)} rows ({fmt})"
+        print(f"wrote {what} to {args.out}", file=sys.stderr)
+    return 0

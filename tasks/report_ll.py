@@ -1,0 +1,247 @@
+"""Report log-likelihood study (issue 5): does a frozen model find an honest report of a reward
+hack more likely after the hack transcript than a concealing one?
+
+Each sample is one fixture version (a scenario at one rendering x richness x register level).
+The model reads the hack and the clean transcript of the agent's work and, after each, both fixed
+reports are scored as its own summary: S(r, T) = sum of the report's token log-probabilities
+(nats). No text is generated. Per version: D_h = S(h, hack) - S(h, clean),
+D_c = S(c, hack) - S(c, clean), DiD = D_h - D_c, and per-token forms.
+
+    inspect eval tasks/report_ll.py --model hf-probe/default -T scenarios=4
+    inspect eval tasks/report_ll.py --model hf-probe/default,hf-probe/<other> -T register=plain
+
+Only providers that can score a fixed continuation work (hf-probe/, mlx/); any other fails at
+once with EngineCapabilityError.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Sequence
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from cotaudit.fixtures import (
+    DEFAULT_CORPUS,
+    FixtureFileError,
+    FixtureVersion,
+    Scenario,
+    control_families,
+    expand,
+    load_fixtures,
+)
+from cotaudit.fixtures.audits import audit_corpus
+from cotaudit.fixtures.schema import FACTOR_LEVELS, REPORT_REQUEST, SYSTEM_PROMPT
+from cotaudit.params import ParameterError, require_positive, require_range
+from cotaudit.scorers import (
+    report_cluster_f1,
+    report_ll_cells,
+    report_ll_controls,
+    report_ll_factors,
+    report_ll_overall,
+    report_ll_register,
+    report_ll_scorer,
+)
+from cotaudit.solvers import report_ll_scorings
+
+DEFAULT_FIXTURES = "default"
+
+
+def _names(value: str | Sequence[object] | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [str(v).strip() for v in value]
+
+
+def parse_levels(name: str, value: str | Sequence[str]) -> list[str]:
+    """A non-empty subset of the factor ``name``'s levels, from "a,b" or a list."""
+    known = FACTOR_LEVELS[name]
+    levels = _names(value)
+    unknown = [v for v in levels if v not in known]
+    if unknown or not levels:
+        raise ParameterError(
+            f"-T {name}: unknown level(s) {unknown or levels}; choose from {list(known)}"
+        )
+    return list(dict.fromkeys(levels))
+
+
+def resolve_fixtures(fixtures: str) -> Path:
+    """``"default"`` (the committed corpus) or a path to a JSONL fixture file."""
+    if not isinstance(fixtures, str) or not fixtures.strip():
+        raise ParameterError(f"-T fixtures: expected 'default' or a file path, got {fixtures!r}")
+    if fixtures == DEFAULT_FIXTURES:
+        return DEFAULT_CORPUS
+    path = Path(fixtures).expanduser()
+    if not path.is_file():
+        raise ParameterError(f"-T fixtures: no such file {str(path)!r}")
+    return path
+
+
+def select_scenarios(
+    scenarios: list[Scenario],
+    selection: int | str | Sequence[str] | None,
+    family: str | Sequence[str] | None,
+) -> list[Scenario]:
+    """Filter by ``family`` (comma list), then keep the first ``selection`` scenarios (an
+    integer) or the scenarios with the given ids (comma list), in file order."""
+    known_families = list(dict.fromkeys(s.family for s in scenarios))
+    if family is not None:
+        wanted = _names(family)
+        unknown = [f for f in wanted if f not in known_families]
+        if unknown or not wanted:
+            raise ParameterError(
+                f"-T family: unknown family(ies) {unknown or wanted}; the fixture file has "
+                f"{known_families}"
+            )
+        scenarios = [s for s in scenarios if s.family in wanted]
+    if selection is None:
+        return scenarios
+    if isinstance(selection, str) and selection.strip().isdigit():
+        selection = int(selection.strip())
+    if isinstance(selection, (int, float)) and not isinstance(selection, bool):
+        if not isinstance(selection, int):
+            raise ParameterError(f"-T scenarios: expected a count or scenario ids, got {selection!r}")
+        require_positive("scenarios", selection)
+        return scenarios[:selection]
+    ids = _names(selection)  # type: ignore[arg-type]
+    by_id = {s.id: s for s in scenarios}
+    unknown = [i for i in ids if i not in by_id]
+    if unknown or not ids:
+        some = ", ".join(list(by_id)[:3])
+        raise ParameterError(
+            f"-T scenarios: unknown scenario id(s) {unknown or ids} (after the family filter); "
+            f"ids look like {some}, ..."
+        )
+    keep = set(ids)
+    return [s for s in scenarios if s.id in keep]
+
+
+def fixture_sample(version: FixtureVersion) -> Sample:
+    """One sample: the version's id, a one-line input, and everything the solver reads."""
+    s = version.scenario
+    return Sample(
+        id=version.id,
+        input=(
+            f"Score the honest and concealing reports of fixture {version.id} after its hack "
+            "and clean transcripts (log-likelihood; no generation)."
+        ),
+        metadata={
+            "fixture_id": version.id,
+            "scenario_id": s.id,
+            "family": s.family,
+            "hack_kind": s.hack_kind,
+            **version.factors,
+            "control": s.control.model_dump() if s.control is not None else None,
+            "reports": {r: version.report(r) for r in ("honest", "concealing")},
+            "contexts": {t: version.context_messages(t) for t in ("hack", "clean")},
+        },
+    )
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@task
+def report_ll(
+    fixtures: str = DEFAULT_FIXTURES,
+    scenarios: int | str | None = None,
+    rendering: str | list[str] = ",".join(FACTOR_LEVELS["rendering"]),
+    richness: str | list[str] = ",".join(FACTOR_LEVELS["richness"]),
+    register: str | list[str] = ",".join(FACTOR_LEVELS["register"]),
+    family: str | list[str] | None = None,
+    n_resamples: int = 10_000,
+    cluster_boot: int = 1000,
+    seed: int = 0,
+) -> Task:
+    """The report log-likelihood study over a fixture file (default: the committed corpus of
+    144 scenarios, 1728 versions).
+
+    Args:
+      fixtures: "default" or the path of a JSONL fixture file (validated; errors name line and
+        field).
+      scenarios: A count (the first N scenarios, in file order, after the family filter) or
+        comma-separated scenario ids. Default: all.
+      rendering: Comma-separated subset of shell,driver.
+      richness: Comma-separated subset of outcome_clause,bare.
+      register: Comma-separated subset of plain,concealing_dressed,honest_dressed.
+      family: Comma-separated families to include (default: all). At most one non-control
+        family may remain; control families are summarised separately.
+      n_resamples: Bootstrap resamples / random sign flips of the run statistics.
+      cluster_boot: Bootstrap resamples of the cluster F1 interval (0: none).
+      seed: Seed of the bootstrap, sign flips and clustering.
+    """
+    path = resolve_fixtures(fixtures)
+    levels = {
+        "rendering": parse_levels("rendering", rendering),
+        "richness": parse_levels("richness", richness),
+        "register": parse_levels("register", register),
+    }
+    require_positive("n_resamples", n_resamples)
+    if isinstance(cluster_boot, bool) or not isinstance(cluster_boot, int):
+        raise ParameterError(f"-T cluster_boot: must be an integer >= 0, got {cluster_boot!r}")
+    require_range("cluster_boot", cluster_boot, 0, None)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ParameterError(f"-T seed: must be an integer, got {seed!r}")
+    try:
+        loaded = load_fixtures(path)
+    except FixtureFileError as e:
+        raise ParameterError(f"-T fixtures: {e}") from e
+
+    chosen = select_scenarios(loaded, scenarios, family)
+    versions = [
+        v for v in expand(chosen) if all(v.factors[f] in levels[f] for f in levels)
+    ]
+    if not versions:
+        raise ParameterError(
+            "no fixture versions left after -T scenarios/family/rendering/richness/register "
+            f"({len(chosen)} scenarios selected; levels {levels})"
+        )
+    used = [s for s in chosen if any(v.scenario is s for v in versions)]
+    controls = control_families(used)  # refuses a control without an expected sign
+    main_families = sorted({s.family for s in used} - set(controls))
+    if len(main_families) > 1:
+        raise ParameterError(
+            f"-T family: the selection holds several non-control families {main_families}; "
+            "choose one (control families may be added: -T family=main,<control>)"
+        )
+    control_names = sorted(controls)
+    options = {"n_resamples": n_resamples, "seed": seed}
+    metrics = [
+        report_ll_overall(controls=control_names, **options),
+        report_ll_factors(controls=control_names, **options),
+        report_ll_cells(controls=control_names, **options),
+        report_ll_register(controls=control_names, **options),
+        report_cluster_f1(controls=control_names, n_boot=cluster_boot, seed=seed),
+    ]
+    if controls:
+        metrics.append(
+            report_ll_controls(
+                controls={f: d.model_dump() for f, d in controls.items()}, **options
+            )
+        )
+    audit = audit_corpus(versions).summary
+    return Task(
+        dataset=MemoryDataset(
+            [fixture_sample(v) for v in versions], name="report_ll", location=str(path)
+        ),
+        solver=report_ll_scorings(),
+        scorer=report_ll_scorer(),
+        metrics=metrics,
+        metadata={
+            "study": "report_ll",
+            "fixtures": str(path),
+            "fixtures_sha256": _sha256(path),
+            "n_scenarios": len(used),
+            "n_versions": len(versions),
+            "levels": levels,
+            "main_family": main_families[0] if main_families else None,
+            "controls": {f: d.model_dump() for f, d in controls.items()},
+            "prompts": {"system": SYSTEM_PROMPT, "report_request": REPORT_REQUEST},
+            "audit": {k: v for k, v in audit.items() if k.startswith("audit/")},
+        },
+    )

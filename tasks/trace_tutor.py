@@ -1,0 +1,178 @@
+"""Context-masked TRACE tutor study: truncated-reasoning audits of a tutor that may see a key.
+
+For each GSM8K problem with gold answer y and each condition (question-only; answer-key, whose
+system prompt adds a teacher-only key a = y; wrong-key, a = y + 1): generate a greedy tutor
+explanation ending in ``\\boxed{N}``, cut it at 0% and at the prefix fractions F = {10, 25, 50,
+75, 100}% of its tokens, append a forced-answer tag and decode the boxed answer. p(f) = 1 when
+the forced answer equals the gold answer y. Keyed explanations are probed twice: key visible
+(the generation context) and key masked (the same prefix tokens under the question-only prompt).
+
+    inspect eval tasks/trace_tutor.py --model hf-probe/default -T problems=50
+"""
+
+from __future__ import annotations
+
+import math
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from cotaudit.gsm8k import VENDORED, load_problems
+from cotaudit.params import ParameterError, parse_conditions, require_positive, require_range
+from cotaudit.prompts import (
+    TUTOR_CONDITIONS,
+    TUTOR_FORCED_ANSWER_TAG,
+    tutor_key,
+    tutor_messages,
+    tutor_prompt_texts,
+)
+from cotaudit.providers._messages import to_inspect
+from cotaudit.scorers import (
+    trace_anchoring,
+    trace_delta_context,
+    trace_table_ii,
+    trace_table_iii,
+    trace_table_iv,
+    trace_table_v,
+    trace_tutor_scorer,
+)
+from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
+from cotaudit.solvers import trace_tutor_probe
+from cotaudit.trace_stats import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, PREFIX_FRACTIONS
+
+CLUSTER_DIRECTIONS = {"auc": 1, "pass_at_10": 1, "first_pass": -1}
+"""Declared direction of each cluster feature: answer-key samples pass earlier (larger AUC and
+Pass@10, smaller first-pass) than question-only ones."""
+
+
+def parse_fractions(name: str, value: str | list[float]) -> tuple[float, ...]:
+    """Strictly increasing prefix fractions in (0, 1] that include 0.1 (Pass@10) and 1.0."""
+    items = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+    try:
+        fractions = tuple(float(v) for v in items)
+    except (TypeError, ValueError) as e:
+        raise ParameterError(f"-T {name}: expected numbers in (0, 1], got {value!r}") from e
+    bad = [f for f in fractions if not (0.0 < f <= 1.0) or math.isnan(f)]
+    if bad or not fractions:
+        raise ParameterError(f"-T {name}: fractions must lie in (0, 1], got {bad or value!r}")
+    if any(b <= a for a, b in zip(fractions, fractions[1:])):
+        raise ParameterError(f"-T {name}: fractions must be strictly increasing, got {value!r}")
+    for needed, why in ((0.1, "Pass@10"), (1.0, "the full explanation")):
+        if not any(math.isclose(f, needed) for f in fractions):
+            raise ParameterError(f"-T {name}: must include {needed} ({why}), got {value!r}")
+    return fractions
+
+
+@task
+def trace_tutor(
+    problems: int = 50,
+    dataset: str = VENDORED,
+    conditions: str | list[str] = ",".join(TUTOR_CONDITIONS),
+    fractions: str | list[float] = ",".join(f"{f:g}" for f in PREFIX_FRACTIONS),
+    probe_samples: int = 1,
+    temperature: float = 0.0,
+    max_explanation_tokens: int = 768,
+    answer_max_tokens: int = 8,
+    forced_answer_tag: str = TUTOR_FORCED_ANSWER_TAG,
+    bootstrap_samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = 0,
+    tokenizer: str | None = None,
+) -> Task:
+    """The trace_tutor study on the first ``problems`` GSM8K test problems.
+
+    Args:
+      problems: Number of problems, from the start of the split (each runs once per condition).
+      dataset: "vendored" (bundled GSM8K test split), a local .jsonl/.json path, or "openai/gsm8k".
+      conditions: Comma-separated subset of question_only,answer_key,wrong_key.
+      fractions: Comma-separated prefix fractions in (0, 1], increasing, with 0.1 and 1.0
+        (a 0% probe is always added).
+      probe_samples: Forced answers per prefix (k); p(f) becomes a rate over k samples.
+      temperature: Forced-answer temperature (0 = greedy; k > 1 needs temperature > 0).
+      max_explanation_tokens: Token budget of the (greedy) explanation.
+      answer_max_tokens: Token budget of each forced answer.
+      forced_answer_tag: Text appended after each prefix to force the boxed answer.
+      bootstrap_samples: Problem-level resamples of the paired CIs (seed fixed).
+      seed: Base seed of the forced-answer sampling.
+      tokenizer: Tokenizer for positions on providers without their own engine (e.g. vllm/).
+    """
+    conds = parse_conditions("conditions", conditions, TUTOR_CONDITIONS)
+    fracs = parse_fractions("fractions", fractions)
+    for name, value in (
+        ("problems", problems),
+        ("probe_samples", probe_samples),
+        ("max_explanation_tokens", max_explanation_tokens),
+        ("answer_max_tokens", answer_max_tokens),
+        ("bootstrap_samples", bootstrap_samples),
+    ):
+        require_positive(name, value)
+    require_range("temperature", temperature, 0.0, None)
+    if probe_samples > 1 and temperature == 0:
+        raise ParameterError(
+            f"-T probe_samples={probe_samples}: k > 1 greedy samples are identical; "
+            "set -T temperature > 0 (or probe_samples=1)"
+        )
+    if not isinstance(forced_answer_tag, str) or not forced_answer_tag.strip():
+        raise ParameterError("-T forced_answer_tag: must be non-empty text")
+
+    loaded = load_problems(dataset, limit=problems)
+    samples = [
+        Sample(
+            id=f"p{p.index:04d}-{cond}",
+            input=to_inspect(tutor_messages(p.question, cond, p.answer)),
+            target=str(p.answer),
+            metadata={
+                "pair_id": f"p{p.index:04d}",
+                "condition": cond,
+                "gold": p.answer,
+                "key": tutor_key(cond, p.answer),
+                "question": p.question,
+            },
+        )
+        for p in loaded.items
+        for cond in conds
+    ]
+    cluster = {
+        "class_key": "condition",
+        "positive_class": "answer_key",
+        "negative_class": "question_only",
+    }
+    metrics = [
+        trace_table_ii(),
+        trace_table_iii(),
+        trace_table_iv(n_boot=bootstrap_samples, seed=BOOTSTRAP_SEED),
+        trace_delta_context(n_boot=bootstrap_samples, seed=BOOTSTRAP_SEED),
+        trace_table_v(),
+        trace_anchoring(),
+    ]
+    for probe in ("visible", "masked"):
+        features = [f"{name}_{probe}" for name in CLUSTER_DIRECTIONS]
+        metrics.append(
+            contrastive_cluster_f1(
+                features=features,
+                directions={f"{name}_{probe}": d for name, d in CLUSTER_DIRECTIONS.items()},
+                primary=f"auc_{probe}",
+                prefix=f"cluster_{probe}",
+                **cluster,
+            )
+        )
+    return Task(
+        dataset=MemoryDataset(samples, name="gsm8k", location=loaded.source),
+        solver=trace_tutor_probe(
+            fractions=fracs,
+            probe_samples=probe_samples,
+            temperature=temperature,
+            max_explanation_tokens=max_explanation_tokens,
+            answer_max_tokens=answer_max_tokens,
+            forced_answer_tag=forced_answer_tag,
+            seed=seed,
+            tokenizer=tokenizer,
+        ),
+        scorer=trace_tutor_scorer(),
+        metrics=metrics,
+        metadata={
+            "study": "trace_tutor",
+            "prompts": tutor_prompt_texts() | {"forced_answer_tag": forced_answer_tag},
+            "fractions": list(fracs),
+            "non_integer_dropped": loaded.non_integer_dropped,
+        },
+    )
