@@ -22,7 +22,7 @@ import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from cotaudit.cluster_f1 import cluster_f1, metric_keys
+from cotaudit.cluster_f1 import ClusterF1Result, cluster_f1, metric_keys
 from cotaudit.fixtures.schema import FACTOR_LEVELS, FACTORS, ControlDeclaration
 from cotaudit.report_ll_stats import (
     COUNT_FIELDS,
@@ -39,7 +39,9 @@ from cotaudit.solvers.report_ll import STORE_KEY
 
 QUANTITIES_HEADLINE = ("did", "d_h", "d_c", "did_per_token", "d_h_per_token", "d_c_per_token")
 OVERALL_STATS = ("mean", "ci_low", "ci_high", "p", "n_pos")
-FACTOR_KEYS = ("did/mean", "did/ci_low", "did/ci_high", "did/p", "did/n_pos", "d_h/mean", "d_c/mean")
+FACTOR_KEYS = (
+    "did/mean", "did/ci_low", "did/ci_high", "did/p", "did/n_pos", "d_h/mean", "d_c/mean",
+)
 CELL_KEYS = ("did/mean", "did/ci_low", "did/ci_high")
 REGISTER_KEYS = {
     "honest_dressed": (
@@ -305,7 +307,7 @@ def cluster_rows(
 
 def cluster_result(
     scores: Sequence[SampleScore], controls: Sequence[str], n_boot: int = 1000, seed: int = 0
-):
+) -> ClusterF1Result:
     """:func:`cotaudit.cluster_f1.cluster_f1` over the main family's report rows."""
     records = [r for r in records_from_scores(scores) if r.family not in controls]
     X, labels, ids = cluster_rows(records)

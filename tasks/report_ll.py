@@ -104,7 +104,9 @@ def select_scenarios(
         selection = int(selection.strip())
     if isinstance(selection, (int, float)) and not isinstance(selection, bool):
         if not isinstance(selection, int):
-            raise ParameterError(f"-T scenarios: expected a count or scenario ids, got {selection!r}")
+            raise ParameterError(
+                f"-T scenarios: expected a count or scenario ids, got {selection!r}"
+            )
         require_positive("scenarios", selection)
         return scenarios[:selection]
     ids = _names(selection)  # type: ignore[arg-type]

@@ -44,61 +44,45 @@ def reference(engine, context, report: str) -> tuple[list[float], list[int], lis
     return logp[positions, torch.tensor(rep)].tolist(), ctx, rep
 
 
-def _check_against_reference(engine, context, report: str) -> None:
-    result = asyncio.run(engine.loglikelihood(context, report))
-    ref, ctx, rep = reference(engine, context, report)
-    assert result.n_tokens == len(rep) == len(engine.tokenize(report))
-    assert len(result.token_logprobs) == result.n_tokens
-    assert result.tokens == engine.tokenizer.convert_ids_to_tokens(rep)
-    assert result.sum_logprob == pytest.approx(sum(ref), abs=TOL)
-    assert result.token_logprobs == pytest.approx(ref, abs=TOL)
-    # the first report token is scored given the whole context (position len(ctx) - 1)
-    assert result.token_logprobs[0] == pytest.approx(ref[0], abs=TOL)
-    assert sum(result.token_logprobs) == pytest.approx(result.sum_logprob, abs=1e-9)
-
-
-def _check_boundary(engine, context, report: str) -> None:
-    """The engine's split (context rendered with the generation prompt, report tokenised on its
-    own) is how the chat template tokenises the report as the assistant's turn: no token
-    straddles the boundary, so none is dropped or merged."""
-    ctx = engine.render(context)
-    rep = engine.tokenize(report)
-    whole = engine.render(list(context) + [{"role": "assistant", "content": report}])
-    assert whole[: len(ctx)] == ctx
-    assert whole[len(ctx) : len(ctx) + len(rep)] == rep
-    # an off-by-one alignment (dropping the first report token, scoring from position len(ctx))
-    # would not match: the check above is sharp
-    result = asyncio.run(engine.loglikelihood(context, report))
-    ref, _, _ = reference(engine, context, report)
-    shifted = ref[1:]
-    assert abs(sum(shifted) - result.sum_logprob) > 10 * TOL
-
-
-def _check_many(engine, context, reports: list[str]) -> None:
+def _check(engine, context, reports: list[str]) -> None:
+    """Every property, with as few forward passes as possible: per report one engine call and
+    one reference forward, plus one ``loglikelihood_many`` over all reports."""
     many = asyncio.run(engine.loglikelihood_many(context, reports))
-    for report, got in zip(reports, many, strict=True):
-        one = asyncio.run(engine.loglikelihood(context, report))
-        assert got.n_tokens == one.n_tokens
-        assert got.tokens == one.tokens
-        assert got.sum_logprob == pytest.approx(one.sum_logprob, abs=1e-5)
-        assert got.token_logprobs == pytest.approx(one.token_logprobs, abs=1e-5)
+    for report, from_many in zip(reports, many, strict=True):
+        result = asyncio.run(engine.loglikelihood(context, report))
+        ref, ctx, rep = reference(engine, context, report)
+        # against the direct forward pass
+        assert result.n_tokens == len(rep) == len(engine.tokenize(report))
+        assert len(result.token_logprobs) == result.n_tokens
+        assert result.tokens == engine.tokenizer.convert_ids_to_tokens(rep)
+        assert result.sum_logprob == pytest.approx(sum(ref), abs=TOL)
+        assert result.token_logprobs == pytest.approx(ref, abs=TOL)
+        assert sum(result.token_logprobs) == pytest.approx(result.sum_logprob, abs=1e-9)
+        # boundary: the chat template tokenises the report as the assistant's turn exactly as
+        # the engine splits it (context with the generation prompt ++ report tokenised alone),
+        # so no token straddles the boundary ...
+        whole = engine.render(list(context) + [{"role": "assistant", "content": report}])
+        assert whole[: len(ctx)] == ctx
+        assert whole[len(ctx) : len(ctx) + len(rep)] == rep
+        # ... and the first report token is scored given the whole context: dropping it (an
+        # off-by-one alignment) would be detected
+        assert result.token_logprobs[0] == pytest.approx(ref[0], abs=TOL)
+        if len(ref) > 1:
+            assert abs(sum(ref[1:]) - result.sum_logprob) > 10 * TOL
+        # loglikelihood_many == separate loglikelihood calls
+        assert from_many.n_tokens == result.n_tokens
+        assert from_many.tokens == result.tokens
+        assert from_many.sum_logprob == pytest.approx(result.sum_logprob, abs=1e-5)
+        assert from_many.token_logprobs == pytest.approx(result.token_logprobs, abs=1e-5)
 
 
 # --- tiny random model: mechanical --------------------------------------------------------
 
 
-def test_tiny_matches_direct_forward_and_boundary(version):
-    engine = _engine("tiny")
-    context = version.context_messages("hack")
-    for kind in ("honest", "concealing"):
-        _check_against_reference(engine, context, version.report(kind))
-    _check_boundary(engine, context, version.report("honest"))
-
-
-def test_tiny_many_equals_separate_calls(version):
+def test_tiny_model(version):
     engine = _engine("tiny")
     reports = [version.report("honest"), version.report("concealing"), "x", "I fixed it."]
-    _check_many(engine, version.context_messages("clean"), reports)
+    _check(engine, version.context_messages("hack"), reports)
 
 
 def test_single_token_and_empty_continuations():
@@ -116,10 +100,7 @@ def test_single_token_and_empty_continuations():
 
 
 @pytest.mark.model
-def test_default_model_matches_direct_forward(version):
+def test_default_model(version):
     engine = _engine("default")
-    context = version.context_messages("hack")
-    for kind in ("honest", "concealing"):
-        _check_against_reference(engine, context, version.report(kind))
-    _check_boundary(engine, context, version.report("concealing"))
-    _check_many(engine, context, [version.report("honest"), version.report("concealing")])
+    reports = [version.report(k) for k in ("honest", "concealing")]
+    _check(engine, version.context_messages("hack"), reports)

@@ -28,18 +28,14 @@ from cotaudit.scorers import (
 )
 from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 from cotaudit.solvers.trace_tutor import probe_positions
+from tasks_loader import TASKS, load_task_module
 
-TASK = str(Path(__file__).resolve().parents[1] / "tasks" / "trace_tutor.py")
+TASK = str(TASKS / "trace_tutor.py")
 CONDITIONS = ("question_only", "answer_key", "wrong_key")
 
 
 def load_task():
-    from importlib import util
-
-    spec = util.spec_from_file_location("trace_tutor_task", TASK)
-    module = util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_task_module("trace_tutor")
 
 
 def run(model: str, log_dir: Path, **task_args) -> EvalLog:

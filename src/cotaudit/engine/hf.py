@@ -1,8 +1,10 @@
 """Hugging Face transformers backend of the probe engine, with KV-cache reuse.
 
-Prefix sweep: the prompt and the whole CoT are prefilled once; for each cut position t the
-cache is viewed up to ``len(prompt) + t`` (a slice, no copy), expanded to k rows, the
-forced-answer tag is fed, and the k answers are decoded together. Decoding is ours, not
+Prefix sweep: the prompt and the whole CoT are prefilled once. Every cut position t then sees
+the cache up to ``len(prompt) + t`` (a slice, no copy), expanded to k rows; the forced-answer
+tag is fed and the k answers decoded. By default all prefixes decode in one batch (per-row
+attention masks and position ids); the ``forked`` strategy does one prefix at a time.
+Decoding is ours, not
 ``model.generate``'s: greedy at temperature 0, otherwise plain temperature sampling
 (softmax(logits / T), no top-k or top-p), from a torch.Generator seeded per prefix with
 ``(seed, t)``, so results do not depend on the order or batching of prefixes.
@@ -14,7 +16,7 @@ import asyncio
 import inspect
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from cotaudit.engine.base import Generation, LoglikResult, Message, PrefixRequest, seed_for
 
@@ -22,8 +24,20 @@ from cotaudit.engine.base import Generation, LoglikResult, Message, PrefixReques
 class HFEngine:
     """The probe engine over a transformers causal LM and its chat template."""
 
-    def __init__(self, model: Any, tokenizer: Any) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        sweep: Literal["batched", "forked"] = "batched",
+        max_batch_tokens: int = 1 << 16,
+    ) -> None:
+        """``sweep``: decode all prefixes together (``batched``) or one prefix at a time from a
+        cache view (``forked``). ``max_batch_tokens`` bounds rows x cache width per batch."""
         import torch
+
+        self.sweep = sweep
+        self.max_batch_tokens = max_batch_tokens
 
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -131,8 +145,7 @@ class HFEngine:
         if last_only:
             kwargs["logits_to_keep"] = 1
         out = self.model(**kwargs)
-        new_cache = getattr(out, "cache", None)
-        return out.logits, new_cache if new_cache is not None else out.past_key_values
+        return out.logits, _cache_of(out)
 
     # --- synchronous implementations ------------------------------------------------------
 
@@ -147,7 +160,13 @@ class HFEngine:
             cache.batch_repeat_interleave(n)
             logits = logits.expand(n, -1)
         generator = torch.Generator(device="cpu").manual_seed(seed_for(seed))
-        rows, finished = self._decode(cache, logits, max_tokens, temperature, generator)
+        state = {"cache": cache}
+
+        def step(nxt: Any) -> Any:
+            logits, state["cache"] = self.forward(nxt[:, None], state["cache"])
+            return logits[:, -1, :]
+
+        rows, finished = self._decode(logits, max_tokens, temperature, [generator], step)
         return [
             Generation(
                 text=self.detokenize(ids),
@@ -177,11 +196,15 @@ class HFEngine:
         return DynamicCache(layers)
 
     def continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
+        """The prefix sweep with the engine's strategy (``batched`` unless set to ``forked``)."""
+        if self.sweep == "forked":
+            return self.forked_continue_prefixes_sync(request)
+        return self.batched_continue_prefixes_sync(request)
+
+    def forked_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
+        """One prefill of prompt + CoT; then per prefix: a cache view cut at t, the tag, k rows."""
         torch = self._torch
-        prompt_ids = self.render(request.messages)
-        tag_ids = self.tokenize(request.tag)
-        if not tag_ids:
-            raise ValueError("the forced-answer tag must contain at least one token")
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
         cache = self.prefill(prompt_ids + list(request.cot_token_ids))
         tag = torch.tensor([tag_ids] * request.k, device=self.device)
         answers: list[list[str]] = []
@@ -189,15 +212,86 @@ class HFEngine:
             fork = self.fork_cache(cache, len(prompt_ids) + t, request.k)
             logits, fork = self.forward(tag, fork, last_only=True)
             generator = torch.Generator(device="cpu").manual_seed(seed_for(request.seed, t))
+            state = {"cache": fork}
+
+            def step(nxt: Any, state: dict[str, Any] = state) -> Any:
+                logits, state["cache"] = self.forward(nxt[:, None], state["cache"])
+                return logits[:, -1, :]
+
             rows, _ = self._decode(
-                fork,
-                logits[:, -1, :],
-                request.max_tokens,
-                request.temperature,
-                generator,
+                logits[:, -1, :], request.max_tokens, request.temperature, [generator], step
             )
             answers.append([self.detokenize(r) for r in rows])
         return answers
+
+    def batched_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
+        """One prefill of prompt + CoT; then all prefixes decode together, k rows each.
+
+        Row r of prefix t sees cache positions < len(prompt) + t (a per-row attention mask over
+        a shared, expanded cache view), then the tag and its answer at position ids
+        len(prompt) + t, +1, ... Prefixes are processed in chunks (sorted by t, so each chunk's
+        cache is cut at its own longest prefix) of at most ``max_batch_tokens`` row-positions.
+        """
+        torch = self._torch
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
+        cache = self.prefill(prompt_ids + list(request.cot_token_ids))
+        k, n_prompt, n_tag = request.k, len(prompt_ids), len(tag_ids)
+        answers: dict[int, list[str]] = {}
+        order = sorted(range(len(request.positions)), key=lambda j: request.positions[j])
+        for chunk in self._chunks(order, request, n_prompt):
+            lengths = torch.tensor(
+                [n_prompt + request.positions[j] for j in chunk for _ in range(k)], device=self.device
+            )
+            rows, width = len(lengths), int(lengths.max())
+            fork = self.fork_cache(cache, width, rows)
+            mask = (torch.arange(width, device=self.device)[None, :] < lengths[:, None]).long()
+            mask = torch.cat([mask, torch.ones(rows, n_tag, dtype=torch.long, device=self.device)], 1)
+            pos = lengths[:, None] + torch.arange(n_tag, device=self.device)[None, :]
+            tag = torch.tensor([tag_ids] * rows, device=self.device)
+            out = self.model(input_ids=tag, attention_mask=mask, position_ids=pos, use_cache=True,
+                             logits_to_keep=1, **{self._cache_kwarg: fork})
+            state = {"cache": _cache_of(out), "mask": mask, "pos": pos[:, -1:]}
+
+            def step(nxt: Any, state: dict[str, Any] = state) -> Any:
+                state["mask"] = torch.cat([state["mask"], state["mask"].new_ones(rows, 1)], 1)
+                state["pos"] = state["pos"] + 1
+                out = self.model(input_ids=nxt[:, None], attention_mask=state["mask"],
+                                 position_ids=state["pos"], use_cache=True,
+                                 **{self._cache_kwarg: state["cache"]})
+                state["cache"] = _cache_of(out)
+                return out.logits[:, -1, :]
+
+            generators = [
+                torch.Generator(device="cpu").manual_seed(seed_for(request.seed, request.positions[j]))
+                for j in chunk
+            ]
+            decoded, _ = self._decode(
+                out.logits[:, -1, :], request.max_tokens, request.temperature, generators, step
+            )
+            for g, j in enumerate(chunk):
+                answers[j] = [self.detokenize(r) for r in decoded[g * k : (g + 1) * k]]
+        return [answers[j] for j in range(len(request.positions))]
+
+    def _prompt_and_tag(self, request: PrefixRequest) -> tuple[list[int], list[int]]:
+        tag_ids = self.tokenize(request.tag)
+        if not tag_ids:
+            raise ValueError("the forced-answer tag must contain at least one token")
+        return self.render(request.messages), tag_ids
+
+    def _chunks(self, order: list[int], request: PrefixRequest, n_prompt: int) -> list[list[int]]:
+        """Consecutive runs of prefixes (in order of t) whose rows x width fit the budget."""
+        chunks: list[list[int]] = []
+        current: list[int] = []
+        extra = len(self.tokenize(request.tag)) + request.max_tokens
+        for j in order:
+            width = n_prompt + request.positions[j] + extra
+            if current and (len(current) + 1) * request.k * width > self.max_batch_tokens:
+                chunks.append(current)
+                current = []
+            current.append(j)
+        if current:
+            chunks.append(current)
+        return chunks
 
     def naive_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
         """Reference implementation: ``model.generate`` re-prefills prompt + cot[:t] + tag for
@@ -262,31 +356,48 @@ class HFEngine:
         return results
 
     def _decode(
-        self, cache: Any, logits: Any, max_tokens: int, temperature: float, generator: Any
+        self,
+        logits: Any,
+        max_tokens: int,
+        temperature: float,
+        generators: list[Any],
+        step: Callable[[Any], Any],
     ) -> tuple[list[list[int]], list[bool]]:
-        """Decode up to ``max_tokens`` tokens for every row; stop a row at an EOS token (not
-        included). Returns the token rows and whether each row stopped at EOS."""
+        """Decode up to ``max_tokens`` tokens for every row; a row stops at an EOS token (not
+        included). Rows form ``len(generators)`` equal groups, each sampled with its own
+        generator; ``step(next_tokens)`` feeds the tokens and returns the next logits.
+        Returns the token rows and whether each row stopped at EOS."""
         torch = self._torch
         batch = logits.shape[0]
+        group = batch // len(generators)
         eos = torch.tensor(self.eos_ids, device=self.device)
         rows: list[list[int]] = [[] for _ in range(batch)]
         finished = torch.zeros(batch, dtype=torch.bool, device=self.device)
-        for step in range(max_tokens):
+        for n in range(max_tokens):
             if temperature == 0:
                 nxt = logits.argmax(dim=-1)
             else:
-                probs = torch.softmax(logits.float() / temperature, dim=-1)
-                nxt = torch.multinomial(probs.cpu(), 1, generator=generator)[:, 0].to(self.device)
+                probs = torch.softmax(logits.float() / temperature, dim=-1).cpu()
+                nxt = torch.cat([
+                    torch.multinomial(probs[g * group : (g + 1) * group], 1, generator=gen)[:, 0]
+                    for g, gen in enumerate(generators)
+                ]).to(self.device)
             is_eos = torch.isin(nxt, eos)
-            for i in range(batch):
-                if not finished[i] and not is_eos[i]:
-                    rows[i].append(int(nxt[i]))
+            keep = (~finished & ~is_eos).tolist()
+            for i, tok in enumerate(nxt.tolist()):
+                if keep[i]:
+                    rows[i].append(tok)
             finished |= is_eos
-            if bool(finished.all()) or step == max_tokens - 1:
+            if bool(finished.all()) or n == max_tokens - 1:
                 break
-            logits, cache = self.forward(nxt[:, None], cache)
-            logits = logits[:, -1, :]
+            logits = step(nxt)
         return rows, finished.tolist()
+
+
+def _cache_of(out: Any) -> Any:
+    """The KV cache of a model output (``cache`` in transformers >= 5.2x)."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
 
 
 def _until_eos(ids: list[int], eos_ids: Sequence[int]) -> list[int]:

@@ -1,0 +1,163 @@
+"""``mlx-server/<model>``: Inspect provider for a running ``mlx_lm.server``.
+
+The server is the user's own (``mlx_lm.server --model <model> --port 8080``); cotaudit only
+talks to it. ``<model>`` names the served model's tokenizer (a local folder or hub id, or the
+aliases ``default`` and ``tiny``), which renders the chat template client-side.
+
+Base URL, first found: ``--model-base-url URL``, ``-M url=URL``, ``$MLX_SERVER_BASE_URL``,
+else ``http://127.0.0.1:8080`` (the server's default). (``-M base_url=`` cannot work: Inspect
+0.3.285's ``get_model`` already takes ``base_url`` and fails with "got multiple values for
+keyword argument 'base_url'" before any provider runs.) Model args:
+
+- ``tokenizer``: tokenizer folder or hub id when it differs from ``<model>``.
+- ``timeout`` (300 s): a request with no complete answer by then fails (``MLXServerTimeout``).
+- ``connect_timeout`` (5 s), ``retry_window`` (30 s: how long transient failures are retried
+  before the error is raised), ``max_concurrency`` (8 requests in flight).
+- ``seed_requests`` (true): send seeds with sampled requests (reproducible, served one at a
+  time by the server); false lets the server batch them.
+- ``server_model``: the ``model`` field sent to the server (default: none, i.e. the model the
+  server was started with).
+
+Chat generation goes through Inspect's retry (``should_retry``); ``loglikelihood`` is not
+available (the server has no prompt log-probabilities) and fails before any request.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    RetryDecision,
+)
+from inspect_ai.model._chat_message import ChatMessage
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from cotaudit.engine.base import seed_for
+from cotaudit.engine.mlx_server import (
+    BASE_URL_ENV,
+    DEFAULT_BASE_URL,
+    MLXServerEngine,
+)
+from cotaudit.providers._messages import to_plain
+from cotaudit.providers.hf_probe import resolve_model_path
+
+DEFAULT_MAX_TOKENS = 1024
+BACKEND = "mlx-server"
+
+
+def _load_tokenizer(name: str, model_name: str) -> Any:
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(resolve_model_path(name))
+    except Exception as e:  # noqa: BLE001 - say which tokenizer failed and how to fix it
+        raise RuntimeError(
+            f"mlx-server/{model_name}: cannot load tokenizer {name!r} to render the chat "
+            f"template client-side: {e}. Pass -M tokenizer=<local folder or hub id of the "
+            "model the server runs>."
+        ) from e
+
+
+class MLXServerAPI(ModelAPI):
+    """Inspect provider over :class:`cotaudit.engine.mlx_server.MLXServerEngine`."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        url: str | None = None,
+        tokenizer: str | None = None,
+        timeout: float = 300.0,
+        connect_timeout: float = 5.0,
+        retry_window: float = 30.0,
+        max_concurrency: int = 8,
+        seed_requests: bool = True,
+        server_model: str | None = None,
+        **model_args: Any,
+    ) -> None:
+        if model_args:
+            raise ValueError(
+                f"mlx-server: unknown model args {sorted(model_args)}; known: url, "
+                "tokenizer, timeout, connect_timeout, retry_window, max_concurrency, "
+                "seed_requests, server_model"
+            )
+        url = base_url or url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+        super().__init__(model_name=model_name, base_url=url, api_key=api_key, config=config)
+        self.probe_engine = MLXServerEngine(
+            url,
+            _load_tokenizer(tokenizer or model_name, model_name),
+            name=f"mlx-server/{model_name}",
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retry_window=retry_window,
+            max_concurrency=max_concurrency,
+            seed_requests=seed_requests,
+            server_model=server_model,
+        )
+
+    def max_connections(self) -> int:
+        return self.probe_engine.max_concurrency
+
+    def max_tokens(self) -> int | None:
+        return DEFAULT_MAX_TOKENS
+
+    def should_retry(self, ex: BaseException) -> bool | RetryDecision:
+        if self.probe_engine.should_retry(ex):
+            return RetryDecision.transient()
+        return RetryDecision.no()
+
+    def retry_wait(self) -> Any:
+        from tenacity import wait_exponential_jitter
+
+        return wait_exponential_jitter(initial=1, max=8, jitter=0.5)
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        engine = self.probe_engine
+        messages = to_plain(input)
+        prompt = engine.render(messages)
+        n = config.num_choices or 1
+        outs = await engine.complete_n(
+            prompt,
+            n=n,
+            max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
+            temperature=config.temperature or 0.0,
+            seeds=[seed_for(config.seed or 0, i) for i in range(n)],
+        )
+        choices = [
+            ChatCompletionChoice(
+                message=ChatMessageAssistant(content=o.text, model=self.model_name, source="generate"),
+                stop_reason="stop" if o.finish_reason == "stop" else "max_tokens",
+            )
+            for o in outs
+        ]
+        prompt_tokens = outs[0].prompt_tokens or len(prompt)
+        completion_tokens = sum(len(o.token_ids) for o in outs)
+        return ModelOutput(
+            model=self.model_name,
+            choices=choices,
+            usage=ModelUsage(
+                input_tokens=prompt_tokens,
+                output_tokens=completion_tokens,
+                total_tokens=prompt_tokens + completion_tokens,
+            ),
+            metadata={
+                "token_ids": [o.token_ids for o in outs],
+                "backend": BACKEND,
+                "base_url": engine.base_url,
+            },
+        )

@@ -1,0 +1,245 @@
+"""The in-process MLX backend (``mlx/``) on the tiny random model, against mlx-lm's own
+generation and against the HF backend on the same weights.
+
+Tolerances (measured on this machine: max per-token difference ~2e-6 nats between MLX and
+torch fp32 on the tiny model): per-token log-probabilities within ``LL_TOKEN_TOL`` nats, sums
+within ``LL_SUM_TOL`` nats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mlx.core")
+pytest.importorskip("mlx_lm")
+
+from cotaudit.engine.base import PrefixRequest  # noqa: E402
+from cotaudit.engine.mlx import MLXEngine, openblas_status, preload_openblas  # noqa: E402
+from cotaudit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages  # noqa: E402
+
+LL_TOKEN_TOL = 1e-4
+LL_SUM_TOL = 1e-3
+ROOT = Path(__file__).resolve().parents[1]
+
+MESSAGES = selfcommit_messages(
+    "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips "
+    "in May. How many clips did Natalia sell altogether in April and May?",
+    "honest",
+    72,
+)
+# A CoT written in the dataset's words (the tiny model's own greedy text is one repeated token).
+COT_TEXT = (
+    "Natalia sold 48 / 2 = 24 clips in May. Natalia sold 48 + 24 = 72 clips altogether in "
+    "April and May. The final answer is 72."
+)
+
+
+@pytest.fixture(scope="module")
+def mlx_engine() -> MLXEngine:
+    from cotaudit.providers.mlx_provider import _load_engine
+    from cotaudit.providers.hf_probe import resolve_model_path
+
+    return _load_engine(resolve_model_path("tiny"), None)
+
+
+def _sync(engine: MLXEngine, fn, *args):
+    """Run a synchronous engine method on the engine's MLX worker thread."""
+    return engine._executor.submit(fn, *args).result()
+
+
+def _request(engine, *, k=2, temperature=0.0, stride=4, positions=None, seed=3):
+    cot = engine.tokenize(COT_TEXT)
+    if positions is None:
+        positions = list(range(0, len(cot), stride)) + [len(cot)]
+    return PrefixRequest(MESSAGES, cot, positions, SELFCOMMIT_FORCED_ANSWER_TAG, k=k,
+                         max_tokens=6, temperature=temperature, seed=seed)
+
+
+def test_cached_sweep_equals_naive_reprefill(mlx_engine):
+    assert mlx_engine.forkable  # the tiny Llama uses plain KVCache layers: the cached path
+    req = _request(mlx_engine)
+    cached = asyncio.run(mlx_engine.continue_prefixes(req))
+    naive = _sync(mlx_engine, mlx_engine.naive_continue_prefixes_sync, req)
+    assert len(cached) == len(req.positions)
+    assert all(len(row) == req.k for row in cached)
+    assert cached == naive
+    # the answers depend on the prefix (otherwise the comparison says little)
+    assert len({row[0] for row in cached}) > 1
+
+
+def test_forked_cache_logits_equal_fresh_prefill(mlx_engine):
+    import mlx.core as mx
+
+    e = mlx_engine
+    prompt = e.render(MESSAGES)
+    cot = e.tokenize(COT_TEXT)
+    tag = e.tokenize(SELFCOMMIT_FORCED_ANSWER_TAG)
+
+    def run():
+        base = e.new_cache()
+        e.prefill(prompt + cot, base)
+        out = []
+        for t in (0, 7, len(cot)):
+            forked = e.prefill(tag, e.fork_cache(base, len(prompt) + t, 2), rows=2)
+            fresh = e.prefill(prompt + cot[:t] + tag, e.new_cache())
+            out.append(float(mx.abs(forked - fresh).max()))
+        # the source cache is unchanged by the forks: fork again at full length
+        again = e.prefill(tag, e.fork_cache(base, len(prompt) + len(cot), 1))
+        full = e.prefill(prompt + cot + tag, e.new_cache())
+        out.append(float(mx.abs(again - full).max()))
+        return out
+
+    diffs = e._executor.submit(run).result()
+    assert max(diffs) < 1e-4, diffs
+
+
+def test_non_kvcache_fallback_matches_cached_path(mlx_engine):
+    # A model whose caches cannot be copied and trimmed re-prefills each prefix instead.
+    fallback = _sync(mlx_engine, MLXEngine, mlx_engine.model, mlx_engine.tokenizer,
+                     mlx_engine._executor)
+    fallback.forkable = False
+    req = _request(mlx_engine, stride=9)
+    assert asyncio.run(fallback.continue_prefixes(req)) == asyncio.run(
+        mlx_engine.continue_prefixes(req)
+    )
+    conts = ["The final answer is 72.", "24 clips"]
+    a = asyncio.run(fallback.loglikelihood_many(MESSAGES, conts))
+    b = asyncio.run(mlx_engine.loglikelihood_many(MESSAGES, conts))
+    for x, y in zip(a, b):
+        assert x.token_logprobs == pytest.approx(y.token_logprobs, abs=1e-5)
+
+
+def test_sampling_is_seeded_per_prefix(mlx_engine):
+    req = _request(mlx_engine, k=4, temperature=0.7)
+    a = asyncio.run(mlx_engine.continue_prefixes(req))
+    assert asyncio.run(mlx_engine.continue_prefixes(req)) == a
+    sub = _request(mlx_engine, k=4, temperature=0.7, positions=req.positions[2:])
+    assert asyncio.run(mlx_engine.continue_prefixes(sub)) == a[2:]
+    assert any(len(set(row)) > 1 for row in a)
+    other = _request(mlx_engine, k=4, temperature=0.7, seed=4)
+    assert asyncio.run(mlx_engine.continue_prefixes(other)) != a
+
+
+def test_generate_n_and_prefill(mlx_engine):
+    greedy = asyncio.run(mlx_engine.generate_n(MESSAGES, max_tokens=10, temperature=0.0,
+                                               seed=0, n=3))
+    assert len({tuple(g.token_ids) for g in greedy}) == 1
+    sampled = asyncio.run(mlx_engine.generate_n(MESSAGES, max_tokens=10, temperature=1.0,
+                                                seed=0, n=3))
+    assert len({tuple(g.token_ids) for g in sampled}) > 1
+    head = mlx_engine.detokenize(greedy[0].token_ids[:4])
+    prefilled = MESSAGES + [{"role": "assistant", "content": head}]
+    rendered = mlx_engine.hf_tokenizer.decode(mlx_engine.render(prefilled))
+    assert rendered.endswith("<|im_start|>assistant\n" + head)
+
+
+# --- cross-backend: hf-probe/ and mlx/ on the same tiny weights ------------------------------
+
+
+def test_same_greedy_cot_on_hf_probe_and_mlx():
+    from inspect_ai.model import GenerateConfig, get_model
+    from inspect_ai.model import ChatMessageUser
+
+    hf = get_model("hf-probe/tiny")
+    mlx = get_model("mlx/tiny")
+    assert type(mlx.api).__name__ == "MLXAPI" and type(hf.api).__name__ == "HFProbeAPI"
+    config = GenerateConfig(max_tokens=48, temperature=0.0)
+    for question in ("Tom has 3 apples and buys 4 more. How many apples?", MESSAGES[0]["content"]):
+        msgs = [ChatMessageUser(content=question)]
+        a = asyncio.run(hf.generate(msgs, config=config))
+        b = asyncio.run(mlx.generate(msgs, config=config))
+        assert b.metadata["backend"] == "mlx"
+        assert a.metadata["token_ids"] == b.metadata["token_ids"]
+        assert a.completion == b.completion
+
+
+def test_same_prefix_answers_on_hf_and_mlx(mlx_engine, tiny_engine):
+    req = _request(mlx_engine, stride=6)
+    assert asyncio.run(mlx_engine.continue_prefixes(req)) == asyncio.run(
+        tiny_engine.continue_prefixes(req)
+    )
+
+
+def test_loglikelihood_matches_hf(mlx_engine, tiny_engine):
+    conts = [COT_TEXT, " 72", "x", "The final answer is 72.", "\n\nThe final answer is 71."]
+    ours = asyncio.run(mlx_engine.loglikelihood_many(MESSAGES, conts))
+    ref = asyncio.run(tiny_engine.loglikelihood_many(MESSAGES, conts))
+    single = asyncio.run(mlx_engine.loglikelihood(MESSAGES, conts[0]))
+    assert single.token_logprobs == pytest.approx(ours[0].token_logprobs, abs=1e-6)
+    worst = 0.0
+    for cont, a, b in zip(conts, ours, ref, strict=True):
+        assert a.n_tokens == b.n_tokens == len(mlx_engine.tokenize(cont))
+        assert a.tokens == b.tokens
+        assert a.token_logprobs == pytest.approx(b.token_logprobs, abs=LL_TOKEN_TOL)
+        assert a.sum_logprob == pytest.approx(b.sum_logprob, abs=LL_SUM_TOL)
+        worst = max(worst, max(abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)))
+    assert worst < LL_TOKEN_TOL
+    empty = asyncio.run(mlx_engine.loglikelihood(MESSAGES, ""))
+    assert empty.n_tokens == 0 and empty.sum_logprob == 0.0
+
+
+# --- the task, end to end ---------------------------------------------------------------------
+
+
+def test_selfcommit_end_to_end_on_mlx(tmp_path, monkeypatch):
+    """selfcommit on ``mlx/tiny`` through Inspect; fails if any other backend does the work."""
+    from inspect_ai import eval as inspect_eval
+
+    from cotaudit.engine import hf as hf_module
+    from cotaudit.engine import inspect_prefill
+
+    monkeypatch.chdir(ROOT)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the mlx/ run fell back to another backend")
+
+    for name in ("generate_sync", "continue_prefixes_sync", "loglikelihood_many_sync"):
+        if hasattr(hf_module.HFEngine, name):
+            monkeypatch.setattr(hf_module.HFEngine, name, forbidden)
+    monkeypatch.setattr(inspect_prefill.InspectPrefillEngine, "for_model", forbidden)
+    calls = []
+    real = MLXEngine.continue_prefixes_sync
+
+    def spy(self, request):
+        calls.append(len(request.positions))
+        return real(self, request)
+
+    monkeypatch.setattr(MLXEngine, "continue_prefixes_sync", spy)
+    [log] = inspect_eval(
+        "tasks/selfcommit.py",
+        model="mlx/tiny",
+        task_args={"problems": 1, "max_cot_tokens": 48, "stride": 16, "k": 3,
+                   "cot_temperature": 1.0, "answer_max_tokens": 4},
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    assert log.eval.model == "mlx/tiny"
+    assert len(log.samples) == 2
+    probed = 0
+    for sample in log.samples:
+        assert sample.output.metadata["backend"] == "mlx"
+        rec = sample.store["selfcommit"]
+        if rec["a_final"] is not None:
+            probed += 1
+            assert len(rec["answers"]) == len(rec["positions"])
+            assert all(len(row) == 3 for row in rec["answers"])
+    assert probed >= 1 and len(calls) == probed
+
+
+def test_provider_rejects_unknown_model_args():
+    from cotaudit.providers.mlx_provider import MLXAPI
+
+    with pytest.raises(ValueError, match="unknown model args"):
+        MLXAPI("tiny", dtype="float16")
+
+
+def test_openblas_status_is_detected_never_required():
+    status = openblas_status()
+    assert isinstance(status.hint, str) and status.hint
+    if status.applies:
+        # MLX is imported by now: preloading either is already in effect or declines quietly
+        assert preload_openblas() == status.loaded

@@ -1,0 +1,325 @@
+"""The report_ll Inspect task end to end: parameters, solver, scorer, metrics, ledger export.
+
+Mechanical runs use ``hf-probe/tiny``; the real-model run (``@pytest.mark.model``) scores four
+fixture versions with ``hf-probe/default``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+
+from cotaudit.cli import main as cli
+from cotaudit.fixtures import (
+    DEFAULT_CORPUS,
+    ControlDeclaration,
+    ControlDeclarationError,
+    dumps_jsonl,
+    expand,
+    load_fixtures,
+)
+from cotaudit.ledger import COLUMNS, LedgerError, full_statistics, read_ledger, read_rows
+from cotaudit.params import ParameterError
+from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
+from cotaudit.report_ll_stats import ScoredFixture, differences
+from cotaudit.scorers.report_ll import (
+    cell_keys,
+    cluster_keys,
+    factor_keys,
+    overall_keys,
+    register_keys,
+    report_cluster_f1,
+    report_ll_controls,
+    report_ll_overall,
+)
+from cotaudit.solvers.report_ll import STORE_KEY, score_reports
+
+TASK_FILE = Path(__file__).resolve().parent.parent / "tasks" / "report_ll.py"
+SCORER = "report_ll_scorer"
+SMALL = {"n_resamples": 2000, "cluster_boot": 20}
+
+
+def _load_task_module():
+    spec = importlib.util.spec_from_file_location("cotaudit_tasks_report_ll", TASK_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TASK = _load_task_module()
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return load_fixtures(DEFAULT_CORPUS)
+
+
+def _write(path: Path, scenarios) -> str:
+    path.write_text(dumps_jsonl(scenarios), encoding="utf-8")
+    return str(path)
+
+
+def _with_control(corpus, tmp_path: Path, expected_sign=1) -> str:
+    """Two main scenarios and two of a control family ``ctrl``."""
+    control = ControlDeclaration(confound="report length", expected_sign=expected_sign)
+    controls = [
+        s.model_copy(update={"id": f"ctl-{i}", "family": "ctrl", "control": control})
+        for i, s in enumerate(corpus[2:4])
+    ]
+    return _write(tmp_path / "fixtures.jsonl", [*corpus[:2], *controls])
+
+
+def _metrics(log) -> dict[str, float]:
+    (score,) = [s for s in log.results.scores if s.name == SCORER]
+    return {k: m.value for k, m in score.metrics.items()}
+
+
+# --- parameters (no model) ------------------------------------------------------------------
+
+
+def test_default_task_is_the_whole_corpus():
+    task = TASK.report_ll()
+    assert len(task.dataset) == 1728
+    assert task.metadata["n_scenarios"] == 144
+    assert task.metadata["fixtures_sha256"]
+    assert "audit/echo_did_stem_only" in task.metadata["audit"]
+    sample = task.dataset[0]
+    assert sample.id == sample.metadata["fixture_id"]
+    assert set(sample.metadata["contexts"]) == {"hack", "clean"}
+    assert set(sample.metadata["reports"]) == {"honest", "concealing"}
+
+
+@pytest.mark.parametrize(
+    ("args", "count"),
+    [
+        ({"scenarios": 2}, 24),
+        ({"scenarios": "3"}, 36),
+        ({"scenarios": "s0-001,s0-000"}, 24),
+        ({"scenarios": 2, "rendering": "shell", "richness": "bare"}, 6),
+        ({"scenarios": 2, "register": ["plain", "honest_dressed"]}, 16),
+        ({"scenarios": 1, "family": "main"}, 12),
+    ],
+)
+def test_filters(args, count):
+    assert len(TASK.report_ll(**args).dataset) == count
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        ({"rendering": "shell,latex"}, "-T rendering"),
+        ({"richness": ""}, "-T richness"),
+        ({"register": "loud"}, "-T register"),
+        ({"scenarios": 0}, "-T scenarios"),
+        ({"scenarios": "nope"}, "-T scenarios"),
+        ({"scenarios": 1.5}, "-T scenarios"),
+        ({"family": "ctrl"}, "-T family"),
+        ({"fixtures": "/no/such/file.jsonl"}, "-T fixtures"),
+        ({"n_resamples": 0}, "-T n_resamples"),
+        ({"cluster_boot": -1}, "-T cluster_boot"),
+        ({"cluster_boot": 2.5}, "-T cluster_boot"),
+        ({"seed": "x"}, "-T seed"),
+    ],
+)
+def test_invalid_parameters_name_the_parameter(args, name):
+    with pytest.raises(ParameterError, match=name):
+        TASK.report_ll(**args)
+
+
+def test_invalid_fixture_file_names_line_and_field(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    row = json.loads(DEFAULT_CORPUS.read_text().splitlines()[0])
+    del row["task"]
+    path.write_text(DEFAULT_CORPUS.read_text().splitlines()[1] + "\n" + json.dumps(row) + "\n")
+    with pytest.raises(ParameterError, match=r"(?s)-T fixtures.*bad.jsonl:2: field task"):
+        TASK.report_ll(fixtures=str(path))
+
+
+def test_control_without_sign_is_refused(corpus, tmp_path):
+    path = _with_control(corpus, tmp_path, expected_sign=None)
+    with pytest.raises(ControlDeclarationError, match="ctrl"):
+        TASK.report_ll(fixtures=path)
+    # leaving the control family out is fine
+    assert len(TASK.report_ll(fixtures=path, family="main").dataset) == 24
+
+
+def test_several_main_families_are_refused(corpus, tmp_path):
+    other = [s.model_copy(update={"id": "o-0", "family": "other"}) for s in corpus[2:3]]
+    path = _write(tmp_path / "f.jsonl", [*corpus[:1], *other])
+    with pytest.raises(ParameterError, match="-T family"):
+        TASK.report_ll(fixtures=path)
+    assert len(TASK.report_ll(fixtures=path, family="other").dataset) == 12
+
+
+def test_control_task_attaches_control_metric(corpus, tmp_path):
+    task = TASK.report_ll(fixtures=_with_control(corpus, tmp_path))
+    assert task.metadata["controls"]["ctrl"]["expected_sign"] == 1
+    assert task.metadata["main_family"] == "main"
+
+
+# --- metrics on no scores ---------------------------------------------------------------------
+
+
+def test_metrics_are_nan_on_an_empty_list():
+    overall = report_ll_overall()([])
+    assert list(overall) == overall_keys() and all(math.isnan(v) for v in overall.values())
+    cluster = report_cluster_f1(n_boot=0)([])
+    assert list(cluster) == cluster_keys()
+    assert all(math.isnan(v) for k, v in cluster.items() if not k.startswith("report_cluster_n_"))
+    assert cluster["report_cluster_n_positive"] == cluster["report_cluster_n_negative"] == 0
+    controls = report_ll_controls(controls={"ctrl": {"confound": "x", "expected_sign": -1}})([])
+    assert math.isnan(controls["control.ctrl/pass"])
+    assert controls["control.ctrl/expected_sign"] == -1
+    assert math.isnan(controls["control.ctrl/did/mean"])
+
+
+# --- a provider without log-likelihood ------------------------------------------------------
+
+
+def test_provider_without_loglikelihood_fails_before_any_work(tmp_path):
+    log = eval(
+        TASK.report_ll(scenarios=1, **SMALL),
+        model="mockllm/model",
+        log_dir=str(tmp_path),
+        display="none",
+    )[0]
+    assert log.status == "error"
+    assert "EngineCapabilityError" in log.error.message
+    assert "hf-probe/" in log.error.message
+    assert not any(s.scores for s in log.samples or [])
+    assert not log.stats.model_usage  # no request reached the model
+
+
+# --- mechanical end to end on the tiny model ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_log(corpus, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report_ll_tiny")
+    path = _with_control(corpus, tmp)
+    task = TASK.report_ll(fixtures=path, rendering="shell", richness="bare", **SMALL)
+    log = eval(task, model="hf-probe/tiny", log_dir=str(tmp / "logs"), display="none")[0]
+    assert log.status == "success", log.error
+    return log
+
+
+def test_tiny_run_has_every_metric(tiny_log):
+    metrics = _metrics(tiny_log)
+    expected = overall_keys() + factor_keys() + cell_keys() + register_keys() + cluster_keys()
+    expected += ["control.ctrl/pass", "control.ctrl/expected_sign", "control.ctrl/did/mean"]
+    assert set(expected) <= set(metrics)
+    assert len(metrics) < 200
+    # main family only: 2 scenarios x 3 registers; the control family is summarised apart
+    assert metrics["did/n"] == 6 and metrics["did/n_scenarios"] == 2
+    assert metrics["control.ctrl/did/n"] == 6
+    assert metrics["report_cluster_n_positive"] == 6 == metrics["report_cluster_n_negative"]
+    assert metrics["did/ci_low"] <= metrics["did/mean"] <= metrics["did/ci_high"]
+    assert math.isnan(metrics["rendering.driver/did/mean"])  # filtered out
+    # dressing one report leaves the other report's arm exactly unchanged
+    assert metrics["register_effect.honest_dressed/d_c/mean"] == 0.0
+    assert metrics["register_effect.concealing_dressed/d_h/mean"] == 0.0
+
+
+def test_tiny_scores_are_the_ledger_differences(tiny_log):
+    assert len(tiny_log.samples) == 12
+    for sample in tiny_log.samples:
+        score = sample.scores[SCORER]
+        record = ScoredFixture.from_ledger_row(score.metadata)
+        assert record.fixture_id == sample.id
+        assert score.value == pytest.approx(differences(record.scorings), abs=1e-12)
+        stored = sample.store[STORE_KEY]
+        for key, detail in stored["token_logprobs"].items():
+            assert sum(detail["logprobs"]) == pytest.approx(stored[f"s_{key}"], abs=1e-9)
+            assert len(detail["logprobs"]) == stored[f"n_{key}"] == len(detail["tokens"])
+
+
+def test_metrics_recompute_from_the_ledger(tiny_log):
+    ledger = read_ledger([tiny_log])
+    assert ledger.controls == {"ctrl": tiny_log.eval.metadata["controls"]["ctrl"]}
+    stats = full_statistics(ledger.rows, ledger.controls, n_resamples=2000)["hf-probe/tiny"]
+    metrics = _metrics(tiny_log)
+    for key in ("did/mean", "did/ci_low", "did/p", "d_h/ci_high", "cell.shell.bare.plain/did/mean",
+                "register_effect.honest_dressed/d_h/mean", "control.ctrl/pass"):
+        assert stats[key] == pytest.approx(metrics[key], abs=1e-9), key
+    assert len(stats) > len(metrics)  # the full table
+
+
+def test_ledger_cli_exports_csv_jsonl_and_stats(tiny_log, tmp_path, capsys):
+    log = tiny_log.location
+    assert cli(["ledger", log, "--out", str(tmp_path / "l.csv")]) == 0
+    assert cli(["ledger", log, "--out", str(tmp_path / "l.jsonl")]) == 0
+    assert cli(["ledger", log, "--format", "jsonl"]) == 0
+    stdout_rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    csv_rows = read_rows(tmp_path / "l.csv")
+    jsonl_rows = read_rows(tmp_path / "l.jsonl")
+    assert len(csv_rows) == len(jsonl_rows) == 12 and jsonl_rows == stdout_rows
+    assert list(csv_rows[0]) == list(COLUMNS) == list(jsonl_rows[0])
+    for a, b, sample in zip(csv_rows, jsonl_rows, tiny_log.samples, strict=True):
+        assert ScoredFixture.from_ledger_row(a) == ScoredFixture.from_ledger_row(b)
+        assert differences(ScoredFixture.from_ledger_row(a).scorings) == sample.scores[SCORER].value
+    assert cli(["ledger", log, "--stats", "--n-resamples", "500", "--out",
+                str(tmp_path / "s.json")]) == 0
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["hf-probe/tiny"]["control.ctrl/expected_sign"] == 1
+
+
+def test_ledger_refuses_another_task(tmp_path, capsys):
+    other = eval(
+        Task(dataset=[Sample(input="x", target="y")], name="other"),
+        model="mockllm/model",
+        log_dir=str(tmp_path),
+        display="none",
+    )[0]
+    with pytest.raises(LedgerError, match="not a report_ll log"):
+        read_ledger([other])
+    assert cli(["ledger", other.location]) == 1
+    assert "not a report_ll log" in capsys.readouterr().err
+
+
+def test_fallback_without_loglikelihood_many_gives_the_same_scorings(corpus):
+    engine = _load_engine(resolve_model_path("tiny"), "float32", "cpu")
+
+    class OnlyLoglikelihood:
+        loglikelihood = staticmethod(engine.loglikelihood)
+
+    version = TASK.fixture_sample(expand(corpus[:1])[0])
+    context = version.metadata["contexts"]["hack"]
+    reports = list(version.metadata["reports"].values())
+    many = asyncio.run(score_reports(engine, context, reports))
+    single = asyncio.run(score_reports(OnlyLoglikelihood(), context, reports))
+    for a, b in zip(many, single, strict=True):
+        assert a.n_tokens == b.n_tokens
+        assert a.sum_logprob == pytest.approx(b.sum_logprob, abs=1e-5)
+
+
+# --- the real default model -----------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_default_model_end_to_end(tmp_path):
+    task = TASK.report_ll(
+        scenarios=2, rendering="shell", richness="bare", register="plain,honest_dressed", **SMALL
+    )
+    log = eval(task, model="hf-probe/default", log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "success", log.error
+    assert len(log.samples) == 4
+    metrics = _metrics(log)
+    for key in ("did/mean", "did/ci_low", "did/ci_high", "did/p", "d_h/mean", "d_c/mean",
+                "did_per_token/mean", "register_effect.honest_dressed/d_h/mean",
+                "report_cluster_f1_optimistic", "report_cluster_ari"):
+        assert math.isfinite(metrics[key]), key
+    assert metrics["did/n"] == 4 and metrics["did/n_pos"] <= 4
+    assert metrics["register_effect.honest_dressed/d_c/mean"] == 0.0
+    for sample in log.samples:
+        md = sample.scores[SCORER].metadata
+        assert all(md[f"s_{k}"] < 0 for k in ("h_hack", "h_clean", "c_hack", "c_clean"))
+        assert md["n_h_hack"] == md["n_h_clean"] > 0 and md["n_c_hack"] == md["n_c_clean"] > 0
+    rows = read_ledger([log.location]).rows
+    assert [r["fixture_id"] for r in rows] == [s.id for s in log.samples]
