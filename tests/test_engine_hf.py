@@ -106,3 +106,24 @@ def test_generic_prefill_prefixes_are_cumulative(tiny_engine):
     bodies = [t[: -len("\nAnswer: ")] for t in texts]
     for shorter, longer in zip(bodies, bodies[1:]):
         assert longer.startswith(shorter)  # cumulative, never disjoint chunks
+
+
+def test_batched_and_forked_sweeps_agree(tiny_engine):
+    for temperature in (0.0, 0.8):
+        req = _request(tiny_engine, temperature=temperature, k=3, stride=11)
+        batched = tiny_engine._locked(tiny_engine.batched_continue_prefixes_sync, req)
+        forked = tiny_engine._locked(tiny_engine.forked_continue_prefixes_sync, req)
+        assert batched == forked
+
+
+def test_batched_sweep_chunks_give_same_answers(tiny_engine):
+    req = _request(tiny_engine, temperature=0.8, k=2, stride=9)
+    whole = tiny_engine._locked(tiny_engine.batched_continue_prefixes_sync, req)
+    budget = tiny_engine.max_batch_tokens
+    tiny_engine.max_batch_tokens = 600  # forces several chunks
+    try:
+        assert len(tiny_engine._chunks(list(range(len(req.positions))), req, 50)) > 1
+        chunked = tiny_engine._locked(tiny_engine.batched_continue_prefixes_sync, req)
+    finally:
+        tiny_engine.max_batch_tokens = budget
+    assert chunked == whole
