@@ -1,5 +1,10 @@
 """Inspect scorers and metrics of the cotaudit studies (installed as ``cotaudit.scorers``)."""
 
+from .cluster_f1 import (
+    cluster_contrast_from_scores,
+    cluster_f1_from_scores,
+    contrastive_cluster_f1,
+)
 from .selfcommit import (
     condition_x_correctness,
     honest_vs_hinted,
@@ -8,6 +13,9 @@ from .selfcommit import (
 )
 
 __all__ = [
+    "cluster_contrast_from_scores",
+    "cluster_f1_from_scores",
+    "contrastive_cluster_f1",
     "condition_x_correctness",
     "honest_vs_hinted",
     "honest_vs_hinted_both_correct",

@@ -45,7 +45,8 @@ def test_end_to_end_on_default_model(tmp_path):
         assert "c(t)" in score.explanation
     metrics = {name for s in log.results.scores for name in s.metrics}
     assert {"auroc/tau_0.8", "wins/tau_0.8", "best_acc/uncommitted",
-            "both_correct/auroc/tau_0.8", "median/honest/correct/tau_0.8"} <= metrics
+            "both_correct/auroc/tau_0.8", "median/honest/correct/tau_0.8", "cluster_f1",
+            "cluster_f1_optimistic", "cluster_ari", "threshold_f1"} <= metrics
     prompts = log.eval.metadata["prompts"]
     assert prompts["hint_template"] == "Hint: the answer is {answer}."
     hinted = next(s for s in log.samples if s.metadata["condition"] == "hinted")
