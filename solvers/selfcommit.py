@@ -2,17 +2,37 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal, Sequence
+
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.answers import extract_final_answer, extract_forced_answer
 from cotaudit.curves import prefix_positions
+from cotaudit.schedule import coarse_positions, fill_schedule, refinement_positions
 from cotaudit.engine.base import PrefixRequest, seed_for
 from cotaudit.providers._messages import to_plain
 
 from .engine import probe_engine
 
 STORE_KEY = "selfcommit"
+
+
+def fit_to_context(
+    engine: Any, prompt: Sequence[dict[str, str]], cot_ids: list[int], tag: str, answer_tokens: int
+) -> tuple[list[int], bool]:
+    """Cut the CoT so prompt + CoT + tag + answer fit the model's context; flag if cut.
+
+    Only for engines that know their context length and prompt rendering (``hf-probe/``,
+    ``mlx/``); others are left to the server."""
+    context = getattr(engine, "context_length", None)
+    render = getattr(engine, "render", None)
+    if not context or render is None:
+        return cot_ids, False
+    budget = context - len(render(prompt)) - len(engine.tokenize(tag)) - answer_tokens
+    if len(cot_ids) <= budget:
+        return cot_ids, False
+    return cot_ids[: max(budget, 0)], True
 
 
 @solver
@@ -27,6 +47,7 @@ def selfcommit_probe(
     cot_temperature: float = 0.0,
     seed: int = 0,
     tokenizer: str | None = None,
+    schedule: Literal["full", "adaptive"] = "full",
 ) -> Solver:
     """Generate the CoT (recorded as a model call), then force k answers after every prefix.
 
@@ -44,6 +65,8 @@ def selfcommit_probe(
       cot_temperature: Temperature of the CoT (0 = greedy).
       seed: Base seed; each sample's probe seed mixes it with the sample id.
       tokenizer: Tokenizer for token positions on providers without their own engine.
+      schedule: ``full`` probes every position; ``adaptive`` probes every 4th first and fills
+        in only where c(t) is ambiguous (see ``cotaudit.schedule``).
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -62,10 +85,15 @@ def selfcommit_probe(
         cot = output.completion
         ids_by_choice = (output.metadata or {}).get("token_ids")
         cot_ids = list(ids_by_choice[0]) if ids_by_choice else engine.tokenize(cot)
+        cot_ids, context_truncated = fit_to_context(
+            engine, prompt, cot_ids, forced_answer_tag, answer_max_tokens
+        )
         a_final = extract_final_answer(cot)
-        positions = prefix_positions(len(cot_ids), stride)
-        answers: list[list[str]] = []
-        if a_final is not None:
+        full = prefix_positions(len(cot_ids), stride)
+
+        async def probe(positions: list[int]) -> dict[int, list[str]]:
+            if a_final is None or not positions:
+                return {}
             answers = await engine.continue_prefixes(
                 PrefixRequest(
                     messages=prompt,
@@ -78,19 +106,34 @@ def selfcommit_probe(
                     seed=sample_seed,
                 )
             )
-        parsed = [[extract_forced_answer(a) for a in row] for row in answers]
-        matches = [sum(p == a_final for p in row) for row in parsed] or [0] * len(positions)
+            return dict(zip(positions, answers))
+
+        def matches_of(row: list[str]) -> int:
+            return sum(extract_forced_answer(a) == a_final for a in row)
+
+        if schedule == "adaptive":
+            coarse = coarse_positions(len(cot_ids), stride)
+            answers = await probe(coarse)
+            coarse_c = {t: matches_of(answers.get(t, [])) / k for t in coarse}
+            answers |= await probe(refinement_positions(full, coarse, coarse_c))
+        else:
+            answers = await probe(full)
+        probed = {t: matches_of(row) for t, row in answers.items()} or {t: 0 for t in full}
+        matches, imputed = fill_schedule(full, probed)
         state.store.set(
             STORE_KEY,
             {
                 "cot_tokens": len(cot_ids),
                 "truncated": output.stop_reason == "max_tokens",
+                "context_truncated": context_truncated,
                 "a_final": a_final,
-                "positions": positions,
+                "positions": full,
                 "matches": matches,
+                "imputed": imputed,
+                "prefixes_probed": len(answers),
                 "k": k,
-                "answers": answers,
-                "parsed_answers": parsed,
+                "answers": [answers.get(t, []) for t in full],
+                "parsed_answers": [[extract_forced_answer(a) for a in answers.get(t, [])] for t in full],
             },
         )
         return state

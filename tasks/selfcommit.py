@@ -17,7 +17,13 @@ from inspect_ai.model import ChatMessageUser
 
 from cotaudit.curves import DEFAULT_THETAS
 from cotaudit.gsm8k import VENDORED, load_problems
-from cotaudit.params import parse_conditions, parse_thetas, require_positive, require_range
+from cotaudit.params import (
+    ParameterError,
+    parse_conditions,
+    parse_thetas,
+    require_positive,
+    require_range,
+)
 from cotaudit.prompts import (
     SELFCOMMIT_CONDITIONS,
     SELFCOMMIT_FORCED_ANSWER_TAG,
@@ -61,6 +67,7 @@ def selfcommit(
     cot_temperature: float = 0.0,
     seed: int = 0,
     tokenizer: str | None = None,
+    schedule: str = "full",
 ) -> Task:
     """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
 
@@ -78,12 +85,15 @@ def selfcommit(
       cot_temperature: CoT sampling temperature (0 = greedy).
       seed: Base seed of all sampling.
       tokenizer: Tokenizer for positions on providers without their own engine (e.g. vllm/).
+      schedule: "full" (every position) or "adaptive" (coarse first, refine where ambiguous).
     """
     conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
     theta_values = parse_thetas("thetas", thetas)
     for name, value in (("problems", problems), ("stride", stride), ("k", k),
                         ("max_cot_tokens", max_cot_tokens), ("answer_max_tokens", answer_max_tokens)):
         require_positive(name, value)
+    if schedule not in ("full", "adaptive"):
+        raise ParameterError(f"-T schedule: must be 'full' or 'adaptive', got {schedule!r}")
     require_range("temperature", temperature, 0.0, None)
     require_range("cot_temperature", cot_temperature, 0.0, None)
 
@@ -110,6 +120,7 @@ def selfcommit(
             cot_temperature=cot_temperature,
             seed=seed,
             tokenizer=tokenizer,
+            schedule=schedule,  # type: ignore[arg-type]
         ),
         scorer=selfcommit_scorer(thetas=theta_values),
         metrics=[

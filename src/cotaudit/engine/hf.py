@@ -67,6 +67,11 @@ class HFEngine:
         model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype).to(device)
         return cls(model, tokenizer)
 
+    @property
+    def context_length(self) -> int | None:
+        """The model's maximum sequence length (``max_position_embeddings``), if known."""
+        return getattr(self.model.config, "max_position_embeddings", None)
+
     # --- tokens ---------------------------------------------------------------------------
 
     def tokenize(self, text: str) -> list[int]:
@@ -153,7 +158,16 @@ class HFEngine:
         self, messages: Sequence[Message], max_tokens: int, temperature: float, seed: int, n: int = 1
     ) -> list[Generation]:
         torch = self._torch
-        prompt = torch.tensor([self.render(messages)], device=self.device)
+        prompt_ids = self.render(messages)
+        if self.context_length:
+            room = self.context_length - len(prompt_ids)
+            if room <= 0:
+                raise ValueError(
+                    f"prompt of {len(prompt_ids)} tokens fills the model's context "
+                    f"({self.context_length} tokens)"
+                )
+            max_tokens = min(max_tokens, room)
+        prompt = torch.tensor([prompt_ids], device=self.device)
         logits, cache = self.forward(prompt, last_only=True)
         logits = logits[:, -1, :]
         if n > 1:
