@@ -25,11 +25,14 @@ from cotaudit.selfcommit_stats import (
 from cotaudit.solvers.selfcommit import STORE_KEY
 
 
-def render_curve(curve: Curve) -> str:
-    """One line per prefix: ``t/T  c(t)  bar``, compact enough for the log viewer."""
+def render_curve(curve: Curve, imputed: list[bool] | None = None) -> str:
+    """A Markdown table, one row per prefix: t, t/T, c(t) and a bar (``*`` = imputed by the
+    adaptive schedule), compact enough for the log viewer."""
+    imputed = imputed or [False] * len(curve.positions)
     lines = ["| t | t/T | c(t) | |", "|---:|---:|---:|:---|"]
-    for t, f, c in zip(curve.positions, curve.fractions, curve.c):
-        lines.append(f"| {t} | {f:.2f} | {c:.2f} | {'█' * round(c * 10)}{'░' * (10 - round(c * 10))} |")
+    for t, f, c, imp in zip(curve.positions, curve.fractions, curve.c, imputed):
+        bar = "█" * round(c * 10) + "░" * (10 - round(c * 10))
+        lines.append(f"| {t} | {f:.2f} | {c:.2f}{'*' if imp else ''} | {bar} |")
     return "\n".join(lines)
 
 
@@ -55,7 +58,7 @@ def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
         return Score(
             value=summaries,
             answer=None if a_final is None else str(a_final),
-            explanation=head + "\n\n" + render_curve(curve),
+            explanation=head + "\n\n" + render_curve(curve, rec.get("imputed")),
             metadata={
                 "positions": curve.positions,
                 "fractions": [round(float(f), 6) for f in curve.fractions],
@@ -67,6 +70,9 @@ def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
                 "gold": gold,
                 "correct": correct,
                 "truncated": rec["truncated"],
+                "context_truncated": rec.get("context_truncated", False),
+                "imputed": rec.get("imputed"),
+                "prefixes_probed": rec.get("prefixes_probed"),
                 "parsed_answers": rec["parsed_answers"],
             },
         )

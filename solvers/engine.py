@@ -6,6 +6,8 @@ from inspect_ai.model import Model
 
 from cotaudit.engine.base import ProbeEngine
 
+_generic_engines: dict[tuple[int, str | None], ProbeEngine] = {}
+
 
 def probe_engine(model: Model, tokenizer: str | None = None) -> ProbeEngine:
     """The model's own engine (``hf-probe/``, ``mlx/``, ``mlx-server/``: ``api.probe_engine``),
@@ -17,6 +19,9 @@ def probe_engine(model: Model, tokenizer: str | None = None) -> ProbeEngine:
         raise RuntimeError(
             "no model given: pass --model (for the embedded default, --model hf-probe/default)"
         )
-    from cotaudit.engine.inspect_prefill import InspectPrefillEngine
+    key = (id(model.api), tokenizer)
+    if key not in _generic_engines:  # one tokenizer load per model, not per sample
+        from cotaudit.engine.inspect_prefill import InspectPrefillEngine
 
-    return InspectPrefillEngine.for_model(model, tokenizer)
+        _generic_engines[key] = InspectPrefillEngine.for_model(model, tokenizer)
+    return _generic_engines[key]

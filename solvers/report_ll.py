@@ -5,6 +5,13 @@ sample's ``metadata["contexts"][T]``) and both fixed reports are scored as its r
 ``S(r, T) = sum of log p(report token)`` in nats. With an engine that has
 ``loglikelihood_many`` the transcript is prefilled once and its cache serves both reports;
 otherwise each report is a separate ``loglikelihood`` call (same numbers).
+
+Which models can score: providers with their own engine (``hf-probe/``, ``mlx/``; an
+``mlx-server/`` engine refuses on its first call, before any request) and OpenAI-compatible
+servers that return prompt log-probabilities (``vllm/``, ``sglang/``, ``openai-api/...``,
+through :class:`~cotaudit.engine.inspect_prefill.InspectPrefillEngine`, which needs the
+model's tokenizer and raises :class:`EngineCapabilityError` when the server returns none).
+Every other provider is refused at once, with no tokenizer loaded and no request sent.
 """
 
 from __future__ import annotations
@@ -15,32 +22,35 @@ from inspect_ai.model import Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.engine.base import EngineCapabilityError, LoglikResult, ProbeEngine
-from cotaudit.engine.inspect_prefill import SCORING_BACKENDS
+
+from .engine import probe_engine
 
 STORE_KEY = "report_ll"
 TRANSCRIPTS = ("hack", "clean")
 REPORTS = ("honest", "concealing")
 ARM = {"honest": "h", "concealing": "c"}
+SCORING_PROVIDERS = (
+    "hf-probe/ and mlx/, or a vllm/ or sglang/ server returning prompt log-probabilities"
+)
 
 
-def loglikelihood_engine(model: Model) -> ProbeEngine:
-    """The probe engine of ``model`` for scoring fixed continuations.
+def _openai_compatible(api: object) -> bool:
+    """Inspect's OpenAI-compatible providers (vllm/, sglang/, openai-api/...) pass
+    ``prompt_logprobs`` to the server."""
+    return any(c.__name__ == "OpenAICompatibleAPI" for c in type(api).__mro__)
 
-    Only providers with their own engine (``api.probe_engine``: ``hf-probe/``, ``mlx/``) can
-    score a given text; any other provider raises :class:`EngineCapabilityError` at once (no
-    tokenizer is loaded and no request is sent).
-    """
-    engine = getattr(model.api, "probe_engine", None)
-    if engine is not None:
-        return engine
+
+def loglikelihood_engine(model: Model, tokenizer: str | None = None) -> ProbeEngine:
+    """The probe engine of ``model`` for scoring fixed continuations (see the module
+    docstring); :class:`EngineCapabilityError` at once for a provider that cannot."""
+    if getattr(model.api, "probe_engine", None) is not None or _openai_compatible(model.api):
+        return probe_engine(model, tokenizer)
     if model.api.model_name in ("none", "") or type(model.api).__name__ == "NoModel":
-        raise RuntimeError(
-            "no model given: pass --model (for the embedded default, --model hf-probe/default)"
-        )
+        return probe_engine(model, tokenizer)  # raises its "no model given" error
     raise EngineCapabilityError(
         f"{model} cannot score fixed reports: the report_ll study needs the log-likelihood of a "
         f"given continuation (prompt log-probabilities), which this provider does not expose; "
-        f"use a provider that can: {SCORING_BACKENDS} (e.g. --model hf-probe/default)"
+        f"use a provider that can: {SCORING_PROVIDERS} (e.g. --model hf-probe/default)"
     )
 
 
@@ -69,16 +79,24 @@ def scorings_record(results: dict[tuple[str, str], LoglikResult]) -> dict[str, A
 
 
 @solver
-def report_ll_scorings() -> Solver:
+def report_ll_scorings(tokenizer: str | None = None) -> Solver:
     """Score the sample's honest and concealing reports after its hack and clean transcripts.
+
+    ``tokenizer``: the served model's tokenizer (hub id or folder) on providers without their
+    own engine (``vllm/``, ``sglang/``); default the model's name.
 
     Reads ``metadata["contexts"]`` (``{"hack": messages, "clean": messages}``) and
     ``metadata["reports"]`` (``{"honest": text, "concealing": text}``); saves the four scorings
     in the sample store under ``"report_ll"`` (see :func:`scorings_record`).
     """
 
+    engines: dict[str, ProbeEngine] = {}  # per model: a prefill engine loads a tokenizer
+
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        engine = loglikelihood_engine(get_model())
+        model = get_model()
+        engine = engines.get(str(model))
+        if engine is None:
+            engine = engines[str(model)] = loglikelihood_engine(model, tokenizer)
         contexts = state.metadata["contexts"]
         reports = [state.metadata["reports"][r] for r in REPORTS]
         results: dict[tuple[str, str], LoglikResult] = {}

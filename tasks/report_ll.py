@@ -10,8 +10,9 @@ D_c = S(c, hack) - S(c, clean), DiD = D_h - D_c, and per-token forms.
     inspect eval tasks/report_ll.py --model hf-probe/default -T scenarios=4
     inspect eval tasks/report_ll.py --model hf-probe/default,hf-probe/<other> -T register=plain
 
-Only providers that can score a fixed continuation work (hf-probe/, mlx/); any other fails at
-once with EngineCapabilityError.
+Only models that can score a fixed continuation work: hf-probe/ and mlx/, or a vllm/ or
+sglang/ server returning prompt log-probabilities (-T tokenizer= names its tokenizer); any
+other provider fails at once with EngineCapabilityError.
 """
 
 from __future__ import annotations
@@ -159,6 +160,7 @@ def report_ll(
     n_resamples: int = 10_000,
     cluster_boot: int = 1000,
     seed: int = 0,
+    tokenizer: str | None = None,
 ) -> Task:
     """The report log-likelihood study over a fixture file (default: the committed corpus of
     144 scenarios, 1728 versions).
@@ -176,6 +178,8 @@ def report_ll(
       n_resamples: Bootstrap resamples / random sign flips of the run statistics.
       cluster_boot: Bootstrap resamples of the cluster F1 interval (0: none).
       seed: Seed of the bootstrap, sign flips and clustering.
+      tokenizer: Tokenizer (hub id or folder) of a vllm/ or sglang/ model, to locate the
+        report's tokens in the prompt log-probabilities; default the model's name.
     """
     path = resolve_fixtures(fixtures)
     levels = {
@@ -189,6 +193,8 @@ def report_ll(
     require_range("cluster_boot", cluster_boot, 0, None)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ParameterError(f"-T seed: must be an integer, got {seed!r}")
+    if tokenizer is not None and (not isinstance(tokenizer, str) or not tokenizer.strip()):
+        raise ParameterError(f"-T tokenizer: expected a hub id or folder, got {tokenizer!r}")
     try:
         loaded = load_fixtures(path)
     except FixtureFileError as e:
@@ -231,7 +237,7 @@ def report_ll(
         dataset=MemoryDataset(
             [fixture_sample(v) for v in versions], name="report_ll", location=str(path)
         ),
-        solver=report_ll_scorings(),
+        solver=report_ll_scorings(tokenizer=tokenizer),
         scorer=report_ll_scorer(),
         metrics=metrics,
         metadata={

@@ -39,7 +39,7 @@ from cotaudit.scorers.report_ll import (
     report_ll_controls,
     report_ll_overall,
 )
-from cotaudit.solvers.report_ll import STORE_KEY, score_reports
+from cotaudit.solvers.report_ll import STORE_KEY, _openai_compatible, score_reports
 
 TASK_FILE = Path(__file__).resolve().parent.parent / "tasks" / "report_ll.py"
 SCORER = "report_ll_scorer"
@@ -183,10 +183,17 @@ def test_metrics_are_nan_on_an_empty_list():
 # --- a provider without log-likelihood ------------------------------------------------------
 
 
-def test_provider_without_loglikelihood_fails_before_any_work(tmp_path):
+@pytest.mark.parametrize(
+    "model",
+    [
+        "mockllm/model",  # no engine, not an OpenAI-compatible server: refused by the solver
+        "mlx-server/tiny",  # an engine whose loglikelihood refuses (no server is contacted)
+    ],
+)
+def test_provider_without_loglikelihood_fails_before_any_work(model, tmp_path):
     log = eval(
         TASK.report_ll(scenarios=1, **SMALL),
-        model="mockllm/model",
+        model=model,
         log_dir=str(tmp_path),
         display="none",
     )[0]
@@ -195,6 +202,21 @@ def test_provider_without_loglikelihood_fails_before_any_work(tmp_path):
     assert "hf-probe/" in log.error.message
     assert not any(s.scores for s in log.samples or [])
     assert not log.stats.model_usage  # no request reached the model
+
+
+def test_openai_compatible_servers_are_routed_to_the_prefill_engine():
+    from inspect_ai.model._providers.mockllm import MockLLM
+    from inspect_ai.model._providers.sglang import SGLangAPI
+    from inspect_ai.model._providers.vllm import VLLMAPI
+
+    assert _openai_compatible(object.__new__(VLLMAPI))
+    assert _openai_compatible(object.__new__(SGLangAPI))
+    assert not _openai_compatible(object.__new__(MockLLM))
+
+
+def test_tokenizer_parameter_is_validated():
+    with pytest.raises(ParameterError, match="-T tokenizer"):
+        TASK.report_ll(scenarios=1, tokenizer="  ")
 
 
 # --- mechanical end to end on the tiny model ------------------------------------------------

@@ -30,7 +30,8 @@ from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 from cotaudit.solvers.trace_tutor import probe_positions
 from tasks_loader import TASKS, load_task_module
 
-TASK = str(TASKS / "trace_tutor.py")
+ROOT = TASKS.parent
+TASK = "tasks/trace_tutor.py"  # Inspect resolves task files relative to the working directory
 CONDITIONS = ("question_only", "answer_key", "wrong_key")
 
 
@@ -40,14 +41,16 @@ def load_task():
 
 def run(model: str, log_dir: Path, **task_args) -> EvalLog:
     sample_id = task_args.pop("sample_id", None)
-    [log] = inspect_eval(
-        TASK,
-        model=model,
-        task_args=task_args,
-        sample_id=sample_id,
-        log_dir=str(log_dir),
-        display="none",
-    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        [log] = inspect_eval(
+            TASK,
+            model=model,
+            task_args=task_args,
+            sample_id=sample_id,
+            log_dir=str(log_dir),
+            display="none",
+        )
     assert log.status == "success", log.error
     return log
 
@@ -205,11 +208,12 @@ def test_masked_replay_holds_the_prefix_token_for_token(tiny_run, tiny_engine):
         question = sample.metadata["question"]
         mine = [r for r in requests if list(r.cot_token_ids) == ids
                 and r.messages[-1]["content"] == question]
-        visible = [r for r in mine if "Teacher-only" in r.messages[0]["content"]]
-        masked = [r for r in mine if r.messages[0]["content"] == TUTOR_SYSTEM]
+        gold, condition = sample.metadata["gold"], sample.metadata["condition"]
+        visible = [r for r in mine if list(r.messages) == tutor_messages(question, condition, gold)]
+        masked = [r for r in mine if list(r.messages) == tutor_messages(question, "question_only", gold)]
         assert len(visible) == 1 and len(masked) >= 1
-        assert list(masked[0].messages) == tutor_messages(question, "question_only",
-                                                          sample.metadata["gold"])
+        assert "Teacher-only" in visible[0].messages[0]["content"]
+        assert masked[0].messages[0]["content"] == TUTOR_SYSTEM
         assert list(visible[0].positions) == list(masked[0].positions) == record["positions"]
         # what the model was fed: its own prompt, then exactly the same explanation tokens
         for request in (visible[0], masked[0]):

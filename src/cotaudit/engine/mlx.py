@@ -13,8 +13,11 @@ temperature sampling (``softmax(logits / T)``, no top-k or top-p) from an MLX PR
 per prefix with ``seed_for(seed, t)``. ``loglikelihood`` reads log-softmax of the logits of a
 forward pass over the context and the continuation.
 
-All MLX work runs on one dedicated worker thread (calls are serialised, like the HF engine's
-lock), so the event loop is never blocked and MLX streams stay on one thread.
+All MLX work runs on one long-lived daemon worker thread per process (calls are serialised,
+like the HF engine's lock), so the event loop is never blocked and MLX state stays on one
+thread. A daemon thread, not a ``ThreadPoolExecutor``: MLX aborts the process at exit
+("terminate called without an active exception", about one run in three here) when a thread
+that ran MLX work exits before the interpreter does.
 
 Speed on Linux CPU: the ``mlx[cpu]`` wheel bundles a slow reference BLAS. Loading Debian's
 OpenBLAS before MLX (``LD_PRELOAD=.../libopenblas.so.0``, or :func:`preload_openblas`, which
@@ -31,8 +34,10 @@ import ctypes.util
 import logging
 import os
 import platform
+import queue
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
@@ -180,13 +185,54 @@ def _openblas_wanted(flag: bool | None) -> bool:
     return os.environ.get(OPENBLAS_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+# --- the MLX worker thread ----------------------------------------------------------------------
+
+
+class MLXWorker:
+    """One daemon thread that runs submitted callables in order (``submit`` -> ``Future``)."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]]
+        self._queue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="cotaudit-mlx", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            future, fn, args = self._queue.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                future.set_exception(e)
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> "Future[T]":
+        future: Future[T] = Future()
+        self._queue.put((future, fn, args))
+        return future
+
+
+_WORKER: MLXWorker | None = None
+_WORKER_LOCK = threading.Lock()
+
+
+def mlx_worker() -> MLXWorker:
+    """The process's MLX worker thread (started on first use)."""
+    global _WORKER
+    with _WORKER_LOCK:
+        if _WORKER is None:
+            _WORKER = MLXWorker()
+        return _WORKER
+
+
 # --- the engine -------------------------------------------------------------------------------
 
 
 class MLXEngine:
     """The probe engine over an mlx-lm model and its (transformers) tokenizer."""
 
-    def __init__(self, model: Any, tokenizer: Any, executor: ThreadPoolExecutor | None = None):
+    def __init__(self, model: Any, tokenizer: Any, executor: MLXWorker | None = None):
         import mlx.core as mx
         from mlx_lm.models.cache import KVCache, make_prompt_cache
 
@@ -201,7 +247,7 @@ class MLXEngine:
         if getattr(self.hf_tokenizer, "eos_token_id", None) is not None:
             eos.add(self.hf_tokenizer.eos_token_id)
         self.eos_ids = sorted(int(i) for i in eos)
-        self._executor = executor or ThreadPoolExecutor(1, thread_name_prefix="cotaudit-mlx")
+        self._executor = executor or mlx_worker()
         self.forkable = all(type(c) is KVCache for c in make_prompt_cache(model))
         """True when every layer's cache is a plain ``KVCache`` (copy-and-trim prefix reuse);
         otherwise prefixes are re-prefilled."""
@@ -215,7 +261,7 @@ class MLXEngine:
         """
         if _openblas_wanted(openblas):
             preload_openblas()
-        executor = ThreadPoolExecutor(1, thread_name_prefix="cotaudit-mlx")
+        executor = mlx_worker()
 
         def _load() -> tuple[Any, Any]:
             from mlx_lm import load
