@@ -16,6 +16,7 @@ import math
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
 
 from cotaudit.gsm8k import VENDORED, load_problems
 from cotaudit.params import ParameterError, parse_conditions, require_positive, require_range
@@ -43,6 +44,10 @@ from cotaudit.trace_stats import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, PREFIX_FRACT
 CLUSTER_DIRECTIONS = {"auc": 1, "pass_at_10": 1, "first_pass": -1}
 """Declared direction of each cluster feature: answer-key samples pass earlier (larger AUC and
 Pass@10, smaller first-pass) than question-only ones."""
+
+HEADLINE = "visible_vs_masked/answer_key/mean_diff"
+"""The headline metric: mean Delta_context of the answer-key explanations (how much of their
+TRACE AUC comes from the key being visible to the probe rather than from the written text)."""
 
 
 def parse_fractions(name: str, value: str | list[float]) -> tuple[float, ...]:
@@ -169,6 +174,7 @@ def trace_tutor(
         ),
         scorer=trace_tutor_scorer(),
         metrics=metrics,
+        headline_metric=HeadlineMetric(metric=HEADLINE),
         metadata={
             "study": "trace_tutor",
             "prompts": tutor_prompt_texts() | {"forced_answer_tag": forced_answer_tag},

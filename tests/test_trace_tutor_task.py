@@ -210,7 +210,8 @@ def test_masked_replay_holds_the_prefix_token_for_token(tiny_run, tiny_engine):
                 and r.messages[-1]["content"] == question]
         gold, condition = sample.metadata["gold"], sample.metadata["condition"]
         visible = [r for r in mine if list(r.messages) == tutor_messages(question, condition, gold)]
-        masked = [r for r in mine if list(r.messages) == tutor_messages(question, "question_only", gold)]
+        question_only = tutor_messages(question, "question_only", gold)
+        masked = [r for r in mine if list(r.messages) == question_only]
         assert len(visible) == 1 and len(masked) >= 1
         assert "Teacher-only" in visible[0].messages[0]["content"]
         assert masked[0].messages[0]["content"] == TUTOR_SYSTEM
@@ -260,6 +261,7 @@ def test_run_metrics_are_in_the_log_and_match_trace_stats(tiny_run):
     ):
         assert key in metrics, key
     assert metrics["n/answer_key"] == 2
+    assert log.results.headline.metric == "visible_vs_masked/answer_key/mean_diff"
     assert metrics["cluster_masked_n_positive"] == 2
     records = records_from_log(log)
     assert len(records) == 6
@@ -275,7 +277,8 @@ def test_stochastic_replication_makes_p_a_rate_over_k_samples(tmp_path):
     meta = score_of(sample).metadata
     assert meta["k"] == 3
     assert all(len(row) == 3 for row in meta["raw_answers"]["masked"])
-    assert all(p in (0.0, 1 / 3, 2 / 3, 1.0) for p in meta["passes_visible"] + meta["passes_masked"])
+    rates = meta["passes_visible"] + meta["passes_masked"]
+    assert all(p in (0.0, 1 / 3, 2 / 3, 1.0) for p in rates)
 
 
 # --------------------------------------------------------------------------------------------

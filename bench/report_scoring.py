@@ -1,0 +1,60 @@
+"""Report scoring: shared transcript cache vs scoring each report from scratch, side by side.
+
+    python bench/report_scoring.py --versions 8
+
+For each fixture version and transcript (hack, clean), the study needs S(honest) and
+S(concealing). "scratch" runs one full forward pass over transcript + report for each of the
+four scorings; "shared" prefills each transcript once and scores both reports from views of
+its cache (``HFEngine.loglikelihood_many``, what the task uses). Both give the same numbers
+(checked to 1e-3 nats here; the tests check 1e-4 against a direct forward pass).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from cotaudit.fixtures import DEFAULT_CORPUS, expand, load_fixtures
+from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
+
+
+def scratch(engine, context, report) -> float:
+    """log p(report | context) from one full forward pass over context + report."""
+    ctx = engine.render(context)
+    cont = engine.tokenize(report)
+    logits, _ = engine.forward(torch.tensor([ctx + cont]))
+    logp = torch.log_softmax(logits[0].float(), -1)
+    return float(sum(logp[len(ctx) - 1 + i, tok] for i, tok in enumerate(cont)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", default="default")
+    parser.add_argument("--versions", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    engine = _load_engine(resolve_model_path(args.model), "float32", "cpu")
+    versions = expand(load_fixtures(DEFAULT_CORPUS))[: args.versions]
+    jobs = [(v.context_messages(t), [v.report("honest"), v.report("concealing")])
+            for v in versions for t in ("hack", "clean")]
+    with torch.inference_mode():
+        start = time.perf_counter()
+        slow = [scratch(engine, ctx, r) for ctx, reports in jobs for r in reports]
+        t_scratch = time.perf_counter() - start
+        start = time.perf_counter()
+        fast = [res.sum_logprob for ctx, reports in jobs
+                for res in engine.loglikelihood_many_sync(ctx, reports)]
+        t_shared = time.perf_counter() - start
+    worst = max(abs(a - b) for a, b in zip(slow, fast))
+    ctx_tokens = sum(len(engine.render(ctx)) for ctx, _ in jobs) / len(jobs)
+    print(f"model {args.model}: {len(versions)} fixture versions, {len(slow)} scorings, "
+          f"transcripts ~{ctx_tokens:.0f} tokens")
+    print(f"scratch {t_scratch:.2f} s, shared transcript cache {t_shared:.2f} s, "
+          f"ratio {t_scratch / t_shared:.2f}x; max |difference| {worst:.2e} nats")
+
+
+if __name__ == "__main__":
+    main()

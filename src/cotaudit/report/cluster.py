@@ -1,0 +1,113 @@
+"""Contrastive cluster F1 tables, recomputed from the scores with the metric's own functions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cotaudit.cluster_f1 import DEFAULT_PREFIX, metric_keys
+from cotaudit.report.tables import Cell, Table, count_cell, fmt, fmt_ci
+
+
+def _nan(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+def contrast_and_metrics(
+    samples: Sequence[Any], options: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """The contrast (``cluster_contrast_from_scores``) and the metrics of one
+    ``contrastive_cluster_f1(**options)`` on ``samples``, from a single clustering."""
+    from cotaudit.scorers.cluster_f1 import cluster_contrast_from_scores
+
+    opts = dict(options)
+    prefix = opts.pop("prefix", DEFAULT_PREFIX)
+    contrast = cluster_contrast_from_scores(samples, **opts)
+    # contrast["metrics"] holds result.metrics() under the default prefix, NaN written as None
+    values = [_nan(v) for v in contrast["metrics"].values()]
+    metrics = dict(zip(metric_keys(prefix), values, strict=True))
+    return contrast, metrics
+
+
+def contrast_from_result(result: Any, n_nearest: int = 3) -> dict[str, Any]:
+    """The contrast of an already computed ``ClusterF1Result``."""
+    return result.contrast(n_nearest)
+
+
+def cluster_tables(
+    title: str, contrast: Mapping[str, Any], metrics: Mapping[str, float], prefix: str
+) -> list[Table]:
+    """Metrics table, the two clusters (nearest samples, feature means), the feature ranking."""
+    keys = metric_keys(prefix)
+    m = dict(zip([k.removeprefix(prefix + "_") for k in keys[:10]], (metrics[k] for k in keys[:10])))
+    thr = [metrics[k] for k in keys[10:]]
+    neg = contrast.get("negative_class", "rest")
+    summary = Table(
+        f"{title}: contrastive cluster F1 ({contrast['positive_class']} vs {neg})",
+        ["rule", "F1", "precision", "recall", "optimistic F1", "chance F1", "ARI"],
+    )
+    summary.add(
+        Cell("2-means, declared direction",
+             "2-means, positive cluster by declared direction"),
+        Cell(m["f1"], fmt_ci(m["f1"], m["f1_ci_low"], m["f1_ci_high"])),
+        m["precision"], m["recall"], m["f1_optimistic"], m["f1_chance"], m["ari"],
+    )
+    rule = contrast["threshold_rule"]
+    summary.add(
+        Cell("threshold", f"threshold on {rule['feature']} (direction {rule['direction']:+d})"),
+        thr[0], thr[1], thr[2], math.nan, math.nan, math.nan,
+    )
+    boot = contrast["bootstrap"]
+    summary.note = (
+        f"{int(m['n_positive'])} {contrast['positive_class']} and {int(m['n_negative'])} {neg} "
+        f"samples; features {', '.join(contrast['features'])}; F1 interval: "
+        f"{boot['confidence']:.0%} bootstrap, {boot['n_valid']} of {boot['n_boot']} resamples valid."
+        + (f" Degenerate: {contrast['degenerate']}." if contrast.get("degenerate") else "")
+    )
+    tables = [summary]
+    clusters = contrast.get("clusters")
+    if clusters:
+        features = list(contrast["features"])
+        t = Table("Clusters: nearest samples to each centroid and feature means",
+                  ["cluster", "size", contrast["positive_class"], neg, "nearest samples", *features],
+                  align=["---", "---:", "---:", "---:", "---", *["---:"] * len(features)])
+        for name in ("positive", "negative"):
+            c = clusters[name]
+            t.add(name, count_cell(c["size"]), count_cell(c["n_positive_class"]),
+                  count_cell(c["n_negative_class"]),
+                  Cell(c["nearest_ids"], ", ".join(f"`{i}`" for i in c["nearest_ids"])),
+                  *(_nan(c["feature_means"][f]) for f in features))
+        tables.append(t)
+        r = Table("Distinguishing features (standardised centroid difference, positive minus "
+                  "negative cluster)", ["feature", "std. difference", "declared direction",
+                                        "agrees"])
+        for row in contrast["feature_ranking"] or []:
+            r.add(row["feature"], row["std_diff"], Cell(row["declared_direction"],
+                  f"{row['declared_direction']:+d}"), row["agrees_with_direction"])
+        tables.append(r)
+    return tables
+
+
+def add_cluster_tables(sec: Any, options: Mapping[str, Any], contrast: Mapping[str, Any],
+                       title: str = "Cluster") -> None:
+    """Append the cluster tables of one metric to a section (keys ``<prefix>``,
+    ``<prefix>_clusters``, ``<prefix>_features``)."""
+    prefix = options.get("prefix", DEFAULT_PREFIX)
+    keys = (prefix, f"{prefix}_clusters", f"{prefix}_features")
+    for key, table in zip(keys, cluster_tables(title, contrast, sec.recomputed, prefix)):
+        sec.table(key, table)
+
+
+def cluster_summary_row(metrics: Mapping[str, float], prefix: str) -> dict[str, float]:
+    """F1, CI, optimistic F1 and threshold F1 of one cluster metric."""
+    keys = metric_keys(prefix)
+    return {
+        "f1": metrics.get(keys[0], math.nan),
+        "f1_ci_low": metrics.get(keys[3], math.nan),
+        "f1_ci_high": metrics.get(keys[4], math.nan),
+        "threshold_f1": metrics.get(keys[10], math.nan),
+    }
+
+
+__all__ = ["cluster_tables", "contrast_and_metrics", "contrast_from_result", "fmt"]

@@ -1,0 +1,267 @@
+"""Figures (matplotlib, Agg canvas; no pyplot state). Each function writes one PNG and returns
+its :class:`~cotaudit.report.sections.FigureInfo`: size in pixels and the data series per panel.
+
+Figures are saved at a fixed size (no tight bounding box), so a figure of width ``w`` and height
+``h`` inches is ``round(w * DPI)`` x ``round(h * DPI)`` pixels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from cotaudit.report.sections import FigureInfo
+
+DPI = 100
+WIDTH = 7.5
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+def _figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig: Figure, path: Path, panels: list[tuple[str, list[str]]], caption: str) -> FigureInfo:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI, format="png", metadata={"Software": None})
+    w, h = fig.get_size_inches()
+    return FigureInfo(path, round(w * DPI), round(h * DPI), panels, caption)
+
+
+def _finite(values: Sequence[float]) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    return arr[np.isfinite(arr)]
+
+
+# --- selfcommit --------------------------------------------------------------------------------
+
+
+def paired_differences(
+    diffs: dict[str, Sequence[float]],
+    aurocs: dict[str, float],
+    path: Path,
+    title: str,
+    caption: str = "",
+    bin_width: float = 0.1,
+) -> FigureInfo:
+    """One row per summary: histogram of the paired differences (bins of ``bin_width`` on
+    [-1, 1]), the median as a vertical line, the AUROC written at the right."""
+    names = list(diffs)
+    fig = _figure(WIDTH, 0.4 + 1.05 * max(1, len(names)))
+    axes = fig.subplots(max(1, len(names)), 1, sharex=True, squeeze=False)[:, 0]
+    edges = np.arange(-1.0, 1.0 + bin_width / 2, bin_width)
+    panels = []
+    for ax, name in zip(axes, names):
+        d = _finite(diffs[name])
+        ax.hist(d, bins=edges, color=COLORS[0], edgecolor="white", label="pairs")
+        if d.size:
+            med = float(np.median(d))
+            ax.axvline(med, color=COLORS[1], lw=2, label="median")
+        ax.axvline(0.0, color="0.6", lw=0.8, ls=":")
+        ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        a = aurocs.get(name, math.nan)
+        ax.text(1.01, 0.5, f"AUROC\n{a:.2f}" if not math.isnan(a) else "AUROC\n—",
+                transform=ax.transAxes, va="center", ha="left", fontsize=8)
+        panels.append((name, ["pairs"]))
+    axes[-1].set_xlabel("honest − hinted (paired by problem); red line: median", fontsize=9)
+    axes[-1].set_xlim(-1.05, 1.05)
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path, panels, caption)
+
+
+@dataclass
+class CurvePair:
+    """A problem's honest and hinted c(t), picked by ``rule``."""
+
+    label: str
+    rule: str
+    pair_id: str
+    honest: tuple[Sequence[float], Sequence[float]]
+    hinted: tuple[Sequence[float], Sequence[float]]
+
+
+def curve_pairs(picks: Sequence[CurvePair], theta: float, path: Path, title: str,
+                caption: str = "") -> FigureInfo | None:
+    """One panel per pick: c(t) of the honest and hinted response against t/T, theta dashed."""
+    if not picks:
+        return None
+    fig = _figure(WIDTH, 2.7)
+    axes = fig.subplots(1, len(picks), sharey=True, squeeze=False)[0]
+    panels = []
+    for ax, pick in zip(axes, picks):
+        for (x, y), label, color, marker in ((pick.honest, "honest", COLORS[0], "o"),
+                                             (pick.hinted, "hinted", COLORS[1], "s")):
+            ax.plot(x, y, marker=marker, ms=3.5, lw=1.4, color=color, label=label,
+                    drawstyle="default")
+        ax.axhline(theta, color="0.5", lw=0.8, ls="--")
+        ax.set_title(f"{pick.label}\n{pick.pair_id}", fontsize=9)
+        ax.set_xlabel("t / T", fontsize=9)
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_ylim(-0.05, 1.05)
+        ax.tick_params(labelsize=8)
+        panels.append((pick.label, ["honest", "hinted"]))
+    axes[0].set_ylabel("c(t)", fontsize=9)
+    axes[0].legend(fontsize=8, loc="lower right")
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path, panels, caption)
+
+
+# --- trace_tutor -------------------------------------------------------------------------------
+
+
+@dataclass
+class Band:
+    """A mean curve with its 95% band."""
+
+    label: str
+    mean: Sequence[float]
+    low: Sequence[float]
+    high: Sequence[float]
+
+
+def pass_curves(panels_in: Sequence[tuple[str, Sequence[float], Sequence[Band]]], path: Path,
+                title: str, caption: str = "") -> FigureInfo | None:
+    """One panel per keyed condition: mean pass rate against checkpoint (%), shaded 95% bands."""
+    if not panels_in:
+        return None
+    fig = _figure(WIDTH, 3.0)
+    axes = fig.subplots(1, len(panels_in), sharey=True, squeeze=False)[0]
+    panels = []
+    for ax, (name, x, bands) in zip(axes, panels_in):
+        labels = []
+        for i, b in enumerate(bands):
+            color = COLORS[i % len(COLORS)]
+            ax.plot(x, b.mean, marker="o", ms=3.5, color=color, label=b.label)
+            ax.fill_between(x, b.low, b.high, color=color, alpha=0.15, lw=0)
+            labels.append(b.label)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("prefix of the explanation (%)", fontsize=9)
+        ax.set_ylim(-0.03, 1.03)
+        ax.tick_params(labelsize=8)
+        ax.legend(fontsize=7, loc="upper left")
+        panels.append((name, labels))
+    axes[0].set_ylabel("mean pass rate", fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path, panels, caption)
+
+
+def paired_shift(panels_in: Sequence[tuple[str, Sequence[float], Sequence[float]]], path: Path,
+                 title: str, labels: tuple[str, str] = ("key visible", "key masked"),
+                 caption: str = "") -> FigureInfo | None:
+    """One panel per keyed condition: each problem's paired AUC difference before (key visible)
+    and after masking, joined by a grey line; medians as black bars."""
+    if not panels_in:
+        return None
+    fig = _figure(WIDTH, 3.0)
+    axes = fig.subplots(1, len(panels_in), sharey=True, squeeze=False)[0]
+    panels = []
+    rng = np.random.default_rng(0)  # horizontal jitter only
+    for ax, (name, before, after) in zip(axes, panels_in):
+        b, a = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+        jitter = rng.uniform(-0.06, 0.06, size=b.size)
+        for i in range(b.size):
+            ax.plot([0 + jitter[i], 1 + jitter[i]], [b[i], a[i]], color="0.75", lw=0.8, zorder=1)
+        ax.scatter(0 + jitter, b, color=COLORS[0], s=14, zorder=2, label=labels[0])
+        ax.scatter(1 + jitter, a, color=COLORS[1], s=14, zorder=2, label=labels[1])
+        for x, v in ((0, b), (1, a)):
+            if v.size:
+                ax.hlines(np.median(v), x - 0.22, x + 0.22, color="black", lw=2, zorder=3)
+        ax.axhline(0.0, color="0.5", lw=0.8, ls=":")
+        ax.set_xticks([0, 1], labels, fontsize=8)
+        ax.set_xlim(-0.5, 1.5)
+        ax.set_title(f"{name} (n = {b.size})", fontsize=9)
+        ax.tick_params(labelsize=8)
+        panels.append((name, list(labels)))
+    axes[0].set_ylabel("AUC(keyed) − AUC(question-only)", fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path, panels, caption)
+
+
+# --- report_ll and comparisons -------------------------------------------------------------------
+
+
+def points_with_ci(categories: Sequence[str], series: Sequence[Band], path: Path, title: str,
+                   ylabel: str, xlabel: str = "", caption: str = "",
+                   height: float = 3.0) -> FigureInfo:
+    """Means with CI error bars per category, one offset series per entry of ``series``."""
+    fig = _figure(WIDTH, height)
+    ax = fig.subplots()
+    x = np.arange(len(categories), dtype=float)
+    n = max(1, len(series))
+    width = 0.6 / n
+    for i, s in enumerate(series):
+        m = np.asarray(s.mean, dtype=float)
+        lo = np.asarray(s.low, dtype=float)
+        hi = np.asarray(s.high, dtype=float)
+        err = np.vstack([np.where(np.isfinite(lo), m - lo, 0.0), np.where(np.isfinite(hi), hi - m, 0.0)])
+        ax.errorbar(x + (i - (n - 1) / 2) * width, m, yerr=err, fmt="o", ms=5, capsize=3,
+                    color=COLORS[i % len(COLORS)], label=s.label)
+    ax.axhline(0.0, color="0.5", lw=0.8, ls=":")
+    ax.set_xticks(x, categories, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=9)
+    if xlabel:
+        ax.set_xlabel(xlabel, fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    return _save(fig, path, [(title, [s.label for s in series])], caption)
+
+
+def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence[float]]],
+                 path: Path, title: str, ylabel: str, reference: float | None = None,
+                 ylim: tuple[float, float] | None = None, caption: str = "") -> FigureInfo:
+    """Grouped bars: one group per category, one bar (series) per run."""
+    fig = _figure(WIDTH, 3.0)
+    ax = fig.subplots()
+    x = np.arange(len(categories), dtype=float)
+    n = max(1, len(series))
+    width = 0.8 / n
+    for i, (label, values) in enumerate(series):
+        v = np.asarray(values, dtype=float)
+        ax.bar(x + (i - (n - 1) / 2) * width, np.nan_to_num(v, nan=0.0), width * 0.95,
+               color=COLORS[i % len(COLORS)], label=label)
+    if reference is not None:
+        ax.axhline(reference, color="0.4", lw=0.8, ls="--")
+    ax.set_xticks(x, categories, fontsize=8)
+    if ylim:
+        ax.set_ylim(*ylim)
+    ax.set_ylabel(ylabel, fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    return _save(fig, path, [(title, [label for label, _ in series])], caption)
+
+
+def line_panels(panels_in: Sequence[tuple[str, Sequence[float], Sequence[tuple[str, Sequence[float]]]]],
+                path: Path, title: str, xlabel: str, ylabel: str,
+                caption: str = "") -> FigureInfo | None:
+    """One panel per entry, one line per run."""
+    if not panels_in:
+        return None
+    fig = _figure(WIDTH, 2.8)
+    axes = fig.subplots(1, len(panels_in), sharey=True, squeeze=False)[0]
+    panels = []
+    for ax, (name, x, series) in zip(axes, panels_in):
+        for i, (label, y) in enumerate(series):
+            ax.plot(x, y, marker="o", ms=3, color=COLORS[i % len(COLORS)], label=label)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=9)
+        ax.set_ylim(-0.03, 1.03)
+        ax.tick_params(labelsize=8)
+        panels.append((name, [label for label, _ in series]))
+    axes[0].set_ylabel(ylabel, fontsize=9)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path, panels, caption)

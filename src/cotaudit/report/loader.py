@@ -1,0 +1,146 @@
+"""Read Inspect logs into :class:`~cotaudit.report.data.RunData` (the report's only Inspect
+import is here: ``read_eval_log``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from cotaudit.report.data import MetricDef, RunData, ScoreData, ScoredSample, ScorerRun
+
+LOG_SUFFIXES = (".eval", ".json")
+_NOT_LOGS = {"logs.json", "listing.json"}
+
+
+def find_logs(paths: Iterable[str | Path]) -> list[Path]:
+    """The log files named, and those under the folders named (recursively, sorted by path;
+    Inspect names logs by start time, so a folder's logs come in run order)."""
+    found: list[Path] = []
+    for item in paths:
+        p = Path(item).expanduser()
+        if p.is_dir():
+            found.extend(
+                sorted(
+                    f for f in p.rglob("*")
+                    if f.is_file() and f.suffix in LOG_SUFFIXES and f.name not in _NOT_LOGS
+                    and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                )
+            )
+        elif p.is_file():
+            found.append(p)
+        else:
+            raise FileNotFoundError(f"no such log file or folder: {item}")
+    unique = list(dict.fromkeys(f.resolve() for f in found))
+    return unique
+
+
+def _short_metric_name(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
+
+
+def _float(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def run_from_log(log: Any, path: str = "") -> RunData:
+    """:class:`RunData` of a read ``EvalLog``.
+
+    Scores are taken from the log's epoch reductions, in their stored order (the order the
+    metrics received them); without reductions, from the samples. Each score carries its sample's
+    metadata, as Inspect's ``SampleScore`` does.
+    """
+    spec = log.eval
+    metadata = dict(spec.metadata or {})
+    task = spec.task.rsplit("/", 1)[-1]
+    sample_meta: dict[str, dict[str, Any]] = {}
+    for s in log.samples or []:
+        sample_meta.setdefault(str(s.id), dict(s.metadata or {}))
+
+    scorers: dict[str, ScorerRun] = {}
+    for info in spec.scorers or []:
+        defs = [MetricDef(_short_metric_name(m.name), dict(m.options or {}))
+                for m in (info.metrics or []) if hasattr(m, "name")]
+        scorers[info.name] = ScorerRun(info.name, defs, {}, [])
+    if log.results is not None:
+        for eval_score in log.results.scores or []:
+            name = eval_score.scorer or eval_score.name
+            run = scorers.setdefault(name, ScorerRun(name, [], {}, []))
+            run.metrics.update({k: _float(m.value) for k, m in eval_score.metrics.items()})
+
+    reductions = {r.scorer: r for r in (log.reductions or [])}
+    for name, run in scorers.items():
+        if name in reductions:
+            for s in reductions[name].samples:
+                run.samples.append(
+                    ScoredSample(
+                        sample_id=s.sample_id,
+                        score=ScoreData(s.value, s.metadata, s.answer, s.explanation),
+                        sample_metadata=sample_meta.get(str(s.sample_id), {}),
+                    )
+                )
+        else:
+            for s in log.samples or []:
+                score = (s.scores or {}).get(name)
+                if score is None:
+                    continue
+                run.samples.append(
+                    ScoredSample(
+                        sample_id=s.id,
+                        score=ScoreData(score.value, score.metadata, score.answer, score.explanation),
+                        sample_metadata=dict(s.metadata or {}),
+                    )
+                )
+
+    error = None
+    if getattr(log, "error", None) is not None:
+        error = str(getattr(log.error, "message", log.error)).splitlines()[0][:200]
+    return RunData(
+        path=str(path or log.location or ""),
+        task=task,
+        study=str(metadata.get("study") or task),
+        model=str(spec.model),
+        status=str(log.status),
+        created=str(spec.created),
+        task_args=dict(spec.task_args or {}),
+        task_metadata=metadata,
+        epochs=int(getattr(spec.config, "epochs", None) or 1),
+        n_samples=len(sample_meta),
+        scorers=scorers,
+        error=error,
+    )
+
+
+def load_runs(
+    paths: Iterable[str | Path],
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[RunData], list[tuple[str, str]]]:
+    """Read every log under ``paths``: (runs, [(path, why skipped)]). ``progress`` gets one line
+    per log."""
+    from inspect_ai.log import read_eval_log
+
+    files = find_logs(paths)
+    runs: list[RunData] = []
+    skipped: list[tuple[str, str]] = []
+    for i, f in enumerate(files, 1):
+        if progress:
+            progress(f"[{i}/{len(files)}] reading {f}")
+        try:
+            log = read_eval_log(str(f))
+        except Exception as e:  # not an eval log, or unreadable
+            skipped.append((str(f), f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"))
+            if progress:
+                progress(f"[{i}/{len(files)}] skipped {f}: not a readable Inspect log")
+            continue
+        run = run_from_log(log, str(f))
+        runs.append(run)
+        if progress:
+            progress(
+                f"[{i}/{len(files)}] {run.task} on {run.model}: {run.n_samples} samples, "
+                f"status {run.status}"
+            )
+    return runs, skipped

@@ -1,0 +1,52 @@
+"""What a report section is made of."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cotaudit.report.data import Consistency, RunData
+from cotaudit.report.tables import Table
+
+
+@dataclass
+class FigureInfo:
+    """A written PNG: its size in pixels and, per panel, the labels of its data series."""
+
+    path: Path
+    width_px: int
+    height_px: int
+    panels: list[tuple[str, list[str]]]
+    caption: str = ""
+
+    @property
+    def n_series(self) -> list[int]:
+        return [len(series) for _, series in self.panels]
+
+
+@dataclass
+class Section:
+    """One run's part of the report (or a comparison of runs)."""
+
+    title: str
+    run: RunData | None = None
+    blocks: list[str | Table | FigureInfo] = field(default_factory=list)
+    tables: dict[str, Table] = field(default_factory=dict)
+    figures: dict[str, FigureInfo] = field(default_factory=dict)
+    recomputed: dict[str, float] = field(default_factory=dict)
+    consistency: Consistency | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def text(self, markdown: str) -> None:
+        self.blocks.append(markdown)
+
+    def table(self, key: str, table: Table) -> Table:
+        self.tables[key] = table
+        self.blocks.append(table)
+        return table
+
+    def figure(self, key: str, figure: FigureInfo | None) -> None:
+        if figure is not None:
+            self.figures[key] = figure
+            self.blocks.append(figure)

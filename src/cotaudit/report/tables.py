@@ -1,0 +1,100 @@
+"""Tables: raw values (for tests and comparisons) and their Markdown rendering."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+DASH = "—"
+
+
+def fmt(v: Any, digits: int = 3) -> str:
+    """A cell: NaN/None as a dash, integers plainly, floats to ``digits`` decimals."""
+    if v is None:
+        return DASH
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return DASH
+        if math.isinf(v):
+            return "∞" if v > 0 else "-∞"
+        if v.is_integer() and abs(v) < 1e6 and digits == 0:
+            return str(int(v))
+        return f"{v:.{digits}f}"
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def fmt_count(v: Any) -> str:
+    """A count stored as a float."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return DASH
+    return str(int(round(float(v))))
+
+
+def fmt_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
+    """``mean [low, high]``."""
+    if any(isinstance(x, float) and math.isnan(x) for x in (low, high)):
+        return fmt(mean, digits)
+    return f"{fmt(mean, digits)} [{fmt(low, digits)}, {fmt(high, digits)}]"
+
+
+@dataclass
+class Cell:
+    """A cell: its raw value (what tests compare) and its text."""
+
+    value: Any
+    text: str
+
+
+@dataclass
+class Table:
+    """A titled table. ``rows`` hold :class:`Cell` s; ``values(row_label)`` gives raw values."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]] = field(default_factory=list)
+    note: str = ""
+    align: list[str] | None = None
+
+    def add(self, *cells: Any) -> None:
+        """Add a row; each item is a Cell, or a raw value formatted with :func:`fmt`."""
+        row = [c if isinstance(c, Cell) else Cell(c, fmt(c)) for c in cells]
+        if len(row) != len(self.columns):
+            raise ValueError(f"{len(row)} cells for {len(self.columns)} columns in {self.title!r}")
+        self.rows.append(row)
+
+    def column(self, name: str) -> list[Any]:
+        j = self.columns.index(name)
+        return [r[j].value for r in self.rows]
+
+    def row(self, label: Any) -> dict[str, Any]:
+        """The row whose first cell's value is ``label``, as {column: raw value}."""
+        for r in self.rows:
+            if r[0].value == label:
+                return {c: cell.value for c, cell in zip(self.columns, r)}
+        raise KeyError(label)
+
+    def to_markdown(self) -> str:
+        align = self.align or ["---"] + ["---:"] * (len(self.columns) - 1)
+        lines = [f"**{self.title}**", ""] if self.title else []
+        if not self.rows:
+            lines.append("_(no rows)_")
+        else:
+            lines.append("| " + " | ".join(self.columns) + " |")
+            lines.append("|" + "|".join(align) + "|")
+            lines.extend("| " + " | ".join(c.text for c in r) + " |" for r in self.rows)
+        if self.note:
+            lines += ["", self.note]
+        return "\n".join(lines)
+
+
+def ci_cell(mean: float, low: float, high: float, digits: int = 3) -> Cell:
+    return Cell(float(mean), fmt_ci(mean, low, high, digits))
+
+
+def count_cell(v: Any) -> Cell:
+    return Cell(v, fmt_count(v))
