@@ -20,6 +20,7 @@ from cotaudit.selfcommit_stats import (
     SelfcommitRecord,
     both_correct,
     condition_by_correctness,
+    summary_names,
     two_condition_table,
 )
 from cotaudit.solvers.selfcommit import STORE_KEY
@@ -118,7 +119,10 @@ def honest_vs_hinted_both_correct() -> Metric:
     """The same table on problems whose honest and hinted answers are both correct."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        return two_condition_table(both_correct(records_from_scores(scores)), prefix="both_correct/")
+        records = records_from_scores(scores)
+        return two_condition_table(
+            both_correct(records), prefix="both_correct/", names=summary_names(records)
+        )
 
     return compute
 

@@ -70,3 +70,9 @@ def test_condition_by_correctness_cells():
     assert t["n/hinted/correct"] == 2 and t["n/hinted/incorrect"] == 0
     assert t["median/hinted/correct/tau_0.8"] == pytest.approx(0.05)
     assert np.isnan(t["median/hinted/incorrect/tau_0.8"])
+
+
+def test_empty_subset_still_reports_every_summary():
+    t = two_condition_table([], prefix="both_correct/", names=["tau_0.8"])
+    assert t["both_correct/n_pairs"] == 0
+    assert np.isnan(t["both_correct/auroc/tau_0.8"])

@@ -8,7 +8,7 @@ win is honest > hinted on the same problem, best-threshold accuracy calls "x >= 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from cotaudit.stats import auroc, best_threshold_accuracy, median, paired_wins
 
@@ -43,15 +43,18 @@ def summary_names(records: Iterable[SelfcommitRecord]) -> list[str]:
     return [n for n in names if all(n in r.summaries for r in records)]
 
 
-def two_condition_table(records: Iterable[SelfcommitRecord], prefix: str = "") -> dict[str, float]:
+def two_condition_table(
+    records: Iterable[SelfcommitRecord], prefix: str = "", names: Sequence[str] | None = None
+) -> dict[str, float]:
     """Per summary s: ``auroc/s``, ``wins/s``, ``ties/s`` (over pairs with both conditions),
-    ``best_acc/s``, ``median_honest/s``, ``median_hinted/s``; plus ``n_pairs``."""
+    ``best_acc/s``, ``median_honest/s``, ``median_hinted/s``; plus ``n_pairs``. ``names``
+    fixes the summaries (so an empty subset still reports every key, as NaN)."""
     records = list(records)
     groups = _by_condition(records)
     honest, hinted = groups[HONEST], groups[HINTED]
     pairs = sorted(set(honest) & set(hinted))
     out: dict[str, float] = {f"{prefix}n_pairs": float(len(pairs))}
-    for s in summary_names(records):
+    for s in summary_names(records) if names is None else names:
         h = [r.summaries[s] for r in honest.values()]
         g = [r.summaries[s] for r in hinted.values()]
         wins, ties = paired_wins(
