@@ -116,14 +116,27 @@ def test_batched_and_forked_sweeps_agree(tiny_engine):
         assert batched == forked
 
 
-def test_batched_sweep_chunks_give_same_answers(tiny_engine):
-    req = _request(tiny_engine, temperature=0.8, k=2, stride=9)
-    whole = tiny_engine._locked(tiny_engine.batched_continue_prefixes_sync, req)
-    budget = tiny_engine.max_batch_tokens
-    tiny_engine.max_batch_tokens = 600  # forces several chunks
-    try:
-        assert len(tiny_engine._chunks(list(range(len(req.positions))), req, 50)) > 1
-        chunked = tiny_engine._locked(tiny_engine.batched_continue_prefixes_sync, req)
-    finally:
-        tiny_engine.max_batch_tokens = budget
-    assert chunked == whole
+def test_shared_prefix_attention_equals_masked_sdpa():
+    """Rows cut at their own lengths over one shared prefix == SDPA over an expanded, masked
+    cache (random tensors, GQA with 2 query heads per kv head)."""
+    import torch
+
+    from cotaudit.engine.shared_prefix import SharedKV, shared_prefix_attention
+
+    torch.manual_seed(0)
+    B, Hkv, g, L, s, q, d = 4, 2, 2, 9, 3, 2, 8
+    prefix_k, prefix_v = torch.randn(1, Hkv, L, d), torch.randn(1, Hkv, L, d)
+    suffix_k, suffix_v = torch.randn(B, Hkv, s, d), torch.randn(B, Hkv, s, d)
+    lengths = torch.tensor([0, 3, 9, 5])
+    query = torch.randn(B, Hkv * g, q, d)
+    out, _ = shared_prefix_attention(None, query, SharedKV(prefix_k, suffix_k, lengths),
+                                     SharedKV(prefix_v, suffix_v, lengths), None, scaling=0.3)
+    keys = torch.cat([prefix_k.expand(B, -1, -1, -1), suffix_k], 2).repeat_interleave(g, 1)
+    values = torch.cat([prefix_v.expand(B, -1, -1, -1), suffix_v], 2).repeat_interleave(g, 1)
+    mask = torch.zeros(B, 1, q, L + s, dtype=torch.bool)
+    for b in range(B):
+        mask[b, :, :, : lengths[b]] = True
+        for i in range(q):
+            mask[b, :, i, L : L + s - q + i + 1] = True
+    expected = torch.nn.functional.scaled_dot_product_attention(query, keys, values, mask, scale=0.3)
+    assert torch.allclose(out, expected.transpose(1, 2), atol=1e-5)

@@ -9,16 +9,23 @@ within ``LL_SUM_TOL`` nats.
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from cotaudit.engine import mlx as _mlx_engine
+
+if _mlx_engine.openblas_wanted(None):  # COTAUDIT_MLX_OPENBLAS=1: before anything imports mlx
+    _mlx_engine.preload_openblas()
 pytest.importorskip("mlx.core")
 pytest.importorskip("mlx_lm")
 
-from cotaudit.engine.base import PrefixRequest  # noqa: E402
-from cotaudit.engine.mlx import MLXEngine, openblas_status, preload_openblas  # noqa: E402
-from cotaudit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages  # noqa: E402
+from cotaudit.engine.base import PrefixRequest
+from cotaudit.engine.mlx import MLXEngine, openblas_status, preload_openblas
+from cotaudit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
 LL_TOKEN_TOL = 1e-4
 LL_SUM_TOL = 1e-3
@@ -39,8 +46,8 @@ COT_TEXT = (
 
 @pytest.fixture(scope="module")
 def mlx_engine() -> MLXEngine:
-    from cotaudit.providers.mlx_provider import _load_engine
     from cotaudit.providers.hf_probe import resolve_model_path
+    from cotaudit.providers.mlx_provider import _load_engine
 
     return _load_engine(resolve_model_path("tiny"), None)
 
@@ -50,24 +57,28 @@ def _sync(engine: MLXEngine, fn, *args):
     return engine._executor.submit(fn, *args).result()
 
 
-def _request(engine, *, k=2, temperature=0.0, stride=4, positions=None, seed=3):
+def _request(engine, *, k=2, temperature=0.0, stride=4, positions=None, seed=3,
+             tag=SELFCOMMIT_FORCED_ANSWER_TAG):
     cot = engine.tokenize(COT_TEXT)
     if positions is None:
         positions = list(range(0, len(cot), stride)) + [len(cot)]
-    return PrefixRequest(MESSAGES, cot, positions, SELFCOMMIT_FORCED_ANSWER_TAG, k=k,
-                         max_tokens=6, temperature=temperature, seed=seed)
+    return PrefixRequest(MESSAGES, cot, positions, tag, k=k, max_tokens=6,
+                         temperature=temperature, seed=seed)
 
 
 def test_cached_sweep_equals_naive_reprefill(mlx_engine):
     assert mlx_engine.forkable  # the tiny Llama uses plain KVCache layers: the cached path
-    req = _request(mlx_engine)
-    cached = asyncio.run(mlx_engine.continue_prefixes(req))
-    naive = _sync(mlx_engine, mlx_engine.naive_continue_prefixes_sync, req)
-    assert len(cached) == len(req.positions)
-    assert all(len(row) == req.k for row in cached)
-    assert cached == naive
-    # the answers depend on the prefix (otherwise the comparison says little)
-    assert len({row[0] for row in cached}) > 1
+    seen = set()
+    # the study's tag, and one after which the tiny model's greedy answer depends on the prefix
+    for tag in (SELFCOMMIT_FORCED_ANSWER_TAG, " so"):
+        req = _request(mlx_engine, tag=tag)
+        cached = asyncio.run(mlx_engine.continue_prefixes(req))
+        naive = _sync(mlx_engine, mlx_engine.naive_continue_prefixes_sync, req)
+        assert len(cached) == len(req.positions)
+        assert all(len(row) == req.k for row in cached)
+        assert cached == naive
+        seen |= {row[0] for row in cached}
+    assert len(seen) > 2  # not one answer everywhere: the comparison says something
 
 
 def test_forked_cache_logits_equal_fresh_prefill(mlx_engine):
@@ -101,7 +112,7 @@ def test_non_kvcache_fallback_matches_cached_path(mlx_engine):
     fallback = _sync(mlx_engine, MLXEngine, mlx_engine.model, mlx_engine.tokenizer,
                      mlx_engine._executor)
     fallback.forkable = False
-    req = _request(mlx_engine, stride=9)
+    req = _request(mlx_engine, stride=12)
     assert asyncio.run(fallback.continue_prefixes(req)) == asyncio.run(
         mlx_engine.continue_prefixes(req)
     )
@@ -113,7 +124,7 @@ def test_non_kvcache_fallback_matches_cached_path(mlx_engine):
 
 
 def test_sampling_is_seeded_per_prefix(mlx_engine):
-    req = _request(mlx_engine, k=4, temperature=0.7)
+    req = _request(mlx_engine, k=4, temperature=0.7, stride=8)
     a = asyncio.run(mlx_engine.continue_prefixes(req))
     assert asyncio.run(mlx_engine.continue_prefixes(req)) == a
     sub = _request(mlx_engine, k=4, temperature=0.7, positions=req.positions[2:])
@@ -140,8 +151,7 @@ def test_generate_n_and_prefill(mlx_engine):
 
 
 def test_same_greedy_cot_on_hf_probe_and_mlx():
-    from inspect_ai.model import GenerateConfig, get_model
-    from inspect_ai.model import ChatMessageUser
+    from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
     hf = get_model("hf-probe/tiny")
     mlx = get_model("mlx/tiny")
@@ -179,6 +189,39 @@ def test_loglikelihood_matches_hf(mlx_engine, tiny_engine):
     assert worst < LL_TOKEN_TOL
     empty = asyncio.run(mlx_engine.loglikelihood(MESSAGES, ""))
     assert empty.n_tokens == 0 and empty.sum_logprob == 0.0
+
+
+def test_rope_parameters_of_transformers_5_configs_reach_mlx():
+    from cotaudit.engine.mlx import rope_overrides
+
+    assert rope_overrides({"rope_parameters": {"rope_theta": 1e5, "rope_type": "default"}}) == {
+        "rope_theta": 1e5}
+    assert rope_overrides({"rope_theta": 1e4, "rope_parameters": {"rope_theta": 1e5}}) == {}
+    assert rope_overrides({"rope_theta": 1e4}) == {}
+    yarn = {"rope_theta": 1e6, "rope_type": "yarn", "factor": 4.0}
+    assert rope_overrides({"rope_parameters": yarn}) == {"rope_theta": 1e6, "rope_scaling": yarn}
+    # per-layer-type parameters (no top-level theta in them) are left to mlx-lm
+    assert rope_overrides({"rope_parameters": {"full_attention": {"rope_theta": 1e6}}}) == {}
+
+
+@pytest.mark.model
+def test_default_model_same_greedy_cot_and_loglikelihood_on_hf_and_mlx(default_engine):
+    """SmolLM2-135M (rope_theta 1e5 under transformers 5's rope_parameters): same greedy CoT,
+    log-likelihoods within 1e-3 nats per token (measured 2.4e-4) and 1e-2 per sum."""
+    from cotaudit.providers.hf_probe import resolve_model_path
+    from cotaudit.providers.mlx_provider import _load_engine
+
+    mlx_default = _load_engine(resolve_model_path("default"), None)
+    assert mlx_default.model.args.rope_theta == 100000.0
+    a = asyncio.run(default_engine.generate(MESSAGES, max_tokens=24))
+    b = asyncio.run(mlx_default.generate(MESSAGES, max_tokens=24))
+    assert a.token_ids == b.token_ids
+    conts = [a.text, "The final answer is 72."]
+    ours = asyncio.run(mlx_default.loglikelihood_many(MESSAGES, conts))
+    ref = asyncio.run(default_engine.loglikelihood_many(MESSAGES, conts))
+    for x, y in zip(ours, ref, strict=True):
+        assert x.token_logprobs == pytest.approx(y.token_logprobs, abs=1e-3)
+        assert x.sum_logprob == pytest.approx(y.sum_logprob, abs=1e-2)
 
 
 # --- the task, end to end ---------------------------------------------------------------------
@@ -243,3 +286,22 @@ def test_openblas_status_is_detected_never_required():
     if status.applies:
         # MLX is imported by now: preloading either is already in effect or declines quietly
         assert preload_openblas() == status.loaded
+
+
+def test_openblas_preload_before_mlx_takes_effect():
+    status = openblas_status()
+    if not status.applies or status.available_path is None:
+        pytest.skip(f"no OpenBLAS to preload here: {status.hint}")
+    code = (
+        "from cotaudit.engine.mlx import preload_openblas, openblas_status\n"
+        "assert not openblas_status().loaded\n"
+        "assert preload_openblas()\n"
+        "import mlx.core as mx\n"
+        "a = mx.ones((64, 64)); mx.eval(a @ a)\n"
+        "print(openblas_status().loaded)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

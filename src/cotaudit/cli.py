@@ -28,6 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     _ledger_arguments(ledger)
     ledger.set_defaults(func=_ledger_cli)
+    report = sub.add_parser("report", help="paper tables, figures and model comparison from logs")
+    from cotaudit.report.cli import add_arguments as _report_arguments, run_cli as _report_cli
+
+    _report_arguments(report)
+    report.set_defaults(func=_report_cli)
     return parser
 
 

@@ -13,31 +13,34 @@ Decoding is ours, not
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Iterator, Literal, Sequence
 
 from cotaudit.engine.base import Generation, LoglikResult, Message, PrefixRequest, seed_for
+from cotaudit.engine.shared_prefix import ATTENTION_NAME
 
 
 class HFEngine:
     """The probe engine over a transformers causal LM and its chat template."""
 
     def __init__(
-        self,
-        model: Any,
-        tokenizer: Any,
-        *,
-        sweep: Literal["batched", "forked"] = "batched",
-        max_batch_tokens: int = 1 << 16,
+        self, model: Any, tokenizer: Any, *, sweep: Literal["auto", "batched", "forked"] = "auto"
     ) -> None:
-        """``sweep``: decode all prefixes together (``batched``) or one prefix at a time from a
-        cache view (``forked``). ``max_batch_tokens`` bounds rows x cache width per batch."""
+        """``sweep``: decode all prefixes together over one shared cache (``batched``) or one
+        prefix at a time from a cache view (``forked``); ``auto`` picks batched unless the model
+        uses sliding-window attention (which the shared-prefix attention does not implement)."""
         import torch
 
+        from cotaudit.engine.shared_prefix import register
+
+        register()
+        if sweep == "auto":
+            sliding = getattr(model.config, "sliding_window", None)
+            sweep = "forked" if sliding else "batched"
         self.sweep = sweep
-        self.max_batch_tokens = max_batch_tokens
 
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -239,73 +242,59 @@ class HFEngine:
         return answers
 
     def batched_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
-        """One prefill of prompt + CoT; then all prefixes decode together, k rows each.
+        """One prefill of prompt + CoT; then all P prefixes x k rows decode together.
 
-        Row r of prefix t sees cache positions < len(prompt) + t (a per-row attention mask over
-        a shared, expanded cache view), then the tag and its answer at position ids
-        len(prompt) + t, +1, ... Prefixes are processed in chunks (sorted by t, so each chunk's
-        cache is cut at its own longest prefix) of at most ``max_batch_tokens`` row-positions.
+        Row r of prefix t attends to the shared cache up to len(prompt) + t (one copy of it, see
+        :mod:`cotaudit.engine.shared_prefix`), then to its own tag and answer tokens, fed at
+        position ids len(prompt) + t, +1, ...
         """
+        from cotaudit.engine.shared_prefix import SharedPrefixCache
+
         torch = self._torch
         prompt_ids, tag_ids = self._prompt_and_tag(request)
-        cache = self.prefill(prompt_ids + list(request.cot_token_ids))
+        full = self.prefill(prompt_ids + list(request.cot_token_ids))
         k, n_prompt, n_tag = request.k, len(prompt_ids), len(tag_ids)
-        answers: dict[int, list[str]] = {}
-        order = sorted(range(len(request.positions)), key=lambda j: request.positions[j])
-        for chunk in self._chunks(order, request, n_prompt):
-            lengths = torch.tensor(
-                [n_prompt + request.positions[j] for j in chunk for _ in range(k)], device=self.device
-            )
-            rows, width = len(lengths), int(lengths.max())
-            fork = self.fork_cache(cache, width, rows)
-            mask = (torch.arange(width, device=self.device)[None, :] < lengths[:, None]).long()
-            mask = torch.cat([mask, torch.ones(rows, n_tag, dtype=torch.long, device=self.device)], 1)
-            pos = lengths[:, None] + torch.arange(n_tag, device=self.device)[None, :]
-            tag = torch.tensor([tag_ids] * rows, device=self.device)
-            out = self.model(input_ids=tag, attention_mask=mask, position_ids=pos, use_cache=True,
-                             logits_to_keep=1, **{self._cache_kwarg: fork})
-            state = {"cache": _cache_of(out), "mask": mask, "pos": pos[:, -1:]}
+        positions = list(request.positions)
+        lengths = torch.tensor([n_prompt + t for t in positions for _ in range(k)], device=self.device)
+        rows = len(lengths)
+        cache = SharedPrefixCache(full, n_prompt + len(request.cot_token_ids), lengths)
+        pos = lengths[:, None] + torch.arange(n_tag, device=self.device)[None, :]
+        tag = torch.tensor([tag_ids] * rows, device=self.device)
+        with self._attention(ATTENTION_NAME):
+            out = self.model(input_ids=tag, position_ids=pos, use_cache=True, logits_to_keep=1,
+                             **{self._cache_kwarg: cache})
+            state = {"pos": pos[:, -1:]}
 
-            def step(nxt: Any, state: dict[str, Any] = state) -> Any:
-                state["mask"] = torch.cat([state["mask"], state["mask"].new_ones(rows, 1)], 1)
+            def step(nxt: Any) -> Any:
                 state["pos"] = state["pos"] + 1
-                out = self.model(input_ids=nxt[:, None], attention_mask=state["mask"],
-                                 position_ids=state["pos"], use_cache=True,
-                                 **{self._cache_kwarg: state["cache"]})
-                state["cache"] = _cache_of(out)
+                out = self.model(input_ids=nxt[:, None], position_ids=state["pos"], use_cache=True,
+                                 **{self._cache_kwarg: cache})
                 return out.logits[:, -1, :]
 
             generators = [
-                torch.Generator(device="cpu").manual_seed(seed_for(request.seed, request.positions[j]))
-                for j in chunk
+                torch.Generator(device="cpu").manual_seed(seed_for(request.seed, t)) for t in positions
             ]
             decoded, _ = self._decode(
                 out.logits[:, -1, :], request.max_tokens, request.temperature, generators, step
             )
-            for g, j in enumerate(chunk):
-                answers[j] = [self.detokenize(r) for r in decoded[g * k : (g + 1) * k]]
-        return [answers[j] for j in range(len(request.positions))]
+        return [[self.detokenize(r) for r in decoded[j * k : (j + 1) * k]] for j in range(len(positions))]
+
+    @contextlib.contextmanager
+    def _attention(self, name: str) -> Iterator[None]:
+        """Use attention implementation ``name`` for the duration (under the engine lock)."""
+        config = self.model.config
+        previous = config._attn_implementation
+        config._attn_implementation = name
+        try:
+            yield
+        finally:
+            config._attn_implementation = previous
 
     def _prompt_and_tag(self, request: PrefixRequest) -> tuple[list[int], list[int]]:
         tag_ids = self.tokenize(request.tag)
         if not tag_ids:
             raise ValueError("the forced-answer tag must contain at least one token")
         return self.render(request.messages), tag_ids
-
-    def _chunks(self, order: list[int], request: PrefixRequest, n_prompt: int) -> list[list[int]]:
-        """Consecutive runs of prefixes (in order of t) whose rows x width fit the budget."""
-        chunks: list[list[int]] = []
-        current: list[int] = []
-        extra = len(self.tokenize(request.tag)) + request.max_tokens
-        for j in order:
-            width = n_prompt + request.positions[j] + extra
-            if current and (len(current) + 1) * request.k * width > self.max_batch_tokens:
-                chunks.append(current)
-                current = []
-            current.append(j)
-        if current:
-            chunks.append(current)
-        return chunks
 
     def naive_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
         """Reference implementation: ``model.generate`` re-prefills prompt + cot[:t] + tag for

@@ -17,7 +17,9 @@ All MLX work runs on one long-lived daemon worker thread per process (calls are 
 like the HF engine's lock), so the event loop is never blocked and MLX state stays on one
 thread. A daemon thread, not a ``ThreadPoolExecutor``: MLX aborts the process at exit
 ("terminate called without an active exception", about one run in three here) when a thread
-that ran MLX work exits before the interpreter does.
+that ran MLX work exits before the interpreter does, or when the interpreter exits while MLX
+still finishes work in the background; so the thread never exits, and an ``atexit`` hook runs
+``mx.synchronize()`` on it first (0 aborts in 40 runs after, 6 in 15 before).
 
 Speed on Linux CPU: the ``mlx[cpu]`` wheel bundles a slow reference BLAS. Loading Debian's
 OpenBLAS before MLX (``LD_PRELOAD=.../libopenblas.so.0``, or :func:`preload_openblas`, which
@@ -29,11 +31,11 @@ Apple silicon (Metal).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import ctypes
 import ctypes.util
 import logging
 import os
-import platform
 import queue
 import sys
 import threading
@@ -42,7 +44,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
-from cotaudit.engine.base import Generation, LoglikResult, Message, PrefixRequest, seed_for
+from cotaudit.engine.base import (
+    Generation,
+    LoglikResult,
+    Message,
+    PrefixRequest,
+    seed_for,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +91,25 @@ def render_chat(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
     if isinstance(ids, dict) or hasattr(ids, "input_ids"):
         ids = ids["input_ids"]
     return [int(i) for i in ids]
+
+
+def rope_overrides(config: dict[str, Any]) -> dict[str, Any]:
+    """Top-level ``rope_theta`` (and ``rope_scaling``) for a config that only has
+    transformers 5's ``rope_parameters``.
+
+    mlx-lm 0.32's Llama/Qwen2 readers take ``rope_theta`` from the top level and silently
+    default to 10000 otherwise; a folder saved by transformers >= 5 (the embedded default model,
+    SmolLM2-135M with theta 100000, is one) then loads with the wrong rotary base and a
+    different model comes out (its greedy CoT differed from the HF backend's from the first
+    token). Returns ``{}`` when nothing needs overriding.
+    """
+    params = config.get("rope_parameters")
+    if not isinstance(params, dict) or "rope_theta" not in params or "rope_theta" in config:
+        return {}
+    out: dict[str, Any] = {"rope_theta": params["rope_theta"]}
+    if params.get("rope_type", "default") != "default" and not config.get("rope_scaling"):
+        out["rope_scaling"] = dict(params)
+    return out
 
 
 # --- OpenBLAS (Linux CPU speed) ---------------------------------------------------------------
@@ -179,7 +206,8 @@ def preload_openblas() -> bool:
     return True
 
 
-def _openblas_wanted(flag: bool | None) -> bool:
+def openblas_wanted(flag: bool | None = None) -> bool:
+    """``flag`` if given, else whether ``COTAUDIT_MLX_OPENBLAS`` is set to 1/true/yes/on."""
     if flag is not None:
         return bool(flag)
     return os.environ.get(OPENBLAS_ENV, "").strip().lower() in ("1", "true", "yes", "on")
@@ -223,7 +251,20 @@ def mlx_worker() -> MLXWorker:
     with _WORKER_LOCK:
         if _WORKER is None:
             _WORKER = MLXWorker()
+            atexit.register(_synchronize_at_exit)
         return _WORKER
+
+
+def _synchronize_at_exit() -> None:
+    """Let MLX finish its background work before the interpreter tears it down."""
+    if _WORKER is None or "mlx.core" not in sys.modules:
+        return
+    import mlx.core as mx
+
+    try:
+        _WORKER.submit(mx.synchronize).result(timeout=10)
+    except Exception:  # noqa: BLE001, S110 - best effort at exit
+        pass
 
 
 # --- the engine -------------------------------------------------------------------------------
@@ -259,20 +300,30 @@ class MLXEngine:
         ``openblas``: preload the system OpenBLAS first (Linux CPU speed-up); None reads
         ``COTAUDIT_MLX_OPENBLAS``.
         """
-        if _openblas_wanted(openblas):
+        if openblas_wanted(openblas):
             preload_openblas()
         executor = mlx_worker()
 
         def _load() -> tuple[Any, Any]:
             from mlx_lm import load
 
-            return load(str(path))
+            overrides = None
+            try:
+                from mlx_lm.utils import _download, load_config
+
+                overrides = rope_overrides(load_config(_download(str(path))))
+            except (ImportError, AttributeError, OSError):  # mlx-lm internals moved: no fix
+                pass
+            if overrides:
+                logger.info("cotaudit mlx: %s: using %s from rope_parameters", path, overrides)
+            model, tokenizer = load(str(path), model_config=overrides or None)[:2]
+            return model, tokenizer
 
         model, tokenizer = executor.submit(_load).result()
         engine = executor.submit(cls, model, tokenizer, executor).result()
         status = openblas_status()
-        if status.applies and not status.loaded:
-            logger.info("cotaudit mlx: %s", status.hint)
+        if status.applies and not status.loaded and status.available_path is not None:
+            logger.warning("cotaudit mlx: %s", status.hint)
         return engine
 
     # --- tokens ---------------------------------------------------------------------------
@@ -501,16 +552,6 @@ class MLXEngine:
                 )
             )
         return results
-
-
-def describe_platform() -> str:
-    """One line for logs and docs: OS, machine, MLX device and OpenBLAS state."""
-    import mlx.core as mx
-
-    return (
-        f"{platform.system()} {platform.machine()}, mlx {mx.__version__} on "
-        f"{mx.default_device()}, {openblas_status().hint}"
-    )
 
 
 if __name__ == "__main__":  # python -m cotaudit.engine.mlx: report the OpenBLAS state

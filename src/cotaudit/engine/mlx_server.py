@@ -94,8 +94,7 @@ class Completion:
 def normalize_base_url(url: str) -> str:
     """``http://host:port`` with no trailing ``/`` or ``/v1``."""
     url = url.strip().rstrip("/")
-    if url.endswith("/v1"):
-        url = url[: -len("/v1")]
+    url = url.removesuffix("/v1")
     if not url.startswith(("http://", "https://")):
         url = "http://" + url
     return url

@@ -45,10 +45,11 @@ MLX_MISSING = (
 @functools.lru_cache(maxsize=4)
 def _load_engine(path: str, openblas: bool | None) -> Any:
     """One loaded model per (path, openblas) per process."""
-    try:
-        import mlx_lm  # noqa: F401
-    except ImportError as e:
-        raise RuntimeError(f"{MLX_MISSING} ({e})") from e
+    import importlib.util
+
+    # find_spec, not import: OpenBLAS must be preloaded before anything imports mlx
+    if importlib.util.find_spec("mlx_lm") is None or importlib.util.find_spec("mlx") is None:
+        raise RuntimeError(MLX_MISSING)
     from cotaudit.engine.mlx import MLXEngine
 
     return MLXEngine.load(path, openblas=openblas)

@@ -24,6 +24,7 @@ available (the server has no prompt log-probabilities) and fails before any requ
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -40,6 +41,7 @@ from inspect_ai.model._chat_message import ChatMessage
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from cotaudit.engine.base import seed_for
+from cotaudit.engine.mlx import rope_overrides
 from cotaudit.engine.mlx_server import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
@@ -50,6 +52,7 @@ from cotaudit.providers.hf_probe import resolve_model_path
 
 DEFAULT_MAX_TOKENS = 1024
 BACKEND = "mlx-server"
+logger = logging.getLogger(__name__)
 
 
 def _load_tokenizer(name: str, model_name: str) -> Any:
@@ -63,6 +66,30 @@ def _load_tokenizer(name: str, model_name: str) -> Any:
             f"template client-side: {e}. Pass -M tokenizer=<local folder or hub id of the "
             "model the server runs>."
         ) from e
+
+
+def _warn_rope_parameters(name: str) -> None:
+    """mlx_lm.server (0.32) reads ``rope_theta`` only from the top level of config.json; a
+    folder written by transformers >= 5 has it under ``rope_parameters`` and is served with
+    the default 10000. The in-process ``mlx/`` provider corrects this; the server cannot be
+    corrected from here, so say so."""
+    import json
+    from pathlib import Path
+
+    config = Path(resolve_model_path(name)) / "config.json"
+    if not config.is_file():
+        return
+    try:
+        overrides = rope_overrides(json.loads(config.read_text()))
+    except (OSError, ValueError):
+        return
+    if overrides and overrides.get("rope_theta") != 10000:
+        logger.warning(
+            "%s has rope_parameters %s but no top-level rope_theta: mlx_lm.server 0.32 serves it "
+            "with rope_theta 10000 (a different model); add \"rope_theta\": %s to its "
+            "config.json before starting the server",
+            config, overrides, overrides["rope_theta"],
+        )
 
 
 class MLXServerAPI(ModelAPI):
@@ -92,6 +119,7 @@ class MLXServerAPI(ModelAPI):
             )
         url = base_url or url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
         super().__init__(model_name=model_name, base_url=url, api_key=api_key, config=config)
+        _warn_rope_parameters(tokenizer or model_name)
         self.probe_engine = MLXServerEngine(
             url,
             _load_tokenizer(tokenizer or model_name, model_name),
@@ -116,9 +144,9 @@ class MLXServerAPI(ModelAPI):
         return RetryDecision.no()
 
     def retry_wait(self) -> Any:
-        from tenacity import wait_exponential_jitter
+        from tenacity import wait_exponential, wait_random
 
-        return wait_exponential_jitter(initial=1, max=8, jitter=0.5)
+        return wait_exponential(multiplier=0.5, max=8) + wait_random(0, 0.5)
 
     async def generate(
         self,

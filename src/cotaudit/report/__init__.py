@@ -66,8 +66,7 @@ def assign_labels(runs: Sequence[RunData]) -> None:
                 same[0].label = model
                 continue
             keys = sorted({k for r in same for k in r.task_args})
-            differ = [k for k in keys
-                      if len({repr(r.task_args.get(k)) for r in same}) > 1]
+            differ = [k for k in keys if len({repr(r.task_args.get(k)) for r in same}) > 1]
             for r in same:
                 extra = ", ".join(f"{k}={_value_text(r.task_args.get(k))}" for k in differ[:3])
                 r.label = f"{model} ({extra})" if extra else model
@@ -109,8 +108,10 @@ def build_report(
     by_study: dict[str, list[RunData]] = {}
     for r in runs:
         by_study.setdefault(r.study, []).append(r)
+    known = [s for s in STUDIES if s in by_study] + [s for s in by_study if s not in STUDIES]
     step, total = 0, len(runs)
-    for study, group in by_study.items():
+    for study in known:
+        group = sorted(by_study[study], key=lambda r: (r.created, r.label))  # run order
         if study not in STUDIES:
             report.notes.append(
                 f"{len(group)} log(s) of task `{group[0].task}`: no report section for it "
@@ -122,8 +123,10 @@ def build_report(
         except Exception as e:  # a study's code that does not import: skip its section
             if strict:
                 raise
-            report.notes.append(f"{study}: section skipped, its report code failed to import "
-                                f"({type(e).__name__}: {e}).")
+            report.notes.append(
+                f"{study}: section skipped, its report code failed to import "
+                f"({type(e).__name__}: {e})."
+            )
             continue
         sections = []
         for i, run in enumerate(group, 1):
@@ -150,8 +153,10 @@ def build_report(
                 comp.text(f"⚠️ Comparison failed: {type(e).__name__}: {e}")
             if comp is not None:
                 report.comparisons[study] = comp
-    ordered = {s: report.sections[s] + ([report.comparisons[s]] if s in report.comparisons else [])
-               for s in report.sections}
+    ordered = {
+        s: report.sections[s] + ([report.comparisons[s]] if s in report.comparisons else [])
+        for s in report.sections
+    }
     report.markdown_path.write_text(
         render(ordered, runs, report.skipped, out, report.notes), encoding="utf-8"
     )

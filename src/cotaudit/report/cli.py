@@ -7,14 +7,24 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logs", nargs="+", metavar="LOG_OR_DIR",
-                        help="Inspect log files (.eval/.json) or folders holding them")
-    parser.add_argument("--out", default="report", metavar="DIR",
-                        help="output folder for report.md and the PNG figures (default: report)")
+    parser.add_argument(
+        "logs",
+        nargs="+",
+        metavar="LOG_OR_DIR",
+        help="Inspect log files (.eval/.json) or folders holding them",
+    )
+    parser.add_argument(
+        "--out",
+        default="report",
+        metavar="DIR",
+        help="output folder for report.md and the PNG figures (default: report)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    parser.add_argument("--strict", action="store_true",
-                        help="fail on a section error, or when a recomputed number differs from "
-                             "the log's metric")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on a section error, or when a recomputed number differs from the log's metric",
+    )
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -24,16 +34,21 @@ def run_cli(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr, flush=True)
 
     try:
-        report = build_report(args.logs, args.out, progress=None if args.quiet else progress,
-                              strict=args.strict)
+        report = build_report(
+            args.logs, args.out, progress=None if args.quiet else progress, strict=args.strict
+        )
     except FileNotFoundError as e:
         print(f"cotaudit report: {e}", file=sys.stderr)
         return 2
     if not report.runs:
         print("cotaudit report: no Inspect logs found", file=sys.stderr)
         return 1
-    bad = [s for ss in report.sections.values() for s in ss
-           if s.consistency is not None and not s.consistency.ok]
+    bad = [
+        s
+        for ss in report.sections.values()
+        for s in ss
+        if s.consistency is not None and not s.consistency.ok
+    ]
     for s in bad:
         print(f"cotaudit report: {s.title}: {s.consistency.line()}", file=sys.stderr)
     print(report.markdown_path)

@@ -40,7 +40,9 @@ def cluster_tables(
 ) -> list[Table]:
     """Metrics table, the two clusters (nearest samples, feature means), the feature ranking."""
     keys = metric_keys(prefix)
-    m = dict(zip([k.removeprefix(prefix + "_") for k in keys[:10]], (metrics[k] for k in keys[:10])))
+    m = dict(
+        zip([k.removeprefix(prefix + "_") for k in keys[:10]], (metrics[k] for k in keys[:10]))
+    )
     thr = [metrics[k] for k in keys[10:]]
     neg = contrast.get("negative_class", "rest")
     summary = Table(
@@ -48,49 +50,70 @@ def cluster_tables(
         ["rule", "F1", "precision", "recall", "optimistic F1", "chance F1", "ARI"],
     )
     summary.add(
-        Cell("2-means, declared direction",
-             "2-means, positive cluster by declared direction"),
+        Cell("2-means, declared direction", "2-means, positive cluster by declared direction"),
         Cell(m["f1"], fmt_ci(m["f1"], m["f1_ci_low"], m["f1_ci_high"])),
-        m["precision"], m["recall"], m["f1_optimistic"], m["f1_chance"], m["ari"],
+        m["precision"],
+        m["recall"],
+        m["f1_optimistic"],
+        m["f1_chance"],
+        m["ari"],
     )
     rule = contrast["threshold_rule"]
     summary.add(
         Cell("threshold", f"threshold on {rule['feature']} (direction {rule['direction']:+d})"),
-        thr[0], thr[1], thr[2], math.nan, math.nan, math.nan,
+        thr[0],
+        thr[1],
+        thr[2],
+        math.nan,
+        math.nan,
+        math.nan,
     )
     boot = contrast["bootstrap"]
     summary.note = (
         f"{int(m['n_positive'])} {contrast['positive_class']} and {int(m['n_negative'])} {neg} "
         f"samples; features {', '.join(contrast['features'])}; F1 interval: "
-        f"{boot['confidence']:.0%} bootstrap, {boot['n_valid']} of {boot['n_boot']} resamples valid."
-        + (f" Degenerate: {contrast['degenerate']}." if contrast.get("degenerate") else "")
+        f"{boot['confidence']:.0%} bootstrap, {boot['n_valid']} of {boot['n_boot']} resamples "
+        "valid." + (f" Degenerate: {contrast['degenerate']}." if contrast.get("degenerate") else "")
     )
     tables = [summary]
     clusters = contrast.get("clusters")
     if clusters:
         features = list(contrast["features"])
-        t = Table("Clusters: nearest samples to each centroid and feature means",
-                  ["cluster", "size", contrast["positive_class"], neg, "nearest samples", *features],
-                  align=["---", "---:", "---:", "---:", "---", *["---:"] * len(features)])
+        t = Table(
+            "Clusters: nearest samples to each centroid and feature means",
+            ["cluster", "size", contrast["positive_class"], neg, "nearest samples", *features],
+            align=["---", "---:", "---:", "---:", "---", *["---:"] * len(features)],
+        )
         for name in ("positive", "negative"):
             c = clusters[name]
-            t.add(name, count_cell(c["size"]), count_cell(c["n_positive_class"]),
-                  count_cell(c["n_negative_class"]),
-                  Cell(c["nearest_ids"], ", ".join(f"`{i}`" for i in c["nearest_ids"])),
-                  *(_nan(c["feature_means"][f]) for f in features))
+            t.add(
+                name,
+                count_cell(c["size"]),
+                count_cell(c["n_positive_class"]),
+                count_cell(c["n_negative_class"]),
+                Cell(c["nearest_ids"], ", ".join(f"`{i}`" for i in c["nearest_ids"])),
+                *(_nan(c["feature_means"][f]) for f in features),
+            )
         tables.append(t)
-        r = Table("Distinguishing features (standardised centroid difference, positive minus "
-                  "negative cluster)", ["feature", "std. difference", "declared direction",
-                                        "agrees"])
+        r = Table(
+            "Distinguishing features (standardised centroid difference, positive minus "
+            "negative cluster)",
+            ["feature", "std. difference", "declared direction", "agrees"],
+        )
         for row in contrast["feature_ranking"] or []:
-            r.add(row["feature"], row["std_diff"], Cell(row["declared_direction"],
-                  f"{row['declared_direction']:+d}"), row["agrees_with_direction"])
+            r.add(
+                row["feature"],
+                row["std_diff"],
+                Cell(row["declared_direction"], f"{row['declared_direction']:+d}"),
+                row["agrees_with_direction"],
+            )
         tables.append(r)
     return tables
 
 
-def add_cluster_tables(sec: Any, options: Mapping[str, Any], contrast: Mapping[str, Any],
-                       title: str = "Cluster") -> None:
+def add_cluster_tables(
+    sec: Any, options: Mapping[str, Any], contrast: Mapping[str, Any], title: str = "Cluster"
+) -> None:
     """Append the cluster tables of one metric to a section (keys ``<prefix>``,
     ``<prefix>_clusters``, ``<prefix>_features``)."""
     prefix = options.get("prefix", DEFAULT_PREFIX)

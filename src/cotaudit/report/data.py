@@ -105,7 +105,9 @@ class Consistency:
         if not self.mismatches:
             head += f": all equal (max |difference| {self.max_abs_diff:.2g})"
         else:
-            bad = ", ".join(f"`{k}` (log {a:.6g}, recomputed {b:.6g})" for k, a, b in self.mismatches[:5])
+            bad = ", ".join(
+                f"`{k}` (log {a:.6g}, recomputed {b:.6g})" for k, a, b in self.mismatches[:5]
+            )
             head += f": **{len(self.mismatches)} differ**: {bad}"
         if self.not_recomputed:
             head += "; not recomputed: " + ", ".join(f"`{k}`" for k in self.not_recomputed[:5])

@@ -20,8 +20,18 @@ from cotaudit.report.sections import FigureInfo
 
 DPI = 100
 WIDTH = 7.5
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-          "#7f7f7f", "#bcbd22", "#17becf"]
+COLORS = [
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+]
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -33,7 +43,9 @@ def _figure(width: float, height: float) -> Figure:
 def _save(fig: Figure, path: Path, panels: list[tuple[str, list[str]]], caption: str) -> FigureInfo:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, format="png", metadata={"Software": None})
+    fig.savefig(
+        path, dpi=DPI, format="png", metadata={"Software": None}, pil_kwargs={"optimize": True}
+    )
     w, h = fig.get_size_inches()
     return FigureInfo(path, round(w * DPI), round(h * DPI), panels, caption)
 
@@ -54,12 +66,13 @@ def paired_differences(
     caption: str = "",
     bin_width: float = 0.1,
 ) -> FigureInfo:
-    """One row per summary: histogram of the paired differences (bins of ``bin_width`` on
-    [-1, 1]), the median as a vertical line, the AUROC written at the right."""
+    """One row per summary: histogram of the paired differences (bins of ``bin_width`` centred
+    on -1, ..., 0, ..., 1), the median as a vertical line, the AUROC written at the right."""
     names = list(diffs)
     fig = _figure(WIDTH, 0.4 + 1.05 * max(1, len(names)))
     axes = fig.subplots(max(1, len(names)), 1, sharex=True, squeeze=False)[:, 0]
-    edges = np.arange(-1.0, 1.0 + bin_width / 2, bin_width)
+    half = bin_width / 2  # bins centred on multiples of bin_width (0 is a bin's centre)
+    edges = np.arange(-1.0 - half, 1.0 + half + 1e-9, bin_width)
     panels = []
     for ax, name in zip(axes, names):
         d = _finite(diffs[name])
@@ -72,11 +85,18 @@ def paired_differences(
         ax.tick_params(labelsize=8)
         ax.yaxis.get_major_locator().set_params(integer=True)
         a = aurocs.get(name, math.nan)
-        ax.text(1.01, 0.5, f"AUROC\n{a:.2f}" if not math.isnan(a) else "AUROC\n—",
-                transform=ax.transAxes, va="center", ha="left", fontsize=8)
+        ax.text(
+            1.01,
+            0.5,
+            f"AUROC\n{a:.2f}" if not math.isnan(a) else "AUROC\n—",
+            transform=ax.transAxes,
+            va="center",
+            ha="left",
+            fontsize=8,
+        )
         panels.append((name, ["pairs"]))
     axes[-1].set_xlabel("honest − hinted (paired by problem); red line: median", fontsize=9)
-    axes[-1].set_xlim(-1.05, 1.05)
+    axes[-1].set_xlim(-1.1, 1.1)
     fig.suptitle(title, fontsize=10)
     return _save(fig, path, panels, caption)
 
@@ -90,10 +110,12 @@ class CurvePair:
     pair_id: str
     honest: tuple[Sequence[float], Sequence[float]]
     hinted: tuple[Sequence[float], Sequence[float]]
+    detail: str = ""
 
 
-def curve_pairs(picks: Sequence[CurvePair], theta: float, path: Path, title: str,
-                caption: str = "") -> FigureInfo | None:
+def curve_pairs(
+    picks: Sequence[CurvePair], theta: float, path: Path, title: str, caption: str = ""
+) -> FigureInfo | None:
     """One panel per pick: c(t) of the honest and hinted response against t/T, theta dashed."""
     if not picks:
         return None
@@ -101,19 +123,28 @@ def curve_pairs(picks: Sequence[CurvePair], theta: float, path: Path, title: str
     axes = fig.subplots(1, len(picks), sharey=True, squeeze=False)[0]
     panels = []
     for ax, pick in zip(axes, picks):
-        for (x, y), label, color, marker in ((pick.honest, "honest", COLORS[0], "o"),
-                                             (pick.hinted, "hinted", COLORS[1], "s")):
-            ax.plot(x, y, marker=marker, ms=3.5, lw=1.4, color=color, label=label,
-                    drawstyle="default")
+        for (x, y), label, color, marker in (
+            (pick.honest, "honest", COLORS[0], "o"),
+            (pick.hinted, "hinted", COLORS[1], "s"),
+        ):
+            ax.plot(
+                x, y, marker=marker, ms=3.5, lw=1.4, color=color, label=label, drawstyle="default"
+            )
         ax.axhline(theta, color="0.5", lw=0.8, ls="--")
-        ax.set_title(f"{pick.label}\n{pick.pair_id}", fontsize=9)
+        ax.set_title(f"{pick.label}\n{pick.pair_id}{pick.detail}", fontsize=9)
         ax.set_xlabel("t / T", fontsize=9)
         ax.set_xlim(-0.03, 1.03)
         ax.set_ylim(-0.05, 1.05)
         ax.tick_params(labelsize=8)
         panels.append((pick.label, ["honest", "hinted"]))
     axes[0].set_ylabel("c(t)", fontsize=9)
-    axes[0].legend(fontsize=8, loc="lower right")
+    fig.legend(
+        *axes[0].get_legend_handles_labels(),
+        loc="outside lower center",
+        ncols=2,
+        fontsize=8,
+        frameon=False,
+    )
     fig.suptitle(title, fontsize=10)
     return _save(fig, path, panels, caption)
 
@@ -131,8 +162,12 @@ class Band:
     high: Sequence[float]
 
 
-def pass_curves(panels_in: Sequence[tuple[str, Sequence[float], Sequence[Band]]], path: Path,
-                title: str, caption: str = "") -> FigureInfo | None:
+def pass_curves(
+    panels_in: Sequence[tuple[str, Sequence[float], Sequence[Band]]],
+    path: Path,
+    title: str,
+    caption: str = "",
+) -> FigureInfo | None:
     """One panel per keyed condition: mean pass rate against checkpoint (%), shaded 95% bands."""
     if not panels_in:
         return None
@@ -157,9 +192,13 @@ def pass_curves(panels_in: Sequence[tuple[str, Sequence[float], Sequence[Band]]]
     return _save(fig, path, panels, caption)
 
 
-def paired_shift(panels_in: Sequence[tuple[str, Sequence[float], Sequence[float]]], path: Path,
-                 title: str, labels: tuple[str, str] = ("key visible", "key masked"),
-                 caption: str = "") -> FigureInfo | None:
+def paired_shift(
+    panels_in: Sequence[tuple[str, Sequence[float], Sequence[float]]],
+    path: Path,
+    title: str,
+    labels: tuple[str, str] = ("key visible", "key masked"),
+    caption: str = "",
+) -> FigureInfo | None:
     """One panel per keyed condition: each problem's paired AUC difference before (key visible)
     and after masking, joined by a grey line; medians as black bars."""
     if not panels_in:
@@ -192,9 +231,16 @@ def paired_shift(panels_in: Sequence[tuple[str, Sequence[float], Sequence[float]
 # --- report_ll and comparisons -------------------------------------------------------------------
 
 
-def points_with_ci(categories: Sequence[str], series: Sequence[Band], path: Path, title: str,
-                   ylabel: str, xlabel: str = "", caption: str = "",
-                   height: float = 3.0) -> FigureInfo:
+def points_with_ci(
+    categories: Sequence[str],
+    series: Sequence[Band],
+    path: Path,
+    title: str,
+    ylabel: str,
+    xlabel: str = "",
+    caption: str = "",
+    height: float = 3.0,
+) -> FigureInfo:
     """Means with CI error bars per category, one offset series per entry of ``series``."""
     fig = _figure(WIDTH, height)
     ax = fig.subplots()
@@ -205,9 +251,19 @@ def points_with_ci(categories: Sequence[str], series: Sequence[Band], path: Path
         m = np.asarray(s.mean, dtype=float)
         lo = np.asarray(s.low, dtype=float)
         hi = np.asarray(s.high, dtype=float)
-        err = np.vstack([np.where(np.isfinite(lo), m - lo, 0.0), np.where(np.isfinite(hi), hi - m, 0.0)])
-        ax.errorbar(x + (i - (n - 1) / 2) * width, m, yerr=err, fmt="o", ms=5, capsize=3,
-                    color=COLORS[i % len(COLORS)], label=s.label)
+        err = np.vstack(
+            [np.where(np.isfinite(lo), m - lo, 0.0), np.where(np.isfinite(hi), hi - m, 0.0)]
+        )
+        ax.errorbar(
+            x + (i - (n - 1) / 2) * width,
+            m,
+            yerr=err,
+            fmt="o",
+            ms=5,
+            capsize=3,
+            color=COLORS[i % len(COLORS)],
+            label=s.label,
+        )
     ax.axhline(0.0, color="0.5", lw=0.8, ls=":")
     ax.set_xticks(x, categories, fontsize=8)
     ax.set_ylabel(ylabel, fontsize=9)
@@ -219,9 +275,16 @@ def points_with_ci(categories: Sequence[str], series: Sequence[Band], path: Path
     return _save(fig, path, [(title, [s.label for s in series])], caption)
 
 
-def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence[float]]],
-                 path: Path, title: str, ylabel: str, reference: float | None = None,
-                 ylim: tuple[float, float] | None = None, caption: str = "") -> FigureInfo:
+def grouped_bars(
+    categories: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float]]],
+    path: Path,
+    title: str,
+    ylabel: str,
+    reference: float | None = None,
+    ylim: tuple[float, float] | None = None,
+    caption: str = "",
+) -> FigureInfo:
     """Grouped bars: one group per category, one bar (series) per run."""
     fig = _figure(WIDTH, 3.0)
     ax = fig.subplots()
@@ -230,8 +293,13 @@ def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence
     width = 0.8 / n
     for i, (label, values) in enumerate(series):
         v = np.asarray(values, dtype=float)
-        ax.bar(x + (i - (n - 1) / 2) * width, np.nan_to_num(v, nan=0.0), width * 0.95,
-               color=COLORS[i % len(COLORS)], label=label)
+        ax.bar(
+            x + (i - (n - 1) / 2) * width,
+            np.nan_to_num(v, nan=0.0),
+            width * 0.95,
+            color=COLORS[i % len(COLORS)],
+            label=label,
+        )
     if reference is not None:
         ax.axhline(reference, color="0.4", lw=0.8, ls="--")
     ax.set_xticks(x, categories, fontsize=8)
@@ -244,9 +312,14 @@ def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence
     return _save(fig, path, [(title, [label for label, _ in series])], caption)
 
 
-def line_panels(panels_in: Sequence[tuple[str, Sequence[float], Sequence[tuple[str, Sequence[float]]]]],
-                path: Path, title: str, xlabel: str, ylabel: str,
-                caption: str = "") -> FigureInfo | None:
+def line_panels(
+    panels_in: Sequence[tuple[str, Sequence[float], Sequence[tuple[str, Sequence[float]]]]],
+    path: Path,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    caption: str = "",
+) -> FigureInfo | None:
     """One panel per entry, one line per run."""
     if not panels_in:
         return None

@@ -23,8 +23,11 @@ def find_logs(paths: Iterable[str | Path]) -> list[Path]:
         if p.is_dir():
             found.extend(
                 sorted(
-                    f for f in p.rglob("*")
-                    if f.is_file() and f.suffix in LOG_SUFFIXES and f.name not in _NOT_LOGS
+                    f
+                    for f in p.rglob("*")
+                    if f.is_file()
+                    and f.suffix in LOG_SUFFIXES
+                    and f.name not in _NOT_LOGS
                     and not any(part.startswith(".") for part in f.relative_to(p).parts)
                 )
             )
@@ -63,8 +66,11 @@ def run_from_log(log: Any, path: str = "") -> RunData:
 
     scorers: dict[str, ScorerRun] = {}
     for info in spec.scorers or []:
-        defs = [MetricDef(_short_metric_name(m.name), dict(m.options or {}))
-                for m in (info.metrics or []) if hasattr(m, "name")]
+        defs = [
+            MetricDef(_short_metric_name(m.name), dict(m.options or {}))
+            for m in (info.metrics or [])
+            if hasattr(m, "name")
+        ]
         scorers[info.name] = ScorerRun(info.name, defs, {}, [])
     if log.results is not None:
         for eval_score in log.results.scores or []:
@@ -91,7 +97,9 @@ def run_from_log(log: Any, path: str = "") -> RunData:
                 run.samples.append(
                     ScoredSample(
                         sample_id=s.id,
-                        score=ScoreData(score.value, score.metadata, score.answer, score.explanation),
+                        score=ScoreData(
+                            score.value, score.metadata, score.answer, score.explanation
+                        ),
                         sample_metadata=dict(s.metadata or {}),
                     )
                 )
@@ -132,7 +140,9 @@ def load_runs(
         try:
             log = read_eval_log(str(f))
         except Exception as e:  # not an eval log, or unreadable
-            skipped.append((str(f), f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"))
+            skipped.append(
+                (str(f), f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
+            )
             if progress:
                 progress(f"[{i}/{len(files)}] skipped {f}: not a readable Inspect log")
             continue

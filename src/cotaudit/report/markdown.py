@@ -42,11 +42,15 @@ def render(
     )
     lines.append("")
     if runs:
-        t = Table("Logs", ["run", "task", "model", "status", "samples", "log"],
-                  align=["---", "---", "---", "---", "---:", "---"])
+        t = Table(
+            "Logs",
+            ["run", "task", "model", "status", "samples", "log"],
+            align=["---", "---", "---", "---", "---:", "---"],
+        )
         for r in runs:
-            t.add(r.label or r.model, r.task, r.model, r.status, r.n_samples,
-                  f"`{Path(r.path).name}`")
+            t.add(
+                r.label or r.model, r.task, r.model, r.status, r.n_samples, f"`{Path(r.path).name}`"
+            )
         lines += [t.to_markdown(), ""]
     for note in notes:
         lines += [f"> {note}", ""]
@@ -58,12 +62,16 @@ def render(
             lines += [f"### {sec.title}", ""]
             if sec.run is not None:
                 r = sec.run
-                lines += [f"Log `{Path(r.path).name}` · model `{r.model}` · status {r.status} · "
-                          f"created {r.created[:19]}"
-                          + (f" · epochs {r.epochs}" if r.epochs > 1 else "")
-                          + (f" · error: {r.error}" if r.error else ""), ""]
+                lines += [
+                    f"Log `{Path(r.path).name}` · model `{r.model}` · status {r.status} · "
+                    f"created {r.created[:19]}"
+                    + (f" · epochs {r.epochs}" if r.epochs > 1 else "")
+                    + (f" · error: {r.error}" if r.error else ""),
+                    "",
+                ]
             if sec.consistency is not None:
-                mark = "✅" if sec.consistency.ok else "⚠️"
+                c = sec.consistency
+                mark = "ℹ️" if c.n_logged == 0 else ("✅" if c.ok else "⚠️")
                 lines += [f"{mark} {sec.consistency.line()}", ""]
             for block in sec.blocks:
                 lines += [_block(block, out_dir), ""]

@@ -37,8 +37,9 @@ def records(samples: Sequence[ScoredSample]) -> list[SelfcommitRecord]:
     return records_from_scores(list(samples))
 
 
-def recompute(samples: Sequence[ScoredSample], metric_defs: Sequence[Any]) -> tuple[
-        dict[str, float], list[tuple[dict[str, Any], dict[str, Any]]]]:
+def recompute(
+    samples: Sequence[ScoredSample], metric_defs: Sequence[Any]
+) -> tuple[dict[str, float], list[tuple[dict[str, Any], dict[str, Any]]]]:
     """Every logged metric of the selfcommit scorer, recomputed; and each cluster metric's
     (options, contrast)."""
     recs = records(samples)
@@ -48,7 +49,7 @@ def recompute(samples: Sequence[ScoredSample], metric_defs: Sequence[Any]) -> tu
         if d.name == "honest_vs_hinted":
             out.update(two_condition_table(recs))
         elif d.name == "honest_vs_hinted_both_correct":
-            out.update(two_condition_table(both_correct(recs), prefix="both_correct/"))
+            out.update(both_correct_table(recs))
         elif d.name == "condition_x_correctness":
             out.update(condition_by_correctness(recs))
         elif d.name == "contrastive_cluster_f1":
@@ -56,6 +57,14 @@ def recompute(samples: Sequence[ScoredSample], metric_defs: Sequence[Any]) -> tu
             out.update(metrics)
             contrasts.append((d.options, contrast))
     return out, contrasts
+
+
+def both_correct_table(recs: Sequence[SelfcommitRecord]) -> dict[str, float]:
+    """Table II: the two-condition table of the both-correct problems, with every summary of the
+    run (NaN on an empty subset), as the ``honest_vs_hinted_both_correct`` metric computes it."""
+    return two_condition_table(
+        both_correct(recs), prefix="both_correct/", names=summary_names(recs)
+    )
 
 
 def _tau_names(names: Sequence[str]) -> list[str]:
@@ -84,15 +93,23 @@ def table_i_summaries(names: Sequence[str]) -> list[str]:
     return main + ([p] if p else [])
 
 
-def _two_condition_rows(table: Table, stats: dict[str, float], names: Sequence[str], prefix: str = "") -> None:
-    for s in names:
-        table.add(s, stats[f"{prefix}auroc/{s}"], stats[f"{prefix}median_honest/{s}"],
-                  stats[f"{prefix}median_hinted/{s}"], stats[f"{prefix}wins/{s}"],
-                  stats[f"{prefix}ties/{s}"], stats[f"{prefix}best_acc/{s}"])
+def _two_condition_rows(
+    table: Table, stats: dict[str, float], names: Sequence[str], prefix: str = ""
+) -> None:
+    for s in names:  # an empty subset has no per-summary keys: NaN
+        table.add(s, *(stats.get(f"{prefix}{k}/{s}", math.nan) for k in TWO_CONDITION_KEYS))
 
 
-TWO_CONDITION_COLUMNS = ["summary", "AUROC", "median honest", "median hinted", "paired wins",
-                         "paired ties", "best accuracy"]
+TWO_CONDITION_KEYS = ("auroc", "median_honest", "median_hinted", "wins", "ties", "best_acc")
+TWO_CONDITION_COLUMNS = [
+    "summary",
+    "AUROC",
+    "median honest",
+    "median hinted",
+    "paired wins",
+    "paired ties",
+    "best accuracy",
+]
 
 
 def pairs(recs: Sequence[SelfcommitRecord]) -> list[tuple[SelfcommitRecord, SelfcommitRecord]]:
@@ -103,7 +120,9 @@ def pairs(recs: Sequence[SelfcommitRecord]) -> list[tuple[SelfcommitRecord, Self
     return [(g[HONEST], g[HINTED]) for p, g in sorted(by.items()) if HONEST in g and HINTED in g]
 
 
-def paired_differences(recs: Sequence[SelfcommitRecord], names: Sequence[str]) -> dict[str, list[float]]:
+def paired_differences(
+    recs: Sequence[SelfcommitRecord], names: Sequence[str]
+) -> dict[str, list[float]]:
     """Per summary, honest minus hinted of each problem (pair_id order)."""
     ps = pairs(recs)
     return {s: [h.summaries[s] - g.summaries[s] for h, g in ps] for s in names}
@@ -120,16 +139,18 @@ def _total_variation(c: Sequence[float]) -> float:
 
 PICK_RULES = {
     "strong separation": "the problem with the largest honest − hinted difference in {p} "
-                         "(ties: larger difference in uncommitted, then problem id)",
+    "(ties: larger difference in uncommitted, then problem id)",
     "noisy": "of the rest, the problem whose two curves have the largest total variation "
-             "Σ|c(t+1) − c(t)| (ties: problem id)",
+    "Σ|c(t+1) − c(t)| (ties: problem id)",
     "boundary": "of the rest, the problem with the smallest |honest − hinted| in {p}, i.e. at "
-                "the decision boundary (ties: the pair whose curves pass closest to θ = {theta:g}, "
-                "then problem id)",
+    "the decision boundary (ties: the pair whose curves pass closest to θ = {theta:g}, "
+    "then problem id)",
 }
 
 
-def pick_curves(samples: Sequence[ScoredSample], recs: Sequence[SelfcommitRecord], primary: str) -> list[figures.CurvePair]:
+def pick_curves(
+    samples: Sequence[ScoredSample], recs: Sequence[SelfcommitRecord], primary: str
+) -> list[figures.CurvePair]:
     """Figure 2's three pairs, chosen by the rules of :data:`PICK_RULES` (never by hand)."""
     theta = _theta(primary)
     curves: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
@@ -137,8 +158,11 @@ def pick_curves(samples: Sequence[ScoredSample], recs: Sequence[SelfcommitRecord
         meta = s.sample_metadata or {}
         if "pair_id" in meta and "condition" in meta:
             curves[(str(meta["pair_id"]), str(meta["condition"]))] = _curve(s)
-    ps = [(h, g) for h, g in pairs(recs)
-          if (h.pair_id, HONEST) in curves and (h.pair_id, HINTED) in curves]
+    ps = [
+        (h, g)
+        for h, g in pairs(recs)
+        if (h.pair_id, HONEST) in curves and (h.pair_id, HINTED) in curves
+    ]
     if not ps:
         return []
 
@@ -167,19 +191,30 @@ def pick_curves(samples: Sequence[ScoredSample], recs: Sequence[SelfcommitRecord
         remaining.remove(best)
         chosen.append((label, best))
     out = []
-    for label, (h, _) in chosen:
-        out.append(figures.CurvePair(
-            label=label,
-            rule=PICK_RULES[label].format(p=primary, theta=theta),
-            pair_id=h.pair_id,
-            honest=curves[(h.pair_id, HONEST)],
-            hinted=curves[(h.pair_id, HINTED)],
-        ))
+    for label, (h, g) in chosen:
+        out.append(
+            figures.CurvePair(
+                label=label,
+                rule=PICK_RULES[label].format(p=primary, theta=theta),
+                pair_id=h.pair_id,
+                honest=curves[(h.pair_id, HONEST)],
+                hinted=curves[(h.pair_id, HINTED)],
+                detail=f" (Δ{primary} = {d((h, g)):+.2f})",
+            )
+        )
     return out
 
 
-SETTINGS = ("problems", "k", "stride", "temperature", "max_cot_tokens", "cot_temperature", "seed",
-            "schedule")
+SETTINGS = (
+    "problems",
+    "k",
+    "stride",
+    "temperature",
+    "max_cot_tokens",
+    "cot_temperature",
+    "seed",
+    "schedule",
+)
 
 
 def settings_line(run: RunData, keys: Sequence[str]) -> str:
@@ -202,60 +237,90 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     main = table_i_summaries(names)
     primary = primary_tau(names)
     t_all = two_condition_table(recs)
-    t_both = two_condition_table(both_correct(recs), prefix="both_correct/")
+    t_both = both_correct_table(recs)
     cxc = condition_by_correctness(recs)
     acc = {c: _rate(cxc[f"n/{c}/correct"], cxc[f"n/{c}/incorrect"]) for c in (HONEST, HINTED)}
-    sec.data.update(records=recs, table=t_all, both=t_both, cxc=cxc, accuracy=acc, main=main,
-                    primary=primary, contrasts=contrasts)
+    sec.data.update(
+        records=recs,
+        table=t_all,
+        both=t_both,
+        cxc=cxc,
+        accuracy=acc,
+        main=main,
+        primary=primary,
+        contrasts=contrasts,
+    )
 
     sec.text(
         f"{int(t_all['n_pairs'])} problems with both conditions ({len(recs)} scored samples); "
         f"accuracy of a_final: honest {fmt(acc[HONEST])}, hinted {fmt(acc[HINTED])}. "
         f"Settings: {settings_line(run, SETTINGS)}. Summaries are oriented so larger = "
         "honest-like: AUROC = P(honest > hinted), a paired win is honest > hinted on the same "
-        "problem, best accuracy is the best threshold rule \"x ≥ h → honest\"."
+        'problem, best accuracy is the best threshold rule "x ≥ h → honest".'
     )
     t1 = Table("Table I. Honest vs hinted, per summary", TWO_CONDITION_COLUMNS)
     _two_condition_rows(t1, t_all, main)
     sec.table("table_i", t1)
-    t2 = Table(f"Table II. Both answers correct ({int(t_both['both_correct/n_pairs'])} problems)",
-               TWO_CONDITION_COLUMNS)
+    n_both = int(t_both["both_correct/n_pairs"])
+    t2 = Table(
+        f"Table II. Both answers correct ({n_both} problem{'' if n_both == 1 else 's'})",
+        TWO_CONDITION_COLUMNS,
+    )
     _two_condition_rows(t2, t_both, main, prefix="both_correct/")
     sec.table("table_ii", t2)
-    t3 = Table("Table III. Median summary by condition × correctness",
-               ["condition", "a_final", "n", *main])
+    t3 = Table(
+        "Table III. Median summary by condition × correctness", ["condition", "a_final", "n", *main]
+    )
     for cond in (HONEST, HINTED):
         for label in ("correct", "incorrect"):
-            t3.add(Cell(f"{cond}/{label}", cond), label, count_cell(cxc[f"n/{cond}/{label}"]),
-                   *(cxc[f"median/{cond}/{label}/{s}"] for s in main))
+            t3.add(
+                Cell(f"{cond}/{label}", cond),
+                label,
+                count_cell(cxc[f"n/{cond}/{label}"]),
+                *(cxc.get(f"median/{cond}/{label}/{s}", math.nan) for s in main),
+            )
     sec.table("table_iii", t3)
-    sweep = Table("Theta sweep: τ_first(θ) = first t/T with c(t) ≥ θ (1.0 if never)",
-                  ["θ", *TWO_CONDITION_COLUMNS[1:]])
+    sweep = Table(
+        "Theta sweep: τ_first(θ) = first t/T with c(t) ≥ θ (1.0 if never)",
+        ["θ", *TWO_CONDITION_COLUMNS[1:]],
+    )
     for s in _tau_names(names):
-        sweep.add(Cell(_theta(s), f"{_theta(s):g}"), t_all[f"auroc/{s}"], t_all[f"median_honest/{s}"],
-                  t_all[f"median_hinted/{s}"], t_all[f"wins/{s}"], t_all[f"ties/{s}"],
-                  t_all[f"best_acc/{s}"])
+        sweep.add(
+            Cell(_theta(s), f"{_theta(s):g}"), *(t_all[f"{k}/{s}"] for k in TWO_CONDITION_KEYS)
+        )
     sec.table("theta_sweep", sweep)
 
     diffs = paired_differences(recs, main)
     sec.data["differences"] = diffs
-    sec.figure("figure_1", figures.paired_differences(
-        diffs, {s: t_all[f"auroc/{s}"] for s in main}, out_dir / f"{stem}-fig1.png",
-        f"Figure 1. Paired honest − hinted differences ({run.label or run.model})",
-        caption=("Figure 1. Per summary, the histogram (bins of 0.1) of honest − hinted over the "
-                 f"{len(next(iter(diffs.values()), []))} problems with both conditions; red line: "
-                 "median; AUROC (honest vs hinted) at the right."),
-    ))
+    sec.figure(
+        "figure_1",
+        figures.paired_differences(
+            diffs,
+            {s: t_all[f"auroc/{s}"] for s in main},
+            out_dir / f"{stem}-fig1.png",
+            f"Figure 1. Paired honest − hinted differences ({run.label or run.model})",
+            caption=(
+                "Figure 1. Per summary, the histogram (bins of 0.1) of honest − hinted over the "
+                f"{len(next(iter(diffs.values()), []))} problems with both conditions; red line: "
+                "median; AUROC (honest vs hinted) at the right."
+            ),
+        ),
+    )
     if primary is not None:
         picks = pick_curves(scorer.samples, recs, primary)
         sec.data["picks"] = picks
         rules = "; ".join(f"**{p.label}**: {p.rule}" for p in picks)
-        sec.figure("figure_2", figures.curve_pairs(
-            picks, _theta(primary), out_dir / f"{stem}-fig2.png",
-            f"Figure 2. Representative paired c(t) curves ({run.label or run.model})",
-            caption=f"Figure 2. c(t) of the honest and hinted responses of one problem each, "
-                    f"against t/T; dashed: θ = {_theta(primary):g}. Picked by rule: {rules}.",
-        ))
+        sec.figure(
+            "figure_2",
+            figures.curve_pairs(
+                picks,
+                _theta(primary),
+                out_dir / f"{stem}-fig2.png",
+                f"Figure 2. Representative paired c(t) curves ({run.label or run.model})",
+                caption=f"Figure 2. c(t) of the honest and hinted responses of one problem each, "
+                f"against t/T; dashed: θ = {_theta(primary):g}. Picked by rule: {rules}.",
+            ),
+        )
     for options, contrast in contrasts:
         add_cluster_tables(sec, options, contrast)
     return sec
@@ -277,8 +342,11 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     comp = Section("selfcommit · comparison of runs")
     labels = [s.run.label for s in secs]
     main = [n for n in secs[0].data["main"] if all(n in s.data["main"] for s in secs)]
-    t = Table("Comparison: selfcommit, one column per run", ["", *labels],
-              align=["---", *["---:"] * len(labels)])
+    t = Table(
+        "Comparison: selfcommit, one column per run",
+        ["", *labels],
+        align=["---", *["---:"] * len(labels)],
+    )
     t.add("problems (pairs)", *(count_cell(s.data["table"]["n_pairs"]) for s in secs))
     for c in (HONEST, HINTED):
         t.add(f"accuracy {c}", *(s.data["accuracy"][c] for s in secs))
@@ -291,10 +359,17 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     if all(s.data["contrasts"] for s in secs):
         t.add("cluster F1", *(s.recomputed.get("cluster_f1", math.nan) for s in secs))
     comp.table("comparison", t)
-    comp.figure("comparison_figure", figures.grouped_bars(
-        main, [(s.run.label, [s.data["table"][f"auroc/{n}"] for n in main]) for s in secs],
-        out_dir / f"{stem}-compare.png", "selfcommit: AUROC (honest vs hinted) per summary",
-        "AUROC", reference=0.5, ylim=(0, 1),
-        caption="AUROC per summary, one bar per run; dashed: chance (0.5).",
-    ))
+    comp.figure(
+        "comparison_figure",
+        figures.grouped_bars(
+            main,
+            [(s.run.label, [s.data["table"][f"auroc/{n}"] for n in main]) for s in secs],
+            out_dir / f"{stem}-compare.png",
+            "selfcommit: AUROC (honest vs hinted) per summary",
+            "AUROC",
+            reference=0.5,
+            ylim=(0, 1),
+            caption="Comparison. AUROC per summary, one bar per run; dashed: chance (0.5).",
+        ),
+    )
     return comp

@@ -24,6 +24,8 @@ def fmt(v: Any, digits: int = 3) -> str:
             return "∞" if v > 0 else "-∞"
         if v.is_integer() and abs(v) < 1e6 and digits == 0:
             return str(int(v))
+        if v != 0 and abs(v) < 0.5 * 10**-digits:  # would print as 0.000: keep 3 figures
+            return f"{v:.3g}"
         return f"{v:.{digits}f}"
     return str(v).replace("|", "\\|").replace("\n", " ")
 

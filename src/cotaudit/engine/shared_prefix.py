@@ -1,0 +1,109 @@
+"""Attention over one shared prefix cache for many rows, each cut at its own length.
+
+The prefix sweep decodes P*k rows that all read the same prompt + CoT cache, row r only up to
+its own cut ``lengths[r]``. Expanding that cache to P*k rows copies it P*k times per layer (and
+a dynamic cache re-copies it on every decode step). Here the prefix keys and values stay a single
+row; each row's own tokens (tag and answer) live in a small per-row suffix. For a query of row r:
+
+    scores = [q . K_prefix[j] * scale for j < lengths[r]]  ++  [q . K_suffix[r, j] * scale, causal]
+    out    = softmax(scores) . [V_prefix ; V_suffix[r]]
+
+computed with one matrix product per kv head over all rows (no copy of the prefix). Used through
+transformers' attention interface: while :func:`shared_prefix_attention` is the model's
+attention implementation, a :class:`SharedPrefixCache` hands it :class:`SharedKV` values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+ATTENTION_NAME = "cotaudit_shared_prefix"
+
+
+@dataclass
+class SharedKV:
+    """Keys (or values) of one layer: ``prefix`` [1, Hkv, L, d], ``suffix`` [B, Hkv, s, d];
+    row b sees prefix positions < ``lengths[b]``."""
+
+    prefix: torch.Tensor
+    suffix: torch.Tensor
+    lengths: torch.Tensor
+
+
+class SharedPrefixCache:
+    """A KV cache of a single-row prefix (a view of ``source``'s first ``width`` positions)
+    plus per-row suffixes that grow as tokens are fed."""
+
+    def __init__(self, source: Any, width: int, lengths: torch.Tensor) -> None:
+        self.prefix = [(layer.keys[:, :, :width], layer.values[:, :, :width]) for layer in source.layers]
+        self.suffix: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(self.prefix)
+        self.width = width
+        self.lengths = lengths
+
+    def update(
+        self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any
+    ) -> tuple[SharedKV, SharedKV]:
+        old = self.suffix[layer_idx]
+        if old is not None:
+            key = torch.cat([old[0], key], dim=2)
+            value = torch.cat([old[1], value], dim=2)
+        self.suffix[layer_idx] = (key, value)
+        pk, pv = self.prefix[layer_idx]
+        return SharedKV(pk, key, self.lengths), SharedKV(pv, value, self.lengths)
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        suffix = self.suffix[layer_idx]
+        return self.width + (0 if suffix is None else suffix[0].shape[2])
+
+
+def shared_prefix_attention(
+    module: Any,
+    query: torch.Tensor,
+    key: Any,
+    value: Any,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, None]:
+    """Attention of ``query`` [B, H, q, d] over a SharedKV; returns [B, q, H, d]."""
+    if not isinstance(key, SharedKV):
+        raise TypeError("shared_prefix_attention needs a SharedPrefixCache")
+    batch, heads, q_len, dim = query.shape
+    kv_heads, width = key.prefix.shape[1], key.prefix.shape[2]
+    s_len = key.suffix.shape[2]
+    group = heads // kv_heads
+    scale = scaling if scaling is not None else dim**-0.5
+    qg = query.reshape(batch, kv_heads, group, q_len, dim)
+    # prefix: one bmm per kv head over all rows' queries, [Hkv, B*g*q, L]
+    q_rows = qg.permute(1, 0, 2, 3, 4).reshape(kv_heads, batch * group * q_len, dim)
+    prefix_scores = torch.bmm(q_rows, key.prefix[0].transpose(1, 2)) * scale
+    prefix_scores = prefix_scores.view(kv_heads, batch, group, q_len, width).permute(1, 0, 2, 3, 4)
+    visible = torch.arange(width, device=query.device)[None, :] < key.lengths[:, None]
+    prefix_scores = prefix_scores.masked_fill(~visible[:, None, None, None, :], float("-inf"))
+    # suffix: each row's own tokens, causal
+    suffix_scores = torch.einsum("bkgqd,bksd->bkgqs", qg, key.suffix) * scale
+    own = torch.arange(s_len, device=query.device)[None, :] <= (
+        s_len - q_len + torch.arange(q_len, device=query.device)
+    )[:, None]
+    suffix_scores = suffix_scores.masked_fill(~own, float("-inf"))
+    probs = torch.softmax(torch.cat([prefix_scores, suffix_scores], dim=-1).float(), dim=-1)
+    probs = probs.to(query.dtype)
+    p_prefix, p_suffix = probs[..., :width], probs[..., width:]
+    out_prefix = torch.bmm(
+        p_prefix.permute(1, 0, 2, 3, 4).reshape(kv_heads, batch * group * q_len, width),
+        value.prefix[0],
+    ).view(kv_heads, batch, group, q_len, dim).permute(1, 0, 2, 3, 4)
+    out_suffix = torch.einsum("bkgqs,bksd->bkgqd", p_suffix, value.suffix)
+    out = (out_prefix + out_suffix).reshape(batch, heads, q_len, dim)
+    return out.transpose(1, 2).contiguous(), None
+
+
+def register() -> None:
+    """Register the attention function with transformers (idempotent)."""
+    from transformers import AttentionInterface
+
+    AttentionInterface.register(ATTENTION_NAME, shared_prefix_attention)

@@ -1,0 +1,407 @@
+"""trace_tutor: Tables II-V, Delta_context, wrong-key anchoring, Figures 1-2 and the cluster
+contrasts, recomputed from the per-sample pass curves with :mod:`cotaudit.trace_stats`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cotaudit import trace_stats as ts
+from cotaudit.report import figures
+from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
+from cotaudit.report.data import RunData, ScoredSample, check_metrics
+from cotaudit.report.sections import Section
+from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, fmt
+
+SCORER = "trace_tutor_scorer"
+STUDY = "trace_tutor"
+BAND_RESAMPLES = 2000
+"""Problem-level bootstrap resamples of Figure 1's 95% bands (seed: trace_stats.BOOTSTRAP_SEED)."""
+
+CURVES = (
+    "question_only",
+    "answer_key_visible",
+    "answer_key_masked",
+    "wrong_key_visible",
+    "wrong_key_masked",
+)
+
+
+def records(samples: Sequence[ScoredSample]) -> list[ts.TraceRecord]:
+    """The records the run's metrics were computed from (the scorer module's own builder)."""
+    from cotaudit.scorers.trace_tutor import records_from_scores
+
+    return records_from_scores(list(samples))
+
+
+def recompute(
+    samples: Sequence[ScoredSample], metric_defs: Sequence[Any]
+) -> tuple[dict[str, float], list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """Every logged metric of the trace_tutor scorer, recomputed; and each cluster metric's
+    (options, contrast)."""
+    recs = records(samples)
+    out: dict[str, float] = {}
+    contrasts = []
+    for d in metric_defs:
+        o = d.options
+        boot = {k: o[k] for k in ("n_boot", "seed") if k in o}
+        if d.name == "trace_table_ii":
+            out.update(ts.table_ii(recs))
+        elif d.name == "trace_table_iii":
+            out.update(ts.table_iii(recs))
+        elif d.name == "trace_table_iv":
+            out.update(ts.table_iv(recs, **boot))
+        elif d.name == "trace_delta_context":
+            out.update(ts.delta_context_table(recs, **boot))
+        elif d.name == "trace_table_v":
+            out.update(ts.table_v(recs))
+        elif d.name == "trace_anchoring":
+            out.update(ts.wrong_key_anchoring(recs) | ts.non_monotone_counts(recs))
+        elif d.name == "contrastive_cluster_f1":
+            contrast, metrics = contrast_and_metrics(samples, o)
+            out.update(metrics)
+            contrasts.append((o, contrast))
+    return out, contrasts
+
+
+def percent(f: float) -> str:
+    """Checkpoint label as in the metric keys: 10 for 0.10, 12.5 for 0.125."""
+    return f"{round(f * 100, 4):g}"
+
+
+def curve_matrix(recs: Sequence[ts.TraceRecord], curve: str) -> np.ndarray:
+    """Rows: the curve's records; columns: the 0% probe, then each fraction."""
+    if curve == "question_only":
+        cond, probe = "question_only", "visible"
+    else:
+        cond, probe = curve.rsplit("_", 1)
+    rows = [[r.zero_probe(probe), *r.passes(probe)] for r in recs if r.condition == cond]
+    return np.asarray(rows, dtype=float).reshape(len(rows), -1) if rows else np.empty((0, 0))
+
+
+def mean_band(
+    m: np.ndarray, n_boot: int = BAND_RESAMPLES, seed: int = ts.BOOTSTRAP_SEED, ci: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column means and their percentile bootstrap interval (rows resampled with replacement)."""
+    mean = m.mean(axis=0)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, m.shape[0], size=(n_boot, m.shape[0]))
+    boot = m[idx].mean(axis=1)
+    low, high = np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    return mean, low, high
+
+
+def auc_shifts(recs: Sequence[ts.TraceRecord], condition: str) -> tuple[list[float], list[float]]:
+    """Per problem with both records: AUC(keyed, key visible) - AUC(question-only) and
+    AUC(keyed, key masked) - AUC(question-only) (Table IV's paired differences, all pairs)."""
+    qo = {r.pair_id: r for r in recs if r.condition == "question_only"}
+    before, after = [], []
+    for r in recs:
+        if r.condition == condition and r.pair_id in qo:
+            base = qo[r.pair_id].auc("visible")
+            before.append(r.auc("visible") - base)
+            after.append(r.auc("masked") - base)
+    return before, after
+
+
+PAIRED_COLUMNS = [
+    "comparison",
+    "n",
+    "win %",
+    "tie %",
+    "loss %",
+    "median diff [95% CI]",
+    "mean diff [95% CI]",
+]
+
+
+def _paired_row(table: Table, label: Any, stats: dict[str, float], prefix: str) -> None:
+    g = {
+        k: stats.get(f"{prefix}/{k}", math.nan)
+        for k in (
+            "n",
+            "win_pct",
+            "tie_pct",
+            "loss_pct",
+            "median_diff",
+            "median_ci_low",
+            "median_ci_high",
+            "mean_diff",
+            "mean_ci_low",
+            "mean_ci_high",
+        )
+    }
+    table.add(
+        label,
+        count_cell(g["n"]),
+        Cell(g["win_pct"], fmt(g["win_pct"], 1)),
+        Cell(g["tie_pct"], fmt(g["tie_pct"], 1)),
+        Cell(g["loss_pct"], fmt(g["loss_pct"], 1)),
+        ci_cell(g["median_diff"], g["median_ci_low"], g["median_ci_high"]),
+        ci_cell(g["mean_diff"], g["mean_ci_low"], g["mean_ci_high"]),
+    )
+
+
+SETTINGS = (
+    "problems",
+    "conditions",
+    "fractions",
+    "probe_samples",
+    "temperature",
+    "max_explanation_tokens",
+    "bootstrap_samples",
+    "seed",
+)
+
+
+def _conditions(recs: Sequence[ts.TraceRecord]) -> list[str]:
+    present = {r.condition for r in recs}
+    return [c for c in ts.CONDITIONS if c in present]
+
+
+def _curves_present(recs: Sequence[ts.TraceRecord]) -> list[str]:
+    present = _conditions(recs)
+    return [c for c in CURVES if (c if c == "question_only" else c.rsplit("_", 1)[0]) in present]
+
+
+def section(run: RunData, out_dir: Path, stem: str) -> Section:
+    """The trace_tutor section of one run; figures written to ``out_dir/stem-*.png``."""
+    sec = Section(f"trace_tutor · {run.label or run.model}", run=run)
+    scorer = run.scorer(SCORER)
+    if scorer is None or not scorer.samples:
+        sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
+        return sec
+    recs = records(scorer.samples)
+    sec.recomputed, contrasts = recompute(scorer.samples, scorer.metric_defs)
+    sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
+    boot_opts = next((d.options for d in scorer.metric_defs if d.name == "trace_table_iv"), {})
+    n_boot = int(boot_opts.get("n_boot", ts.BOOTSTRAP_SAMPLES))
+    seed = int(boot_opts.get("seed", ts.BOOTSTRAP_SEED))
+
+    fractions = ts.shared_fractions(recs)
+    t2s = ts.table_ii(recs)
+    t3s = ts.table_iii(recs)
+    t4s = ts.table_iv(recs, n_boot=n_boot, seed=seed)
+    dcs = ts.delta_context_table(recs, n_boot=n_boot, seed=seed)
+    t5s = ts.table_v(recs)
+    anchor = ts.wrong_key_anchoring(recs)
+    nonmono = ts.non_monotone_counts(recs)
+    curves = _curves_present(recs)
+    conds = _conditions(recs)
+    keyed = [c for c in ts.KEYED_CONDITIONS if c in conds]
+    sec.data.update(
+        records=recs,
+        table_ii=t2s,
+        table_iii=t3s,
+        table_iv=t4s,
+        delta_context=dcs,
+        table_v=t5s,
+        fractions=fractions,
+        curves=curves,
+        contrasts=contrasts,
+    )
+
+    problems = len({r.pair_id for r in recs})
+    sec.text(
+        f"{problems} problems, {len(recs)} explanations ({', '.join(conds)}). Settings: "
+        f"{', '.join(f'{k}={run.task_args[k]}' for k in SETTINGS if k in run.task_args)}. "
+        "p(f) = 1 when the answer forced after the first f of the explanation's tokens equals the "
+        "gold answer; AUC is the trapezoid sum of p over the fractions (max "
+        f"{fractions[-1] - fractions[0]:g}); *key masked* replays the keyed explanation's prefix "
+        "under the question-only prompt."
+    )
+    t2 = Table(
+        "Table II. Accuracy, AUC, Pass@10 and first pass per curve",
+        ["curve", "n", "accuracy", "median AUC", "mean Pass@10", "median first pass"],
+    )
+    for c in curves:
+        cond = c if c == "question_only" else c.rsplit("_", 1)[0]
+        t2.add(
+            c,
+            count_cell(t2s[f"n/{cond}"]),
+            t2s[f"accuracy/{cond}"],
+            t2s[f"auc_median/{c}"],
+            t2s[f"pass_at_10_mean/{c}"],
+            t2s[f"first_pass_median/{c}"],
+        )
+    sec.table("table_ii", t2)
+    labels = ["0", *(percent(f) for f in fractions)]
+    t3 = Table(
+        "Table III. Mean pass rate at each checkpoint (% of the explanation)",
+        ["curve", *(f"{p}%" for p in labels)],
+    )
+    for c in curves:
+        t3.add(c, *(t3s[f"pass_rate/{c}/{p}"] for p in labels))
+    sec.table("table_iii", t3)
+    t4 = Table("Table IV. Answer-key vs question-only AUC, paired by problem", PAIRED_COLUMNS)
+    for probe in ts.PROBES:
+        for subset in ("all", "both_correct", "length_matched"):
+            _paired_row(
+                t4,
+                f"key {probe}, {subset.replace('_', ' ')}",
+                t4s,
+                f"answer_key_vs_question_only/{probe}/{subset}",
+            )
+    t4.note = (
+        f"Differences answer-key minus question-only; CIs: problem-level percentile "
+        f"bootstrap ({n_boot} resamples, seed {seed}). Length-matched: lengths within "
+        f"{ts.LENGTH_TOLERANCE_PERCENT}%."
+    )
+    sec.table("table_iv", t4)
+    dc = Table("Δcontext: key visible vs key masked AUC of the same explanation", PAIRED_COLUMNS)
+    for cond in keyed:
+        _paired_row(dc, cond, dcs, f"visible_vs_masked/{cond}")
+    dc.note = "Mean difference = mean Δcontext = AUC(key visible) − AUC(key masked)."
+    sec.table("delta_context", dc)
+    bins = [percent(f) for f in fractions] + ["none"]
+    t5 = Table(
+        "Table V. First-pass checkpoint histogram (counts)",
+        ["curve", *(f"{b}%" if b != "none" else "none" for b in bins)],
+    )
+    for c in curves:
+        t5.add(c, *(count_cell(t5s[f"first_pass_count/{c}/{b}"]) for b in bins))
+    sec.table("table_v", t5)
+    an = Table(
+        "Wrong-key anchoring: incorrect wrong-key explanations and what they end with",
+        ["incorrect", "the key (gold + 1)", "another wrong integer", "unparsed"],
+    )
+    an.add(
+        *(
+            count_cell(anchor[f"wrong_key_anchoring/{k}"])
+            for k in ("incorrect", "key", "other_wrong", "unparsed")
+        )
+    )
+    sec.table("anchoring", an)
+    nm = Table("Non-monotone curves (pass early, fail at 100%)", ["curve", "count"])
+    for c in curves:
+        nm.add(c, count_cell(nonmono[f"non_monotone/{c}"]))
+    sec.table("non_monotone", nm)
+
+    x = [0.0, *(100 * f for f in fractions)]
+    panels = []
+    qo = curve_matrix(recs, "question_only")
+    for cond in keyed:
+        bands = []
+        for curve, label in (
+            ("question_only", "question-only"),
+            (f"{cond}_visible", "key visible"),
+            (f"{cond}_masked", "key masked"),
+        ):
+            m = qo if curve == "question_only" else curve_matrix(recs, curve)
+            if m.size:
+                bands.append(figures.Band(label, *mean_band(m)))
+        panels.append((cond.replace("_", "-"), x, bands))
+    sec.figure(
+        "figure_1",
+        figures.pass_curves(
+            panels,
+            out_dir / f"{stem}-fig1.png",
+            f"Figure 1. Mean pass curves ({run.label or run.model})",
+            caption=(
+                "Figure 1. Mean pass rate at each checkpoint for question-only, key visible and "
+                "key masked; bands: 95% percentile bootstrap over explanations "
+                f"({BAND_RESAMPLES} resamples, seed {ts.BOOTSTRAP_SEED})."
+            ),
+        ),
+    )
+    shifts = [(cond.replace("_", "-"), *auc_shifts(recs, cond)) for cond in keyed]
+    sec.data["shifts"] = {cond: (b, a) for cond, (_, b, a) in zip(keyed, shifts)}
+    sec.figure(
+        "figure_2",
+        figures.paired_shift(
+            [s for s in shifts if s[1]],
+            out_dir / f"{stem}-fig2.png",
+            f"Figure 2. Paired AUC differences before and after masking ({run.label or run.model})",
+            caption=(
+                "Figure 2. Each problem's AUC(keyed) − AUC(question-only) with the key visible "
+                "(before masking) and masked (after), joined by a line; bars: medians."
+            ),
+        ),
+    )
+    for options, contrast in contrasts:
+        probe = options.get("prefix", "cluster").removeprefix("cluster_")
+        add_cluster_tables(sec, options, contrast, title=f"Cluster (key {probe})")
+    return sec
+
+
+def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
+    """One column per run: headline numbers; figure: mean pass curves, one line per run."""
+    secs = [s for s in sections if "table_ii" in s.data]
+    if len(secs) < 2:
+        return None
+    comp = Section("trace_tutor · comparison of runs")
+    labels = [s.run.label for s in secs]
+    t = Table(
+        "Comparison: trace_tutor, one column per run",
+        ["", *labels],
+        align=["---", *["---:"] * len(labels)],
+    )
+    t.add("problems", *(len({r.pair_id for r in s.data["records"]}) for s in secs))
+    for cond in ts.CONDITIONS:
+        t.add(f"accuracy {cond}", *(s.data["table_ii"][f"accuracy/{cond}"] for s in secs))
+    for c in CURVES:
+        t.add(f"median AUC {c}", *(s.data["table_ii"][f"auc_median/{c}"] for s in secs))
+    for probe in ts.PROBES:
+        k = f"answer_key_vs_question_only/{probe}/all"
+        t.add(
+            f"answer-key − question-only AUC, key {probe} (mean [CI])",
+            *(
+                ci_cell(
+                    s.data["table_iv"][f"{k}/mean_diff"],
+                    s.data["table_iv"][f"{k}/mean_ci_low"],
+                    s.data["table_iv"][f"{k}/mean_ci_high"],
+                )
+                for s in secs
+            ),
+        )
+    for cond in ts.KEYED_CONDITIONS:
+        k = f"visible_vs_masked/{cond}"
+        t.add(
+            f"mean Δcontext {cond} [CI]",
+            *(
+                ci_cell(
+                    s.data["delta_context"][f"{k}/mean_diff"],
+                    s.data["delta_context"][f"{k}/mean_ci_low"],
+                    s.data["delta_context"][f"{k}/mean_ci_high"],
+                )
+                for s in secs
+            ),
+        )
+    for probe in ts.PROBES:
+        t.add(
+            f"cluster F1 (key {probe})",
+            *(s.recomputed.get(f"cluster_{probe}_f1", math.nan) for s in secs),
+        )
+    comp.table("comparison", t)
+    shared = [
+        c
+        for c in ("question_only", "answer_key_visible", "answer_key_masked")
+        if all(c in s.data["curves"] for s in secs)
+    ]
+    panels = []
+    for c in shared:
+        series = []
+        for s in secs:
+            labels_ = ["0", *(percent(f) for f in s.data["fractions"])]
+            series.append(
+                (s.run.label, [s.data["table_iii"][f"pass_rate/{c}/{p}"] for p in labels_])
+            )
+        x = [0.0, *(100 * f for f in secs[0].data["fractions"])]
+        if all(len(y) == len(x) for _, y in series):
+            panels.append((c, x, series))
+    comp.figure(
+        "comparison_figure",
+        figures.line_panels(
+            panels,
+            out_dir / f"{stem}.png",
+            "trace_tutor: mean pass curves per run",
+            "prefix of the explanation (%)",
+            "mean pass rate",
+            caption="Comparison. Mean pass rate per checkpoint (Table III), one line per run.",
+        ),
+    )
+    return comp

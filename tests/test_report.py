@@ -1,0 +1,489 @@
+"""``cotaudit report``: tables, figures and comparisons rendered from logs of real small runs.
+
+The mechanical runs use ``hf-probe/tiny`` (random weights, seconds): two selfcommit runs (seeds
+0 and 1, for the comparison), a trace_tutor run and two report_ll runs (one with a control
+family). The ``model``-marked test runs ``hf-probe/default`` on one problem and compares it with
+the tiny run. Every table value is checked against an independent recomputation (real Inspect
+``SampleScore`` objects fed to the studies' pure functions) and against the log's metrics.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from pathlib import Path
+
+import pytest
+from inspect_ai import Task, eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import read_eval_log
+from inspect_ai.scorer import SampleScore, match
+from inspect_ai.solver import solver
+
+from cotaudit import trace_stats as ts
+from cotaudit.cli import main as cli
+from cotaudit.fixtures import DEFAULT_CORPUS, ControlDeclaration, dumps_jsonl, load_fixtures
+from cotaudit.report import assign_labels, build_report
+from cotaudit.report.data import RunData, check_metrics
+from cotaudit.report.figures import DPI, WIDTH
+from cotaudit.report.loader import run_from_log
+from cotaudit.selfcommit_stats import (
+    both_correct,
+    condition_by_correctness,
+    summary_names,
+    two_condition_table,
+)
+from tasks_loader import load_task_module
+
+ROOT = Path(__file__).resolve().parents[1]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def _in_repo_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def _logs_ok(logs):
+    for log in logs:
+        assert log.status == "success", log.error
+    return logs
+
+
+def _fixtures_with_control(tmp: Path) -> str:
+    corpus = load_fixtures(DEFAULT_CORPUS)
+    control = ControlDeclaration(confound="report length", expected_sign=1)
+    controls = [
+        s.model_copy(update={"id": f"ctl-{i}", "family": "ctrl", "control": control})
+        for i, s in enumerate(corpus[2:4])
+    ]
+    path = tmp / "fixtures.jsonl"
+    path.write_text(dumps_jsonl([*corpus[:2], *controls]), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def log_dir(tmp_path_factory):
+    """Five small tiny-model runs in one folder."""
+    tmp = tmp_path_factory.mktemp("report_logs")
+    selfcommit = load_task_module("selfcommit").selfcommit
+    trace_tutor = load_task_module("trace_tutor").trace_tutor
+    report_ll = load_task_module("report_ll").report_ll
+    small_sc = dict(problems=2, max_cot_tokens=30, stride=10, k=2)
+    small_rl = dict(rendering="shell", richness="bare", n_resamples=300, cluster_boot=20)
+    tasks = [
+        selfcommit(seed=0, **small_sc),
+        selfcommit(seed=1, **small_sc),
+        trace_tutor(problems=2, max_explanation_tokens=30, bootstrap_samples=200),
+        report_ll(scenarios=2, **small_rl),
+        # the same 2 main scenarios and a 2-scenario control family
+        report_ll(fixtures=_fixtures_with_control(tmp), seed=1, **small_rl),
+    ]
+    _logs_ok(inspect_eval(tasks, model="hf-probe/tiny", log_dir=str(tmp / "logs"), display="none"))
+    (tmp / "logs" / "notes.json").write_text('{"not": "a log"}')
+    return tmp / "logs"
+
+
+@pytest.fixture(scope="module")
+def report(log_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report_out")
+    lines: list[str] = []
+    rep = build_report([log_dir], out, progress=lines.append, strict=True)
+    rep.progress_lines = lines
+    return rep
+
+
+def _metrics(path: str, scorer: str) -> dict[str, float]:
+    log = read_eval_log(path)
+    return {
+        k: m.value for s in log.results.scores if s.scorer == scorer for k, m in s.metrics.items()
+    }
+
+
+def _sample_scores(path: str, scorer: str) -> list[SampleScore]:
+    """Real Inspect SampleScores, built independently of the report's loader."""
+    log = read_eval_log(path)
+    return [
+        SampleScore(score=s.scores[scorer], sample_id=s.id, sample_metadata=s.metadata)
+        for s in log.samples
+    ]
+
+
+def _same(a, b) -> bool:
+    a, b = float(a), float(b)
+    return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12, abs=1e-12)
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+# --- the whole report ---------------------------------------------------------------------------
+
+
+def test_report_covers_every_study_and_checks_itself(report, log_dir):
+    text = report.markdown_path.read_text()
+    assert [r.study for r in report.runs].count("selfcommit") == 2
+    assert set(report.sections) == {"selfcommit", "trace_tutor", "report_ll"}
+    assert list(report.sections) == ["selfcommit", "trace_tutor", "report_ll"]  # fixed order
+    for heading in (
+        "## selfcommit",
+        "## trace_tutor",
+        "## report_ll",
+        "Table I.",
+        "Table II.",
+        "Table III.",
+        "Theta sweep",
+        "Table IV.",
+        "Table V.",
+        "Δcontext",
+        "Wrong-key anchoring",
+        "Factorial cells",
+        "Register effect on each arm",
+        "Control families",
+        "contrastive cluster F1",
+        "comparison of runs",
+        "## Skipped files",
+        "notes.json",
+    ):
+        assert heading in text, heading
+    for sections in report.sections.values():
+        for sec in sections:
+            c = sec.consistency
+            assert c is not None and c.ok, (sec.title, c.line())
+            assert c.n_checked == c.n_logged > 50
+            assert "all equal" in c.line()
+    # every figure the Markdown links exists
+    for fig in report.figures:
+        assert f"]({fig.path.name})" in text
+    # progress: one line per log read and per section rendered
+    reading = [line for line in report.progress_lines if " reading " in line]
+    assert len(reading) == 6 and reading[0].startswith("[1/6]")
+    assert any(line.startswith("wrote ") for line in report.progress_lines)
+
+
+def test_selfcommit_tables_equal_recomputation_and_log_metrics(report):
+    from cotaudit.scorers.selfcommit import records_from_scores
+
+    for sec in report.sections["selfcommit"]:
+        path = sec.run.path
+        logged = _metrics(path, "selfcommit_scorer")
+        recs = records_from_scores(_sample_scores(path, "selfcommit_scorer"))
+        mine = {
+            **two_condition_table(recs),
+            **two_condition_table(
+                both_correct(recs), prefix="both_correct/", names=summary_names(recs)
+            ),
+            **condition_by_correctness(recs),
+        }
+        t1, t2, t3 = sec.tables["table_i"], sec.tables["table_ii"], sec.tables["table_iii"]
+        assert t1.column("summary") == [
+            "range_c",
+            "uncommitted",
+            "lowcommit",
+            "rho_back",
+            "tau_0.8",
+        ]
+        for s in t1.column("summary"):
+            row = t1.row(s)
+            for col, key in (
+                ("AUROC", "auroc"),
+                ("median honest", "median_honest"),
+                ("median hinted", "median_hinted"),
+                ("paired wins", "wins"),
+                ("paired ties", "ties"),
+                ("best accuracy", "best_acc"),
+            ):
+                assert _same(row[col], mine[f"{key}/{s}"]), (s, col)
+                assert _same(row[col], logged[f"{key}/{s}"]), (s, col)
+                assert _same(t2.row(s)[col], logged[f"both_correct/{key}/{s}"])
+                assert _same(t2.row(s)[col], mine[f"both_correct/{key}/{s}"])
+        for cond in ("honest", "hinted"):
+            for label in ("correct", "incorrect"):
+                row = next(r for r in t3.rows if r[0].text == cond and r[1].value == label)
+                assert row[2].value == logged[f"n/{cond}/{label}"] == mine[f"n/{cond}/{label}"]
+                for cell, s in zip(row[3:], t3.columns[3:]):
+                    assert _same(cell.value, logged[f"median/{cond}/{label}/{s}"])
+        sweep = sec.tables["theta_sweep"]
+        assert sweep.column("θ") == [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+        for theta, auroc in zip(sweep.column("θ"), sweep.column("AUROC")):
+            assert _same(auroc, logged[f"auroc/tau_{theta:g}"])
+        cluster = sec.tables["cluster"]
+        assert _same(cluster.rows[0][1].value, logged["cluster_f1"])
+        assert _same(cluster.rows[1][1].value, logged["threshold_f1"])
+        # Figure 1 plots the paired differences behind Table I
+        for d in sec.data["differences"].values():
+            assert len(d) == logged["n_pairs"]
+
+
+def test_trace_tutor_tables_equal_recomputation_and_log_metrics(report):
+    from cotaudit.scorers.trace_tutor import records_from_scores
+
+    [sec] = report.sections["trace_tutor"]
+    logged = _metrics(sec.run.path, "trace_tutor_scorer")
+    recs = records_from_scores(_sample_scores(sec.run.path, "trace_tutor_scorer"))
+    mine = ts.table_ii(recs) | ts.table_iii(recs) | ts.table_v(recs)
+    t2 = sec.tables["table_ii"]
+    assert t2.column("curve") == [
+        "question_only",
+        "answer_key_visible",
+        "answer_key_masked",
+        "wrong_key_visible",
+        "wrong_key_masked",
+    ]
+    for c in t2.column("curve"):
+        assert _same(t2.row(c)["median AUC"], logged[f"auc_median/{c}"])
+        assert _same(t2.row(c)["median AUC"], mine[f"auc_median/{c}"])
+        assert _same(t2.row(c)["mean Pass@10"], logged[f"pass_at_10_mean/{c}"])
+        t3 = sec.tables["table_iii"].row(c)
+        for col in ("0%", "10%", "25%", "50%", "75%", "100%"):
+            key = f"pass_rate/{c}/{col[:-1]}"
+            assert _same(t3[col], logged[key]) and _same(t3[col], mine[key])
+        t5 = sec.tables["table_v"].row(c)
+        assert (
+            t5["none"] == logged[f"first_pass_count/{c}/none"] == mine[f"first_pass_count/{c}/none"]
+        )
+    t4 = sec.tables["table_iv"]
+    for probe in ("visible", "masked"):
+        row = t4.row(f"key {probe}, all")
+        key = f"answer_key_vs_question_only/{probe}/all"
+        assert _same(row["mean diff [95% CI]"], logged[f"{key}/mean_diff"])
+        assert _same(row["win %"], logged[f"{key}/win_pct"])
+        assert row["n"] == logged[f"{key}/n"]
+    dc = sec.tables["delta_context"].row("answer_key")
+    assert _same(dc["mean diff [95% CI]"], logged["visible_vs_masked/answer_key/mean_diff"])
+    anchoring = sec.tables["anchoring"].rows[0]
+    assert [c.value for c in anchoring] == [
+        logged[f"wrong_key_anchoring/{k}"] for k in ("incorrect", "key", "other_wrong", "unparsed")
+    ]
+    assert _same(sec.tables["cluster_visible"].rows[0][1].value, logged["cluster_visible_f1"])
+    assert _same(sec.tables["cluster_masked"].rows[0][1].value, logged["cluster_masked_f1"])
+    # Figure 2's paired differences are Table IV's: their means are its mean differences
+    before, after = sec.data["shifts"]["answer_key"]
+    assert _same(
+        sum(before) / len(before), logged["answer_key_vs_question_only/visible/all/mean_diff"]
+    )
+    assert _same(
+        sum(after) / len(after), logged["answer_key_vs_question_only/masked/all/mean_diff"]
+    )
+
+
+def test_report_ll_tables_equal_log_metrics(report):
+    secs = report.sections["report_ll"]
+    assert len(secs) == 2
+    for sec in secs:
+        logged = _metrics(sec.run.path, "report_ll_scorer")
+        did = sec.tables["did"]
+        for q in ("did", "d_h", "d_c", "did_per_token"):
+            assert _same(did.row(q)["mean [95% CI]"], logged[f"{q}/mean"])
+            assert _same(did.row(q)["p"], logged[f"{q}/p"])
+        assert (
+            did.row("did")["n"] == logged["did/n"] == 6
+        )  # 2 scenarios x 3 registers (shell, bare)
+        cells = sec.tables["cells"]
+        for row in cells.rows:
+            assert _same(row[5].value, logged[f"{row[0].value}/did/mean"])
+        reg = sec.tables["register_effect"]
+        assert _same(
+            reg.row("honest_dressed")["arm effect [95% CI]"],
+            logged["register_effect.honest_dressed/d_h/mean"],
+        )
+        assert _same(
+            reg.row("concealing_dressed")["arm effect [95% CI]"],
+            logged["register_effect.concealing_dressed/d_c/mean"],
+        )
+        assert reg.row("honest_dressed")["other arm"] == 0.0
+        factors = sec.tables["factors"]
+        assert _same(factors.row("register.plain")["D_h mean"], logged["register.plain/d_h/mean"])
+        assert _same(sec.tables["report_cluster"].rows[0][1].value, logged["report_cluster_f1"])
+    with_control = next(s for s in secs if "controls" in s.tables)
+    logged = _metrics(with_control.run.path, "report_ll_scorer")
+    row = with_control.tables["controls"].row("ctrl")
+    assert row["pass"] == logged["control.ctrl/pass"]
+    assert _same(row["mean [95% CI]"], logged["control.ctrl/did/mean"])
+
+
+# --- figures ------------------------------------------------------------------------------------
+
+
+def test_figures_are_pngs_of_the_stated_size_with_the_expected_series(report):
+    # selfcommit 2 runs x 2, trace_tutor 2, report_ll 2 runs x 1; 2 comparisons
+    assert len(report.figures) == 2 * 2 + 2 + 2 * 1 + 2
+    for fig in report.figures:
+        assert _png_size(fig.path) == (fig.width_px, fig.height_px)
+        assert fig.width_px == round(WIDTH * DPI) == 750
+        assert fig.path.stat().st_size < 150_000
+    for sec in report.sections["selfcommit"]:
+        f1, f2 = sec.figures["figure_1"], sec.figures["figure_2"]
+        assert [p for p, _ in f1.panels] == sec.tables["table_i"].column("summary")
+        assert f1.n_series == [1] * 5 and f1.height_px == round((0.4 + 1.05 * 5) * DPI)
+        # 2 problems: the strong-separation and the noisy pick, each an honest and a hinted curve
+        assert [p for p, _ in f2.panels] == ["strong separation", "noisy"]
+        assert f2.n_series == [2, 2] and f2.panels[0][1] == ["honest", "hinted"]
+        assert f2.height_px == 270
+    [trace] = report.sections["trace_tutor"]
+    f1, f2 = trace.figures["figure_1"], trace.figures["figure_2"]
+    assert [p for p, _ in f1.panels] == ["answer-key", "wrong-key"]
+    assert f1.panels[0][1] == ["question-only", "key visible", "key masked"]
+    assert f2.n_series == [2, 2] and f2.panels[0][1] == ["key visible", "key masked"]
+    for sec in report.sections["report_ll"]:
+        fig = sec.figures["figure_1"]
+        assert fig.n_series == [2] and (fig.width_px, fig.height_px) == (750, 300)
+        levels, _ = sec.data["register_series"]
+        assert levels == ["plain", "concealing_dressed", "honest_dressed"]
+
+
+def test_selfcommit_figure_2_picks_follow_the_stated_rules():
+    from cotaudit.report.data import ScoreData, ScoredSample
+    from cotaudit.report.selfcommit import pick_curves, records
+
+    def sample(pair, cond, c, tau):
+        value = {"uncommitted": 1 - sum(c) / len(c), "tau_0.8": tau}
+        meta = {"fractions": [i / (len(c) - 1) for i in range(len(c))], "c": c, "correct": False}
+        return ScoredSample(
+            f"{pair}-{cond}", ScoreData(value, meta), {"pair_id": pair, "condition": cond}
+        )
+
+    samples = [
+        sample("a", "honest", [0, 0, 1, 1], 0.67),
+        sample("a", "hinted", [0, 1, 1, 1], 0.33),
+        sample("b", "honest", [0, 1, 0, 1], 1.0),
+        sample("b", "hinted", [1, 0, 1, 0], 0.0),
+        sample("c", "honest", [0, 1, 0, 1, 0, 1], 0.2),
+        sample("c", "hinted", [0, 0, 0, 1, 1, 1], 0.6),
+        sample("d", "honest", [0, 0, 0.6, 0.6], 1.0),
+        sample("d", "hinted", [0, 0, 0.4, 0.4], 1.0),
+        sample("e", "honest", [0, 0, 0, 0], 1.0),
+        sample("e", "hinted", [0, 0, 0, 0], 1.0),
+    ]
+    picks = pick_curves(samples, records(samples), "tau_0.8")
+    # b: largest difference; c: most total variation of the rest; d vs e: both 0 difference,
+    # d passes closer to theta = 0.8
+    assert [(p.label, p.pair_id) for p in picks] == [
+        ("strong separation", "b"),
+        ("noisy", "c"),
+        ("boundary", "d"),
+    ]
+
+
+# --- comparison ---------------------------------------------------------------------------------
+
+
+def test_runs_of_one_task_get_one_comparison_table_with_a_column_per_run(report):
+    comp = report.comparisons["selfcommit"]
+    table = comp.tables["comparison"]
+    labels = [s.run.label for s in report.sections["selfcommit"]]
+    assert sorted(labels) == ["hf-probe/tiny (seed=0)", "hf-probe/tiny (seed=1)"]
+    assert table.columns == ["", *labels]
+    auroc = next(r for r in table.rows if r[0].value == "AUROC tau_0.8")
+    for cell, sec in zip(auroc[1:], report.sections["selfcommit"]):
+        assert _same(cell.value, _metrics(sec.run.path, "selfcommit_scorer")["auroc/tau_0.8"])
+    fig = comp.figures["comparison_figure"]
+    assert fig.n_series == [2] and fig.panels[0][1] == labels
+    rl = report.comparisons["report_ll"]
+    assert rl.figures["comparison_figure"].n_series == [2]
+    assert len(rl.tables["comparison"].columns) == 3
+    assert "trace_tutor" not in report.comparisons  # one run only
+
+
+def test_labels_disambiguate_runs():
+    def run(model, **args):
+        return RunData("x", "selfcommit", "selfcommit", model, "success", "", args, {}, 1, 0)
+
+    runs = [
+        run("a", seed=0, k=5),
+        run("a", seed=1, k=5),
+        run("b", seed=0, k=5),
+        run("c", seed=0),
+        run("c", seed=0),
+    ]
+    assign_labels(runs)
+    assert [r.label for r in runs] == ["a (seed=0)", "a (seed=1)", "b", "c #1", "c #2"]
+
+
+# --- command line and missing pieces ------------------------------------------------------------
+
+
+@solver
+def _no_model():
+    async def solve(state, generate):
+        return state
+
+    return solve
+
+
+def test_cli_writes_the_report_and_skips_absent_or_unknown_tasks(log_dir, tmp_path, capsys):
+    # a report_ll log alone: the other studies' sections are simply absent
+    report_ll_logs = sorted(p for p in log_dir.glob("*.eval") if "report-ll" in p.name)
+    [other] = inspect_eval(
+        Task(
+            dataset=[Sample(input="x", target="y")],
+            solver=_no_model(),
+            scorer=match(),
+            name="unrelated",
+        ),
+        model="mockllm/model",
+        log_dir=str(tmp_path / "other"),
+        display="none",
+    )
+    out = tmp_path / "out"
+    assert cli(["report", str(report_ll_logs[0]), other.location, "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == str(out / "report.md")
+    assert "[1/2] reading" in captured.err and "[2/2] reading" in captured.err
+    text = (out / "report.md").read_text()
+    assert "## report_ll" in text and "## selfcommit" not in text
+    assert "task `unrelated`: no report section" in text
+    assert cli(["report", str(tmp_path / "missing"), "--out", str(out)]) == 2
+
+
+def test_a_log_without_results_reports_what_it_has(log_dir):
+    path = next(p for p in sorted(log_dir.glob("*.eval")) if "selfcommit" in p.name)
+    log = read_eval_log(str(path))
+    log.results = None
+    log.reductions = None
+    run = run_from_log(log, str(path))
+    assert run.scorers["selfcommit_scorer"].metrics == {}
+    assert len(run.scorers["selfcommit_scorer"].samples) == 4
+    from cotaudit.report.selfcommit import section
+
+    sec = section(run, Path(path).parent.parent / "partial", "partial")
+    assert sec.consistency.n_logged == 0 and "no run-level metrics" in sec.consistency.line()
+    assert sec.tables["table_i"].rows
+
+
+def test_consistency_flags_a_differing_metric():
+    c = check_metrics({"a": 1.0, "b": math.nan}, {"a": 1.0 + 1e-6, "b": math.nan, "z": 2.0})
+    assert not c.ok and c.mismatches[0][0] == "a" and c.not_recomputed == ["z"]
+    assert "differ" in c.line() and "`z`" in c.line()
+
+
+# --- the real default model ---------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_default_model_report_and_comparison_with_tiny(tmp_path):
+    selfcommit = load_task_module("selfcommit").selfcommit
+    args = dict(problems=1, max_cot_tokens=60, stride=20, k=2)
+    logs = []
+    for model in ("hf-probe/default", "hf-probe/tiny"):
+        logs += _logs_ok(
+            inspect_eval(
+                selfcommit(**args), model=model, log_dir=str(tmp_path / "logs"), display="none"
+            )
+        )
+    rep = build_report([tmp_path / "logs"], tmp_path / "out", strict=True)
+    secs = rep.sections["selfcommit"]
+    assert {s.run.label for s in secs} == {"hf-probe/default", "hf-probe/tiny"}
+    for sec in secs:
+        assert sec.consistency.ok and sec.consistency.n_checked > 50
+        f2 = sec.figures["figure_2"]
+        assert f2.n_series == [2] and _png_size(f2.path) == (750, 270)
+        logged = _metrics(sec.run.path, "selfcommit_scorer")
+        for s in sec.tables["table_i"].column("summary"):
+            assert _same(sec.tables["table_i"].row(s)["AUROC"], logged[f"auroc/{s}"])
+    comp = rep.comparisons["selfcommit"]
+    assert comp.tables["comparison"].columns[1:] == [s.run.label for s in secs]
+    assert comp.figures["comparison_figure"].n_series == [2]
