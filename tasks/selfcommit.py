@@ -21,8 +21,10 @@ from cotaudit.params import (
     ParameterError,
     parse_conditions,
     parse_thetas,
+    require_int,
     require_positive,
     require_range,
+    require_text,
 )
 from cotaudit.prompts import (
     SELFCOMMIT_CONDITIONS,
@@ -96,6 +98,8 @@ def selfcommit(
         raise ParameterError(f"-T schedule: must be 'full' or 'adaptive', got {schedule!r}")
     require_range("temperature", temperature, 0.0, None)
     require_range("cot_temperature", cot_temperature, 0.0, None)
+    require_text("forced_answer_tag", forced_answer_tag)
+    require_int("seed", seed)
 
     loaded = load_problems(dataset, limit=problems)
     samples = [

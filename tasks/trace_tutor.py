@@ -19,7 +19,13 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 
 from cotaudit.gsm8k import VENDORED, load_problems
-from cotaudit.params import ParameterError, parse_conditions, require_positive, require_range
+from cotaudit.params import (
+    ParameterError,
+    parse_conditions,
+    require_int,
+    require_positive,
+    require_range,
+)
 from cotaudit.prompts import (
     TUTOR_CONDITIONS,
     TUTOR_FORCED_ANSWER_TAG,
@@ -111,6 +117,7 @@ def trace_tutor(
     ):
         require_positive(name, value)
     require_range("temperature", temperature, 0.0, None)
+    require_int("seed", seed)
     if probe_samples > 1 and temperature == 0:
         raise ParameterError(
             f"-T probe_samples={probe_samples}: k > 1 greedy samples are identical; "

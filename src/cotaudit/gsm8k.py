@@ -59,7 +59,7 @@ def load_problems(source: str | Path = VENDORED, *, limit: int | None = None) ->
         name = HUB_ID
     else:
         path = Path(source)
-        if not path.exists():
+        if not path.is_file():
             raise DatasetError(f"{path}: no such dataset file")
         rows = _read_json(path) if path.suffix == ".json" else _read_jsonl(path)
         name = str(path)
@@ -73,6 +73,10 @@ def load_problems(source: str | Path = VENDORED, *, limit: int | None = None) ->
         items.append(problem)
         if limit is not None and len(items) >= limit:
             break
+    if not items:
+        raise DatasetError(
+            f"{name}: no problem with an integer answer ({dropped} non-integer rows dropped)"
+        )
     return Problems(items=items, source=name, non_integer_dropped=dropped)
 
 

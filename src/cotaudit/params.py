@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 
@@ -9,7 +10,9 @@ class ParameterError(ValueError):
     """An invalid ``-T`` value; the message names the parameter and what it accepts."""
 
 
-def _as_list(value: str | Sequence[object]) -> list[str]:
+def _as_list(value: str | Sequence[object] | None) -> list[str]:
+    if value is None:
+        return []
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
     return [str(v).strip() for v in value]
@@ -44,7 +47,19 @@ def require_positive(name: str, value: int) -> None:
 
 def require_range(name: str, value: float, lo: float | None, hi: float | None) -> None:
     """Reject a number outside [lo, hi] (None = unbounded)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParameterError(f"-T {name}: must be a number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ParameterError(f"-T {name}: must be a finite number, got {value!r}")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise ParameterError(f"-T {name}: must lie in [{lo}, {hi}], got {value!r}")
+
+
+def require_int(name: str, value: int) -> None:
+    """Reject anything but an integer (bools included)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParameterError(f"-T {name}: must be an integer, got {value!r}")
+
+
+def require_text(name: str, value: str) -> None:
+    """Reject a non-string or blank text."""
+    if not isinstance(value, str) or not value.strip():
+        raise ParameterError(f"-T {name}: must be non-empty text, got {value!r}")

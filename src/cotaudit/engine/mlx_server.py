@@ -135,8 +135,12 @@ class MLXServerEngine:
         self.max_concurrency = int(max_concurrency)
         self.seed_requests = bool(seed_requests)
         self.server_model = server_model
-        eos = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
-        self.eos_ids = sorted(eos)
+        # the server appends the token it stopped at (an EOS of the model's generation config,
+        # e.g. Qwen's <|im_end|> or <|endoftext|>): any special token ends the answer
+        stop = set(getattr(tokenizer, "all_special_ids", None) or [])
+        if tokenizer.eos_token_id is not None:
+            stop.add(tokenizer.eos_token_id)
+        self.eos_ids = sorted(stop)
         self.requests_sent = 0
         """Completion requests posted (a test can check that the server really answered)."""
         self._failing_since: float | None = None
@@ -244,8 +248,9 @@ class MLXServerEngine:
         ):
             self._warned_prompt_mismatch = True
             logger.warning(
-                "%s: the server counted %d prompt tokens where the client tokenizer has %d; "
-                "check that -M tokenizer= names the model the server runs",
+                "%s: the server counted %d prompt tokens where the client tokenizer has %d "
+                "(text that re-tokenises differently at a boundary, or a different tokenizer: "
+                "check that -M tokenizer= names the model the server runs)",
                 self.name, completion.prompt_tokens, n_prompt,
             )
         return completion
@@ -281,9 +286,8 @@ class MLXServerEngine:
                 ids = [int(e["id"]) for e in logprobs["content"]]
             except (KeyError, TypeError, ValueError):
                 raise bad("logprobs entries have no token id") from None
-        if ids is not None and finish == "stop":
-            while ids and ids[-1] in self.eos_ids:
-                ids.pop()
+        if ids and finish == "stop" and ids[-1] in self.eos_ids:
+            ids.pop()
         if ids is None or (not ids and text):
             ids = self.tokenize(text)
         else:
