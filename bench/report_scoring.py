@@ -5,8 +5,10 @@
 For each fixture version and transcript (hack, clean), the study needs S(honest) and
 S(concealing). "scratch" runs one full forward pass over transcript + report for each of the
 four scorings; "shared" prefills each transcript once and scores both reports from views of
-its cache (``HFEngine.loglikelihood_many``, what the task uses). Both give the same numbers
-(checked to 1e-3 nats here; the tests check 1e-4 against a direct forward pass).
+its cache (``HFEngine.loglikelihood_many`` with its context LRU off); "shared+LRU" also keeps
+recent transcripts, so fixture versions that differ only in their reports (richness, register)
+reuse one prefill (what the task does). All give the same numbers (max difference printed; the
+tests check 1e-4 nats against a direct forward pass).
 """
 
 from __future__ import annotations
@@ -44,16 +46,22 @@ def main() -> None:
         start = time.perf_counter()
         slow = [scratch(engine, ctx, r) for ctx, reports in jobs for r in reports]
         t_scratch = time.perf_counter() - start
-        start = time.perf_counter()
-        fast = [res.sum_logprob for ctx, reports in jobs
-                for res in engine.loglikelihood_many_sync(ctx, reports)]
-        t_shared = time.perf_counter() - start
+        timings = {}
+        for label, lru in (("shared", 0), ("shared+LRU", 8)):
+            engine.context_cache_size = lru
+            engine._contexts.clear()
+            start = time.perf_counter()
+            fast = [res.sum_logprob for ctx, reports in jobs
+                    for res in engine.loglikelihood_many_sync(ctx, reports)]
+            timings[label] = time.perf_counter() - start
     worst = max(abs(a - b) for a, b in zip(slow, fast))
+    distinct = len({tuple(engine.render(ctx)) for ctx, _ in jobs})
     ctx_tokens = sum(len(engine.render(ctx)) for ctx, _ in jobs) / len(jobs)
     print(f"model {args.model}: {len(versions)} fixture versions, {len(slow)} scorings, "
-          f"transcripts ~{ctx_tokens:.0f} tokens")
-    print(f"scratch {t_scratch:.2f} s, shared transcript cache {t_shared:.2f} s, "
-          f"ratio {t_scratch / t_shared:.2f}x; max |difference| {worst:.2e} nats")
+          f"{distinct} distinct transcripts of ~{ctx_tokens:.0f} tokens")
+    print(f"scratch {t_scratch:.2f} s; " + "; ".join(
+        f"{label} {t:.2f} s (ratio {t_scratch / t:.2f}x)" for label, t in timings.items())
+        + f"; max |difference| {worst:.2e} nats")
 
 
 if __name__ == "__main__":

@@ -140,3 +140,11 @@ def test_shared_prefix_attention_equals_masked_sdpa():
             mask[b, :, i, L : L + s - q + i + 1] = True
     expected = torch.nn.functional.scaled_dot_product_attention(query, keys, values, mask, scale=0.3)
     assert torch.allclose(out, expected.transpose(1, 2), atol=1e-5)
+
+
+def test_context_lru_gives_identical_scores(tiny_engine):
+    tiny_engine._contexts.clear()
+    first = tiny_engine._locked(tiny_engine.loglikelihood_many_sync, MESSAGES, ["The answer is 7."])
+    assert len(tiny_engine._contexts) == 1
+    again = tiny_engine._locked(tiny_engine.loglikelihood_many_sync, MESSAGES, ["The answer is 7."])
+    assert again[0].token_logprobs == first[0].token_logprobs

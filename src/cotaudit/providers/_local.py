@@ -1,0 +1,89 @@
+"""Shared Inspect ``generate`` for in-process engines (``hf-probe/``, ``mlx/``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+)
+from inspect_ai.model._chat_message import ChatMessage
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from cotaudit.providers._messages import to_plain
+
+DEFAULT_MAX_TOKENS = 1024
+
+
+def resolve_model_path(model_name: str) -> str:
+    """``default`` and ``tiny`` name the embedded models; anything else is passed through."""
+    if model_name == "default":
+        from cotaudit.default_model import default_model_path
+
+        return str(default_model_path())
+    if model_name == "tiny":
+        from cotaudit.tiny_model import tiny_model_path
+
+        return str(tiny_model_path())
+    return model_name
+
+
+class LocalEngineAPI(ModelAPI):
+    """A provider whose ``probe_engine`` runs in this process.
+
+    Plain chat generation continues a final assistant message (prefill); ``num_choices``
+    samples come back as choices of one batch; the CoT's own token ids are returned in
+    ``ModelOutput.metadata["token_ids"]`` (one list per choice) for the probes.
+    Subclasses set ``probe_engine`` and ``backend`` in ``__init__``.
+    """
+
+    probe_engine: Any
+    backend: str
+
+    def max_connections(self) -> int:
+        # One model in this process: requests queue on the engine's lock or worker thread.
+        return 32
+
+    def max_tokens(self) -> int | None:
+        return DEFAULT_MAX_TOKENS
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        messages = to_plain(input)
+        gens = await self.probe_engine.generate_n(
+            messages,
+            max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
+            temperature=config.temperature or 0.0,
+            seed=config.seed or 0,
+            n=config.num_choices or 1,
+        )
+        prompt_tokens = len(self.probe_engine.render(messages))
+        completion_tokens = sum(len(g.token_ids) for g in gens)
+        return ModelOutput(
+            model=self.model_name,
+            choices=[
+                ChatCompletionChoice(
+                    message=ChatMessageAssistant(
+                        content=g.text, model=self.model_name, source="generate"
+                    ),
+                    stop_reason="stop" if g.finish_reason == "stop" else "max_tokens",
+                )
+                for g in gens
+            ],
+            usage=ModelUsage(
+                input_tokens=prompt_tokens,
+                output_tokens=completion_tokens,
+                total_tokens=prompt_tokens + completion_tokens,
+            ),
+            metadata={"token_ids": [g.token_ids for g in gens], "backend": self.backend},
+        )
