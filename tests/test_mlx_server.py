@@ -174,6 +174,21 @@ def test_down_server_is_retried_for_the_window_then_fails(tokenizer):
     assert e.requests_sent >= 2
 
 
+def test_server_killed_mid_run_is_a_clear_error(tokenizer):
+    """Up for the first requests, then gone: later requests are retried for the window, then
+    raise MLXServerUnreachable naming the URL; the answers already received stand."""
+    fake = FakeServer(lambda n, body: ok(" 7", tokenizer.encode(" 7")))
+    with fake:
+        e = engine(fake.url, tokenizer, retry_window=1.0)
+        first = gen(e)
+    assert first.text == " 7"  # answered before the server died
+    start = time.monotonic()
+    with pytest.raises(MLXServerUnreachable) as err:
+        gen(e)
+    assert fake.url in str(err.value)
+    assert time.monotonic() - start < 15
+
+
 def test_slow_server_times_out(tokenizer):
     with FakeServer(lambda n, body: (*ok()[:2], 3.0)) as fake:
         e = engine(fake.url, tokenizer, timeout=0.5)

@@ -1,7 +1,7 @@
 """Nothing lost, nothing hangs (issue 9): interruption and resumption, bad input, secrets, hosts.
 
 Every run here uses ``hf-probe/tiny`` (a tiny random model, seconds) or a mock model that fails
-the test if it is ever called. The table of what each test guarantees is docs/reliability.md.
+the test if it is ever called. The table of what each test guarantees is in the README (Reliability).
 """
 
 from __future__ import annotations
