@@ -65,11 +65,12 @@ def shared_floor_time(engine, request: PrefixRequest) -> float:
         pos = width + torch.arange(len(tag))[None, :].expand(rows, -1)
         with engine._attention(ATTENTION_NAME):
             logits = engine.model(input_ids=torch.tensor([tag] * rows), position_ids=pos,
-                                  use_cache=True, logits_to_keep=1, cache=cache).logits
+                                  use_cache=True, logits_to_keep=1,
+                                  **{engine._cache_kwarg: cache}).logits
             for step in range(request.max_tokens - 1):
                 logits = engine.model(input_ids=logits[:, -1, :].argmax(-1)[:, None],
                                       position_ids=pos[:, -1:] + 1 + step, use_cache=True,
-                                      cache=cache).logits
+                                      **{engine._cache_kwarg: cache}).logits
     return time.perf_counter() - start
 
 
