@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from inspect_ai.model import Model
+from inspect_ai.model import Model, ModelOutput
 
-from cotaudit.engine.base import ProbeEngine
+from cotaudit.engine.base import ProbeEngine, seed_for
 
 _generic_engines: dict[tuple[int, str | None], ProbeEngine] = {}
 
@@ -25,3 +25,15 @@ def probe_engine(model: Model, tokenizer: str | None = None) -> ProbeEngine:
 
         _generic_engines[key] = InspectPrefillEngine.for_model(model, tokenizer)
     return _generic_engines[key]
+
+
+def sample_seed(seed: int, sample_id: object) -> int:
+    """The probe seed of one sample: ``seed`` mixed with its id (independent of run order)."""
+    return seed_for(seed, *(ord(ch) for ch in str(sample_id)))
+
+
+def completion_token_ids(output: ModelOutput, engine: ProbeEngine) -> list[int]:
+    """The completion's own token ids when the provider returned them (``hf-probe/``, ``mlx/``,
+    ``mlx-server/``), else the engine's tokenisation of its text."""
+    ids_by_choice = (output.metadata or {}).get("token_ids")
+    return list(ids_by_choice[0]) if ids_by_choice else engine.tokenize(output.completion)

@@ -10,10 +10,10 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from cotaudit.answers import extract_final_answer, extract_forced_answer
 from cotaudit.curves import prefix_positions
 from cotaudit.schedule import coarse_positions, fill_schedule, refinement_positions
-from cotaudit.engine.base import PrefixRequest, seed_for
+from cotaudit.engine.base import PrefixRequest
 from cotaudit.providers._messages import to_plain
 
-from .engine import probe_engine
+from .engine import completion_token_ids, probe_engine, sample_seed
 
 STORE_KEY = "selfcommit"
 
@@ -72,19 +72,18 @@ def selfcommit_probe(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         engine = probe_engine(model, tokenizer)
-        sample_seed = seed_for(seed, *(ord(ch) for ch in str(state.sample_id)))
+        probe_seed = sample_seed(seed, state.sample_id)
         prompt = to_plain(state.messages)
         output = await model.generate(
             state.messages,
             config=GenerateConfig(
-                max_tokens=max_cot_tokens, temperature=cot_temperature, seed=sample_seed % 2**31
+                max_tokens=max_cot_tokens, temperature=cot_temperature, seed=probe_seed % 2**31
             ),
         )
         state.output = output
         state.messages.append(output.message)
         cot = output.completion
-        ids_by_choice = (output.metadata or {}).get("token_ids")
-        cot_ids = list(ids_by_choice[0]) if ids_by_choice else engine.tokenize(cot)
+        cot_ids = completion_token_ids(output, engine)
         cot_ids, context_truncated = fit_to_context(
             engine, prompt, cot_ids, forced_answer_tag, answer_max_tokens
         )
@@ -103,7 +102,7 @@ def selfcommit_probe(
                     k=k,
                     max_tokens=answer_max_tokens,
                     temperature=temperature,
-                    seed=sample_seed,
+                    seed=probe_seed,
                 )
             )
             return dict(zip(positions, answers))

@@ -15,12 +15,12 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.answers import extract_final_answer, extract_forced_answer
-from cotaudit.engine.base import PrefixRequest, seed_for
+from cotaudit.engine.base import PrefixRequest
 from cotaudit.prompts import tutor_messages
 from cotaudit.providers._messages import to_plain
 from cotaudit.trace_stats import PREFIX_FRACTIONS
 
-from .engine import probe_engine
+from .engine import completion_token_ids, probe_engine, sample_seed
 
 STORE_KEY = "trace_tutor"
 
@@ -70,7 +70,7 @@ def trace_tutor_probe(
         condition, gold = str(meta["condition"]), int(meta["gold"])
         model = get_model()
         engine = probe_engine(model, tokenizer)
-        sample_seed = seed_for(seed, *(ord(ch) for ch in str(state.sample_id)))
+        probe_seed = sample_seed(seed, state.sample_id)
         contexts = {"visible": to_plain(state.messages)}
         if condition != "question_only":
             contexts["masked"] = tutor_messages(str(meta["question"]), "question_only", gold)
@@ -78,14 +78,13 @@ def trace_tutor_probe(
         output = await model.generate(
             state.messages,
             config=GenerateConfig(
-                max_tokens=max_explanation_tokens, temperature=0.0, seed=sample_seed % 2**31
+                max_tokens=max_explanation_tokens, temperature=0.0, seed=probe_seed % 2**31
             ),
         )
         state.output = output
         state.messages.append(output.message)
         explanation = output.completion
-        ids_by_choice = (output.metadata or {}).get("token_ids")
-        token_ids = list(ids_by_choice[0]) if ids_by_choice else engine.tokenize(explanation)
+        token_ids = completion_token_ids(output, engine)
         positions = probe_positions(len(token_ids), fractions)
 
         probes = {}
@@ -99,7 +98,7 @@ def trace_tutor_probe(
                     k=probe_samples,
                     max_tokens=answer_max_tokens,
                     temperature=temperature,
-                    seed=sample_seed,
+                    seed=probe_seed,
                 )
             )
             parsed = [[extract_forced_answer(a) for a in row] for row in answers]
