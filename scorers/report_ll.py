@@ -25,12 +25,9 @@ from inspect_ai.solver import TaskState
 from cotaudit.cluster_f1 import ClusterF1Result, cluster_f1, metric_keys
 from cotaudit.fixtures.schema import FACTOR_LEVELS, FACTORS, ControlDeclaration
 from cotaudit.report_ll_stats import (
-    COUNT_FIELDS,
     LEDGER_FIELDS,
-    SCORING_FIELDS,
     STATS,
     ScoredFixture,
-    Scorings,
     control_sign_checks,
     differences,
     run_statistics,
@@ -94,15 +91,7 @@ def report_ll_scorer() -> Scorer:
         if rec is None:
             raise RuntimeError("report_ll_scorer needs the report_ll_scorings solver to run first")
         meta = state.metadata
-        scored = ScoredFixture(
-            fixture_id=str(meta["fixture_id"]),
-            scenario_id=str(meta["scenario_id"]),
-            family=str(meta["family"]),
-            factors={f: str(meta[f]) for f in FACTORS},
-            scorings=Scorings(
-                *(float(rec[f]) for f in SCORING_FIELDS), *(int(rec[f]) for f in COUNT_FIELDS)
-            ),
-        )
+        scored = ScoredFixture.from_ledger_row({**meta, **rec})
         return Score(
             value=differences(scored.scorings),
             explanation=explanation(scored, meta.get("reports", {})),

@@ -35,7 +35,13 @@ from cotaudit.fixtures import (
 )
 from cotaudit.fixtures.audits import audit_corpus
 from cotaudit.fixtures.schema import FACTOR_LEVELS, REPORT_REQUEST, SYSTEM_PROMPT
-from cotaudit.params import ParameterError, require_positive, require_range
+from cotaudit.params import (
+    ParameterError,
+    as_list,
+    require_int,
+    require_positive,
+    require_range,
+)
 from cotaudit.scorers import (
     report_cluster_f1,
     report_ll_cells,
@@ -50,18 +56,10 @@ from cotaudit.solvers import report_ll_scorings
 DEFAULT_FIXTURES = "default"
 
 
-def _names(value: str | Sequence[object] | None) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
-    return [str(v).strip() for v in value]
-
-
 def parse_levels(name: str, value: str | Sequence[str]) -> list[str]:
     """A non-empty subset of the factor ``name``'s levels, from "a,b" or a list."""
     known = FACTOR_LEVELS[name]
-    levels = _names(value)
+    levels = as_list(value)
     unknown = [v for v in levels if v not in known]
     if unknown or not levels:
         raise ParameterError(
@@ -91,7 +89,7 @@ def select_scenarios(
     integer) or the scenarios with the given ids (comma list), in file order."""
     known_families = list(dict.fromkeys(s.family for s in scenarios))
     if family is not None:
-        wanted = _names(family)
+        wanted = as_list(family)
         unknown = [f for f in wanted if f not in known_families]
         if unknown or not wanted:
             raise ParameterError(
@@ -110,7 +108,7 @@ def select_scenarios(
             )
         require_positive("scenarios", selection)
         return scenarios[:selection]
-    ids = _names(selection)  # type: ignore[arg-type]
+    ids = as_list(selection)  # type: ignore[arg-type]
     by_id = {s.id: s for s in scenarios}
     unknown = [i for i in ids if i not in by_id]
     if unknown or not ids:
@@ -191,8 +189,7 @@ def report_ll(
     if isinstance(cluster_boot, bool) or not isinstance(cluster_boot, int):
         raise ParameterError(f"-T cluster_boot: must be an integer >= 0, got {cluster_boot!r}")
     require_range("cluster_boot", cluster_boot, 0, None)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ParameterError(f"-T seed: must be an integer, got {seed!r}")
+    require_int("seed", seed)
     if tokenizer is not None and (not isinstance(tokenizer, str) or not tokenizer.strip()):
         raise ParameterError(f"-T tokenizer: expected a hub id or folder, got {tokenizer!r}")
     try:

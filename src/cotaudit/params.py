@@ -10,7 +10,8 @@ class ParameterError(ValueError):
     """An invalid ``-T`` value; the message names the parameter and what it accepts."""
 
 
-def _as_list(value: str | Sequence[object] | None) -> list[str]:
+def as_list(value: str | Sequence[object] | None) -> list[str]:
+    """Items of "a,b" or a list, stripped; [] for None (a YAML null ``-T x=``)."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -20,7 +21,7 @@ def _as_list(value: str | Sequence[object] | None) -> list[str]:
 
 def parse_conditions(name: str, value: str | Sequence[str], known: Sequence[str]) -> list[str]:
     """A non-empty list of known condition names, from "a,b" or a list."""
-    conds = _as_list(value)
+    conds = as_list(value)
     unknown = [c for c in conds if c not in known]
     if unknown or not conds:
         raise ParameterError(f"-T {name}: unknown condition(s) {unknown or conds}; choose from {list(known)}")
@@ -30,7 +31,7 @@ def parse_conditions(name: str, value: str | Sequence[str], known: Sequence[str]
 def parse_thetas(name: str, value: str | Sequence[float]) -> tuple[float, ...]:
     """Thresholds in [0, 1], from "0.5,0.8" or a list."""
     try:
-        thetas = tuple(float(v) for v in _as_list(value))  # type: ignore[arg-type]
+        thetas = tuple(float(v) for v in as_list(value))  # type: ignore[arg-type]
     except ValueError as e:
         raise ParameterError(f"-T {name}: expected numbers in [0, 1], got {value!r}") from e
     bad = [t for t in thetas if not 0.0 <= t <= 1.0]

@@ -120,6 +120,10 @@ def seed_for(*parts: int) -> int:
     return x >> 1
 
 
+SCORING_BACKENDS = "hf-probe/ and mlx/"
+"""The providers whose engines score a fixed continuation in-process (named in errors)."""
+
+
 class EngineCapabilityError(RuntimeError):
     """A backend cannot perform a verb (e.g. ``loglikelihood`` over a server with no prompt
     log-probabilities). The message names the backends that can."""

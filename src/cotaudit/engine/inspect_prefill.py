@@ -25,12 +25,12 @@ from cotaudit.engine.base import (
     Generation,
     LoglikResult,
     Message,
+    SCORING_BACKENDS,
     PrefixRequest,
     seed_for,
 )
 from cotaudit.providers._messages import to_inspect
 
-SCORING_BACKENDS = "hf-probe/ and mlx/"
 
 
 class InspectPrefillEngine:

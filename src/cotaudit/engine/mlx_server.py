@@ -39,6 +39,7 @@ from cotaudit.engine.base import (
     Generation,
     LoglikResult,
     Message,
+    SCORING_BACKENDS,
     PrefixRequest,
     seed_for,
 )
@@ -51,7 +52,6 @@ T = TypeVar("T")
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 """``mlx_lm.server``'s own default host and port."""
 BASE_URL_ENV = "MLX_SERVER_BASE_URL"
-SCORING_BACKENDS = "hf-probe/ and mlx/"
 
 
 class MLXServerError(RuntimeError):

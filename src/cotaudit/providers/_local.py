@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -31,6 +31,30 @@ def resolve_model_path(model_name: str) -> str:
 
         return str(tiny_model_path())
     return model_name
+
+
+def completion_output(
+    model_name: str, completions: Sequence[Any], prompt_tokens: int, **metadata: Any
+) -> ModelOutput:
+    """An Inspect ModelOutput with one choice per completion (objects with ``text``,
+    ``finish_reason`` and ``token_ids``); the token ids go in ``metadata["token_ids"]``."""
+    completion_tokens = sum(len(c.token_ids) for c in completions)
+    return ModelOutput(
+        model=model_name,
+        choices=[
+            ChatCompletionChoice(
+                message=ChatMessageAssistant(content=c.text, model=model_name, source="generate"),
+                stop_reason="stop" if c.finish_reason == "stop" else "max_tokens",
+            )
+            for c in completions
+        ],
+        usage=ModelUsage(
+            input_tokens=prompt_tokens,
+            output_tokens=completion_tokens,
+            total_tokens=prompt_tokens + completion_tokens,
+        ),
+        metadata={"token_ids": [c.token_ids for c in completions], **metadata},
+    )
 
 
 class LocalEngineAPI(ModelAPI):
@@ -67,23 +91,6 @@ class LocalEngineAPI(ModelAPI):
             seed=config.seed or 0,
             n=config.num_choices or 1,
         )
-        prompt_tokens = len(self.probe_engine.render(messages))
-        completion_tokens = sum(len(g.token_ids) for g in gens)
-        return ModelOutput(
-            model=self.model_name,
-            choices=[
-                ChatCompletionChoice(
-                    message=ChatMessageAssistant(
-                        content=g.text, model=self.model_name, source="generate"
-                    ),
-                    stop_reason="stop" if g.finish_reason == "stop" else "max_tokens",
-                )
-                for g in gens
-            ],
-            usage=ModelUsage(
-                input_tokens=prompt_tokens,
-                output_tokens=completion_tokens,
-                total_tokens=prompt_tokens + completion_tokens,
-            ),
-            metadata={"token_ids": [g.token_ids for g in gens], "backend": self.backend},
+        return completion_output(
+            self.model_name, gens, len(self.probe_engine.render(messages)), backend=self.backend
         )

@@ -29,12 +29,9 @@ import os
 from typing import Any
 
 from inspect_ai.model import (
-    ChatCompletionChoice,
-    ChatMessageAssistant,
     GenerateConfig,
     ModelAPI,
     ModelOutput,
-    ModelUsage,
     RetryDecision,
 )
 from inspect_ai.model._chat_message import ChatMessage
@@ -48,7 +45,7 @@ from cotaudit.engine.mlx_server import (
     MLXServerEngine,
 )
 from cotaudit.providers._messages import to_plain
-from cotaudit.providers._local import DEFAULT_MAX_TOKENS, resolve_model_path
+from cotaudit.providers._local import DEFAULT_MAX_TOKENS, completion_output, resolve_model_path
 
 BACKEND = "mlx-server"
 logger = logging.getLogger(__name__)
@@ -165,26 +162,10 @@ class MLXServerAPI(ModelAPI):
             temperature=config.temperature or 0.0,
             seeds=[seed_for(config.seed or 0, i) for i in range(n)],
         )
-        choices = [
-            ChatCompletionChoice(
-                message=ChatMessageAssistant(content=o.text, model=self.model_name, source="generate"),
-                stop_reason="stop" if o.finish_reason == "stop" else "max_tokens",
-            )
-            for o in outs
-        ]
-        prompt_tokens = outs[0].prompt_tokens or len(prompt)
-        completion_tokens = sum(len(o.token_ids) for o in outs)
-        return ModelOutput(
-            model=self.model_name,
-            choices=choices,
-            usage=ModelUsage(
-                input_tokens=prompt_tokens,
-                output_tokens=completion_tokens,
-                total_tokens=prompt_tokens + completion_tokens,
-            ),
-            metadata={
-                "token_ids": [o.token_ids for o in outs],
-                "backend": BACKEND,
-                "base_url": engine.base_url,
-            },
+        return completion_output(
+            self.model_name,
+            outs,
+            outs[0].prompt_tokens or len(prompt),
+            backend=BACKEND,
+            base_url=engine.base_url,
         )
