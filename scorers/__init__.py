@@ -63,3 +63,8 @@ __all__ += [
     "report_ll_register",
     "report_ll_scorer",
 ]
+
+# Importing the module registers ClusterContrastHook with Inspect.
+from .cluster_contrast import ClusterContrastHook, annotate_log, cluster_runs, contrast_options
+
+__all__ += ["ClusterContrastHook", "annotate_log", "cluster_runs", "contrast_options"]

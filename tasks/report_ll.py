@@ -43,6 +43,7 @@ from cotaudit.params import (
     require_range,
 )
 from cotaudit.scorers import (
+    contrast_options,
     report_cluster_f1,
     report_ll_cells,
     report_ll_controls,
@@ -159,6 +160,7 @@ def report_ll(
     cluster_boot: int = 1000,
     seed: int = 0,
     tokenizer: str | None = None,
+    contrast_model: str | None = None,
 ) -> Task:
     """The report log-likelihood study over a fixture file (default: the committed corpus of
     144 scenarios, 1728 versions).
@@ -178,7 +180,10 @@ def report_ll(
       seed: Seed of the bootstrap, sign flips and clustering.
       tokenizer: Tokenizer (hub id or folder) of a vllm/ or sglang/ model, to locate the
         report's tokens in the prompt log-probabilities; default the model's name.
+      contrast_model: Model that describes what distinguishes the two clusters' reports
+        (written into the log; default none).
     """
+    contrast = contrast_options(contrast_model)
     path = resolve_fixtures(fixtures)
     levels = {
         "rendering": parse_levels("rendering", rendering),
@@ -248,5 +253,6 @@ def report_ll(
             "controls": {f: d.model_dump() for f, d in controls.items()},
             "prompts": {"system": SYSTEM_PROMPT, "report_request": REPORT_REQUEST},
             "audit": {k: v for k, v in audit.items() if k.startswith("audit/")},
+            **contrast,
         },
     )

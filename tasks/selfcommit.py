@@ -34,6 +34,7 @@ from cotaudit.prompts import (
 )
 from cotaudit.scorers import (
     condition_x_correctness,
+    contrast_options,
     contrastive_cluster_f1,
     honest_vs_hinted,
     honest_vs_hinted_both_correct,
@@ -70,6 +71,7 @@ def selfcommit(
     seed: int = 0,
     tokenizer: str | None = None,
     schedule: str = "full",
+    contrast_model: str | None = None,
 ) -> Task:
     """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
 
@@ -88,8 +90,11 @@ def selfcommit(
       seed: Base seed of all sampling.
       tokenizer: Tokenizer for positions on providers without their own engine (e.g. vllm/).
       schedule: "full" (every position) or "adaptive" (coarse first, refine where ambiguous).
+      contrast_model: Model that describes what distinguishes the two clusters' CoTs
+        (written into the log; default none).
     """
     conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
+    contrast = contrast_options(contrast_model)
     theta_values = parse_thetas("thetas", thetas)
     for name, value in (("problems", problems), ("stride", stride), ("k", k),
                         ("max_cot_tokens", max_cot_tokens), ("answer_max_tokens", answer_max_tokens)):
@@ -137,5 +142,6 @@ def selfcommit(
             "study": "selfcommit",
             "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": forced_answer_tag},
             "non_integer_dropped": loaded.non_integer_dropped,
+            **contrast,
         },
     )

@@ -35,6 +35,7 @@ from cotaudit.prompts import (
 )
 from cotaudit.providers._messages import to_inspect
 from cotaudit.scorers import (
+    contrast_options,
     trace_anchoring,
     trace_delta_context,
     trace_table_ii,
@@ -88,6 +89,7 @@ def trace_tutor(
     bootstrap_samples: int = BOOTSTRAP_SAMPLES,
     seed: int = 0,
     tokenizer: str | None = None,
+    contrast_model: str | None = None,
 ) -> Task:
     """The trace_tutor study on the first ``problems`` GSM8K test problems.
 
@@ -105,8 +107,11 @@ def trace_tutor(
       bootstrap_samples: Problem-level resamples of the paired CIs (seed fixed).
       seed: Base seed of the forced-answer sampling.
       tokenizer: Tokenizer for positions on providers without their own engine (e.g. vllm/).
+      contrast_model: Model that describes what distinguishes the two clusters' tutor
+        explanations (written into the log; default none).
     """
     conds = parse_conditions("conditions", conditions, TUTOR_CONDITIONS)
+    contrast = contrast_options(contrast_model)
     fracs = parse_fractions("fractions", fractions)
     for name, value in (
         ("problems", problems),
@@ -187,5 +192,6 @@ def trace_tutor(
             "prompts": tutor_prompt_texts() | {"forced_answer_tag": forced_answer_tag},
             "fractions": list(fracs),
             "non_integer_dropped": loaded.non_integer_dropped,
+            **contrast,
         },
     )

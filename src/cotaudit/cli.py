@@ -33,6 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     _report_arguments(report)
     report.set_defaults(func=_report_cli)
+    contrast = sub.add_parser(
+        "contrast", help="write the cluster contrast (and a model's description) into logs"
+    )
+    from cotaudit.contrast_cli import add_arguments as _contrast_arguments
+    from cotaudit.contrast_cli import run_cli as _contrast_cli
+
+    _contrast_arguments(contrast)
+    contrast.set_defaults(func=_contrast_cli)
     return parser
 
 

@@ -64,3 +64,16 @@ def require_text(name: str, value: str) -> None:
     """Reject a non-string or blank text."""
     if not isinstance(value, str) or not value.strip():
         raise ParameterError(f"-T {name}: must be non-empty text, got {value!r}")
+
+
+def parse_contrast_model(value: str | None) -> str | None:
+    """``-T contrast_model``: None (or ``"none"``) for no contrast model, else an Inspect model
+    name of the form ``provider/model``."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    if not isinstance(value, str) or "/" not in value.strip("/ ") or value != value.strip():
+        raise ParameterError(
+            f"-T contrast_model: must be an Inspect model name like 'openai/gpt-4o' or "
+            f"'hf-probe/default', got {value!r}"
+        )
+    return value

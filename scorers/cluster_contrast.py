@@ -1,0 +1,285 @@
+"""The cluster contrast, written into the Inspect log so the log viewer shows it.
+
+Inspect metrics return numbers only, so the contrast (which samples sit in which cluster, the
+ones nearest each centroid, the features that differ most) is written after the run, with
+Inspect's own log-editing functions, each edit carrying provenance ``cotaudit``:
+
+- per sample, with ``inspect_ai.log.edit_score``: ``Score.metadata["cluster_contrast"]``, a list
+  of point notes (:func:`cotaudit.cluster_contrast.point_notes`), and one line per note at the
+  end of the score's explanation. The scorer's original score stays in ``Score.history``.
+- per log, with ``inspect_ai.log.edit_eval_log``: ``log.metadata["cluster_contrast"]``, per
+  cluster metric its summary (:func:`cotaudit.cluster_contrast.summary_text`), clusters, feature
+  ranking, and, when a contrast model was named, its description of what distinguishes the two
+  clusters' texts, with the exact prompt.
+
+:class:`ClusterContrastHook` does this when a cotaudit task ends (tasks opt in through their
+``cluster_contrast_options`` metadata; ``-T contrast_model=...`` adds the description);
+``cotaudit contrast LOG...`` does it for existing logs. The clustering is recomputed from the
+scores the metric saw, with the metric's own options, so it is the clustering behind the logged
+F1 (the bootstrap is skipped: the interval is read from the logged metrics).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.hooks import Hooks, TaskEnd, hooks
+from inspect_ai.log import (
+    EvalLog,
+    EvalSample,
+    MetadataEdit,
+    ProvenanceData,
+    edit_eval_log,
+    edit_score,
+    read_eval_log_async,
+    write_eval_log_async,
+)
+from inspect_ai.model import (
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    get_model,
+)
+from inspect_ai.scorer import ScoreEdit
+
+from cotaudit.cluster_contrast import (
+    contrast_prompt,
+    note_line,
+    point_notes,
+    summary_text,
+    with_notes,
+)
+from cotaudit.cluster_f1 import DEFAULT_PREFIX, ClusterF1Result, metric_keys
+from cotaudit.params import parse_contrast_model
+from cotaudit.prompts import CONTRAST_MAX_TOKENS, CONTRAST_SYSTEM
+from cotaudit.report.data import RunData
+from cotaudit.report.loader import run_from_log
+
+from .cluster_f1 import cluster_f1_from_scores
+from .report_ll import CLUSTER_PREFIX as REPORT_CLUSTER_PREFIX
+from .report_ll import cluster_result as report_cluster_result
+
+logger = logging.getLogger(__name__)
+
+OPTIONS_KEY = "cluster_contrast_options"
+"""Task metadata key by which a task opts in: ``{"contrast_model": str | None, "n_nearest": int}``."""
+RESULT_KEY = "cluster_contrast"
+"""Key of the notes in ``Score.metadata`` and of the summaries in ``log.metadata``."""
+AUTHOR = "cotaudit"
+
+
+def contrast_options(contrast_model: str | None, n_nearest: int = 3) -> dict[str, Any]:
+    """The task metadata entry (under ``OPTIONS_KEY``) that opts a task in; ``contrast_model``
+    as ``-T contrast_model`` gives it (checked by
+    :func:`cotaudit.params.parse_contrast_model`)."""
+    return {OPTIONS_KEY: {"contrast_model": parse_contrast_model(contrast_model), "n_nearest": n_nearest}}
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """One cluster metric of a log, recomputed: the scorer it is attached to, its key prefix,
+    the clustering, the negative class and the logged metric values (default-prefix keys)."""
+
+    scorer: str
+    metric: str
+    result: ClusterF1Result
+    negative_class: str
+    logged: dict[str, float]
+    points_are_reports: bool = False
+
+    def sample_of(self, point: str) -> str:
+        """Id (as text) of the sample holding ``point``: report points are ``<sample>#<kind>``."""
+        return point.rsplit("#", 1)[0] if self.points_are_reports else point
+
+
+def cluster_runs(run: RunData) -> list[ClusterRun]:
+    """Every cluster metric (``contrastive_cluster_f1``, ``report_cluster_f1``) of a read log,
+    recomputed from the scores it saw."""
+    out: list[ClusterRun] = []
+    for scorer in run.scorers.values():
+        for d in scorer.metric_defs:
+            opts = dict(d.options)
+            if d.name == "contrastive_cluster_f1":
+                prefix = opts.pop("prefix", DEFAULT_PREFIX)
+                opts["n_boot"] = 0
+                result = cluster_f1_from_scores(scorer.samples, **opts)
+                negative, reports = str(opts["negative_class"]), False
+            elif d.name == "report_cluster_f1":
+                prefix = REPORT_CLUSTER_PREFIX
+                result = report_cluster_result(
+                    scorer.samples, opts.get("controls") or [], 0, int(opts.get("seed", 0))
+                )
+                negative, reports = "concealing", True
+            else:
+                continue
+            keys = zip(metric_keys(DEFAULT_PREFIX), metric_keys(prefix), strict=True)
+            logged = {k: scorer.metrics[p] for k, p in keys if p in scorer.metrics}
+            out.append(ClusterRun(scorer.name, prefix, result, negative, logged, reports))
+    return out
+
+
+async def annotate_log(
+    location: str | Path,
+    contrast_model: str | Model | None = None,
+    n_nearest: int = 3,
+) -> EvalLog | None:
+    """Write the cluster contrast into the log at ``location`` (see the module docstring).
+
+    Returns the edited log, or None when there is nothing to annotate (no samples in the log,
+    or no cluster metric). Re-running replaces the earlier notes. A contrast model that fails is
+    recorded in the log (``error``) and logged as a warning; the notes are written regardless.
+    The file is replaced atomically when it is local.
+    """
+    location = str(location)
+    log = await read_eval_log_async(location)
+    if not log.samples:
+        return None
+    runs = cluster_runs(run_from_log(log, location))
+    if not runs:
+        return None
+    samples: dict[str, list[EvalSample]] = defaultdict(list)
+    for s in log.samples:
+        samples[str(s.id)].append(s)
+
+    provenance = ProvenanceData(
+        author=AUTHOR, reason="contrastive cluster F1: cluster of each sample (2-means)"
+    )
+    lines: dict[tuple[str, str], list[tuple[dict[str, Any], str]]] = defaultdict(list)
+    summaries: dict[str, dict[str, Any]] = {}
+    for cr in runs:
+        contrast = cr.result.contrast(n_nearest)
+        pos = cr.result.positive_class
+        for point, note in point_notes(cr.result, cr.metric, cr.negative_class, n_nearest).items():
+            line = note_line(note, pos, cr.negative_class)
+            lines[(cr.scorer, cr.sample_of(point))].append((note, line))
+        entry: dict[str, Any] = {
+            "scorer": cr.scorer,
+            "positive_class": pos,
+            "negative_class": cr.negative_class,
+            "summary": summary_text(cr.metric, contrast, cr.negative_class, cr.logged),
+            "metrics": cr.logged or contrast["metrics"],
+            "clusters": contrast["clusters"],
+            "feature_ranking": contrast["feature_ranking"],
+            "degenerate": contrast["degenerate"],
+        }
+        if contrast_model is not None and contrast["clusters"]:
+            texts = {
+                name: [
+                    _point_text(samples.get(cr.sample_of(str(p)), []), str(p), cr.points_are_reports)
+                    for p in contrast["clusters"][name]["nearest_ids"]
+                ]
+                for name in ("positive", "negative")
+            }
+            entry["contrast_model"] = await describe_contrast(contrast_model, contrast, texts)
+        summaries[cr.metric] = entry
+
+    for (scorer, sample_id), items in lines.items():
+        for sample in samples.get(sample_id, []):
+            score = (sample.scores or {}).get(scorer)
+            if score is None:
+                continue
+            metadata = {**(score.metadata or {}), RESULT_KEY: [note for note, _ in items]}
+            edit = ScoreEdit(
+                explanation=with_notes(score.explanation, [line for _, line in items]),
+                metadata=metadata,
+                provenance=provenance,
+            )
+            edit_score(log, sample.id, scorer, edit, recompute_metrics=False, epoch=sample.epoch)
+
+    log = edit_eval_log(
+        log,
+        [MetadataEdit(metadata_set={RESULT_KEY: summaries})],
+        ProvenanceData(author=AUTHOR, reason="contrastive cluster F1: cluster contrast"),
+    )
+    await _write_replacing(log, location)
+    return log
+
+
+async def describe_contrast(
+    model: str | Model, contrast: Mapping[str, Any], texts: Mapping[str, Sequence[str]]
+) -> dict[str, Any]:
+    """Ask ``model`` what distinguishes the two clusters' texts (greedy, at most
+    ``CONTRAST_MAX_TOKENS`` tokens): ``{"model", "prompt", "description"}``, or ``error`` in
+    place of ``description`` when the model cannot be loaded or the call fails."""
+    prompt = contrast_prompt(contrast, texts)
+    out: dict[str, Any] = {"model": str(model), "prompt": prompt}
+    try:
+        output = await get_model(model).generate(
+            [ChatMessageSystem(content=CONTRAST_SYSTEM), ChatMessageUser(content=prompt)],
+            config=GenerateConfig(max_tokens=CONTRAST_MAX_TOKENS, temperature=0.0),
+        )
+    except Exception as e:  # the notes are still worth writing; say why there is no description
+        logger.warning("cluster contrast: contrast model %s failed: %s", model, e)
+        out["error"] = f"{type(e).__name__}: {e}"
+        return out
+    out["description"] = output.completion
+    return out
+
+
+def _point_text(samples: Sequence[EvalSample], point: str, report: bool) -> str:
+    """The text behind a point: the report (report_ll) or the sample's generated output."""
+    if not samples:
+        return ""
+    sample = samples[0]
+    if report:
+        return str((sample.metadata or {}).get("reports", {}).get(point.rsplit("#", 1)[1], ""))
+    return sample.output.completion if sample.output is not None else ""
+
+
+async def _write_replacing(log: EvalLog, location: str) -> None:
+    """Write ``log`` to ``location``; a local file via a sibling temporary file and a rename, so
+    an interrupted write never leaves a damaged log."""
+    path = Path(location)
+    if "://" in location and not location.startswith("file://"):
+        await write_eval_log_async(log, location)
+        return
+    path = Path(location.removeprefix("file://"))
+    tmp = path.with_name(f".{path.stem}.contrast-tmp{path.suffix}")
+    try:
+        await write_eval_log_async(log, str(tmp))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@hooks(
+    name="cluster_contrast",
+    description="Writes cotaudit's cluster contrast into the logs of cotaudit tasks.",
+)
+class ClusterContrastHook(Hooks):
+    """On the end of a task whose metadata holds ``cluster_contrast_options``, annotate its log
+    (:func:`annotate_log`). Logs of other tasks, unfinished runs and runs without a log file are
+    left untouched; the log-level summary is also mirrored into the ``EvalLog`` that ``eval()``
+    returns."""
+
+    async def on_task_end(self, data: TaskEnd) -> None:
+        options = (data.log.eval.metadata or {}).get(OPTIONS_KEY)
+        if options is None or data.log.status != "success" or not data.log.location:
+            return
+        edited = await annotate_log(
+            data.log.location,
+            contrast_model=options.get("contrast_model"),
+            n_nearest=int(options.get("n_nearest", 3)),
+        )
+        if edited is not None:
+            data.log.log_updates = edited.log_updates
+            data.log.recompute_tags_and_metadata()
+
+
+__all__ = [
+    "OPTIONS_KEY",
+    "RESULT_KEY",
+    "ClusterContrastHook",
+    "ClusterRun",
+    "annotate_log",
+    "cluster_runs",
+    "contrast_options",
+    "describe_contrast",
+]

@@ -1,0 +1,193 @@
+"""The cluster contrast in words: per-sample cluster notes, a run-level summary and the prompt
+that asks a contrast model what distinguishes the two clusters (step 6 of
+:mod:`cotaudit.cluster_f1`).
+
+Pure functions of a :class:`~cotaudit.cluster_f1.ClusterF1Result`; writing them into an Inspect
+log is :mod:`cotaudit.scorers.cluster_contrast`.
+
+Definitions
+-----------
+- A *point* is one clustered row: a sample, or (report_ll) one report of a fixture version.
+- ``cluster``: ``"positive"`` for the cluster fixed in advance by the declared direction (the
+  one whose centroid has the larger ``sum_j dir_j c_j``), else ``"negative"``.
+- ``distance``: Euclidean distance to its own cluster's centroid in z-score space.
+- ``rank``: 1 + the number of points of the same cluster strictly before it in the order
+  (distance, input position); ``nearest`` is ``rank <= n_nearest``, so the points with
+  ``nearest`` are exactly ``ClusterF1Result.contrast(n_nearest)``'s ``nearest_ids``.
+- ``agrees``: the point's cluster is the one its class is expected in (positive class in the
+  positive cluster, any other class in the negative one).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from cotaudit.cluster_f1 import ClusterF1Result
+from cotaudit.prompts import CONTRAST_REQUEST, CONTRAST_TRANSCRIPT_CHARS
+
+NOTE_MARKER = "\n\n---\nCluster contrast"
+"""Start of the block the contrast appends to a score's explanation (replaced on re-runs)."""
+
+
+def point_notes(
+    result: ClusterF1Result, metric: str, negative_class: str, n_nearest: int = 3
+) -> dict[str, dict[str, Any]]:
+    """Per clustered point, keyed by ``str(point id)``: its cluster, class, distance and rank
+    (definitions in the module docstring). Empty when the clustering is degenerate or tied."""
+    if result.in_positive_cluster is None or result.distance is None:
+        return {}
+    in_pos = result.in_positive_cluster
+    notes: dict[str, dict[str, Any]] = {}
+    for member in (in_pos, ~in_pos):
+        idx = np.flatnonzero(member)
+        order = idx[np.argsort(result.distance[idx], kind="stable")]
+        n_class = int(result.is_positive[idx].sum())
+        for rank, i in enumerate(order, start=1):
+            positive = bool(in_pos[i])
+            notes[str(result.sample_ids[i])] = {
+                "metric": metric,
+                "point": _scalar(result.sample_ids[i]),
+                "cluster": "positive" if positive else "negative",
+                "cluster_size": int(idx.size),
+                "cluster_n_positive_class": n_class,
+                "class": result.positive_class if result.is_positive[i] else negative_class,
+                "agrees": positive == bool(result.is_positive[i]),
+                "distance": float(result.distance[i]),
+                "rank": rank,
+                "nearest": rank <= n_nearest,
+            }
+    return notes
+
+
+def note_line(note: Mapping[str, Any], positive_class: str, negative_class: str) -> str:
+    """One sentence for a score's explanation, e.g. ``cluster_visible: answer_key-like cluster
+    (5 points, 4 answer_key), 2nd nearest its centroid (z-distance 0.41); class answer_key,
+    as expected.``"""
+    like = positive_class if note["cluster"] == "positive" else negative_class
+    where = f"{_ordinal(note['rank'])} nearest its centroid" + (
+        " (shown in the contrast)" if note["nearest"] else ""
+    )
+    verdict = "as expected" if note["agrees"] else "not where its class is expected"
+    return (
+        f"`{note['metric']}`: {like}-like cluster ({_count(note['cluster_size'], 'point')}, "
+        f"{note['cluster_n_positive_class']} {positive_class}), {where}, z-distance "
+        f"{note['distance']:.2f}; class {note['class']}, {verdict}."
+    )
+
+
+def with_notes(explanation: str | None, lines: Sequence[str]) -> str:
+    """``explanation`` without any earlier contrast block, plus a block of ``lines``."""
+    base = (explanation or "").split(NOTE_MARKER, 1)[0]
+    head = " (2-means; the positive cluster is fixed by the declared direction)"
+    return base + NOTE_MARKER + head + "\n\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def summary_text(
+    metric: str,
+    contrast: Mapping[str, Any],
+    negative_class: str,
+    logged: Mapping[str, float] | None = None,
+) -> str:
+    """Markdown summary of one cluster metric's contrast: the F1 line (logged values where
+    given, else the recomputed ones), both clusters with their nearest points, and the features
+    ranked by ``|standardised centroid difference|``."""
+    pos = contrast["positive_class"]
+    m = {k: _nan(v) for k, v in (contrast.get("metrics") or {}).items()}
+    if logged:
+        m.update({k: float(v) for k, v in logged.items()})
+    lines = [
+        f"**{metric}**: {pos} vs {negative_class}, 2-means over "
+        + ", ".join(f"`{f}`" for f in contrast["features"])
+        + " (positive cluster fixed by the declared direction).",
+    ]
+    if contrast.get("degenerate"):
+        lines.append(f"No clustering: {contrast['degenerate']}.")
+        return "\n\n".join(lines)
+    lines.append(
+        f"F1 {_f(m.get('cluster_f1'))} [{_f(m.get('cluster_f1_ci_low'))}, "
+        f"{_f(m.get('cluster_f1_ci_high'))}] (precision {_f(m.get('cluster_precision'))}, "
+        f"recall {_f(m.get('cluster_recall'))}); optimistic F1 {_f(m.get('cluster_f1_optimistic'))}"
+        f"; chance F1 {_f(m.get('cluster_f1_chance'))}; ARI {_f(m.get('cluster_ari'))}; "
+        f"threshold rule F1 {_f(m.get('threshold_f1'))}."
+    )
+    clusters = contrast.get("clusters")
+    if not clusters:
+        lines.append("The two clusters tie on the declared direction; no positive cluster.")
+        return "\n\n".join(lines)
+    for name in ("positive", "negative"):
+        c = clusters[name]
+        like = pos if name == "positive" else negative_class
+        means = ", ".join(f"{f} {_f(v)}" for f, v in c["feature_means"].items())
+        nearest = ", ".join(f"`{i}`" for i in c["nearest_ids"])
+        lines.append(
+            f"{like}-like cluster: {_count(c['size'], 'point')} ({c['n_positive_class']} {pos}, "
+            f"{c['n_negative_class']} {negative_class}); nearest its centroid: {nearest}; "
+            f"means: {means}."
+        )
+    ranking = "; ".join(
+        f"`{r['feature']}` {r['std_diff']:+.2f} (declared {r['declared_direction']:+d}, "
+        + ("agrees" if r["agrees_with_direction"] else "disagrees")
+        + ")"
+        for r in contrast["feature_ranking"]
+    )
+    lines.append(f"Features by |standardised centroid difference| (positive - negative): {ranking}.")
+    return "\n\n".join(lines)
+
+
+def contrast_prompt(
+    contrast: Mapping[str, Any],
+    texts: Mapping[str, Sequence[str]],
+    max_chars: int = CONTRAST_TRANSCRIPT_CHARS,
+) -> str:
+    """The request to the contrast model: the feature means of the two clusters and the texts
+    nearest each centroid (``texts["positive"]``, ``texts["negative"]``, each cut to
+    ``max_chars``). Clusters are named A (positive) and B; class labels are not shown."""
+    clusters = contrast["clusters"]
+    features = "\n".join(
+        f"- {r['feature']}: cluster A {_f(clusters['positive']['feature_means'][r['feature']])}, "
+        f"cluster B {_f(clusters['negative']['feature_means'][r['feature']])}"
+        for r in contrast["feature_ranking"]
+    )
+
+    def block(name: str, letter: str) -> str:
+        items = texts.get(name) or []
+        if not items:
+            return "(no transcript)"
+        return "\n\n".join(f"[{letter}{i}]\n{_cut(t, max_chars)}" for i, t in enumerate(items, 1))
+
+    return CONTRAST_REQUEST.format(
+        features=features, cluster_a=block("positive", "A"), cluster_b=block("negative", "B")
+    )
+
+
+def _cut(text: str, max_chars: int) -> str:
+    text = text.strip()
+    return text if len(text) <= max_chars else text[:max_chars].rstrip() + " [...]"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _nan(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+def _f(v: Any) -> str:
+    v = _nan(v)
+    return "n/a" if math.isnan(v) else f"{v:.3g}"
+
+
+def _scalar(v: Any) -> Any:
+    if isinstance(v, (np.integer, np.floating)):
+        return v.item()
+    return v if isinstance(v, (str, int, float)) or v is None else str(v)
