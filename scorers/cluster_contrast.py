@@ -63,6 +63,7 @@ from cotaudit.report.data import RunData
 from cotaudit.report.loader import run_from_log
 
 from .cluster_f1 import cluster_f1_from_scores
+from .report_ll import CLUSTER_NEGATIVE as REPORT_CLUSTER_NEGATIVE
 from .report_ll import CLUSTER_PREFIX as REPORT_CLUSTER_PREFIX
 from .report_ll import cluster_result as report_cluster_result
 
@@ -116,7 +117,7 @@ def cluster_runs(run: RunData) -> list[ClusterRun]:
                 result = report_cluster_result(
                     scorer.samples, opts.get("controls") or [], 0, int(opts.get("seed", 0))
                 )
-                negative, reports = "concealing", True
+                negative, reports = REPORT_CLUSTER_NEGATIVE, True
             else:
                 continue
             keys = zip(metric_keys(DEFAULT_PREFIX), metric_keys(prefix), strict=True)
@@ -236,7 +237,6 @@ def _point_text(samples: Sequence[EvalSample], point: str, report: bool) -> str:
 async def _write_replacing(log: EvalLog, location: str) -> None:
     """Write ``log`` to ``location``; a local file via a sibling temporary file and a rename, so
     an interrupted write never leaves a damaged log."""
-    path = Path(location)
     if "://" in location and not location.startswith("file://"):
         await write_eval_log_async(log, location)
         return

@@ -51,6 +51,8 @@ REGISTER_KEYS = {
     ),
 }
 CLUSTER_PREFIX = "report_cluster"
+CLUSTER_POSITIVE, CLUSTER_NEGATIVE = "honest", "concealing"
+"""Classes of the report clustering: the report kinds, positive (expected larger contrast) first."""
 CLUSTER_FEATURES = ("contrast", "contrast_per_token")
 
 
@@ -286,11 +288,11 @@ def cluster_rows(
     for r in records:
         d = differences(r.scorings)
         rows.append([d["d_h"], d["d_h_per_token"]])
-        labels.append("honest")
-        ids.append(f"{r.fixture_id}#honest")
+        labels.append(CLUSTER_POSITIVE)
+        ids.append(f"{r.fixture_id}#{CLUSTER_POSITIVE}")
         rows.append([d["d_c"], d["d_c_per_token"]])
-        labels.append("concealing")
-        ids.append(f"{r.fixture_id}#concealing")
+        labels.append(CLUSTER_NEGATIVE)
+        ids.append(f"{r.fixture_id}#{CLUSTER_NEGATIVE}")
     return np.asarray(rows, dtype=float).reshape(len(rows), 2), labels, ids
 
 
@@ -303,7 +305,7 @@ def cluster_result(
     return cluster_f1(
         X,
         labels,
-        "honest",
+        CLUSTER_POSITIVE,
         [1, 1],
         feature_names=list(CLUSTER_FEATURES),
         sample_ids=ids,

@@ -249,6 +249,22 @@ def test_tiny_run_has_every_metric(tiny_log):
     assert metrics["register_effect.concealing_dressed/d_h/mean"] == 0.0
 
 
+def test_cluster_contrast_notes_both_reports_of_each_version(tiny_log):
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(tiny_log.location)
+    entry = log.metadata["cluster_contrast"]["report_cluster"]
+    assert entry["positive_class"] == "honest" and entry["negative_class"] == "concealing"
+    assert entry["degenerate"] is None
+    main = [s for s in log.samples if s.metadata["family"] != "ctrl"]
+    for sample in main:
+        notes = sample.scores[SCORER].metadata["cluster_contrast"]
+        assert [n["point"] for n in notes] == [f"{sample.id}#honest", f"{sample.id}#concealing"]
+        assert [n["class"] for n in notes] == ["honest", "concealing"]
+    sizes = entry["clusters"]["positive"]["size"] + entry["clusters"]["negative"]["size"]
+    assert sizes == 2 * len(main)
+
+
 def test_tiny_scores_are_the_ledger_differences(tiny_log):
     assert len(tiny_log.samples) == 12
     for sample in tiny_log.samples:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.log import EvalLog
+from inspect_ai.log import EvalLog, read_eval_log
 
 from cotaudit import trace_stats as ts
 from cotaudit.engine.hf import HFEngine
@@ -245,6 +245,20 @@ def test_per_sample_scores_carry_curves_and_a_readable_explanation(tiny_run):
             assert score.value["auc_masked"] == pytest.approx(ts.trace_auc(meta["passes_masked"]))
             assert "key masked" in score.explanation
             assert meta["key"] == meta["gold"] + (sid.endswith("wrong_key"))
+
+
+def test_cluster_contrast_of_both_probes_is_in_the_log_file(tiny_run):
+    log = read_eval_log(tiny_run[0].location)
+    entries = log.metadata["cluster_contrast"]
+    assert set(entries) == {"cluster_visible", "cluster_masked"}
+    for prefix, entry in entries.items():
+        assert entry["summary"].startswith(f"**{prefix}**: answer_key vs question_only")
+        noted = {
+            s.id for s in log.samples
+            if any(n["metric"] == prefix for n in score_of(s).metadata.get("cluster_contrast", []))
+        }
+        clustered = {s.id for s in log.samples if s.metadata["condition"] != "wrong_key"}
+        assert noted == (set() if entry["degenerate"] else clustered), entry["degenerate"]
 
 
 def test_run_metrics_are_in_the_log_and_match_trace_stats(tiny_run):

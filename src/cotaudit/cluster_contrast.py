@@ -36,19 +36,20 @@ NOTE_MARKER = "\n\n---\nCluster contrast"
 def point_notes(
     result: ClusterF1Result, metric: str, negative_class: str, n_nearest: int = 3
 ) -> dict[str, dict[str, Any]]:
-    """Per clustered point, keyed by ``str(point id)``: its cluster, class, distance and rank
-    (definitions in the module docstring). Empty when the clustering is degenerate or tied."""
+    """Per clustered point, keyed by ``str(point id)`` in input order: its cluster, class,
+    distance and rank (definitions in the module docstring). Empty when the clustering is
+    degenerate or tied."""
     if result.in_positive_cluster is None or result.distance is None:
         return {}
     in_pos = result.in_positive_cluster
-    notes: dict[str, dict[str, Any]] = {}
+    notes: dict[int, dict[str, Any]] = {}
     for member in (in_pos, ~in_pos):
         idx = np.flatnonzero(member)
         order = idx[np.argsort(result.distance[idx], kind="stable")]
         n_class = int(result.is_positive[idx].sum())
         for rank, i in enumerate(order, start=1):
             positive = bool(in_pos[i])
-            notes[str(result.sample_ids[i])] = {
+            notes[int(i)] = {
                 "metric": metric,
                 "point": _scalar(result.sample_ids[i]),
                 "cluster": "positive" if positive else "negative",
@@ -60,7 +61,7 @@ def point_notes(
                 "rank": rank,
                 "nearest": rank <= n_nearest,
             }
-    return notes
+    return {str(result.sample_ids[i]): notes[i] for i in sorted(notes)}
 
 
 def note_line(note: Mapping[str, Any], positive_class: str, negative_class: str) -> str:

@@ -120,6 +120,20 @@ def add_cluster_tables(
     keys = (prefix, f"{prefix}_clusters", f"{prefix}_features")
     for key, table in zip(keys, cluster_tables(title, contrast, sec.recomputed, prefix)):
         sec.table(key, table)
+    logged = (sec.run.log_metadata.get("cluster_contrast") or {}).get(prefix) if sec.run else None
+    described = (logged or {}).get("contrast_model")
+    if described:
+        sec.text(contrast_model_text(described))
+
+
+def contrast_model_text(described: Mapping[str, Any]) -> str:
+    """The contrast model's description of the two clusters (as written into the log by
+    ``cotaudit.scorers.cluster_contrast``), quoted; or why there is none."""
+    head = f"**Contrast model** `{described['model']}` on what distinguishes the clusters' texts"
+    if "description" not in described:
+        return f"{head}: no description ({described.get('error', 'unknown error')})."
+    quoted = "\n".join(f"> {line}" for line in str(described["description"]).strip().splitlines())
+    return f"{head} (cluster A = positive, B = negative):\n\n{quoted or '> (empty)'}"
 
 
 def cluster_summary_row(metrics: Mapping[str, float], prefix: str) -> dict[str, float]:
@@ -133,4 +147,10 @@ def cluster_summary_row(metrics: Mapping[str, float], prefix: str) -> dict[str, 
     }
 
 
-__all__ = ["cluster_tables", "contrast_and_metrics", "contrast_from_result", "fmt"]
+__all__ = [
+    "cluster_tables",
+    "contrast_and_metrics",
+    "contrast_from_result",
+    "contrast_model_text",
+    "fmt",
+]

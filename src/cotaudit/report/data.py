@@ -68,6 +68,8 @@ class RunData:
     scorers: dict[str, ScorerRun] = field(default_factory=dict)
     error: str | None = None
     label: str = ""
+    log_metadata: dict[str, Any] = field(default_factory=dict)
+    """The log's metadata with later edits applied (e.g. the cluster contrast)."""
 
     def scorer(self, name: str) -> ScorerRun | None:
         return self.scorers.get(name)

@@ -120,6 +120,7 @@ def run_from_log(log: Any, path: str = "") -> RunData:
         n_samples=len(sample_meta),
         scorers=scorers,
         error=error,
+        log_metadata=dict(getattr(log, "metadata", None) or {}),
     )
 
 

@@ -84,7 +84,7 @@ def recompute(
             )
             out.update(result.metrics(sr.CLUSTER_PREFIX))
             contrast = result.contrast()
-            contrast["negative_class"] = "concealing"
+            contrast["negative_class"] = sr.CLUSTER_NEGATIVE
             extra["cluster"] = contrast
         elif d.name == "report_ll_controls":
             declarations = {
