@@ -159,6 +159,8 @@ async def annotate_log(
         pos = cr.result.positive_class
         for point, note in point_notes(cr.result, cr.metric, cr.negative_class, n_nearest).items():
             line = note_line(note, pos, cr.negative_class)
+            if cr.points_are_reports:
+                line = f"{point.rsplit('#', 1)[1]} report, {line}"
             lines[(cr.scorer, cr.sample_of(point))].append((note, line))
         entry: dict[str, Any] = {
             "scorer": cr.scorer,

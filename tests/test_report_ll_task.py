@@ -261,6 +261,9 @@ def test_cluster_contrast_notes_both_reports_of_each_version(tiny_log):
         notes = sample.scores[SCORER].metadata["cluster_contrast"]
         assert [n["point"] for n in notes] == [f"{sample.id}#honest", f"{sample.id}#concealing"]
         assert [n["class"] for n in notes] == ["honest", "concealing"]
+        explanation = sample.scores[SCORER].explanation
+        for kind in ("honest", "concealing"):
+            assert f"- {kind} report, `report_cluster`: " in explanation
     sizes = entry["clusters"]["positive"]["size"] + entry["clusters"]["negative"]["size"]
     assert sizes == 2 * len(main)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from cotaudit.cluster_f1 import ClusterF1Result
+from cotaudit.cluster_f1 import ClusterF1Result, jsonable_id
 from cotaudit.prompts import CONTRAST_REQUEST, CONTRAST_TRANSCRIPT_CHARS
 
 NOTE_MARKER = "\n\n---\nCluster contrast"
@@ -51,7 +51,7 @@ def point_notes(
             positive = bool(in_pos[i])
             notes[int(i)] = {
                 "metric": metric,
-                "point": _scalar(result.sample_ids[i]),
+                "point": jsonable_id(result.sample_ids[i]),
                 "cluster": "positive" if positive else "negative",
                 "cluster_size": int(idx.size),
                 "cluster_n_positive_class": n_class,
@@ -186,9 +186,3 @@ def _nan(v: Any) -> float:
 def _f(v: Any) -> str:
     v = _nan(v)
     return "n/a" if math.isnan(v) else f"{v:.3g}"
-
-
-def _scalar(v: Any) -> Any:
-    if isinstance(v, (np.integer, np.floating)):
-        return v.item()
-    return v if isinstance(v, (str, int, float)) or v is None else str(v)

@@ -185,7 +185,7 @@ class ClusterF1Result:
                     "size": int(idx.size),
                     "n_positive_class": int(self.is_positive[idx].sum()),
                     "n_negative_class": int((~self.is_positive[idx]).sum()),
-                    "nearest_ids": [_jsonable_id(self.sample_ids[i]) for i in nearest],
+                    "nearest_ids": [jsonable_id(self.sample_ids[i]) for i in nearest],
                     "feature_means": {
                         f: _none_if_nan(self.centroids[row, j])
                         for j, f in enumerate(self.feature_names)
@@ -445,7 +445,7 @@ def _none_if_nan(v: float) -> float | None:
     return None if math.isnan(v) else v
 
 
-def _jsonable_id(v: Any) -> Any:
+def jsonable_id(v: Any) -> Any:
     """A sample id as a JSON scalar (numpy scalars unwrapped, anything else as text)."""
     if isinstance(v, (np.integer, np.floating)):
         return v.item()
