@@ -238,6 +238,27 @@ def test_annotating_again_replaces_the_notes(annotated, tmp_path) -> None:
     assert not list(tmp_path.glob(".*contrast-tmp*"))
 
 
+def test_json_logs_are_annotated_too(tmp_path) -> None:
+    [log] = eval(_task(True), model="mockllm/model", display="none", log_dir=str(tmp_path),
+                 log_format="json")
+    assert log.location.endswith(".json")
+    reread = read_eval_log(log.location)
+    assert reread.metadata[RESULT_KEY]["cluster"]["clusters"]["positive"]["size"] == 5
+    assert all(RESULT_KEY in s.scores["_features"].metadata for s in reread.samples)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_every_epoch_of_a_sample_gets_the_note_of_its_reduced_score(tmp_path) -> None:
+    [log] = eval(_task(True), model="mockllm/model", display="none", log_dir=str(tmp_path),
+                 epochs=2)
+    reread = read_eval_log(log.location)
+    assert len(reread.samples) == 24
+    for s in reread.samples:
+        [note] = s.scores["_features"].metadata[RESULT_KEY]
+        assert note["point"] == s.id
+        assert note["cluster"] == ("positive" if int(str(s.id)[1:]) < 5 else "negative")
+
+
 def test_tasks_that_do_not_opt_in_are_left_alone(tmp_path) -> None:
     [log] = eval(_task(False), model="mockllm/model", display="none", log_dir=str(tmp_path))
     reread = read_eval_log(log.location)
