@@ -183,12 +183,16 @@ async def annotate_log(
             entry["contrast_model"] = await describe_contrast(contrast_model, contrast, texts)
         summaries[cr.metric] = entry
 
-    for (scorer, sample_id), items in lines.items():
-        for sample in samples.get(sample_id, []):
+    for sample in log.samples:
+        for scorer in dict.fromkeys(cr.scorer for cr in runs):
             score = (sample.scores or {}).get(scorer)
-            if score is None:
+            items = lines.get((scorer, str(sample.id)), [])
+            if score is None or not (items or RESULT_KEY in (score.metadata or {})):
                 continue
-            metadata = {**(score.metadata or {}), RESULT_KEY: [note for note, _ in items]}
+            # a sample no longer clustered loses the notes of an earlier annotation
+            metadata = {k: v for k, v in (score.metadata or {}).items() if k != RESULT_KEY}
+            if items:
+                metadata[RESULT_KEY] = [note for note, _ in items]
             edit = ScoreEdit(
                 explanation=with_notes(score.explanation, [line for _, line in items]),
                 metadata=metadata,

@@ -238,6 +238,21 @@ def test_annotating_again_replaces_the_notes(annotated, tmp_path) -> None:
     assert not list(tmp_path.glob(".*contrast-tmp*"))
 
 
+def test_a_sample_that_leaves_the_clustering_loses_its_notes(annotated, tmp_path) -> None:
+    from inspect_ai.log import write_eval_log
+
+    _, log = annotated
+    copy = tmp_path / "moved.eval"
+    edited = log.model_copy(deep=True)
+    moved = next(s for s in edited.samples if s.id == "s11")
+    moved.metadata["condition"] = "other"  # no longer one of the two clustered classes
+    write_eval_log(edited, str(copy))
+    asyncio.run(annotate_log(copy, n_nearest=2))
+    score = next(s for s in read_eval_log(str(copy)).samples if s.id == "s11").scores["_features"]
+    assert RESULT_KEY not in score.metadata
+    assert score.explanation == "features of s11"
+
+
 def test_json_logs_are_annotated_too(tmp_path) -> None:
     [log] = eval(_task(True), model="mockllm/model", display="none", log_dir=str(tmp_path),
                  log_format="json")

@@ -81,8 +81,11 @@ def note_line(note: Mapping[str, Any], positive_class: str, negative_class: str)
 
 
 def with_notes(explanation: str | None, lines: Sequence[str]) -> str:
-    """``explanation`` without any earlier contrast block, plus a block of ``lines``."""
+    """``explanation`` without any earlier contrast block, plus a block of ``lines`` (none
+    when ``lines`` is empty)."""
     base = (explanation or "").split(NOTE_MARKER, 1)[0]
+    if not lines:
+        return base
     head = " (2-means; the positive cluster is fixed by the declared direction)"
     return base + NOTE_MARKER + head + "\n\n" + "\n".join(f"- {line}" for line in lines)
 
