@@ -15,7 +15,7 @@ assistant prefill.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, TypeVar, runtime_checkable
 
 Message = dict[str, str]
 """A chat message as ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -109,6 +109,54 @@ class ProbeEngine(Protocol):
     ) -> LoglikResult:
         """Score ``continuation`` as the assistant's reply to ``context`` (chat-rendered)."""
         ...
+
+
+T = TypeVar("T")
+
+
+class SyncVerbs:
+    """The async verbs of an in-process engine, each running its blocking counterpart
+    (``generate_sync``, ``continue_prefixes_sync``, ``loglikelihood_many_sync``) through
+    ``_run``: the engine's own way off the event loop (a lock and a thread for transformers,
+    MLX's single worker thread)."""
+
+    generate_sync: Callable[..., list[Generation]]
+    continue_prefixes_sync: Callable[[PrefixRequest], list[list[str]]]
+    loglikelihood_many_sync: Callable[..., list[LoglikResult]]
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        raise NotImplementedError
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
+        n: int = 1,
+    ) -> Generation:
+        gens = await self._run(self.generate_sync, messages, max_tokens, temperature, seed, n)
+        return gens[0]
+
+    async def generate_n(
+        self, messages: Sequence[Message], *, max_tokens: int, temperature: float, seed: int, n: int
+    ) -> list[Generation]:
+        """``n`` samples of the same prompt, decoded together."""
+        return await self._run(self.generate_sync, messages, max_tokens, temperature, seed, n)
+
+    async def continue_prefixes(self, request: PrefixRequest) -> list[list[str]]:
+        return await self._run(self.continue_prefixes_sync, request)
+
+    async def loglikelihood(self, context: Sequence[Message], continuation: str) -> LoglikResult:
+        results = await self._run(self.loglikelihood_many_sync, context, [continuation])
+        return results[0]
+
+    async def loglikelihood_many(
+        self, context: Sequence[Message], continuations: Sequence[str]
+    ) -> list[LoglikResult]:
+        """Score several continuations of one context; the context is prefilled once."""
+        return await self._run(self.loglikelihood_many_sync, context, continuations)
 
 
 def seed_for(*parts: int) -> int:

@@ -20,11 +20,19 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Sequence
 
-from cotaudit.engine.base import Generation, LoglikResult, Message, PrefixRequest, seed_for
+from cotaudit.engine.base import (
+    Generation,
+    LoglikResult,
+    Message,
+    PrefixRequest,
+    SyncVerbs,
+    T,
+    seed_for,
+)
 from cotaudit.engine.shared_prefix import ATTENTION_NAME
 
 
-class HFEngine:
+class HFEngine(SyncVerbs):
     """The probe engine over a transformers causal LM and its chat template."""
 
     def __init__(
@@ -110,44 +118,9 @@ class HFEngine:
 
     # --- verbs ----------------------------------------------------------------------------
 
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        temperature: float = 0.0,
-        seed: int = 0,
-        n: int = 1,
-    ) -> Generation:
-        gens = await asyncio.to_thread(
-            self._locked, self.generate_sync, messages, max_tokens, temperature, seed, n
-        )
-        return gens[0]
-
-    async def generate_n(
-        self, messages: Sequence[Message], *, max_tokens: int, temperature: float, seed: int, n: int
-    ) -> list[Generation]:
-        """``n`` samples of the same prompt in one batch."""
-        return await asyncio.to_thread(
-            self._locked, self.generate_sync, messages, max_tokens, temperature, seed, n
-        )
-
-    async def continue_prefixes(self, request: PrefixRequest) -> list[list[str]]:
-        return await asyncio.to_thread(self._locked, self.continue_prefixes_sync, request)
-
-    async def loglikelihood(self, context: Sequence[Message], continuation: str) -> LoglikResult:
-        results = await asyncio.to_thread(
-            self._locked, self.loglikelihood_many_sync, context, [continuation]
-        )
-        return results[0]
-
-    async def loglikelihood_many(
-        self, context: Sequence[Message], continuations: Sequence[str]
-    ) -> list[LoglikResult]:
-        """Score several continuations of one context; the context is prefilled once."""
-        return await asyncio.to_thread(
-            self._locked, self.loglikelihood_many_sync, context, continuations
-        )
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in a thread, holding the engine lock, under ``inference_mode``."""
+        return await asyncio.to_thread(self._locked, fn, *args)
 
     def _locked(self, fn: Any, *args: Any) -> Any:
         with self._lock, self._torch.inference_mode():

@@ -42,19 +42,19 @@ import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Sequence
 
 from cotaudit.engine.base import (
     Generation,
     LoglikResult,
     Message,
     PrefixRequest,
+    SyncVerbs,
+    T,
     seed_for,
 )
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 PREFILL_CHUNK = 512
 """Tokens per forward pass while prefilling (bounds the logits kept in memory)."""
@@ -270,7 +270,7 @@ def _synchronize_at_exit() -> None:
 # --- the engine -------------------------------------------------------------------------------
 
 
-class MLXEngine:
+class MLXEngine(SyncVerbs):
     """The probe engine over an mlx-lm model and its (transformers) tokenizer."""
 
     def __init__(self, model: Any, tokenizer: Any, executor: MLXWorker | None = None):
@@ -342,37 +342,6 @@ class MLXEngine:
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.wrap_future(self._executor.submit(fn, *args))
-
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        temperature: float = 0.0,
-        seed: int = 0,
-        n: int = 1,
-    ) -> Generation:
-        gens = await self._run(self.generate_sync, messages, max_tokens, temperature, seed, n)
-        return gens[0]
-
-    async def generate_n(
-        self, messages: Sequence[Message], *, max_tokens: int, temperature: float, seed: int, n: int
-    ) -> list[Generation]:
-        """``n`` samples of the same prompt, decoded together."""
-        return await self._run(self.generate_sync, messages, max_tokens, temperature, seed, n)
-
-    async def continue_prefixes(self, request: PrefixRequest) -> list[list[str]]:
-        return await self._run(self.continue_prefixes_sync, request)
-
-    async def loglikelihood(self, context: Sequence[Message], continuation: str) -> LoglikResult:
-        results = await self._run(self.loglikelihood_many_sync, context, [continuation])
-        return results[0]
-
-    async def loglikelihood_many(
-        self, context: Sequence[Message], continuations: Sequence[str]
-    ) -> list[LoglikResult]:
-        """Score several continuations of one context; the context is prefilled once."""
-        return await self._run(self.loglikelihood_many_sync, context, continuations)
 
     # --- cache mechanics (worker thread only) -------------------------------------------
 

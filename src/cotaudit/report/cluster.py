@@ -30,11 +30,6 @@ def contrast_and_metrics(
     return contrast, metrics
 
 
-def contrast_from_result(result: Any, n_nearest: int = 3) -> dict[str, Any]:
-    """The contrast of an already computed ``ClusterF1Result``."""
-    return result.contrast(n_nearest)
-
-
 def cluster_tables(
     title: str, contrast: Mapping[str, Any], metrics: Mapping[str, float], prefix: str
 ) -> list[Table]:
@@ -150,7 +145,6 @@ def cluster_summary_row(metrics: Mapping[str, float], prefix: str) -> dict[str, 
 __all__ = [
     "cluster_tables",
     "contrast_and_metrics",
-    "contrast_from_result",
     "contrast_model_text",
     "fmt",
 ]
