@@ -69,7 +69,8 @@ def test_mechanics_on_tiny_model(tmp_path):
 @pytest.mark.parametrize(
     "args, name",
     [({"k": 0}, "k"), ({"stride": -3}, "stride"), ({"thetas": "0.5,1.2"}, "thetas"),
-     ({"conditions": "honest,sneaky"}, "conditions"), ({"temperature": -1}, "temperature")],
+     ({"conditions": "honest,sneaky"}, "conditions"), ({"temperature": -1}, "temperature"),
+     ({"contrast_model": "gpt-4o"}, "contrast_model")],
 )
 def test_invalid_parameters_rejected_before_any_model_call(args, name):
     from tasks_loader import load_selfcommit
