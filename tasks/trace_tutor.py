@@ -45,8 +45,14 @@ from cotaudit.scorers import (
     trace_tutor_scorer,
 )
 from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
+from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
 from cotaudit.solvers import trace_tutor_probe
-from cotaudit.trace_stats import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, PREFIX_FRACTIONS
+from cotaudit.trace_stats import (
+    BOOTSTRAP_SAMPLES,
+    BOOTSTRAP_SEED,
+    PASS_THRESHOLD,
+    PREFIX_FRACTIONS,
+)
 
 CLUSTER_DIRECTIONS = {"auc": 1, "pass_at_10": 1, "first_pass": -1}
 """Declared direction of each cluster feature: answer-key samples pass earlier (larger AUC and
@@ -55,6 +61,24 @@ Pass@10, smaller first-pass) than question-only ones."""
 HEADLINE = "visible_vs_masked/answer_key/mean_diff"
 """The headline metric: mean Delta_context of the answer-key explanations (how much of their
 TRACE AUC comes from the key being visible to the probe rather than from the written text)."""
+
+
+DEFINITIONS = {
+    "pass": f"a checkpoint passes when p(f) >= {PASS_THRESHOLD} "
+    "(p: the gold-match rate over k samples)",
+    "zero_probe_drop": "p0(key visible) - p0(key masked) per keyed explanation; mean and "
+    "percentile bootstrap CI over problems",
+    "pass_at_10_visible_not_masked": "keyed explanations passing at 10% with the key visible, "
+    "failing at 10% with it masked (masked_not_visible: the reverse)",
+    "identical_pass_vectors": "problems whose keyed explanation replayed with the key masked has "
+    "the question-only explanation's pass/fail vector at every fraction (0% probe excluded)",
+    "all_pass_count": "curves passing at every fraction",
+    "pass_10_fail_100": "passes at 10%, fails at 100% (the study's non-monotone)",
+    "pass_early_fail_100": "passes at some fraction < 100%, fails at 100% (logged as "
+    "non_monotone before issue 13)",
+    "length_tokens_median": "median explanation length T in tokens per condition",
+}
+"""How the study's count analyses are defined where the study is silent (in the log metadata)."""
 
 
 def parse_fractions(name: str, value: str | list[float]) -> tuple[float, ...]:
@@ -158,8 +182,10 @@ def trace_tutor(
         trace_table_iii(),
         trace_table_iv(n_boot=bootstrap_samples, seed=BOOTSTRAP_SEED),
         trace_delta_context(n_boot=bootstrap_samples, seed=BOOTSTRAP_SEED),
+        trace_zero_probe_drop(n_boot=bootstrap_samples, seed=BOOTSTRAP_SEED),
         trace_table_v(),
         trace_anchoring(),
+        trace_checkpoint_counts(),
     ]
     for probe in ("visible", "masked"):
         features = [f"{name}_{probe}" for name in CLUSTER_DIRECTIONS]
@@ -192,6 +218,7 @@ def trace_tutor(
             "prompts": tutor_prompt_texts() | {"forced_answer_tag": forced_answer_tag},
             "fractions": list(fracs),
             "non_integer_dropped": loaded.non_integer_dropped,
+            "definitions": DEFINITIONS,
             **contrast,
         },
     )

@@ -18,10 +18,12 @@ from cotaudit.trace_stats import (
     delta_context,
     delta_prefix,
     first_pass,
-    is_non_monotone,
     length_matched,
     paired_comparison,
     pass_at_10,
+    passes_10_fails_final,
+    passes_all,
+    passes_early_fails_final,
     run_summary,
     table_ii,
     table_iii,
@@ -111,8 +113,30 @@ def test_first_pass_is_right_censored_at_one(passes, expected):
         (NEVER, False),
     ],
 )
-def test_non_monotone_means_pass_early_and_fail_at_100(passes, non_monotone):
-    assert is_non_monotone(passes) is non_monotone
+def test_pass_early_fail_100_means_pass_before_100_and_fail_at_100(passes, non_monotone):
+    assert passes_early_fails_final(passes) is non_monotone
+
+
+@pytest.mark.parametrize(
+    ("passes", "study_sense"),
+    [
+        ([1, 0, 0, 0, 0], True),
+        ([0.5, 1, 1, 1, 0.4], True),  # rates: 0.5 passes, 0.4 fails
+        ([0, 1, 1, 1, 0], False),  # passes early, but not at 10%: only the broad count
+        ([1, 0, 0, 0, 1], False),
+        (NEVER, False),
+    ],
+)
+def test_pass_10_fail_100_is_the_studys_non_monotone(passes, study_sense):
+    assert passes_10_fails_final(passes) is study_sense
+
+
+@pytest.mark.parametrize(
+    ("passes", "all_pass"),
+    [(FULL, True), ([0.5, 1, 1, 0.7, 1], True), (FROM_50, False), ([1, 1, 1, 1, 0.49], False)],
+)
+def test_all_pass_needs_every_checkpoint(passes, all_pass):
+    assert passes_all(passes) is all_pass
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,6 +330,10 @@ def test_table_ii_by_hand():
     assert t["first_pass_median/answer_key_visible"] == 0.50
     assert t["first_pass_median/answer_key_masked"] == 0.75
     assert t["first_pass_median/question_only"] == 0.875  # 0.75 and censored 1.0
+    # lengths: question-only 100, 100; answer-key 109, 200, 100; wrong-key 100, 100
+    assert t["length_tokens_median/question_only"] == 100
+    assert t["length_tokens_median/answer_key"] == 109
+    assert t["length_tokens_median/wrong_key"] == 100
 
 
 def test_table_iii_by_hand():
@@ -354,8 +382,99 @@ def test_table_v_histogram_and_non_monotone_counts():
     assert t["first_pass_count/question_only/75"] == 1
     assert t["first_pass_count/question_only/none"] == 1
     s = ts.non_monotone_counts(RUN)
-    assert s["non_monotone/wrong_key_visible"] == 1
+    # wrong-key problem 1, key visible: [0, 1, 1, 1, 0] passes at 25%, not at 10%
+    assert s["pass_early_fail_100/wrong_key_visible"] == 1
+    assert s["pass_10_fail_100/wrong_key_visible"] == 0
     assert sum(s.values()) == 1
+
+
+def test_zero_probe_drop_by_hand():
+    t = ts.zero_probe_drop_table(RUN, n_boot=4000, seed=0)
+    # answer-key zero probes (visible, masked): (1, 0), (1, 0), (1, 1) -> d = [1, 1, 0]
+    assert t["zero_probe_drop/answer_key/n"] == 3
+    assert t["zero_probe_drop/answer_key/mean_diff"] == pytest.approx(2 / 3)
+    assert t["zero_probe_drop/answer_key/median_diff"] == 1.0
+    assert t["zero_probe_drop/answer_key/win_pct"] == pytest.approx(200 / 3)
+    assert t["zero_probe_drop/answer_key/tie_pct"] == pytest.approx(100 / 3)
+    # resampling the 3 problems: the mean is 0 with probability 1/27 = 3.7% > 2.5% and 1 with
+    # probability 8/27 = 30%, so the 95% interval is [0, 1]
+    assert t["zero_probe_drop/answer_key/mean_ci_low"] == 0.0
+    assert t["zero_probe_drop/answer_key/mean_ci_high"] == 1.0
+    # wrong-key: (0, 0) twice -> no drop, a degenerate interval
+    assert t["zero_probe_drop/wrong_key/mean_diff"] == 0.0
+    assert t["zero_probe_drop/wrong_key/tie_pct"] == 100.0
+    assert t["zero_probe_drop/wrong_key/mean_ci_low"] == t["zero_probe_drop/wrong_key/mean_ci_high"]
+    # the mean drop is the difference of Table III's 0% columns
+    t3 = table_iii(RUN)
+    assert t["zero_probe_drop/answer_key/mean_diff"] == pytest.approx(
+        t3["pass_rate/answer_key_visible/0"] - t3["pass_rate/answer_key_masked/0"]
+    )
+
+
+def test_zero_probe_drop_resamples_problems_so_duplicates_are_rejected():
+    with pytest.raises(ValueError, match="duplicate record for problem '1'"):
+        ts.zero_probe_drop_table(RUN + [record("1", "answer_key", FULL)], n_boot=10)
+
+
+COUNTS = [
+    # a: passes at 10% only with the key visible; masked replay = question-only (never)
+    record("a", "answer_key", [1, 0, 0, 0, 0], NEVER),
+    record("a", "question_only", NEVER),
+    record("a", "wrong_key", [1, 1, 0, 1, 0], NEVER),
+    # b: passes at 10% only with the key masked; masked = question-only (all pass)
+    record("b", "answer_key", [0, 1, 1, 1, 1], FULL),
+    record("b", "question_only", FULL),
+    # c: passes at 10% both ways; masked (all pass) differs from question-only (from 50%)
+    record("c", "answer_key", FULL, FULL),
+    record("c", "question_only", FROM_50),
+    # d: rates; visible passes at 10% (0.6), masked does not (0.4); the masked pattern
+    # (F, T, T, T, F) equals the question-only one although the rates differ
+    record("d", "answer_key", [0.6, 0.4, 1, 1, 1], [0.4, 1, 1, 1, 0]),
+    record("d", "question_only", [0, 1, 1, 1, 0.2]),
+    # e: no question-only partner: counted per curve, not in the identical-vector pairs
+    record("e", "answer_key", FULL, FULL),
+]
+
+
+def test_pass_at_10_discordance_by_hand():
+    t = ts.pass_at_10_discordance(COUNTS)
+    assert t["pass_at_10_visible_not_masked/answer_key"] == 2  # a, d
+    assert t["pass_at_10_masked_not_visible/answer_key"] == 1  # b
+    assert t["pass_at_10_visible_not_masked/wrong_key"] == 1  # a
+    assert t["pass_at_10_masked_not_visible/wrong_key"] == 0
+
+
+def test_identical_pass_vectors_by_hand():
+    t = ts.identical_pass_vectors(COUNTS)
+    name = "identical_pass_vectors/answer_key_masked_vs_question_only"
+    assert (t[f"{name}/count"], t[f"{name}/n_pairs"]) == (3, 4)  # a, b, d of a-d
+    name = "identical_pass_vectors/wrong_key_masked_vs_question_only"
+    assert (t[f"{name}/count"], t[f"{name}/n_pairs"]) == (1, 1)
+
+
+def test_all_pass_and_both_non_monotone_counts_by_hand():
+    t = ts.checkpoint_counts(COUNTS)
+    assert t["all_pass_count/answer_key_visible"] == 2  # c, e
+    assert t["all_pass_count/answer_key_masked"] == 3  # b, c, e
+    assert t["all_pass_count/question_only"] == 1  # b
+    assert t["all_pass_count/wrong_key_visible"] == 0
+    assert t["pass_10_fail_100/answer_key_visible"] == 1  # a
+    assert t["pass_early_fail_100/answer_key_visible"] == 1  # a
+    assert t["pass_10_fail_100/answer_key_masked"] == 0  # d masked passes at 25%, not 10%
+    assert t["pass_early_fail_100/answer_key_masked"] == 1  # d
+    assert t["pass_10_fail_100/question_only"] == 0
+    assert t["pass_early_fail_100/question_only"] == 1  # d
+    assert t["pass_10_fail_100/wrong_key_visible"] == 1  # a
+    assert t["pass_early_fail_100/wrong_key_visible"] == 1
+
+
+def test_counts_without_a_10_percent_checkpoint_are_nan():
+    fr = (0.25, 1.0)
+    recs = [ts.TraceRecord("p", "answer_key", [1, 0], [0, 0], True, 10, 1.0, 0.0, 3, 3, fr)]
+    t = ts.checkpoint_counts(recs)
+    assert math.isnan(t["pass_at_10_visible_not_masked/answer_key"])
+    assert math.isnan(t["pass_10_fail_100/answer_key_visible"])
+    assert t["pass_early_fail_100/answer_key_visible"] == 1
 
 
 def test_duplicate_records_are_rejected():
@@ -381,3 +500,7 @@ def test_run_summary_of_no_records_is_nan_not_an_error():
     assert math.isnan(summary["answer_key_vs_question_only/masked/length_matched/mean_ci_low"])
     assert summary["first_pass_count/question_only/none"] == 0
     assert summary["wrong_key_anchoring/incorrect"] == 0
+    assert math.isnan(summary["zero_probe_drop/answer_key/mean_ci_low"])
+    assert math.isnan(summary["length_tokens_median/answer_key"])
+    assert summary["identical_pass_vectors/answer_key_masked_vs_question_only/n_pairs"] == 0
+    assert summary["pass_10_fail_100/question_only"] == 0

@@ -111,16 +111,48 @@ def first_pass(
     return FirstPass(fraction=float(fractions[passed[0]]), censored=False)
 
 
-def is_non_monotone(
+def passes_all(
     passes: Sequence[float],
     fractions: Sequence[float] = PREFIX_FRACTIONS,
     threshold: float = PASS_THRESHOLD,
 ) -> bool:
-    """Pass early, fail at 100%: some f < 1 has p(f) >= threshold while p(1.0) < threshold."""
+    """All-pass: p(f) >= threshold at every f in F (all five checkpoints over the default F)."""
+    return bool(np.all(_checked(passes, fractions) >= threshold))
+
+
+def pass_pattern(
+    passes: Sequence[float],
+    fractions: Sequence[float] = PREFIX_FRACTIONS,
+    threshold: float = PASS_THRESHOLD,
+) -> tuple[bool, ...]:
+    """The pass/fail vector (p(f) >= threshold for each f in F); for greedy 0/1 curves, the
+    curve itself."""
+    return tuple(bool(x) for x in _checked(passes, fractions) >= threshold)
+
+
+def passes_early_fails_final(
+    passes: Sequence[float],
+    fractions: Sequence[float] = PREFIX_FRACTIONS,
+    threshold: float = PASS_THRESHOLD,
+) -> bool:
+    """Pass early, fail at 100% (the broad count, logged as ``non_monotone`` before issue 13):
+    some f < 1 has p(f) >= threshold while p(1.0) < threshold."""
     p = _checked(passes, fractions)
     final = p[_index_of(1.0, fractions)]
     early = p[np.asarray(fractions, dtype=float) < 1.0]
     return bool(final < threshold and np.any(early >= threshold))
+
+
+def passes_10_fails_final(
+    passes: Sequence[float],
+    fractions: Sequence[float] = PREFIX_FRACTIONS,
+    threshold: float = PASS_THRESHOLD,
+) -> bool:
+    """Non-monotone in the study's sense: p(0.10) >= threshold and p(1.0) < threshold."""
+    p = _checked(passes, fractions)
+    return bool(
+        p[_index_of(0.10, fractions)] >= threshold and p[_index_of(1.0, fractions)] < threshold
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -394,9 +426,11 @@ def _pass_at_10_or_nan(passes: Sequence[float], fractions: Sequence[float]) -> f
 
 
 def table_ii(records: Sequence[TraceRecord]) -> dict[str, float]:
-    """Per condition: n, original accuracy; per curve: median AUC, mean Pass@10, median first-pass.
+    """Per condition: n, original accuracy, median explanation length; per curve: median AUC, mean
+    Pass@10, median first-pass.
 
-    Keys: ``n/<condition>``, ``accuracy/<condition>``, ``auc_median/<curve>``,
+    Keys: ``n/<condition>``, ``accuracy/<condition>``, ``length_tokens_median/<condition>`` (the
+    explanation's length T in tokens), ``auc_median/<curve>``,
     ``pass_at_10_mean/<curve>``, ``first_pass_median/<curve>`` (censored curves count as 1.0).
     Pass@10 is NaN when the records were not probed at 0.10.
     """
@@ -406,6 +440,7 @@ def table_ii(records: Sequence[TraceRecord]) -> dict[str, float]:
         group = _of(records, condition)
         out[f"n/{condition}"] = len(group)
         out[f"accuracy/{condition}"] = _mean(r.correct for r in group)
+        out[f"length_tokens_median/{condition}"] = _median(r.length_tokens for r in group)
     for curve, curves in _curves(records):
         out[f"auc_median/{curve}"] = _median(trace_auc(p, fractions) for p in curves)
         out[f"pass_at_10_mean/{curve}"] = _mean(_pass_at_10_or_nan(p, fractions) for p in curves)
@@ -436,15 +471,22 @@ def table_iii(records: Sequence[TraceRecord]) -> dict[str, float]:
     return out
 
 
-def _pairs(
-    records: Sequence[TraceRecord], condition: Condition
-) -> list[tuple[TraceRecord, TraceRecord]]:
-    """(``condition`` record, question-only record) of each problem that has both, by pair_id."""
+def _by_problem(records: Sequence[TraceRecord]) -> dict[tuple[str, str], TraceRecord]:
+    """Records by (pair_id, condition); raises ValueError on a duplicate (so that each problem is
+    one unit of the bootstrap)."""
     by_id: dict[tuple[str, str], TraceRecord] = {}
     for r in records:
         if (r.pair_id, r.condition) in by_id:
             raise ValueError(f"duplicate record for problem {r.pair_id!r}, condition {r.condition}")
         by_id[(r.pair_id, r.condition)] = r
+    return by_id
+
+
+def _pairs(
+    records: Sequence[TraceRecord], condition: Condition
+) -> list[tuple[TraceRecord, TraceRecord]]:
+    """(``condition`` record, question-only record) of each problem that has both, by pair_id."""
+    by_id = _by_problem(records)
     return [
         (keyed, by_id[(keyed.pair_id, "question_only")])
         for keyed in _of(records, condition)
@@ -539,25 +581,130 @@ def wrong_key_anchoring(records: Sequence[TraceRecord]) -> dict[str, float]:
     }
 
 
-def non_monotone_counts(records: Sequence[TraceRecord]) -> dict[str, float]:
-    """Count of non-monotone curves (pass early, fail at 100%): ``non_monotone/<curve>``."""
+def zero_probe_drop_table(
+    records: Sequence[TraceRecord], *, n_boot: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
+) -> dict[str, float]:
+    """The 0%-probe drop of each keyed condition: d_i = p0_visible - p0_masked of problem i (the
+    answer forced before any explanation text, with the key shown minus with it masked), paired
+    within the explanation, with the problem-level bootstrap of ``paired_comparison``.
+
+    ``mean_diff`` is the mean drop (= pass_rate/<condition>_visible/0 - ..._masked/0) and
+    ``mean_ci_low``/``mean_ci_high`` its 95% CI. Keys: ``zero_probe_drop/<condition>/<field>``.
+    """
+    shared_fractions(records)
+    _by_problem(records)
+    out: dict[str, float] = {}
+    for condition in KEYED_CONDITIONS:
+        group = _of(records, condition)
+        comparison = paired_comparison(
+            [r.zero_probe("visible") for r in group],
+            [r.zero_probe("masked") for r in group],
+            n_boot=n_boot,
+            seed=seed,
+        )
+        out.update(comparison.as_metrics(f"zero_probe_drop/{condition}"))
+    return out
+
+
+def pass_at_10_discordance(records: Sequence[TraceRecord]) -> dict[str, float]:
+    """Keyed explanations that pass at 10% with the key visible but not masked, and the reverse
+    (pass: p(0.10) >= 0.5). NaN when the records were not probed at 0.10.
+
+    Keys: ``pass_at_10_visible_not_masked/<condition>`` and
+    ``pass_at_10_masked_not_visible/<condition>``.
+    """
+    fractions = shared_fractions(records)
+    out: dict[str, float] = {}
+    for condition in KEYED_CONDITIONS:
+        visible_only = masked_only = float("nan")
+        if any(np.isclose(f, 0.10) for f in fractions):
+            at_10 = [
+                [pass_at_10(r.passes(p), fractions) >= PASS_THRESHOLD for p in PROBES]
+                for r in _of(records, condition)
+            ]
+            visible_only = sum(v and not m for v, m in at_10)
+            masked_only = sum(m and not v for v, m in at_10)
+        out[f"pass_at_10_visible_not_masked/{condition}"] = visible_only
+        out[f"pass_at_10_masked_not_visible/{condition}"] = masked_only
+    return out
+
+
+def identical_pass_vectors(records: Sequence[TraceRecord]) -> dict[str, float]:
+    """Problems whose keyed explanation, replayed with the key masked, has the same pass/fail
+    vector over all checkpoints of F (five by default; the 0% probe not included) as the
+    question-only explanation of the same problem.
+
+    Keys: ``identical_pass_vectors/<condition>_masked_vs_question_only/count`` and ``.../n_pairs``
+    (problems with both records).
+    """
+    fractions = shared_fractions(records)
+    out: dict[str, float] = {}
+    for condition in KEYED_CONDITIONS:
+        pairs = _pairs(records, condition)
+        same = sum(
+            pass_pattern(k.passes("masked"), fractions)
+            == pass_pattern(q.passes("visible"), fractions)
+            for k, q in pairs
+        )
+        name = f"identical_pass_vectors/{condition}_masked_vs_question_only"
+        out[f"{name}/count"] = same
+        out[f"{name}/n_pairs"] = len(pairs)
+    return out
+
+
+def all_pass_counts(records: Sequence[TraceRecord]) -> dict[str, float]:
+    """Curves that pass at every checkpoint of F (all five by default):
+    ``all_pass_count/<curve>``."""
     fractions = shared_fractions(records)
     return {
-        f"non_monotone/{curve}": sum(is_non_monotone(p, fractions) for p in curves)
+        f"all_pass_count/{curve}": sum(passes_all(p, fractions) for p in curves)
         for curve, curves in _curves(records)
+    }
+
+
+def non_monotone_counts(records: Sequence[TraceRecord]) -> dict[str, float]:
+    """Two counts of curves that pass early and fail at 100%, per curve:
+
+    ``pass_10_fail_100/<curve>``: p(0.10) passes and p(1.0) fails (the study's non-monotone);
+    ``pass_early_fail_100/<curve>``: some f < 1 passes and p(1.0) fails (broader; logged as
+    ``non_monotone/<curve>`` before issue 13). NaN for the first when not probed at 0.10.
+    """
+    fractions = shared_fractions(records)
+    probed = any(np.isclose(f, 0.10) for f in fractions)
+    out: dict[str, float] = {}
+    for curve, curves in _curves(records):
+        out[f"pass_10_fail_100/{curve}"] = (
+            sum(passes_10_fails_final(p, fractions) for p in curves) if probed else float("nan")
+        )
+        out[f"pass_early_fail_100/{curve}"] = sum(
+            passes_early_fails_final(p, fractions) for p in curves
+        )
+    return out
+
+
+def checkpoint_counts(records: Sequence[TraceRecord]) -> dict[str, float]:
+    """The study's count analyses: Pass@10 discordance, identical masked vs question-only pass
+    vectors, all-pass and the two non-monotone counts (one dict)."""
+    return {
+        **pass_at_10_discordance(records),
+        **identical_pass_vectors(records),
+        **all_pass_counts(records),
+        **non_monotone_counts(records),
     }
 
 
 def run_summary(
     records: Sequence[TraceRecord], *, n_boot: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
 ) -> dict[str, float]:
-    """All run-level tables in one dict: Tables II-V, Delta_context, anchoring, non-monotone."""
+    """All run-level tables in one dict: Tables II-V, Delta_context, the 0%-probe drop, anchoring
+    and the checkpoint counts."""
     return {
         **table_ii(records),
         **table_iii(records),
         **table_iv(records, n_boot=n_boot, seed=seed),
         **delta_context_table(records, n_boot=n_boot, seed=seed),
+        **zero_probe_drop_table(records, n_boot=n_boot, seed=seed),
         **table_v(records),
         **wrong_key_anchoring(records),
-        **non_monotone_counts(records),
+        **checkpoint_counts(records),
     }

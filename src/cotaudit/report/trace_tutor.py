@@ -1,5 +1,6 @@
-"""trace_tutor: Tables II-V, Delta_context, wrong-key anchoring, Figures 1-2 and the cluster
-contrasts, recomputed from the per-sample pass curves with :mod:`cotaudit.trace_stats`."""
+"""trace_tutor: Tables II-V, Delta_context, the 0%-probe drop, wrong-key anchoring, the study's
+checkpoint counts, Figures 1-2 and the cluster contrasts, recomputed from the per-sample pass
+curves with :mod:`cotaudit.trace_stats`."""
 
 from __future__ import annotations
 
@@ -57,15 +58,30 @@ def recompute(
             out.update(ts.table_iv(recs, **boot))
         elif d.name == "trace_delta_context":
             out.update(ts.delta_context_table(recs, **boot))
+        elif d.name == "trace_zero_probe_drop":
+            out.update(ts.zero_probe_drop_table(recs, **boot))
         elif d.name == "trace_table_v":
             out.update(ts.table_v(recs))
         elif d.name == "trace_anchoring":
-            out.update(ts.wrong_key_anchoring(recs) | ts.non_monotone_counts(recs))
+            out.update(ts.wrong_key_anchoring(recs) | legacy_non_monotone(recs))
+        elif d.name == "trace_checkpoint_counts":
+            out.update(ts.checkpoint_counts(recs))
         elif d.name == "contrastive_cluster_f1":
             contrast, metrics = contrast_and_metrics(samples, o)
             out.update(metrics)
             contrasts.append((o, contrast))
     return out, contrasts
+
+
+def legacy_non_monotone(recs: Sequence[ts.TraceRecord]) -> dict[str, float]:
+    """``non_monotone/<curve>`` as logged by ``trace_anchoring`` before issue 13: the broad count
+    now named ``pass_early_fail_100/<curve>`` (some f < 1 passes, 100% fails)."""
+    counts = ts.non_monotone_counts(recs)
+    return {
+        k.replace("pass_early_fail_100/", "non_monotone/", 1): v
+        for k, v in counts.items()
+        if k.startswith("pass_early_fail_100/")
+    }
 
 
 def percent(f: float) -> str:
@@ -188,8 +204,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     t4s = ts.table_iv(recs, n_boot=n_boot, seed=seed)
     dcs = ts.delta_context_table(recs, n_boot=n_boot, seed=seed)
     t5s = ts.table_v(recs)
+    zps = ts.zero_probe_drop_table(recs, n_boot=n_boot, seed=seed)
     anchor = ts.wrong_key_anchoring(recs)
-    nonmono = ts.non_monotone_counts(recs)
+    counts = ts.checkpoint_counts(recs)
     curves = _curves_present(recs)
     conds = _conditions(recs)
     keyed = [c for c in ts.KEYED_CONDITIONS if c in conds]
@@ -199,7 +216,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         table_iii=t3s,
         table_iv=t4s,
         delta_context=dcs,
+        zero_probe_drop=zps,
         table_v=t5s,
+        checkpoint_counts=counts,
         fractions=fractions,
         curves=curves,
         contrasts=contrasts,
@@ -216,7 +235,15 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     )
     t2 = Table(
         "Table II. Accuracy, AUC, Pass@10 and first pass per curve",
-        ["curve", "n", "accuracy", "median AUC", "mean Pass@10", "median first pass"],
+        [
+            "curve",
+            "n",
+            "accuracy",
+            "median length (tokens)",
+            "median AUC",
+            "mean Pass@10",
+            "median first pass",
+        ],
     )
     for c in curves:
         cond = c if c == "question_only" else c.rsplit("_", 1)[0]
@@ -224,6 +251,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             c,
             count_cell(t2s[f"n/{cond}"]),
             t2s[f"accuracy/{cond}"],
+            Cell(t2s[f"length_tokens_median/{cond}"], fmt(t2s[f"length_tokens_median/{cond}"], 1)),
             t2s[f"auc_median/{c}"],
             t2s[f"pass_at_10_mean/{c}"],
             t2s[f"first_pass_median/{c}"],
@@ -257,6 +285,17 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         _paired_row(dc, cond, dcs, f"visible_vs_masked/{cond}")
     dc.note = "Mean difference = mean Δcontext = AUC(key visible) − AUC(key masked)."
     sec.table("delta_context", dc)
+    zp = Table(
+        "0%-probe drop: key visible vs key masked, before any explanation text", PAIRED_COLUMNS
+    )
+    for cond in keyed:
+        _paired_row(zp, cond, zps, f"zero_probe_drop/{cond}")
+    zp.note = (
+        "Difference = p(0%, key visible) − p(0%, key masked) of the same explanation; mean "
+        f"difference = mean drop. CIs: problem-level percentile bootstrap ({n_boot} resamples, "
+        f"seed {seed})."
+    )
+    sec.table("zero_probe_drop", zp)
     bins = [percent(f) for f in fractions] + ["none"]
     t5 = Table(
         "Table V. First-pass checkpoint histogram (counts)",
@@ -276,9 +315,48 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         )
     )
     sec.table("anchoring", an)
-    nm = Table("Non-monotone curves (pass early, fail at 100%)", ["curve", "count"])
+    p10 = Table(
+        "Pass at 10%: keyed explanations that pass with the key visible but not masked, and the "
+        "reverse",
+        ["condition", "visible, not masked", "masked, not visible"],
+    )
+    for cond in keyed:
+        p10.add(
+            cond,
+            count_cell(counts[f"pass_at_10_visible_not_masked/{cond}"]),
+            count_cell(counts[f"pass_at_10_masked_not_visible/{cond}"]),
+        )
+    sec.table("pass_at_10_discordance", p10)
+    same = Table(
+        "Identical pass vectors: key-masked replay vs the question-only explanation of the same "
+        "problem",
+        ["comparison", "identical", "problems with both"],
+    )
+    for cond in keyed:
+        name = f"identical_pass_vectors/{cond}_masked_vs_question_only"
+        same.add(
+            f"{cond} masked vs question_only",
+            count_cell(counts[f"{name}/count"]),
+            count_cell(counts[f"{name}/n_pairs"]),
+        )
+    same.note = f"Pass/fail at each of the {len(fractions)} fractions (0% probe not included)."
+    sec.table("identical_pass_vectors", same)
+    nm = Table(
+        "All-pass and non-monotone curves (counts)",
+        ["curve", "all pass", "pass 10%, fail 100%", "pass before 100%, fail 100%"],
+    )
     for c in curves:
-        nm.add(c, count_cell(nonmono[f"non_monotone/{c}"]))
+        nm.add(
+            c,
+            count_cell(counts[f"all_pass_count/{c}"]),
+            count_cell(counts[f"pass_10_fail_100/{c}"]),
+            count_cell(counts[f"pass_early_fail_100/{c}"]),
+        )
+    nm.note = (
+        "All pass: p(f) ≥ 0.5 at every fraction. Pass 10%, fail 100%: the study's non-monotone. "
+        "Pass before 100%, fail 100%: any fraction below 100% passes (logs before issue 13 call "
+        "this `non_monotone/<curve>`)."
+    )
     sec.table("non_monotone", nm)
 
     x = [0.0, *(100 * f for f in fractions)]
