@@ -115,7 +115,8 @@ def cluster_runs(run: RunData) -> list[ClusterRun]:
             elif d.name == "report_cluster_f1":
                 prefix = REPORT_CLUSTER_PREFIX
                 result = report_cluster_result(
-                    scorer.samples, opts.get("controls") or [], 0, int(opts.get("seed", 0))
+                    scorer.samples, opts.get("controls") or [], 0, int(opts.get("seed", 0)),
+                    opts.get("unit", "row"),
                 )
                 negative, reports = REPORT_CLUSTER_NEGATIVE, True
             else:

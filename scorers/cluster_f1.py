@@ -12,7 +12,10 @@ Attach it to any scorer whose per-sample ``Score`` carries the features, either 
 The metric pools the scored samples whose ``sample_metadata[class_key]`` is ``positive_class``
 or ``negative_class``, 2-means clusters their features and returns the flat dict of
 :meth:`cotaudit.cluster_f1.ClusterF1Result.metrics` (``cluster_f1``, ``cluster_f1_ci_low``, ...,
-``threshold_f1``). :func:`cluster_contrast_from_scores` gives the matching JSON-able contrast
+``threshold_f1``, ``cluster_n_units``). With ``unit_key`` (e.g. ``"pair_id"``) the F1 interval
+resamples the independent units named by ``sample_metadata[unit_key]`` and duplicates within a
+unit are collapsed; without it every sample is its own unit (see :mod:`cotaudit.cluster_f1`).
+:func:`cluster_contrast_from_scores` gives the matching JSON-able contrast
 (nearest samples per cluster, features ranked by standardised centroid difference).
 """
 
@@ -39,6 +42,7 @@ def contrastive_cluster_f1(
     prefix: str = "cluster",
     n_boot: int = 1000,
     seed: int = 0,
+    unit_key: str | None = None,
 ) -> Metric:
     """Contrastive cluster F1 of ``positive_class`` vs ``negative_class`` samples.
 
@@ -55,6 +59,9 @@ def contrastive_cluster_f1(
         prefix: key stem; see :func:`cotaudit.cluster_f1.metric_keys`.
         n_boot: bootstrap resamples of the F1 interval.
         seed: seed of KMeans and the bootstrap.
+        unit_key: ``sample_metadata`` key naming each sample's independent unit (the problem
+            pair); the interval resamples units. None: every sample is its own unit (the
+            row-level interval of logs written before issue 13).
 
     Samples with a missing or non-finite feature are skipped. An empty or degenerate selection
     (fewer than 2 samples per class, constant features) gives NaN values, never an error.
@@ -73,6 +80,7 @@ def contrastive_cluster_f1(
             primary=primary,
             n_boot=n_boot,
             seed=seed,
+            unit_key=unit_key,
         )
         return result.metrics(prefix)
 
@@ -89,14 +97,21 @@ def cluster_f1_from_scores(
     primary: str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    unit_key: str | None = None,
 ) -> ClusterF1Result:
     """:func:`cotaudit.cluster_f1.cluster_f1` on the usable samples of ``scores``.
 
     Arguments as for :func:`contrastive_cluster_f1`; sample ids come from
     ``SampleScore.sample_id``.
+
+    Raises:
+        ValueError: a usable sample whose ``sample_metadata`` lacks ``unit_key`` (naming the
+            sample and the key).
     """
     _check_config(features, directions, primary, positive_class, negative_class)
-    rows, labels, ids = _extract(scores, features, class_key, positive_class, negative_class)
+    rows, labels, ids, units = _extract(
+        scores, features, class_key, positive_class, negative_class, unit_key
+    )
     return cluster_f1(
         np.asarray(rows, dtype=float).reshape(len(rows), len(features)),
         labels,
@@ -105,6 +120,8 @@ def cluster_f1_from_scores(
         feature_names=list(features),
         primary=primary,
         sample_ids=ids,
+        units=units,
+        unit_name=unit_key or "sample",
         n_boot=n_boot,
         seed=seed,
     )
@@ -121,6 +138,7 @@ def cluster_contrast_from_scores(
     n_boot: int = 1000,
     seed: int = 0,
     n_nearest: int = 3,
+    unit_key: str | None = None,
 ) -> dict[str, Any]:
     """JSON-able contrast of the two clusters (see ``ClusterF1Result.contrast``).
 
@@ -137,10 +155,13 @@ def cluster_contrast_from_scores(
         primary=primary,
         n_boot=n_boot,
         seed=seed,
+        unit_key=unit_key,
     )
     contrast = result.contrast(n_nearest)
     contrast["negative_class"] = negative_class
-    contrast["n_skipped"] = len(scores) - result.n_positive - result.n_negative
+    contrast["n_skipped"] = (
+        len(scores) - result.n_positive - result.n_negative - result.n_collapsed
+    )
     return contrast
 
 
@@ -169,11 +190,14 @@ def _extract(
     class_key: str,
     positive_class: str,
     negative_class: str,
-) -> tuple[list[list[float]], list[str], list[Any]]:
-    """Feature rows, class labels and sample ids of the usable samples, in input order."""
+    unit_key: str | None = None,
+) -> tuple[list[list[float]], list[str], list[Any], list[str] | None]:
+    """Feature rows, class labels, sample ids and units (``sample_metadata[unit_key]`` as
+    text; None without ``unit_key``) of the usable samples, in input order."""
     rows: list[list[float]] = []
     labels: list[str] = []
     ids: list[Any] = []
+    units: list[str] = []
     classes = (str(positive_class), str(negative_class))
     for s in scores:
         metadata = s.sample_metadata or {}
@@ -182,10 +206,17 @@ def _extract(
         values = [v for v in (_feature(s, f) for f in features) if v is not None]
         if len(values) < len(features):
             continue
+        if unit_key is not None:
+            if unit_key not in metadata:
+                raise ValueError(
+                    f"contrastive_cluster_f1: sample {s.sample_id!r} has no sample_metadata "
+                    f"field {unit_key!r} (unit_key)"
+                )
+            units.append(str(metadata[unit_key]))
         rows.append(values)
         labels.append(str(metadata[class_key]))
         ids.append(s.sample_id)
-    return rows, labels, ids
+    return rows, labels, ids, (units if unit_key is not None else None)
 
 
 def _feature(s: SampleScore, name: str) -> float | None:

@@ -52,6 +52,7 @@ CLUSTER_HYPOTHESIS = dict(
     negative_class="honest",
     directions={"tau_0.8": -1, "uncommitted": -1, "lowcommit": -1, "range_c": -1},
     primary="tau_0.8",
+    unit_key="pair_id",  # the F1 interval resamples problems (issue 13)
 )
 
 

@@ -176,6 +176,7 @@ def trace_tutor(
         "class_key": "condition",
         "positive_class": "answer_key",
         "negative_class": "question_only",
+        "unit_key": "pair_id",  # the F1 interval resamples problems (issue 13)
     }
     metrics = [
         trace_table_ii(),

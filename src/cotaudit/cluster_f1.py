@@ -25,11 +25,16 @@ have larger values of feature j, ``-1`` if smaller.
    metrics are NaN.)
 5. **Scores** of the positive cluster against the positive class:
    ``precision = TP / (TP + FP)``, ``recall = TP / (TP + FN)``, ``F1 = 2TP / (2TP + FP + FN)``.
-   - ``f1_ci_low`` / ``f1_ci_high``: percentile bootstrap interval (default 95%) of F1. Each of
-     ``n_boot`` resamples draws samples with replacement *within each class* (class sizes stay
-     fixed), re-standardises, re-clusters and re-picks the positive cluster by the declared
-     direction. Resamples whose features are all constant, or whose two clusters tie on the
-     direction-weighted sum, are left out.
+   - ``f1_ci_low`` / ``f1_ci_high``: percentile bootstrap interval (default 95%) of F1 that
+     resamples the independent *units* (:mod:`cotaudit.bootstrap`): each of ``n_boot``
+     resamples draws units with replacement, takes all their samples, re-standardises,
+     re-clusters and re-picks the positive cluster by the declared direction. Units are
+     stratified by their class make-up (positive only, negative only, both), so the number of
+     units of each kind stays fixed. Without ``units`` every sample is its own unit, i.e. the
+     samples are drawn with replacement within each class (the row-level bootstrap of earlier
+     versions, reproduced exactly; too narrow when samples share a problem). Resamples whose
+     features are all constant, or whose two clusters tie on the direction-weighted sum, are
+     left out.
    - ``f1_optimistic``: the larger F1 of the two possible cluster-to-class mappings (chosen
      after seeing labels, so optimistic; 1.0 whenever the clusters equal the classes, whatever
      the declared direction).
@@ -44,6 +49,13 @@ have larger values of feature j, ``-1`` if smaller.
    samples nearest its centroid (Euclidean, z-score space), its size and class make-up and its
    feature means; and the features ranked by the absolute standardised centroid difference
    ``(mean_pos_cluster_j - mean_neg_cluster_j) / std_j``.
+
+**Units and duplicates.** With ``units`` (one label per sample: the problem pair, the
+scenario), samples of the same unit with the same class and byte-identical feature vectors are
+one measurement counted twice (e.g. a report scored identically under two factor levels); all
+but the first are dropped before step 1, for the point estimate and the interval alike
+(``n_collapsed``). Identical samples of *different* units are kept: separate measurements that
+agree. ``n_units`` is the number of units left (the number of samples without ``units``).
 
 Degenerate input (fewer than 2 samples in either class, or every feature constant over the
 pooled samples) gives NaN metrics and never raises.
@@ -62,6 +74,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
+
+from cotaudit.bootstrap import UnitSampler, distinct_rows, percentile_interval
 
 N_INIT = 4
 """k-means++ restarts per clustering (fixed; each restart is seeded from ``seed``)."""
@@ -82,6 +96,7 @@ _CLUSTER_RATES = (
 )
 _CLUSTER_KEYS = _CLUSTER_RATES + ("n_positive", "n_negative")
 _THRESHOLD_KEYS = ("f1", "precision", "recall")
+_TAIL_KEYS = ("n_units",)
 
 
 def metric_keys(prefix: str = DEFAULT_PREFIX) -> list[str]:
@@ -89,12 +104,17 @@ def metric_keys(prefix: str = DEFAULT_PREFIX) -> list[str]:
 
     Cluster keys are ``{prefix}_{name}``. The threshold baseline's keys are ``threshold_{name}``
     under the default prefix ``"cluster"`` and ``{prefix}_threshold_{name}`` under any other, so
-    two metrics with different prefixes on one scorer never collide.
+    two metrics with different prefixes on one scorer never collide. Last comes
+    ``{prefix}_n_units`` (units the interval resampled; absent from logs before issue 13).
     """
     if not _KEY_RE.match(prefix):
         raise ValueError(f"prefix {prefix!r} must match [A-Za-z0-9_/.-]+")
     base = "threshold" if prefix == DEFAULT_PREFIX else f"{prefix}_threshold"
-    return [f"{prefix}_{k}" for k in _CLUSTER_KEYS] + [f"{base}_{k}" for k in _THRESHOLD_KEYS]
+    return (
+        [f"{prefix}_{k}" for k in _CLUSTER_KEYS]
+        + [f"{base}_{k}" for k in _THRESHOLD_KEYS]
+        + [f"{prefix}_{k}" for k in _TAIL_KEYS]
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,6 +143,12 @@ class ClusterF1Result:
     n_negative: int
     n_boot: int
     n_boot_valid: int
+    n_units: int
+    """Independent units the interval resampled (after collapsing duplicates)."""
+    n_collapsed: int
+    """Samples dropped as byte-identical duplicates within their unit."""
+    unit: str
+    """What a unit is (``"sample"`` when no units were given)."""
     confidence: float
     positive_class: str
     feature_names: tuple[str, ...]
@@ -156,6 +182,7 @@ class ClusterF1Result:
             self.threshold_f1,
             self.threshold_precision,
             self.threshold_recall,
+            float(self.n_units),
         ]
         return dict(zip(metric_keys(prefix), (float(v) for v in values), strict=True))
 
@@ -219,6 +246,9 @@ class ClusterF1Result:
                 "n_boot": self.n_boot,
                 "n_valid": self.n_boot_valid,
                 "confidence": self.confidence,
+                "unit": self.unit,
+                "n_units": self.n_units,
+                "n_collapsed": self.n_collapsed,
             },
             "metrics": {k: _none_if_nan(v) for k, v in self.metrics().items()},
         }
@@ -233,6 +263,8 @@ def cluster_f1(
     feature_names: Sequence[str] | None = None,
     primary: str | None = None,
     sample_ids: Sequence[Any] | None = None,
+    units: Sequence[Hashable] | None = None,
+    unit_name: str = "unit",
     n_boot: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
@@ -247,6 +279,10 @@ def cluster_f1(
         feature_names: d names (default ``f0, f1, ...``).
         primary: feature for the threshold baseline (default: the first feature).
         sample_ids: n ids reported in the contrast (default ``0 .. n-1``).
+        units: n labels of the independent unit of each sample (problem pair, scenario); the
+            interval resamples units and duplicates within a unit are collapsed. None: every
+            sample is its own unit.
+        unit_name: what a unit is, for the contrast (e.g. ``"pair_id"``).
         n_boot: bootstrap resamples for the F1 interval (0: no interval, NaN bounds).
         confidence: interval coverage.
         seed: seeds both KMeans and the bootstrap.
@@ -286,6 +322,20 @@ def cluster_f1(
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
 
     y = np.fromiter((lab == positive_class for lab in labels), dtype=bool, count=n)
+    if units is None:
+        unit_of: list[Hashable] = list(range(n))
+        unit_name = "sample"
+    else:
+        if len(units) != n:
+            raise ValueError(f"{len(units)} units for {n} samples")
+        unit_of = list(units)
+    keep = distinct_rows(unit_of, X, y)
+    n_collapsed = int(n - keep.sum())
+    if n_collapsed:
+        X, y = X[keep], y[keep]
+        ids = tuple(i for i, k in zip(ids, keep) if k)
+        unit_of = [u for u, k in zip(unit_of, keep) if k]
+        n = len(unit_of)
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     p = names.index(primary)
     nan = math.nan
@@ -293,6 +343,9 @@ def cluster_f1(
         n_positive=n_pos,
         n_negative=n_neg,
         n_boot=n_boot,
+        n_units=len(set(unit_of)),
+        n_collapsed=n_collapsed,
+        unit=unit_name,
         confidence=confidence,
         positive_class=str(positive_class),
         feature_names=names,
@@ -333,7 +386,7 @@ def cluster_f1(
     # One thread: the data are small, and OpenMP threads oversubscribe a busy machine badly.
     with threadpool_limits(limits=1):
         labels_k, centers = _two_means(Z, seed)
-        boot = _bootstrap_f1(X, y, dirs, n_boot, seed)
+        boot = _bootstrap_f1(X, y, unit_of, dirs, n_boot, seed)
 
     # positive cluster by declared direction
     ari = float(adjusted_rand_score(y, labels_k))
@@ -351,12 +404,8 @@ def cluster_f1(
         centroids = np.stack([X[in_pos].mean(axis=0), X[~in_pos].mean(axis=0)])
         std_diff = centers[pos_c] - centers[1 - pos_c]
 
-    # percentile bootstrap interval of F1
-    valid = boot[~np.isnan(boot)]
-    if valid.size and not math.isnan(f1):
-        alpha = (1 - confidence) / 2
-        ci_low, ci_high = (float(v) for v in np.quantile(valid, [alpha, 1 - alpha]))
-    else:
+    ci_low, ci_high, n_valid = percentile_interval(boot, confidence)
+    if math.isnan(f1):
         ci_low = ci_high = nan
 
     return ClusterF1Result(
@@ -373,7 +422,7 @@ def cluster_f1(
         threshold_recall=t_rec,
         threshold_f1=t_f1,
         threshold=threshold,
-        n_boot_valid=int(valid.size),
+        n_boot_valid=n_valid,
         in_positive_cluster=in_pos,
         distance=distance,
         centroids=centroids,
@@ -419,24 +468,33 @@ def _prf(pred: NDArray[np.bool_], truth: NDArray[np.bool_]) -> tuple[float, floa
 def _bootstrap_f1(
     X: NDArray[np.float64],
     y: NDArray[np.bool_],
+    units: Sequence[Hashable],
     dirs: NDArray[np.float64],
     n_boot: int,
     seed: int,
 ) -> NDArray[np.float64]:
-    """F1 of each stratified resample (NaN where the resample is constant or tied)."""
-    rng = np.random.default_rng(seed)
-    pos_idx, neg_idx = np.flatnonzero(y), np.flatnonzero(~y)
-    out = np.full(n_boot, math.nan)
-    for b in range(n_boot):
-        idx = np.concatenate([rng.choice(pos_idx, pos_idx.size), rng.choice(neg_idx, neg_idx.size)])
-        Z, varying = _standardise(X[idx])
+    """F1 of each unit-level resample, units stratified by class make-up (NaN where the
+    resample is constant or tied)."""
+    sampler = UnitSampler(units, _class_makeup(units, y))
+
+    def f1(rows: NDArray[np.intp]) -> float:
+        Z, varying = _standardise(X[rows])
         if not varying.any():
-            continue
+            return math.nan
         labels_k, centers = _two_means(Z, seed)
         pos_c = _positive_cluster(centers, dirs)
-        if pos_c is not None:
-            out[b] = _prf(labels_k == pos_c, y[idx])[2]
-    return out
+        return math.nan if pos_c is None else _prf(labels_k == pos_c, y[rows])[2]
+
+    return sampler.replicates(f1, n_boot, seed)
+
+
+def _class_makeup(units: Sequence[Hashable], y: NDArray[np.bool_]) -> list[int]:
+    """Per sample, its unit's stratum: 0 positive samples only, 1 negative only, 2 both."""
+    has: dict[Hashable, set[bool]] = {}
+    for u, pos in zip(units, y.tolist()):
+        has.setdefault(u, set()).add(pos)
+    code = {frozenset({True}): 0, frozenset({False}): 1, frozenset({True, False}): 2}
+    return [code[frozenset(has[u])] for u in units]
 
 
 def _none_if_nan(v: float) -> float | None:
