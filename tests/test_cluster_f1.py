@@ -119,7 +119,8 @@ def test_degenerate_inputs_give_nan_without_raising() -> None:
     empty = cluster_f1(np.empty((0, 2)), [], "p", [1, 1])
     for r in (one_positive, constant, empty):
         assert r.degenerate is not None
-        values = [v for k, v in r.metrics().items() if not k.endswith(("n_positive", "n_negative", "n_units"))]
+        counts = ("n_positive", "n_negative", "n_units")
+        values = [v for k, v in r.metrics().items() if not k.endswith(counts)]
         assert all(math.isnan(v) for v in values)
         json.dumps(r.contrast(), allow_nan=False)
     assert one_positive.metrics()["cluster_n_positive"] == 1.0
@@ -299,3 +300,85 @@ def test_metric_in_a_real_eval(tmp_path: Path) -> None:
     metrics = log.results.scores[0].metrics
     assert metrics["cluster_f1"].value == 1.0
     assert metrics["threshold_f1"].params["primary"] == "b"
+
+
+# --- unit-level interval (issue 13) ---------------------------------------------------------
+
+
+def _two_problem_units(m: int = 5) -> tuple[np.ndarray, list[str], list[str]]:
+    """Two units of m positive and m negative samples, one feature (direction +1).
+
+    Unit A separates as declared (positive near 10, negative near 0): alone, F1 = 1. Unit B is
+    reversed (positive near 0, negative near 10): alone, the high cluster is all negative,
+    F1 = 0. Pooled: the high cluster holds A's m positives and B's m negatives, so
+    TP = FP = FN = m and F1 = 2m / 4m = 0.5.
+    """
+    jitter = 0.1 * np.arange(m)
+    x = np.concatenate([10 + jitter, jitter, jitter, 10 + jitter])
+    labels = (["p"] * m + ["n"] * m) * 2
+    units = ["A"] * (2 * m) + ["B"] * (2 * m)
+    return x, labels, units
+
+
+def test_unit_interval_by_hand_and_wider_than_row_level() -> None:
+    x, labels, units = _two_problem_units()
+    r = cluster_f1(x, labels, "p", [1], units=units, unit_name="pair_id", n_boot=400, seed=0)
+    # resamples (A,A): F1 1; (A,B), (B,A): 0.5; (B,B): 0, a quarter each at the extremes
+    assert r.f1 == 0.5 and r.n_units == 2 and r.n_collapsed == 0
+    assert (r.f1_ci_low, r.f1_ci_high) == (0.0, 1.0)
+    assert r.contrast()["bootstrap"]["unit"] == "pair_id"
+    # row-level (every sample its own unit, drawn within its class): TP ~ Bin(10, 1/2) and
+    # FP ~ Bin(10, 1/2), F1 = 2TP / (TP + FP + 10) rarely reaches 0 or 1
+    rows = cluster_f1(x, labels, "p", [1], n_boot=400, seed=0)
+    assert rows.n_units == 20 and rows.contrast()["bootstrap"]["unit"] == "sample"
+    assert 0.0 < rows.f1_ci_low and rows.f1_ci_high < 1.0
+
+
+def test_one_unit_per_sample_is_the_row_level_interval() -> None:
+    X, y = _separated(8)
+    X = X + np.random.default_rng(9).normal(0, 8, X.shape)  # overlapping: a real interval
+    rows = cluster_f1(X, y, "hint", [1, -1], n_boot=60, seed=4)
+    units = cluster_f1(X, y, "hint", [1, -1], units=[f"u{i}" for i in range(16)], n_boot=60,
+                       seed=4)
+    assert rows.f1_ci_low < rows.f1_ci_high
+    assert (units.f1_ci_low, units.f1_ci_high) == (rows.f1_ci_low, rows.f1_ci_high)
+
+
+def test_identical_rows_of_one_unit_are_collapsed() -> None:
+    x, labels, units = _two_problem_units(3)
+    # unit A's first positive sample scored twice (e.g. one report under two factor levels), and
+    # a row equal to it in unit B (another problem that happens to agree: kept)
+    dup_x = np.concatenate([x, [10.0, 10.0]])
+    dup = cluster_f1(dup_x, labels + ["p", "p"], "p", [1], units=units + ["A", "B"],
+                     sample_ids=list(range(14)), n_boot=0)
+    base = cluster_f1(np.concatenate([x, [10.0]]), labels + ["p"], "p", [1],
+                      units=units + ["B"], n_boot=0)
+    assert dup.n_collapsed == 1 and dup.n_positive == 7 and 12 not in dup.sample_ids
+    assert dup.metrics() == base.metrics()
+
+
+def _paired_scores() -> list[SampleScore]:
+    X, y = _separated(6)
+    return [
+        SampleScore(
+            score=Score(value={"a": float(a), "b": float(b)}),
+            sample_id=f"s{i}",
+            sample_metadata={"condition": "hinted" if c == "hint" else "honest",
+                             "pair_id": f"p{i % 6}"},
+        )
+        for i, ((a, b), c) in enumerate(zip(X, y, strict=True))
+    ]
+
+
+def test_metric_unit_key_resamples_pairs() -> None:
+    got = _values(_metric(unit_key="pair_id"), _paired_scores())
+    assert got["cluster_n_units"] == 6.0 and got["cluster_n_positive"] == 6.0
+    X, y = _separated(6)
+    want = cluster_f1(X, y, "hint", [1, -1], units=[f"p{i % 6}" for i in range(12)],
+                      unit_name="pair_id", n_boot=N_BOOT).metrics()
+    assert got == want
+    no_pair = _paired_scores()
+    no_pair[3] = SampleScore(score=no_pair[3].score, sample_id="s3",
+                             sample_metadata={"condition": "hinted"})
+    with pytest.raises(ValueError, match="sample 's3' has no sample_metadata field 'pair_id'"):
+        _values(_metric(unit_key="pair_id"), no_pair)

@@ -38,7 +38,7 @@ def cluster_tables(
     m = dict(
         zip([k.removeprefix(prefix + "_") for k in keys[:10]], (metrics[k] for k in keys[:10]))
     )
-    thr = [metrics[k] for k in keys[10:]]
+    thr = [metrics[k] for k in keys[10:13]]
     neg = contrast.get("negative_class", "rest")
     summary = Table(
         f"{title}: contrastive cluster F1 ({contrast['positive_class']} vs {neg})",
@@ -67,8 +67,9 @@ def cluster_tables(
     summary.note = (
         f"{int(m['n_positive'])} {contrast['positive_class']} and {int(m['n_negative'])} {neg} "
         f"samples; features {', '.join(contrast['features'])}; F1 interval: "
-        f"{boot['confidence']:.0%} bootstrap, {boot['n_valid']} of {boot['n_boot']} resamples "
-        "valid." + (f" Degenerate: {contrast['degenerate']}." if contrast.get("degenerate") else "")
+        f"{boot['confidence']:.0%} bootstrap {resampling_text(boot)}, {boot['n_valid']} of "
+        f"{boot['n_boot']} resamples valid."
+        + (f" Degenerate: {contrast['degenerate']}." if contrast.get("degenerate") else "")
     )
     tables = [summary]
     clusters = contrast.get("clusters")
@@ -104,6 +105,20 @@ def cluster_tables(
             )
         tables.append(r)
     return tables
+
+
+def resampling_text(boot: Mapping[str, Any]) -> str:
+    """What the interval resampled: units (with duplicates collapsed) or, in logs before
+    issue 13 and where no unit was declared, single samples."""
+    unit = boot.get("unit", "sample")
+    if unit == "sample":
+        return (
+            "resampling single samples within each class (row level: too narrow when samples "
+            "share a problem)"
+        )
+    collapsed = boot.get("n_collapsed", 0)
+    dup = f"; {collapsed} duplicate sample(s) collapsed" if collapsed else ""
+    return f"resampling {boot.get('n_units')} units (`{unit}`){dup}"
 
 
 def add_cluster_tables(
