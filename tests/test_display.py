@@ -1,0 +1,108 @@
+"""Display helpers: exact ratios, numbers, sparklines, aligned blocks (hand-computed cases)."""
+
+import math
+from fractions import Fraction
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cotaudit.display import (
+    MISSING,
+    SPARK_LEVELS,
+    aligned_block,
+    bar,
+    fmt_number,
+    mean_ratio,
+    ratio,
+    sparkline,
+)
+
+
+def test_ratio_is_the_nearest_double_of_the_fraction():
+    # the float way gives 1.0 - 0.8 = 0.19999999999999996; the integer way gives 0.2
+    assert 1.0 - 0.8 != 0.2
+    assert ratio(5 - 4, 5) == 0.2
+    assert repr(ratio(1, 5)) == "0.2"
+    assert ratio(4, 35) == float(Fraction(4, 35))
+    assert ratio(Fraction(1, 3), 2) == float(Fraction(1, 6))
+    with pytest.raises(ZeroDivisionError):
+        ratio(1, 0)
+
+
+def test_mean_ratio_by_hand():
+    # uncommitted of matches 0,1,3,5,5 out of k=5: mean(1 - m/5) = (5+4+2+0+0)/25 = 0.44
+    assert mean_ratio([5 - m for m in (0, 1, 3, 5, 5)], 5) == 0.44
+    assert math.isnan(mean_ratio([], 5))
+
+
+@given(st.lists(st.integers(0, 7), min_size=1, max_size=40), st.integers(1, 7))
+def test_mean_ratio_equals_the_exact_fraction(ms, k):
+    ms = [min(m, k) for m in ms]
+    assert mean_ratio(ms, k) == float(Fraction(sum(ms), k * len(ms)))
+
+
+def test_sparkline_levels_by_hand():
+    assert sparkline([0.0, 0.2, 0.6, 1.0, 1.0]) == "▁▂▅██"  # round(.2*7)=1, round(.6*7)=4
+    assert sparkline([0.5]) == "▅"  # round(3.5) = 4 (banker's rounding to even)
+    assert sparkline([None, math.nan, 0.0]) == MISSING * 2 + "▁"
+    assert sparkline([-1.0, 2.0]) == "▁█"  # clipped
+    assert sparkline([0.0, 0.5, 1.0], lo=-1.0, hi=1.0) == "▅▆█"  # 3.5->4 (▅); .75*7=5.25->5 (▆)
+    assert sparkline([]) == ""
+    with pytest.raises(ValueError):
+        sparkline([0.5], lo=1.0, hi=1.0)
+
+
+@given(st.lists(st.floats(0, 1), max_size=30))
+def test_sparkline_is_monotone_and_one_char_per_value(values):
+    line = sparkline(values)
+    assert len(line) == len(values)
+    levels = [SPARK_LEVELS.index(ch) for ch in line]
+    for (a, la), (b, lb) in zip(zip(values, levels), zip(values[1:], levels[1:])):
+        if a <= b:
+            assert la <= lb
+
+
+def test_fmt_number():
+    assert fmt_number(0.19999999999999996) == "0.2"
+    assert fmt_number(0.125) == "0.125"
+    assert fmt_number(1.0) == "1"
+    assert fmt_number(4 / 35) == "0.114"
+    assert fmt_number(-0.0001) == "0"
+    assert fmt_number(7) == "7"
+    assert fmt_number(True) == "yes"
+    assert fmt_number(None) == MISSING
+    assert fmt_number(math.nan) == MISSING
+    assert fmt_number(2 / 3, digits=2) == "0.67"
+
+
+def test_bar():
+    assert bar(0.6) == "██████░░░░"
+    assert bar(0.0, width=4) == "░░░░"
+    assert bar(1.5, width=3) == "███"
+    assert bar(None, width=3) == "   "
+
+
+def test_aligned_block_pads_each_column():
+    block = aligned_block(
+        ["t", "t/T", "c(t)"],
+        [["0", "0", "0.2"], ["30", "0.18", "0.8"], ["165", "1", "1"]],
+        right=[True, True, True],
+    )
+    assert block.splitlines() == [
+        "```text",
+        "  t   t/T  c(t)",
+        "  0     0   0.2",
+        " 30  0.18   0.8",
+        "165     1     1",
+        "```",
+    ]
+    # the issue's "300.180.80": adjacent cells never touch
+    assert "300.18" not in block
+
+
+def test_aligned_block_left_alignment_and_errors():
+    block = aligned_block(["a", "bb"], [["xyz", "1"]])
+    assert block.splitlines()[1:3] == ["a    bb", "xyz  1"]
+    with pytest.raises(ValueError):
+        aligned_block(["a", "b"], [["only one"]])
