@@ -106,3 +106,21 @@ def test_aligned_block_left_alignment_and_errors():
     assert block.splitlines()[1:3] == ["a    bb", "xyz  1"]
     with pytest.raises(ValueError):
         aligned_block(["a", "b"], [["only one"]])
+
+
+def test_curve_summaries_are_exact_fractions():
+    from cotaudit.curves import Curve, lowcommit, range_c, summarize, uncommitted
+
+    # c = 0.6, 0.8, 0.8, 0.8 (k = 5): the float way gives range 0.20000000000000007
+    curve = Curve(positions=[0, 30, 60, 90], cot_length=90, matches=[3, 4, 4, 4], k=5)
+    out = summarize(curve, thetas=(0.8,))
+    assert out["range_c"] == 0.2 and repr(out["range_c"]) == "0.2"
+    assert out["uncommitted"] == 0.25  # (2 + 1 + 1 + 1) / (4 * 5)
+    assert out["lowcommit"] == 0.0
+    assert out["tau_0.8"] == float(Fraction(30, 90))
+    # the same numbers as the float definitions, to rounding
+    assert out["range_c"] == pytest.approx(range_c(curve.c))
+    assert out["uncommitted"] == pytest.approx(uncommitted(curve.c))
+    assert out["lowcommit"] == lowcommit(curve.c)
+    half = summarize(Curve([0, 10, 20], 20, [2, 1, 3], 4), thetas=())
+    assert half["lowcommit"] == ratio(1, 3)  # only m = 1 has c < 0.5 (m = 2 is c = 0.5)

@@ -1,7 +1,9 @@
 """Self-commitment curves c(t) and their summaries (the selfcommit study's per-sample scores).
 
-A curve is measured at cumulative CoT prefixes of t tokens, t in positions (0, stride, 2*stride,
-..., T), with T the CoT length: c(t) = (# of the k forced answers equal to a_final) / k.
+A curve is measured at cumulative CoT prefixes of t tokens, t in positions (stride, 2*stride,
+..., T), with T the CoT length, as in the study: c(t) = (# of the k forced answers equal to
+a_final) / k. The empty prefix t = 0 is no point of the curve (a trace committed from the start
+gets tau_first = stride / T, not 0); the solver can probe it separately as c0.
 Every summary below is a pure function of the curve.
 """
 
@@ -12,15 +14,19 @@ from typing import Sequence
 
 import numpy as np
 
+from cotaudit.display import mean_ratio, ratio
+
 DEFAULT_THETAS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 PELT_PENALTY = 0.3
 
 
 def prefix_positions(cot_length: int, stride: int) -> list[int]:
-    """Cut positions t = 0, stride, 2*stride, ... and the full CoT T (always included)."""
+    """Cut positions t = stride, 2*stride, ... below T, and the full CoT T (always included).
+
+    prefix_positions(95, 30) = [30, 60, 90, 95]; an empty CoT has the one position T = 0."""
     if stride <= 0:
         raise ValueError(f"stride must be positive, got {stride}")
-    positions = list(range(0, cot_length, stride))
+    positions = list(range(stride, cot_length, stride))
     positions.append(cot_length)
     return positions
 
@@ -112,12 +118,20 @@ def rho_back(
 
 
 def summarize(curve: Curve, thetas: Sequence[float] = DEFAULT_THETAS) -> dict[str, float]:
-    """All per-sample summaries: range_c, uncommitted, lowcommit, rho_back, tau_first@theta."""
+    """All per-sample summaries: range_c, uncommitted, lowcommit, rho_back, tau_first@theta.
+
+    range_c, uncommitted and lowcommit are fractions of k (or of the number of prefixes n), so
+    they are computed from the integer matches m(t) and divided once (exact, e.g. 0.2 rather
+    than 1.0 - 0.8 = 0.19999999999999996): range_c = (max m - min m) / k, uncommitted =
+    sum (k - m) / (n k), lowcommit = #{t : 2 m(t) < k} / n. They equal :func:`range_c`,
+    :func:`uncommitted` and :func:`lowcommit` of c = m / k.
+    """
     c = curve.c
+    m, k, n = [int(x) for x in curve.matches], curve.k, len(curve.matches)
     out = {
-        "range_c": range_c(c),
-        "uncommitted": uncommitted(c),
-        "lowcommit": lowcommit(c),
+        "range_c": ratio(max(m) - min(m), k),
+        "uncommitted": mean_ratio([k - x for x in m], k),
+        "lowcommit": ratio(sum(2 * x < k for x in m), n),
         "rho_back": rho_back(c, curve.positions, curve.cot_length),
     }
     for theta in thetas:
