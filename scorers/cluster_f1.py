@@ -109,7 +109,7 @@ def cluster_f1_from_scores(
             sample and the key).
     """
     _check_config(features, directions, primary, positive_class, negative_class)
-    rows, labels, ids, units = _extract(
+    rows, labels, ids, units = cluster_f1_inputs(
         scores, features, class_key, positive_class, negative_class, unit_key
     )
     return cluster_f1(
@@ -184,7 +184,7 @@ def _check_config(
         raise ValueError(f"primary feature {primary!r} not among {list(features)}")
 
 
-def _extract(
+def cluster_f1_inputs(
     scores: Sequence[SampleScore],
     features: Sequence[str],
     class_key: str,

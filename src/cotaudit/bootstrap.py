@@ -185,18 +185,40 @@ def paired_bootstrap_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> PairedInterval:
-    """Each run's interval over its own units, and the paired difference over the shared ones.
+    """Each run's interval over its own units, and the paired difference over the shared ones
+    (:func:`paired_difference`)."""
+    options = dict(n_boot=n_boot, confidence=confidence, seed=seed)
+    return PairedInterval(
+        bootstrap_ci(statistic_a, units_a, **options),
+        bootstrap_ci(statistic_b, units_b, **options),
+        paired_difference(statistic_a, units_a, statistic_b, units_b, **options),
+    )
+
+
+def paired_difference(
+    statistic_a: Statistic,
+    units_a: Sequence[Hashable],
+    statistic_b: Statistic,
+    units_b: Sequence[Hashable],
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """``D = T_a(shared rows of a) - T_b(shared rows of b)`` and its paired interval.
 
     ``statistic_a`` indexes the rows labelled by ``units_a``, ``statistic_b`` those of
-    ``units_b``; units are matched by label. With no shared unit the difference is NaN.
+    ``units_b``; units are matched by label, and each resample applies one draw of the shared
+    units to both runs. ``n_units`` is the number of shared units; with none, all is NaN.
     """
-    a = bootstrap_ci(statistic_a, units_a, n_boot=n_boot, confidence=confidence, seed=seed)
-    b = bootstrap_ci(statistic_b, units_b, n_boot=n_boot, confidence=confidence, seed=seed)
+    if n_boot < 0:
+        raise ValueError(f"n_boot must be >= 0, got {n_boot}")
+    _check_confidence(confidence)
     in_b = set(units_b)
     shared = [u for u in dict.fromkeys(units_a) if u in in_b]
     if not shared:
         nan = math.nan
-        return PairedInterval(a, b, Interval(nan, nan, nan, 0, n_boot, 0, confidence))
+        return Interval(nan, nan, nan, 0, n_boot, 0, confidence)
     sample_a, rows_a = _restricted(units_a, shared)
     sample_b, rows_b = _restricted(units_b, shared)
     in_sample_b = {u: j for j, u in enumerate(sample_b.labels)}
@@ -210,7 +232,7 @@ def paired_bootstrap_ci(
     rng = np.random.default_rng(seed)
     estimate = statistic_a(rows_a) - statistic_b(rows_b)
     boot = np.array([diff(sample_a.draw(rng)) for _ in range(n_boot)], dtype=float)
-    return PairedInterval(a, b, _interval(estimate, boot, len(shared), n_boot, confidence))
+    return _interval(float(estimate), boot, len(shared), n_boot, confidence)
 
 
 def distinct_rows(units: Sequence[Hashable], *columns: ArrayLike) -> NDArray[np.bool_]:

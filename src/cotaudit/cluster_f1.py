@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -473,11 +473,21 @@ def _bootstrap_f1(
     n_boot: int,
     seed: int,
 ) -> NDArray[np.float64]:
-    """F1 of each unit-level resample, units stratified by class make-up (NaN where the
-    resample is constant or tied)."""
+    """F1 of each unit-level resample, units stratified by class make-up."""
     sampler = UnitSampler(units, _class_makeup(units, y))
+    return sampler.replicates(_f1_of_rows(X, y, dirs, seed), n_boot, seed)
+
+
+def _f1_of_rows(
+    X: NDArray[np.float64], y: NDArray[np.bool_], dirs: NDArray[np.float64], seed: int
+) -> Callable[[NDArray[np.intp]], float]:
+    """F1 (steps 2-5) of the samples ``rows`` (repeats allowed): NaN when a class has fewer
+    than 2 samples, every feature is constant, or the clusters tie on the direction."""
 
     def f1(rows: NDArray[np.intp]) -> float:
+        n_pos = int(y[rows].sum())
+        if min(n_pos, rows.size - n_pos) < 2:
+            return math.nan
         Z, varying = _standardise(X[rows])
         if not varying.any():
             return math.nan
@@ -485,7 +495,31 @@ def _bootstrap_f1(
         pos_c = _positive_cluster(centers, dirs)
         return math.nan if pos_c is None else _prf(labels_k == pos_c, y[rows])[2]
 
-    return sampler.replicates(f1, n_boot, seed)
+    return f1
+
+
+def f1_statistic(
+    features: ArrayLike,
+    labels: Sequence[Hashable],
+    positive_class: Hashable,
+    directions: Sequence[int],
+    units: Sequence[Hashable],
+    seed: int = 0,
+) -> tuple[Callable[[NDArray[np.intp]], float], list[Hashable]]:
+    """The cluster F1 as a statistic of sample rows, for :mod:`cotaudit.bootstrap`.
+
+    Collapses duplicates within a unit exactly as :func:`cluster_f1` does and returns
+    ``(statistic, units of the kept rows)``; ``statistic(all kept rows)`` is ``cluster_f1``'s
+    ``f1``. Call it inside ``threadpoolctl.threadpool_limits(1)``: one thread suits such small
+    data, and entering the limit costs about as much as one clustering.
+    """
+    X = np.asarray(features, dtype=float)
+    X = X[:, None] if X.ndim == 1 else X
+    y = np.fromiter((lab == positive_class for lab in labels), dtype=bool, count=len(labels))
+    keep = distinct_rows(units, X, y)
+    X, y = X[keep], y[keep]
+    f1 = _f1_of_rows(X, y, np.asarray(directions, dtype=float), seed)
+    return f1, [u for u, k in zip(units, keep) if k]
 
 
 def _class_makeup(units: Sequence[Hashable], y: NDArray[np.bool_]) -> list[int]:
