@@ -1,16 +1,17 @@
-"""The scale-out path: tasks on Inspect's own ``vllm/`` provider through the generic prefill
-engine, with log-likelihood from ``GenerateConfig(prompt_logprobs=...)``.
+"""The scale-out path's adapter in isolation, and fault injection.
 
-vLLM itself cannot run here. Two kinds of test stand in for it:
+The real thing (a vLLM CPU server, agreement with ``hf-probe/default``) is tested in
+``tests/test_vllm_real.py``. Here:
 
 - the adapter reads a vLLM chat-completion response of the recorded shape (top-level
   ``prompt_logprobs``: ``null`` for the first prompt token, then per position a dict keyed by
   token id with ``logprob``, ``rank``, ``decoded_token``; the prompt token first, then the top
-  alternatives), parsed by Inspect's own OpenAI-response code;
-- Inspect's real ``vllm`` provider talks over HTTP to a fake vLLM server that answers in that
-  shape with the tiny model's numbers (transformers), so the request Inspect sends
-  (``continue_final_message``, ``add_generation_prompt``, ``prompt_logprobs``, ``n``) and the
-  parsing are exercised end to end, and the scores can be compared with ``hf-probe/``.
+  alternatives), parsed by Inspect's own OpenAI-response code, and refuses misaligned or
+  missing log-probabilities;
+- Inspect's real ``vllm`` provider talks over HTTP to a faulty server that answers as a vLLM
+  whose engine has died (HTTP 500 on every request, ``/health`` 503) or fails once and
+  recovers, and records the requests the engine sends (turns as written, seeds only when
+  sampling).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 
 from cotaudit.engine.base import EngineCapabilityError, PrefixRequest
-from cotaudit.engine.inspect_prefill import InspectPrefillEngine
+from cotaudit.engine.inspect_prefill import DeadServerError, InspectPrefillEngine
 from cotaudit.engine.mlx import render_chat
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,49 +171,45 @@ def test_adapter_refuses_misaligned_prompt_logprobs(tokenizer):
     assert asyncio.run(engine.loglikelihood(CONTEXT, "")).n_tokens == 0
 
 
-# --- Inspect's vllm provider against a fake vLLM server ---------------------------------------
+# --- fault injection: Inspect's vllm provider against a faulty server -------------------------
 
 
-class FakeVLLM:
-    """``/v1/chat/completions`` and ``/v1/models`` as vLLM serves them, computed with the tiny
-    model in transformers (full forward per token: slow in general, fine for tiny)."""
+class FaultyVLLM:
+    """``/v1/chat/completions``, ``/v1/models`` and ``/health`` answering as a vLLM server does.
 
-    def __init__(self, path: str) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+    ``failures`` POSTs are answered with vLLM's HTTP 500 (``None``: all of them), then canned
+    completions; ``/health`` answers ``health`` (vLLM: 503 once its engine is dead). Every
+    request body is kept in ``requests``.
+    """
 
-        self.torch = torch
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
-        self.model_name = path
+    ENGINE_DEAD = {"error": {"message": "EngineCore encountered an issue. See stack trace "
+                             "(above) for the root cause.", "type": "InternalServerError",
+                             "param": None, "code": 500}}
+
+    def __init__(self, failures: int | None, health: int) -> None:
+        self.failures, self.health = failures, health
         self.requests: list[dict] = []
-        self.lock = threading.Lock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
-                body = {"object": "list", "data": [{"id": fake.model_name, "object": "model",
-                                                    "max_model_len": 4096}]}
-                self._send(200, body)
+                if self.path == "/health":
+                    return self._send(fake.health, None)
+                self._send(200, {"object": "list", "data": [
+                    {"id": "faulty", "object": "model", "max_model_len": 2048}]})
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append(body)
-                if not self.path.endswith("/chat/completions"):
-                    return self._send(404, {"error": "not found"})
-                with fake.lock:
-                    # one torch thread: with two OpenMP threads on a loaded 2-core machine a
-                    # tiny forward pass is ~20x slower (measured 4.4 s vs 0.2 s per request)
-                    threads = fake.torch.get_num_threads()
-                    fake.torch.set_num_threads(1)
-                    try:
-                        answer = fake.chat(body)
-                    finally:
-                        fake.torch.set_num_threads(threads)
-                    self._send(200, answer)
+                if fake.failures is None or fake.failures > 0:
+                    if fake.failures:
+                        fake.failures -= 1
+                    return self._send(500, FaultyVLLM.ENGINE_DEAD)
+                n = int(body.get("n") or 1)
+                self._send(200, vllm_chat_response("faulty", [(" 4", "stop")] * n, 20, n, None))
 
             def _send(self, status, body):
-                payload = json.dumps(body).encode()
+                payload = b"" if body is None else json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -225,130 +222,98 @@ class FakeVLLM:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        # Inspect's vllm provider keeps one server entry per model name: one name per server
+        self.model = f"vllm/faulty-{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
 
-    def chat(self, body: dict) -> dict:
-        torch = self.torch
-        messages = [
-            {"role": m["role"],
-             "content": m["content"] if isinstance(m["content"], str)
-             else "".join(p.get("text", "") for p in m["content"])}
-            for m in body["messages"]
-        ]
-        text = self.tokenizer.apply_chat_template(
-            messages, tokenize=False,
-            add_generation_prompt=body.get("add_generation_prompt", True),
-            continue_final_message=body.get("continue_final_message", False),
-        )
-        ids = self.tokenizer.encode(text, add_special_tokens=False)
-        with torch.inference_mode():
-            logp = torch.log_softmax(self.model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
-            prompt_logprobs = None
-            if body.get("prompt_logprobs") is not None:
-                k = int(body["prompt_logprobs"])
 
-                class Real:
-                    def __call__(self, i, tok):
-                        row = logp[i - 1]
-                        return float(row[tok]), int((row > row[tok]).sum()) + 1
-
-                    def top(self, i, n):
-                        v, idx = torch.topk(logp[i - 1], n)
-                        return list(zip(idx.tolist(), v.tolist()))
-
-                prompt_logprobs = vllm_prompt_logprobs(ids, Real(), self.tokenizer, top=k)
-            texts, n_out = [], 0
-            temperature = float(body.get("temperature") or 0.0)
-            for c in range(int(body.get("n") or 1)):
-                gen = torch.Generator().manual_seed(int(body.get("seed") or 0) + c)
-                cur, new, finish = list(ids), [], "length"
-                for _ in range(int(body.get("max_tokens") or 16)):
-                    logits = self.model(input_ids=torch.tensor([cur])).logits[0, -1].float()
-                    if temperature == 0:
-                        tok = int(logits.argmax())
-                    else:
-                        probs = torch.softmax(logits / temperature, -1)
-                        tok = int(torch.multinomial(probs, 1, generator=gen))
-                    if tok == self.tokenizer.eos_token_id:
-                        finish = "stop"
-                        break
-                    new.append(tok)
-                    cur.append(tok)
-                texts.append((self.tokenizer.decode(new, skip_special_tokens=True), finish))
-                n_out += len(new)
-        return vllm_chat_response(self.model_name, texts, len(ids), n_out, prompt_logprobs)
-
-
-@pytest.fixture(scope="module")
-def fake_vllm(tiny_path):
+@pytest.fixture
+def faulty():
     pytest.importorskip("openai")
-    fake = FakeVLLM(tiny_path)
-    yield fake
-    fake.close()
+    servers: list[FaultyVLLM] = []
+
+    def make(failures: int | None, health: int) -> FaultyVLLM:
+        servers.append(FaultyVLLM(failures, health))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.close()
 
 
-def _vllm_model(fake: FakeVLLM):
+def _engine(server: FaultyVLLM, tokenizer) -> InspectPrefillEngine:
     from inspect_ai.model import get_model
 
-    return get_model(f"vllm/{fake.model_name}", base_url=fake.url, api_key="test",
-                     memoize=False)
+    model = get_model(server.model, base_url=server.url, api_key="test", memoize=False,
+                      retry_delay=1)
+    return InspectPrefillEngine(model, tokenizer)
 
 
-def test_vllm_provider_loglikelihood_matches_hf_probe(fake_vllm, tiny_engine):
-    model = _vllm_model(fake_vllm)
-    assert type(model.api).__name__ == "VLLMAPI"
-    engine = InspectPrefillEngine.for_model(model)  # tokenizer: the model's own name
-    reports = [REPORT, " 7", "x"]
-    ours = asyncio.run(engine.loglikelihood_many(CONTEXT, reports))
-    ref = asyncio.run(tiny_engine.loglikelihood_many(CONTEXT, reports))
-    for a, b in zip(ours, ref, strict=True):
-        assert a.n_tokens == b.n_tokens
-        assert a.token_logprobs == pytest.approx(b.token_logprobs, abs=1e-4)
-        assert a.sum_logprob == pytest.approx(b.sum_logprob, abs=1e-3)
-    scored = [r for r in fake_vllm.requests if r.get("prompt_logprobs") is not None]
-    assert len(scored) == 3
-    for r in scored:  # what Inspect's vllm provider put on the wire
-        assert r["prompt_logprobs"] == 1 and r["max_tokens"] == 1
-        assert r["continue_final_message"] is True and r["add_generation_prompt"] is False
-        assert r["messages"][-1]["role"] == "assistant"
+def test_dead_engine_stops_the_request_at_once_and_says_so(faulty, tokenizer):
+    server = faulty(failures=None, health=503)
+    engine = _engine(server, tokenizer)
+    start = time.monotonic()
+    with pytest.raises(DeadServerError, match="engine has died.*--no-enable-chunked-prefill"):
+        asyncio.run(engine.generate(CONTEXT, max_tokens=4))
+    assert time.monotonic() - start < 10
+    # the OpenAI client's own two quick retries, then none of Inspect's
+    assert len(server.requests) == 3
 
 
-def test_vllm_provider_prefix_answers_equal_hf_probe(fake_vllm, tiny_engine, tokenizer):
-    engine = InspectPrefillEngine.for_model(_vllm_model(fake_vllm))
-    cot = tokenizer.encode(REPORT, add_special_tokens=False)
-    req = PrefixRequest(CONTEXT, cot, [0, 5, 11, len(cot)], " so", k=2, max_tokens=4,
-                        temperature=0.0)
-    fake_vllm.requests.clear()
-    assert asyncio.run(engine.continue_prefixes(req)) == asyncio.run(
-        tiny_engine.continue_prefixes(req))
-    assert len(fake_vllm.requests) == 4 and all(r["n"] == 2 for r in fake_vllm.requests)
-
-
-def test_selfcommit_end_to_end_on_vllm_provider(fake_vllm, tmp_path, monkeypatch):
+def test_dead_engine_fails_the_eval_quickly_with_that_error(faulty, tmp_path, monkeypatch):
     from inspect_ai import eval as inspect_eval
 
+    server = faulty(failures=None, health=503)
     monkeypatch.chdir(ROOT)
-    fake_vllm.requests.clear()
     start = time.monotonic()
     [log] = inspect_eval(
-        "tasks/selfcommit.py",
-        model=f"vllm/{fake_vllm.model_name}",
-        model_base_url=fake_vllm.url,
-        model_args={"api_key": "test"},
-        task_args={"problems": 1, "max_cot_tokens": 32, "stride": 16, "k": 2,
-                   "cot_temperature": 1.0, "answer_max_tokens": 3,
-                   "tokenizer": fake_vllm.model_name},
-        log_dir=str(tmp_path),
-        display="none",
+        "tasks/selfcommit.py", model=server.model, model_base_url=server.url,
+        model_args={"api_key": "test", "retry_delay": 1},
+        task_args={"problems": 2, "max_cot_tokens": 16, "k": 1, "temperature": 0.0,
+                   "tokenizer": str(tiny_path_of())},
+        log_dir=str(tmp_path), display="none",
     )
-    assert log.status == "success", log.error
+    assert log.status == "error"
+    assert "engine has died" in log.error.message
     assert time.monotonic() - start < 60
-    probed = [s.store["selfcommit"] for s in log.samples
-              if s.store["selfcommit"]["a_final"] is not None]
-    assert probed and all(len(r["answers"]) == len(r["positions"]) for r in probed)
-    prefill = [r for r in fake_vllm.requests if r["messages"][-1]["role"] == "assistant"]
-    assert prefill and all(r["continue_final_message"] for r in prefill)
+    assert len(server.requests) <= 4 * 3  # per sample: the OpenAI client's own 3 tries at most
+
+
+def test_a_500_from_a_healthy_server_is_still_retried(faulty, tokenizer):
+    server = faulty(failures=1, health=200)
+    engine = _engine(server, tokenizer)
+    out = asyncio.run(engine.generate(CONTEXT, max_tokens=4))
+    assert out.text == " 4"
+    assert len(server.requests) == 2  # the OpenAI client's own retry
+
+
+def test_turns_reach_the_server_as_written_and_greedy_requests_carry_no_seed(faulty, tokenizer):
+    """Inspect's vllm provider would merge the two final user turns of a report_ll transcript
+    into one (the server then rendered 4 tokens fewer than we did)."""
+    server = faulty(failures=0, health=200)
+    engine = _engine(server, tokenizer)
+    chat = CONTEXT + [{"role": "assistant", "content": "```bash\nls\n```"},
+                      {"role": "user", "content": "(no output)"},
+                      {"role": "user", "content": "Report what you did."}]
+    cot = tokenizer.encode(REPORT, add_special_tokens=False)
+    for temperature in (0.0, 0.7):
+        asyncio.run(engine.continue_prefixes(PrefixRequest(chat, cot, [0, 4], " so", k=2,
+                                                           max_tokens=3,
+                                                           temperature=temperature)))
+    greedy, sampled = server.requests[:2], server.requests[2:]
+    for body in server.requests:
+        assert [m["role"] for m in body["messages"]] == [
+            "user", "assistant", "user", "user", "assistant"]
+        assert body["continue_final_message"] is True
+    assert all(body.get("seed") is None for body in greedy)
+    assert len({body["seed"] for body in sampled}) == 2  # one seed per prefix
+
+
+def tiny_path_of() -> Path:
+    from cotaudit.tiny_model import tiny_model_path
+
+    return Path(tiny_model_path())

@@ -11,11 +11,21 @@ honoured by Inspect's ``vllm`` and ``sglang`` providers, returned in
 assistant message is sent as the prompt (prefill, so no end-of-turn token follows it), and the
 log-probabilities of the continuation's tokens are the last entries. A provider that returns
 none fails with :class:`EngineCapabilityError`.
+
+Two provider behaviours are adjusted on the model's API object when the engine is built (see
+:func:`keep_turns_as_written` and :func:`fail_fast_on_dead_server`): the turns reach the server
+as written (Inspect's ``vllm`` provider would merge consecutive user messages), and a server that
+answers HTTP 5xx while its ``/health`` fails stops the run at once with
+:class:`DeadServerError` instead of being retried for minutes.
+
+Greedy requests (temperature 0) carry no ``seed``: it cannot change them, and on vLLM's CPU
+build a seeded request is what can kill the engine (see ``scripts/vllm_cpu_server.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any, Sequence
 
 from inspect_ai.model import GenerateConfig, Model
@@ -31,6 +41,88 @@ from cotaudit.engine.base import (
 )
 from cotaudit.providers._messages import to_inspect
 
+logger = logging.getLogger(__name__)
+
+
+class DeadServerError(RuntimeError):
+    """The model server answers every request with an HTTP 5xx and its ``/health`` check fails:
+    its engine has died, and retrying cannot help."""
+
+
+def keep_turns_as_written(api: Any) -> None:
+    """Make ``api`` send consecutive user (or assistant) messages as separate turns.
+
+    Inspect's ``vllm`` provider merges them into one message joined by a newline
+    (``collapse_user_messages()`` is true) before the server applies the chat template. A
+    report_ll transcript ends with a command's output and then the report request, two user
+    turns: merged, the server's prompt lost one end-of-turn plus user header (SmolLM2: 4 tokens
+    fewer than our rendering), so its prompt log-probabilities no longer lined up with ours and
+    the model read a different chat from the one ``hf-probe/`` and ``mlx/`` score. The chat
+    template itself (the server's and ours are the same) is left to render the turns.
+    """
+    for name in ("collapse_user_messages", "collapse_assistant_messages"):
+        if getattr(api, name, lambda: False)():
+            setattr(api, name, lambda: False)
+
+
+def server_root(api: Any) -> str | None:
+    """The server's root URL (``base_url`` without ``/v1``), if the provider has one."""
+    base = getattr(api, "base_url", None)
+    return str(base).rstrip("/").removesuffix("/v1") if base else None
+
+
+def server_health(root: str, timeout: float = 5.0) -> str | None:
+    """``None`` if ``GET {root}/health`` answers 200, else what it answered instead."""
+    import httpx
+
+    try:
+        status = httpx.get(f"{root}/health", timeout=timeout).status_code
+    except httpx.HTTPError as e:
+        return f"{type(e).__name__}: {e}"
+    return None if status == 200 else f"HTTP {status}"
+
+
+def dead_server_error(api: Any, ex: BaseException) -> DeadServerError | None:
+    """A :class:`DeadServerError` if ``ex`` is an HTTP 5xx from a server whose ``/health``
+    fails, else ``None`` (a 5xx from a healthy server stays a retryable fault)."""
+    status = getattr(ex, "status_code", None)
+    root = server_root(api)
+    if not isinstance(status, int) or status < 500 or root is None:
+        return None
+    health = server_health(root)
+    if health is None:
+        return None
+    return DeadServerError(
+        f"the model server at {root} answered HTTP {status} and its /health check failed "
+        f"({health}): its engine has died, so the run stops instead of retrying. Restart the "
+        "server (its log has the cause). On vLLM's CPU build a seeded sampling request kills "
+        "the engine (RuntimeError: CPU Generator does not use offset) unless the server was "
+        "started with --no-enable-chunked-prefill."
+    )
+
+
+def fail_fast_on_dead_server(api: Any) -> None:
+    """Make ``api.should_retry`` raise :class:`DeadServerError` for a dead server.
+
+    Inspect retries 5xx answers (vLLM's provider every 5 s, for as long as the run's retry
+    budget allows); a vLLM whose engine died answers every request with HTTP 500 and fails its
+    ``/health`` check, so each retry is wasted. Raising from the retry decision stops the
+    request at once (every request through this model: CoT generation too) with an error that
+    says why.
+    """
+    original = getattr(api, "should_retry", None)
+    if original is None or getattr(original, "_cotaudit_fail_fast", False):
+        return
+
+    def should_retry(ex: BaseException) -> Any:
+        dead = dead_server_error(api, ex)
+        if dead is not None:
+            logger.error("%s", dead)
+            raise dead from ex
+        return original(ex)
+
+    should_retry._cotaudit_fail_fast = True  # type: ignore[attr-defined]
+    api.should_retry = should_retry
 
 
 class InspectPrefillEngine:
@@ -39,6 +131,10 @@ class InspectPrefillEngine:
     def __init__(self, model: Model, tokenizer: Any) -> None:
         self.model = model
         self.tokenizer = tokenizer
+        api = getattr(model, "api", None)  # None: a stand-in model in a unit test
+        if api is not None:
+            keep_turns_as_written(api)
+            fail_fast_on_dead_server(api)
 
     @classmethod
     def for_model(cls, model: Model, tokenizer: str | None = None) -> "InspectPrefillEngine":
@@ -66,7 +162,9 @@ class InspectPrefillEngine:
     ) -> Generation:
         out = await self.model.generate(
             to_inspect(messages),
-            config=GenerateConfig(max_tokens=max_tokens, temperature=temperature, seed=seed),
+            config=GenerateConfig(
+                max_tokens=max_tokens, temperature=temperature, seed=seed if temperature else None
+            ),
         )
         return Generation(text=out.completion, token_ids=self.tokenize(out.completion))
 
@@ -82,7 +180,7 @@ class InspectPrefillEngine:
                     config=GenerateConfig(
                         max_tokens=request.max_tokens,
                         temperature=request.temperature,
-                        seed=seed_for(request.seed, t, attempt),
+                        seed=seed_for(request.seed, t, attempt) if request.temperature else None,
                         num_choices=request.k - len(answers),
                     ),
                 )

