@@ -10,6 +10,7 @@ the tiny run. Every table value is checked against an independent recomputation 
 from __future__ import annotations
 
 import math
+import statistics
 import struct
 from pathlib import Path
 
@@ -268,6 +269,75 @@ def test_trace_tutor_tables_equal_recomputation_and_log_metrics(report):
     assert _same(
         sum(after) / len(after), logged["answer_key_vs_question_only/masked/all/mean_diff"]
     )
+    _check_issue_13_tables(sec, logged, recs)
+
+
+def _check_issue_13_tables(sec, logged, recs) -> None:
+    """The issue-13 tables equal the log's metrics and an independent recomputation."""
+    mine = ts.table_ii(recs) | ts.checkpoint_counts(recs) | ts.zero_probe_drop_table(recs)
+    for cond in ("question_only", "answer_key", "wrong_key"):
+        key = f"length_tokens_median/{cond}"
+        lengths = [r.length_tokens for r in recs if r.condition == cond]
+        assert _same(logged[key], statistics.median(lengths))
+        row = sec.tables["table_ii"].row("question_only" if cond == "question_only"
+                                         else f"{cond}_visible")
+        assert _same(row["median length (tokens)"], logged[key]) and _same(logged[key], mine[key])
+    for cond in ("answer_key", "wrong_key"):
+        zp = sec.tables["zero_probe_drop"].row(cond)
+        key = f"zero_probe_drop/{cond}"
+        assert _same(zp["mean diff [95% CI]"], logged[f"{key}/mean_diff"])
+        assert zp["n"] == logged[f"{key}/n"] == 2
+        assert sec.data["zero_probe_drop"][f"{key}/mean_ci_low"] == logged[f"{key}/mean_ci_low"]
+        p10 = sec.tables["pass_at_10_discordance"].row(cond)
+        assert p10["visible, not masked"] == logged[f"pass_at_10_visible_not_masked/{cond}"]
+        assert p10["masked, not visible"] == logged[f"pass_at_10_masked_not_visible/{cond}"]
+        same = sec.tables["identical_pass_vectors"].row(f"{cond} masked vs question_only")
+        name = f"identical_pass_vectors/{cond}_masked_vs_question_only"
+        assert same["identical"] == logged[f"{name}/count"] == mine[f"{name}/count"]
+        assert same["problems with both"] == logged[f"{name}/n_pairs"] == 2
+    nm = sec.tables["non_monotone"]
+    for c in nm.column("curve"):
+        row = nm.row(c)
+        assert row["all pass"] == logged[f"all_pass_count/{c}"] == mine[f"all_pass_count/{c}"]
+        assert row["pass 10%, fail 100%"] == logged[f"pass_10_fail_100/{c}"]
+        assert row["pass before 100%, fail 100%"] == logged[f"pass_early_fail_100/{c}"]
+    assert not any(k.startswith("non_monotone/") for k in logged)
+
+
+def test_a_trace_tutor_log_from_before_issue_13_still_reports(log_dir, tmp_path):
+    """An old log: no checkpoint-count or 0%-probe metrics, the broad non-monotone count
+    logged as ``non_monotone/<curve>`` by ``trace_anchoring``."""
+    from inspect_ai.log import EvalMetric
+
+    from cotaudit.report.trace_tutor import section
+
+    path = next(p for p in sorted(log_dir.glob("*.eval")) if "trace-tutor" in p.name)
+    log = read_eval_log(str(path))
+    new = ("trace_checkpoint_counts", "trace_zero_probe_drop")
+    [info] = log.eval.scorers
+    info.metrics = [m for m in info.metrics if not m.name.endswith(new)]
+    [scores] = log.results.scores
+    broad = {k: m.value for k, m in scores.metrics.items() if k.startswith("pass_early_fail_100/")}
+    assert len(broad) == 5
+    scores.metrics = {
+        k: m
+        for k, m in scores.metrics.items()
+        if not k.startswith(("zero_probe_drop/", "pass_at_10_", "identical_pass_vectors/",
+                             "all_pass_count/", "pass_10_fail_100/", "pass_early_fail_100/",
+                             "length_tokens_median/"))
+    }
+    for k, v in broad.items():
+        old = k.replace("pass_early_fail_100/", "non_monotone/")
+        scores.metrics[old] = EvalMetric(name=old, value=v)
+    sec = section(run_from_log(log, str(path)), tmp_path, "old")
+    c = sec.consistency
+    assert c.ok and c.n_checked == c.n_logged, c.line()
+    nm = sec.tables["non_monotone"]
+    for curve in nm.column("curve"):
+        assert nm.row(curve)["pass before 100%, fail 100%"] == broad[f"pass_early_fail_100/{curve}"]
+    assert sec.tables["zero_probe_drop"].rows  # recomputed from the per-sample scores
+
+
 
 
 def test_report_ll_tables_equal_log_metrics(report):
