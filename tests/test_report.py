@@ -14,20 +14,23 @@ import statistics
 import struct
 from pathlib import Path
 
+import numpy as np
 import pytest
 from inspect_ai import Task, eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import read_eval_log
-from inspect_ai.scorer import SampleScore, match
+from inspect_ai.scorer import SampleScore, Score, match
 from inspect_ai.solver import solver
 
 from cotaudit import trace_stats as ts
 from cotaudit.cli import main as cli
+from cotaudit.bootstrap import paired_difference
 from cotaudit.fixtures import DEFAULT_CORPUS, ControlDeclaration, dumps_jsonl, load_fixtures
-from cotaudit.report import assign_labels, build_report
+from cotaudit.report import assign_labels, build_report, compare_ci
 from cotaudit.report.data import RunData, check_metrics
 from cotaudit.report.figures import DPI, WIDTH
 from cotaudit.report.loader import run_from_log
+from cotaudit.report.tables import Table
 from cotaudit.selfcommit_stats import (
     both_correct,
     condition_by_correctness,
@@ -456,6 +459,102 @@ def test_runs_of_one_task_get_one_comparison_table_with_a_column_per_run(report)
     assert rl.figures["comparison_figure"].n_series == [2]
     assert len(rl.tables["comparison"].columns) == 3
     assert "trace_tutor" not in report.comparisons  # one run only
+
+
+def test_comparison_rows_carry_problem_intervals_and_paired_differences(report):
+    comp = report.comparisons["selfcommit"]
+    table = comp.tables["comparison"]
+    secs = report.sections["selfcommit"]
+    labels = [s.run.label for s in secs]
+    delta = table.row(f"Δ AUROC tau_0.8 vs {labels[0]}")
+    # recomputed independently: the paired difference of the AUROC over the shared problems
+    rows = [
+        compare_ci.auroc_rows(
+            [(r.pair_id, r.condition, r.summaries["tau_0.8"]) for r in s.data["records"]],
+            "honest",
+            "hinted",
+        )
+        for s in secs
+    ]
+    want = paired_difference(rows[1].statistic, rows[1].units, rows[0].statistic, rows[0].units,
+                             n_boot=compare_ci.N_BOOT, seed=compare_ci.SEED)
+    assert want.n_units == 2  # both runs: the same 2 problems
+    assert _same(delta[labels[1]], want.estimate)
+    assert "(n=2)" in table.rows[[r[0].value for r in table.rows].index(delta[""])][2].text
+    assert "cluster F1" in table.column("") and f"Δ cluster F1 vs {labels[0]}" in table.column("")
+    assert "percentile bootstrap interval over problems" in table.note
+    rl = report.comparisons["report_ll"].tables["comparison"]
+    assert "over scenarios" in rl.note
+    assert f"Δ cluster F1 (honest vs concealing) vs {rl.columns[1]}" in rl.column("")
+
+
+def _rows(values: dict[str, tuple[float, float]]) -> compare_ci.UnitRows:
+    """AUROC rows of (honest, hinted) values per problem."""
+    return compare_ci.auroc_rows(
+        [(p, c, v) for p, (h, g) in values.items() for c, v in (("honest", h), ("hinted", g))],
+        "honest",
+        "hinted",
+    )
+
+
+def test_compare_runs_auroc_on_two_problems_by_hand():
+    # run a: p1 separates (honest 1 > hinted 0), p2 is reversed: AUROC over the 2x2 pairs
+    # (1 + 0.5 + 0.5 + 0) / 4 = 0.5; resamples (p1,p1) 1.0, (p1,p2)/(p2,p1) 0.5, (p2,p2) 0.0,
+    # a quarter each at the extremes, so the interval is [0, 1]
+    a = _rows({"p1": (1.0, 0.0), "p2": (0.0, 1.0)})
+    # run b separates on both problems (AUROC 1 on every resample) and has a problem of its own
+    b = _rows({"p1": (1.0, 0.0), "p2": (1.0, 0.0), "p3": (0.0, 1.0)})
+    c = _rows({"q1": (1.0, 0.0), "q2": (0.0, 1.0)})  # no problem in common with a
+    got = compare_ci.compare_runs([a, b, c], n_boot=2000)
+    ra, rb, rc = got.runs
+    assert (ra.estimate, ra.low, ra.high, ra.n_units) == (0.5, 0.0, 1.0, 2)
+    # b: honest {1, 1, 0} vs hinted {0, 0, 1}: 4 wins and 2 ties of 9 pairs = 6/9
+    assert rb.n_units == 3 and rb.estimate == pytest.approx(2 / 3)
+    # b - a on p1, p2: (p1,p1) 1 - 1 = 0, mixed 1 - 0.5 = 0.5, (p2,p2) 1 - 0 = 1
+    d = got.diffs[1]
+    assert (d.estimate, d.low, d.high, d.n_units) == (0.5, 0.0, 1.0, 2)
+    assert got.diffs[0] is None and got.diffs[2] is None  # reference; nothing shared
+    t = Table("t", ["", "a", "b", "c"])
+    compare_ci.add_compared(t, "AUROC x", got, "a")
+    texts = [c.text for c in t.rows[0][1:]]
+    assert texts[0] == texts[2] == "0.500 [0.000, 1.000]" and texts[1].startswith("0.667 [")
+    assert [c.text for c in t.rows[1]] == [
+        "Δ AUROC x vs a", "(reference)", "+0.500 [0.000, 1.000] (n=2)", "—"
+    ]
+
+
+def test_paired_difference_is_narrower_than_either_run():
+    # per-problem AUCs differ widely between problems; run b adds 0.05 on every problem
+    auc = {"p1": 0.1, "p2": 0.4, "p3": 0.7, "p4": 0.9, "p5": 0.2}
+    a = compare_ci.median_rows(list(auc.items()))
+    b = compare_ci.median_rows([(p, v + 0.05) for p, v in auc.items()])
+    got = compare_ci.compare_runs([a, b], n_boot=500)
+    assert got.runs[0].estimate == 0.4 and got.runs[0].high - got.runs[0].low > 0.4
+    d = got.diffs[1]  # median(x + 0.05) - median(x) = 0.05 on every paired resample
+    assert d.estimate == pytest.approx(0.05)
+    assert d.low == pytest.approx(0.05) and d.high == pytest.approx(0.05)
+
+
+def test_cluster_rows_follow_the_unit_key():
+    samples = [
+        SampleScore(
+            score=Score(value={"x": x}),
+            sample_id=f"s{i}",
+            sample_metadata={"condition": c, "pair_id": f"p{i // 2}"},
+        )
+        for i, (x, c) in enumerate(
+            [(10.0, "hinted"), (0.0, "honest"), (10.5, "hinted"), (0.5, "honest"),
+             (0.2, "hinted"), (10.2, "honest"), (0.7, "hinted"), (10.7, "honest")]
+        )
+    ]
+    options = dict(features=["x"], class_key="condition", positive_class="hinted",
+                   negative_class="honest", directions={"x": 1})
+    rows = compare_ci.cluster_rows(samples, options, "pair_id")
+    assert list(rows.units) == ["p0", "p0", "p1", "p1", "p2", "p2", "p3", "p3"]
+    # p0, p1 separate as declared, p2, p3 reversed: pooled TP = FP = FN = 2, F1 = 0.5
+    assert rows.statistic(np.arange(8)) == 0.5
+    assert rows.statistic(np.array([0, 1, 2, 3])) == 1.0
+    assert rows.statistic(np.array([4, 5, 6, 7])) == 0.0
 
 
 def test_labels_disambiguate_runs():

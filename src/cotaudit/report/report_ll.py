@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.fixtures.schema import FACTOR_LEVELS, FACTORS, ControlDeclaration
-from cotaudit.report import figures
+from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.sections import Section
@@ -362,10 +362,14 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
             f"register effect {level} on {arm} [95% CI]",
             *(_mean_ci(s.data["stats"], f"register_effect.{level}", arm) for s in secs),
         )
-    t.add(
+    rows = [compare_ci.report_cluster_rows(s.run.scorer(SCORER)) for s in secs]
+    compare_ci.add_compared(
+        t,
         "cluster F1 (honest vs concealing)",
-        *(s.recomputed.get("report_cluster_f1", math.nan) for s in secs),
+        compare_ci.compare_runs(rows, n_boot=compare_ci.CLUSTER_N_BOOT),
+        labels[0],
     )
+    t.note = compare_ci.note("scenario", cluster=True)
     comp.table("comparison", t)
     qs = ["did", "d_h", "d_c"]
     series = [

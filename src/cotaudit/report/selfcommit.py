@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from cotaudit.report import figures
+from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.sections import Section
@@ -351,13 +351,34 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     for c in (HONEST, HINTED):
         t.add(f"accuracy {c}", *(s.data["accuracy"][c] for s in secs))
     for n in main:
-        t.add(f"AUROC {n}", *(s.data["table"][f"auroc/{n}"] for s in secs))
+        rows = [
+            compare_ci.auroc_rows(
+                [(r.pair_id, r.condition, r.summaries[n]) for r in s.data["records"]],
+                HONEST,
+                HINTED,
+            )
+            for s in secs
+        ]
+        compare_ci.add_compared(t, f"AUROC {n}", compare_ci.compare_runs(rows), labels[0])
     for n in main:
         t.add(f"best accuracy {n}", *(s.data["table"][f"best_acc/{n}"] for s in secs))
     for n in main:
         t.add(f"paired wins {n}", *(s.data["table"][f"wins/{n}"] for s in secs))
-    if all(s.data["contrasts"] for s in secs):
-        t.add("cluster F1", *(s.recomputed.get("cluster_f1", math.nan) for s in secs))
+    clustered = all(s.data["contrasts"] for s in secs)
+    if clustered:
+        rows = [
+            compare_ci.cluster_rows(
+                s.run.scorer(SCORER).samples, s.data["contrasts"][0][0], "pair_id"
+            )
+            for s in secs
+        ]
+        compare_ci.add_compared(
+            t,
+            "cluster F1",
+            compare_ci.compare_runs(rows, n_boot=compare_ci.CLUSTER_N_BOOT),
+            labels[0],
+        )
+    t.note = compare_ci.note("problem", cluster=clustered)
     comp.table("comparison", t)
     comp.figure(
         "comparison_figure",

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from cotaudit import trace_stats as ts
-from cotaudit.report import figures
+from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.sections import Section
@@ -406,6 +406,20 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     return sec
 
 
+def _curve_aucs(recs: Sequence[ts.TraceRecord], curve: str) -> list[tuple[str, float]]:
+    """(problem, TRACE AUC over the shared fractions) of each record on ``curve``, as Table II
+    computes its median."""
+    fractions = ts.shared_fractions(recs)
+    condition, probe = (
+        ("question_only", "visible") if curve == "question_only" else curve.rsplit("_", 1)
+    )
+    return [
+        (r.pair_id, ts.trace_auc(r.passes(probe), fractions))  # type: ignore[arg-type]
+        for r in recs
+        if r.condition == condition
+    ]
+
+
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
     """One column per run: headline numbers; figure: mean pass curves, one line per run."""
     secs = [s for s in sections if "table_ii" in s.data]
@@ -422,7 +436,8 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     for cond in ts.CONDITIONS:
         t.add(f"accuracy {cond}", *(s.data["table_ii"][f"accuracy/{cond}"] for s in secs))
     for c in CURVES:
-        t.add(f"median AUC {c}", *(s.data["table_ii"][f"auc_median/{c}"] for s in secs))
+        rows = [compare_ci.median_rows(_curve_aucs(s.data["records"], c)) for s in secs]
+        compare_ci.add_compared(t, f"median AUC {c}", compare_ci.compare_runs(rows), labels[0])
     for probe in ts.PROBES:
         k = f"answer_key_vs_question_only/{probe}/all"
         t.add(
@@ -449,11 +464,27 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
                 for s in secs
             ),
         )
+    clustered = False
     for probe in ts.PROBES:
-        t.add(
+        prefix = f"cluster_{probe}"
+        options = [
+            next((o for o, _ in s.data.get("contrasts", []) if o.get("prefix") == prefix), None)
+            for s in secs
+        ]
+        if any(o is None for o in options):
+            continue
+        clustered = True
+        rows = [
+            compare_ci.cluster_rows(s.run.scorer(SCORER).samples, o, "pair_id")
+            for s, o in zip(secs, options)
+        ]
+        compare_ci.add_compared(
+            t,
             f"cluster F1 (key {probe})",
-            *(s.recomputed.get(f"cluster_{probe}_f1", math.nan) for s in secs),
+            compare_ci.compare_runs(rows, n_boot=compare_ci.CLUSTER_N_BOOT),
+            labels[0],
         )
+    t.note = compare_ci.note("problem", cluster=clustered)
     comp.table("comparison", t)
     shared = [
         c
