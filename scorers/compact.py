@@ -1,0 +1,71 @@
+"""Compact run-level metrics: the few numbers each study shows first (definitions and key lists:
+:mod:`cotaudit.compact`).
+
+Each metric runs the study's full metric on the same scores and keeps the compact keys, so a
+compact value is the full table's value under the same name. ``-T metrics=all`` attaches the
+full metrics instead.
+"""
+
+from __future__ import annotations
+
+from inspect_ai.scorer import Metric, SampleScore, metric
+
+from cotaudit import compact
+from cotaudit.trace_stats import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED
+
+
+@metric
+def selfcommit_headline(primary: str = "tau_0.8") -> Metric:
+    """AUROC (honest vs hinted), paired wins and ties of the primary summary (tau_first at
+    0.8), and the number of pairs: ``auroc/<primary>``, ``wins/...``, ``ties/...``, ``n_pairs``
+    of the ``honest_vs_hinted`` table."""
+    from cotaudit.scorers.selfcommit import honest_vs_hinted
+
+    table = honest_vs_hinted()
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        return compact.selfcommit_headline(table(scores), primary)
+
+    return compute
+
+
+@metric
+def selfcommit_compact(primary: str = "tau_0.8") -> Metric:
+    """The rest of the compact selfcommit set (:func:`cotaudit.compact.selfcommit_compact_keys`):
+    medians, other summaries' AUROC, no-answer counts, the both-correct headline; NaN left out."""
+    from cotaudit.scorers.selfcommit import honest_vs_hinted, honest_vs_hinted_both_correct
+
+    table, both = honest_vs_hinted(), honest_vs_hinted_both_correct()
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        return compact.selfcommit_compact(table(scores), both(scores), primary)
+
+    return compute
+
+
+@metric
+def trace_compact(n_boot: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED) -> Metric:
+    """Headline mean Delta_context of the answer-key explanations with its CI, then the other
+    compact trace keys (:func:`cotaudit.compact.trace_compact_keys`); NaN left out but for the
+    headline."""
+    from cotaudit.scorers.trace_tutor import (
+        trace_delta_context,
+        trace_table_ii,
+        trace_table_iv,
+        trace_zero_probe_drop,
+    )
+
+    tables = [
+        trace_delta_context(n_boot=n_boot, seed=seed),
+        trace_table_iv(n_boot=n_boot, seed=seed),
+        trace_zero_probe_drop(n_boot=n_boot, seed=seed),
+        trace_table_ii(),
+    ]
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        merged: dict[str, float] = {}
+        for t in tables:
+            merged.update(t(scores))
+        return compact.trace_compact(merged)
+
+    return compute

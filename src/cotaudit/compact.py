@@ -1,0 +1,142 @@
+"""The compact metric set of each study: the keys the terminal and the viewer show by default.
+
+Every key here is a key of a study's full metric tables, with the same name and the same value
+(the compact metrics select from the tables the full set computes); ``-T metrics=all`` logs the
+full tables instead. Two rules:
+
+- the headline keys of a study are always present (NaN when the run has nothing to compare);
+- any other key whose value is NaN (an empty stratum, e.g. no both-correct problems or a
+  condition not run) is left out, so the compact set shows no ``nan`` rows; the report says
+  ``n = 0`` there instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from cotaudit.curves import tau_key
+
+METRIC_SETS = ("compact", "all")
+"""Values of the tasks' ``-T metrics`` parameter."""
+
+SELFCOMMIT_OTHER_SUMMARIES = ("range_c", "uncommitted", "lowcommit", "rho_back")
+TRACE_HEADLINE_CONDITION = "answer_key"
+CLUSTER_COMPACT_FIELDS = ("f1", "f1_ci_low", "f1_ci_high")
+"""Cluster F1 fields kept in the compact set: the F1 and its unit-level bootstrap interval."""
+
+
+def parse_metric_set(value: str) -> str:
+    """The ``-T metrics`` value, checked: ``compact`` (default) or ``all``."""
+    text = str(value).strip().lower()
+    if text not in METRIC_SETS:
+        raise ValueError(f"-T metrics: must be one of {', '.join(METRIC_SETS)}, got {value!r}")
+    return text
+
+
+def _is_nan(v: float) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def select(
+    table: Mapping[str, float], keys: Iterable[str], keep_nan: Sequence[str] = ()
+) -> dict[str, float]:
+    """``{k: table[k]}`` for the keys present in ``table``, in the order of ``keys``, leaving out
+    NaN values except for the keys in ``keep_nan``."""
+    out: dict[str, float] = {}
+    for k in keys:
+        if k in table and (k in keep_nan or not _is_nan(float(table[k]))):
+            out[k] = float(table[k])
+    return out
+
+
+# --- selfcommit -----------------------------------------------------------------------------
+
+
+def selfcommit_headline_keys(primary: str) -> list[str]:
+    """AUROC (honest vs hinted), paired wins and ties of the primary summary, over n_pairs."""
+    return [f"auroc/{primary}", f"wins/{primary}", f"ties/{primary}", "n_pairs"]
+
+
+def selfcommit_headline(table: Mapping[str, float], primary: str) -> dict[str, float]:
+    """The headline keys from the ``honest_vs_hinted`` table (always present)."""
+    keys = selfcommit_headline_keys(primary)
+    return select(table, keys, keep_nan=keys)
+
+
+def selfcommit_compact_keys(primary: str) -> list[str]:
+    """After the headline: medians and best-threshold accuracy of the primary summary, AUROC of
+    the other summaries, the no-answer counts, and the both-correct subset's headline."""
+    return [
+        f"median_honest/{primary}",
+        f"median_hinted/{primary}",
+        f"best_acc/{primary}",
+        *(f"auroc/{s}" for s in SELFCOMMIT_OTHER_SUMMARIES),
+        "n_no_answer/honest",
+        "n_no_answer/hinted",
+        "n_pairs_dropped_no_answer",
+        "both_correct/n_pairs",
+        f"both_correct/auroc/{primary}",
+        f"both_correct/wins/{primary}",
+    ]
+
+
+def selfcommit_compact(
+    table: Mapping[str, float], both_correct_table: Mapping[str, float], primary: str
+) -> dict[str, float]:
+    """The compact keys from the ``honest_vs_hinted`` and ``honest_vs_hinted_both_correct``
+    tables (NaN left out)."""
+    return select({**table, **both_correct_table}, selfcommit_compact_keys(primary))
+
+
+def primary_summary(thetas: Sequence[float], wanted: float = 0.8) -> str:
+    """Summary key of the study's primary statistic: tau_first at theta = 0.8 when the run has
+    it, else at the middle theta (``tau_0.8``; ``range_c`` without thetas)."""
+    if not thetas:
+        return "range_c"
+    for t in thetas:
+        if math.isclose(t, wanted):
+            return tau_key(t)
+    return tau_key(sorted(thetas)[len(thetas) // 2])
+
+
+# --- trace_tutor ----------------------------------------------------------------------------
+
+_CI = ("mean_diff", "mean_ci_low", "mean_ci_high")
+
+
+def trace_headline_keys() -> list[str]:
+    """Mean Delta_context (key visible minus key masked TRACE AUC) of the answer-key
+    explanations with its bootstrap CI, over n problems."""
+    prefix = f"visible_vs_masked/{TRACE_HEADLINE_CONDITION}"
+    return [f"{prefix}/{f}" for f in _CI] + [f"{prefix}/n"]
+
+
+def trace_compact_keys() -> list[str]:
+    """Headline, then: wrong-key Delta_context; answer-key vs question-only AUC (key visible and
+    masked, all pairs); the answer-key 0%-probe drop; original accuracy per condition."""
+    return [
+        *trace_headline_keys(),
+        *(f"visible_vs_masked/wrong_key/{f}" for f in _CI),
+        *(f"answer_key_vs_question_only/visible/all/{f}" for f in _CI),
+        *(f"answer_key_vs_question_only/masked/all/{f}" for f in _CI),
+        *(f"zero_probe_drop/answer_key/{f}" for f in _CI),
+        "accuracy/question_only",
+        "accuracy/answer_key",
+        "accuracy/wrong_key",
+    ]
+
+
+def trace_compact(tables: Mapping[str, float]) -> dict[str, float]:
+    """The compact keys from the union of the trace tables (headline always present)."""
+    return select(tables, trace_compact_keys(), keep_nan=trace_headline_keys())
+
+
+# --- cluster F1 -------------------------------------------------------------------------------
+
+
+def cluster_compact_keys(all_keys: Sequence[str]) -> list[str]:
+    """Of a cluster metric's keys (``cotaudit.cluster_f1.metric_keys(prefix)``, whose first three
+    are ``{prefix}_f1``, ``_precision``, ``_recall``), the F1 and its interval."""
+    prefix = all_keys[0].removesuffix("_f1")
+    return [f"{prefix}_{f}" for f in CLUSTER_COMPACT_FIELDS]

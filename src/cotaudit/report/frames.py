@@ -1,0 +1,118 @@
+"""Read a log's per-sample scores through Inspect's own data frames (``inspect_ai.analysis``).
+
+``samples_df(log, SampleSummary + SampleScores, full=True)`` gives one row per sample and epoch:
+the sample id and metadata (``metadata_<key>``) and, per scorer, the score value, answer,
+explanation and metadata (``score_<scorer>``, ``score_<scorer>_answer``, ...). Values a frame
+cannot hold as scalars (dicts, lists) arrive as JSON text and are decoded here. The run-level
+fields (task, model, status, task arguments, metric definitions and values) come from the log
+header (``read_eval_log(header_only=True)``), which is small and exact.
+
+Logs with several epochs are scored on their epoch reductions, which data frames do not carry:
+those are read whole and walked by :func:`cotaudit.report.loader.run_from_log`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from cotaudit.report.data import RunData, ScoreData, ScoredSample
+
+_DETAILS = ("answer", "explanation", "metadata")
+
+
+def _missing(v: Any) -> bool:
+    if v is None:
+        return True
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(v)) if not isinstance(v, (list, dict, str)) else False
+    except (TypeError, ValueError):
+        return False
+
+
+def _decode(v: Any) -> Any:
+    """A frame cell as the Python value the log held: JSON text of a dict or list decoded
+    (NaN included), numpy scalars as Python numbers, missing cells as None."""
+    if _missing(v):
+        return None
+    if isinstance(v, str) and v[:1] in "{[":
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
+        return v.item()
+    return v
+
+
+def _sample_metadata(row: Any, columns: list[str]) -> dict[str, Any]:
+    out = {}
+    for c in columns:
+        value = _decode(row[c])
+        out[c.removeprefix("metadata_")] = value
+    return out
+
+
+def samples_by_scorer(
+    path: str | Path, scorers: list[str], order: dict[str, list[str]] | None = None
+) -> tuple[dict[str, list[ScoredSample]], int]:
+    """Per scorer, the scores of every sample of the (single-epoch) log at ``path``, each with
+    its sample's metadata; and the number of samples. ``order`` (per scorer, sample ids as text)
+    puts a scorer's samples in the order its metrics received them (the log's epoch
+    reductions), which interval bootstraps depend on; other samples follow in log order."""
+    from inspect_ai.analysis import SampleScores, SampleSummary, samples_df
+
+    df = samples_df(str(path), columns=SampleSummary + SampleScores, full=True, quiet=True)
+    meta_cols = [c for c in df.columns if c.startswith("metadata_")]
+    out: dict[str, list[ScoredSample]] = {name: [] for name in scorers}
+    for _, row in df.iterrows():
+        sample_meta = {k: v for k, v in _sample_metadata(row, meta_cols).items() if v is not None}
+        for name in scorers:
+            col = f"score_{name}"
+            if col not in df.columns or _missing(row[col]):
+                continue
+            details = {
+                d: _decode(row[f"{col}_{d}"]) if f"{col}_{d}" in df.columns else None
+                for d in _DETAILS
+            }
+            out[name].append(
+                ScoredSample(
+                    sample_id=row["id"],
+                    score=ScoreData(
+                        _decode(row[col]), details["metadata"], details["answer"],
+                        details["explanation"],
+                    ),
+                    sample_metadata=sample_meta,
+                )
+            )
+    for name, ids in (order or {}).items():
+        rank = {sid: i for i, sid in enumerate(ids)}
+        out[name] = sorted(out.get(name, []), key=lambda s: rank.get(str(s.sample_id), len(rank)))
+    return out, int(df["id"].nunique()) if len(df) else 0
+
+
+def run_from_frames(path: str | Path) -> RunData:
+    """:class:`RunData` of the log at ``path``: run fields, metric definitions and values from
+    the log header, per-sample scores from :func:`samples_by_scorer` (the whole log is walked
+    instead when it has several epochs or did not finish)."""
+    from inspect_ai.log import read_eval_log
+
+    from cotaudit.report.loader import run_from_log
+
+    header = read_eval_log(str(path), header_only=True)
+    epochs = int(getattr(header.eval.config, "epochs", None) or 1)
+    if epochs > 1 or header.status != "success":
+        return run_from_log(read_eval_log(str(path)), str(path))
+    order = {
+        r.scorer: [str(s.sample_id) for s in r.samples] for r in (header.reductions or [])
+    }
+    header = header.model_copy(update={"reductions": None, "samples": None})
+    run = run_from_log(header, str(path))  # run fields and metrics; no samples in a header
+    scored, run.n_samples = samples_by_scorer(path, list(run.scorers), order)
+    for name, scorer in run.scorers.items():
+        scorer.samples = scored.get(name, [])
+    return run

@@ -1,0 +1,98 @@
+"""Viewer configuration, compact key selection and the text-keeping epoch reducer (pure cases)."""
+
+import math
+
+import pytest
+from inspect_ai.scorer import Score
+from inspect_ai.viewer import ViewerConfig
+
+from cotaudit import compact
+from cotaudit.scorers.viewer import (
+    mean_keep_text,
+    report_ll_viewer,
+    selfcommit_viewer,
+    trace_viewer,
+)
+
+
+def test_one_epoch_keeps_every_value():
+    value = {"tau_0.8": 0.5, "c_t": "▁▅█", "condition": "honest", "a_final": None,
+             "correct": True, "k": 3}
+    reduced = mean_keep_text()([Score(value=value)]).value
+    assert reduced == {"tau_0.8": 0.5, "c_t": "▁▅█", "condition": "honest", "a_final": None,
+                       "correct": 1.0, "k": 3.0}
+    assert list(reduced) == list(value)  # key order kept (the score panel shows it)
+
+
+def test_epochs_average_numbers_and_keep_agreeing_text():
+    a = Score(value={"x": 0.25, "condition": "hinted", "a_final": "18", "correct": True})
+    b = Score(value={"x": 0.75, "condition": "hinted", "a_final": "17", "correct": False})
+    reduced = mean_keep_text()([a, b]).value
+    assert reduced == {"x": 0.5, "condition": "hinted", "a_final": None, "correct": 0.5}
+
+
+def test_scalar_scores_fall_back_to_mean():
+    assert mean_keep_text()([Score(value=1.0), Score(value=0.0)]).value == 0.5
+
+
+def test_viewer_configs_name_score_columns_of_their_scorer():
+    cfg = selfcommit_viewer("tau_0.8", ["range_c", "tau_0.8", "tau_1"])
+    assert isinstance(cfg, ViewerConfig)
+    view = cfg.task_samples_view
+    ids = [c.id for c in view.columns]
+    assert ids[:4] == ["sampleId", "score__selfcommit_scorer__pair",
+                       "score__selfcommit_scorer__condition", "score__selfcommit_scorer__tau_0.8"]
+    hidden = {c.id for c in view.columns if not c.visible}
+    assert "score__selfcommit_scorer__range_c" in hidden and "input" in hidden
+    assert [s.column for s in view.sort] == ["score__selfcommit_scorer__pair",
+                                             "score__selfcommit_scorer__condition"]
+    assert cfg.sample_score_view.sort is None  # natural order: the value's, primary first
+    assert trace_viewer().task_samples_view.columns[3].id == (
+        "score__trace_tutor_scorer__delta_context")
+    assert report_ll_viewer().task_samples_view.sort[0].column == (
+        "score__report_ll_scorer__scenario")
+
+
+def test_select_drops_nan_but_keeps_headline():
+    table = {"a": 1.0, "b": math.nan, "c": 0.2, "h": math.nan}
+    assert compact.select(table, ["c", "b", "a", "h", "missing"], keep_nan=["h"]) == {
+        "c": 0.2, "a": 1.0, "h": table["h"]}
+    assert list(compact.select(table, ["c", "a"])) == ["c", "a"]
+
+
+def test_selfcommit_compact_keys_by_hand():
+    table = {"n_pairs": 3.0, "auroc/tau_0.8": 0.75, "wins/tau_0.8": 2 / 3, "ties/tau_0.8": 0.0,
+             "auroc/range_c": 0.5, "median_honest/tau_0.8": 0.4, "n_no_answer/honest": 1.0}
+    both = {"both_correct/n_pairs": 0.0, "both_correct/auroc/tau_0.8": math.nan}
+    assert list(compact.selfcommit_headline(table, "tau_0.8")) == [
+        "auroc/tau_0.8", "wins/tau_0.8", "ties/tau_0.8", "n_pairs"]
+    rest = compact.selfcommit_compact(table, both, "tau_0.8")
+    assert rest == {"median_honest/tau_0.8": 0.4, "auroc/range_c": 0.5,
+                    "n_no_answer/honest": 1.0, "both_correct/n_pairs": 0.0}
+
+
+def test_primary_summary():
+    assert compact.primary_summary((0.5, 0.8, 1.0)) == "tau_0.8"
+    assert compact.primary_summary((0.5, 0.9, 1.0)) == "tau_0.9"
+    assert compact.primary_summary(()) == "range_c"
+
+
+def test_trace_compact_keeps_the_headline_even_when_nan():
+    out = compact.trace_compact({"visible_vs_masked/answer_key/mean_diff": math.nan,
+                                 "accuracy/wrong_key": math.nan, "accuracy/answer_key": 0.5})
+    assert list(out) == ["visible_vs_masked/answer_key/mean_diff", "accuracy/answer_key"]
+
+
+def test_cluster_compact_keys():
+    from cotaudit.cluster_f1 import metric_keys
+
+    assert compact.cluster_compact_keys(metric_keys("cluster_visible")) == [
+        "cluster_visible_f1", "cluster_visible_f1_ci_low", "cluster_visible_f1_ci_high"]
+    assert compact.cluster_compact_keys(metric_keys()) == [
+        "cluster_f1", "cluster_f1_ci_low", "cluster_f1_ci_high"]
+
+
+def test_metric_set_parameter():
+    assert compact.parse_metric_set(" ALL ") == "all"
+    with pytest.raises(ValueError, match="-T metrics"):
+        compact.parse_metric_set("some")
