@@ -124,3 +124,44 @@ def test_curve_summaries_are_exact_fractions():
     assert out["lowcommit"] == lowcommit(curve.c)
     half = summarize(Curve([0, 10, 20], 20, [2, 1, 3], 4), thetas=())
     assert half["lowcommit"] == ratio(1, 3)  # only m = 1 has c < 0.5 (m = 2 is c = 0.5)
+
+
+def test_selfcommit_curve_text_by_hand():
+    from cotaudit.display import selfcommit_curve_text
+
+    text = selfcommit_curve_text([20, 40, 60], 60, [1, 2, 2], 2, imputed=[False, True, False],
+                                 c0=0.5)
+    block, note, spark, c0 = text.split("\n\n")
+    assert block.splitlines() == [
+        "```text",
+        " t   t/T  c(t)",
+        "20  0.33   0.5  █████░░░░░",
+        "40  0.67     1  ██████████ *",
+        "60     1     1  ██████████",
+        "```",
+    ]
+    assert note.startswith("`*` imputed")
+    assert spark == "c(t) `▅██` over t = 20…60 of T = 60 tokens, k = 2"
+    assert c0 == "c0 (t = 0, not part of the curve) = 0.5"
+
+
+def test_trace_curve_text_by_hand():
+    from cotaudit.display import trace_curve_text
+
+    probes = {
+        "visible": {"matches": [0, 1, 1], "parsed": [[17], [18], [18]]},
+        "masked": {"matches": [0, 0, 1], "parsed": [[None], [16], [18]]},
+    }
+    text = trace_curve_text([0.1, 1.0], [0, 5, 50], probes, 1, 0.5)
+    block, vis, mask = text.split("\n\n")
+    assert block.splitlines()[1:-1] == [
+        "   f   t  p(visible)  answers (visible)  p(masked)  answers (masked)",
+        "  0%   0           0  ✗ 17                       0  ✗ —",
+        " 10%   5           1  ✓ 18                       0  ✗ 16",
+        "100%  50           1  ✓ 18                       1  ✓ 18",
+    ]
+    assert vis == "p(f) visible `██` over f = 10…100%"
+    assert mask == "p(f) masked `▁█` over f = 10…100%"
+    one = trace_curve_text([0.1, 1.0], [0, 5, 50], {"visible": {
+        "matches": [1, 3, 2], "parsed": [[18, 18, 18]] * 2 + [[18, 17, 18]]}}, 3, 0.5)
+    assert "  p  answers" in one and "0.667  ✓ 18×2 17×1" in one

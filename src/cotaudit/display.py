@@ -102,3 +102,78 @@ def aligned_block(
 
     body = [line(header)] + [line(r) for r in rows]
     return "```text\n" + "\n".join(body) + "\n```"
+
+
+def _answers_text(parsed: Sequence[int | None]) -> str:
+    """Forced answers of one prefix: ``18`` (one), ``18×3 17×2`` (most common first, 3 at
+    most), ``—`` for an unparsed answer."""
+    counts: dict[str, int] = {}
+    for p in parsed:
+        key = "—" if p is None else str(p)
+        counts[key] = counts.get(key, 0) + 1
+    if len(parsed) == 1:
+        return next(iter(counts))
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:3]
+    return " ".join(f"{a}×{n}" for a, n in top)
+
+
+def selfcommit_curve_text(
+    positions: Sequence[int],
+    cot_length: int,
+    matches: Sequence[int],
+    k: int,
+    imputed: Sequence[bool] | None = None,
+    c0: float | None = None,
+) -> str:
+    """The c(t) curve as an aligned block (t, t/T, c(t) = m/k exactly, a bar; ``*`` marks a
+    value imputed by the adaptive schedule) and a sparkline line; the t = 0 probe c0, when
+    made, on a line of its own (it is no point of the curve)."""
+    imputed = list(imputed) if imputed else [False] * len(positions)
+    c = [ratio(m, k) for m in matches]
+    rows = [
+        [str(t), fmt_number(ratio(t, cot_length) if cot_length else 1.0, 2), fmt_number(v),
+         bar(v) + (" *" if imp else "")]
+        for t, v, imp in zip(positions, c, imputed)
+    ]
+    lines = [aligned_block(["t", "t/T", "c(t)", ""], rows, right=[True, True, True, False])]
+    if any(imputed):
+        lines.append("`*` imputed by the adaptive schedule (not probed)")
+    lines.append(f"c(t) `{sparkline(c)}` over t = {positions[0]}…{positions[-1]} of "
+                 f"T = {cot_length} tokens, k = {k}")
+    if c0 is not None:
+        lines.append(f"c0 (t = 0, not part of the curve) = {fmt_number(c0)}")
+    return "\n\n".join(lines)
+
+
+def trace_curve_text(
+    fractions: Sequence[float],
+    positions: Sequence[int],
+    probes: dict[str, dict[str, Sequence]],
+    k: int,
+    pass_threshold: float,
+) -> str:
+    """The p(f) curves as one aligned block: a row per checkpoint (the 0% probe, then each
+    fraction f), per probe context p(f) = matches/k exactly and its forced answers (``✓`` when
+    p(f) >= the pass threshold); then one sparkline line per context over the fractions f
+    (the 0% probe is not part of the curve). ``probes[name]`` holds ``matches`` and ``parsed``
+    per checkpoint; ``positions`` has the 0% probe first."""
+    names = list(probes)
+    header = ["f", "t"]
+    for n in names:
+        header += [f"p({n})", f"answers ({n})"] if len(names) > 1 else ["p", "answers"]
+    rows = []
+    for i, (f, t) in enumerate(zip([0.0, *fractions], positions)):
+        row = [f"{fmt_number(f * 100, 4)}%", str(t)]
+        for n in names:
+            p = ratio(probes[n]["matches"][i], k)
+            mark = "✓" if p >= pass_threshold else "✗"
+            row += [fmt_number(p), f"{mark} {_answers_text(probes[n]['parsed'][i])}"]
+        rows.append(row)
+    right = [True, True] + [True, False] * len(names)
+    lines = [aligned_block(header, rows, right=right)]
+    for n in names:
+        curve = [ratio(m, k) for m in probes[n]["matches"][1:]]
+        label = f"p(f) {n}" if len(names) > 1 else "p(f)"
+        lines.append(f"{label} `{sparkline(curve)}` over f = "
+                     f"{fmt_number(fractions[0] * 100, 4)}…{fmt_number(fractions[-1] * 100, 4)}%")
+    return "\n\n".join(lines)
