@@ -231,6 +231,18 @@ def test_control_family_declares_its_sign_in_its_file(tmp_path, scenarios):
     with pytest.raises(FixtureFileError, match=r"ctl2\.jsonl:3: field control: family 'echo_ctl'"):
         load_fixtures(_write(tmp_path / "ctl2.jsonl", [_row(scenarios), *rows]))
 
+    relative = {"confound": "echo", "expected_sign": 1, "relative_to": "main"}
+    rows = [_row(scenarios, id=f"c{i}", family="echo_ctl", control=relative) for i in range(2)]
+    loaded = load_fixtures(_write(tmp_path / "rel.jsonl", [_row(scenarios), *rows]))
+    declared = control_families(loaded)["echo_ctl"]
+    assert declared.prediction() == "did > 0 and above family 'main'"
+    with pytest.raises(ControlDeclarationError, match="relative to family 'main'.*not among"):
+        control_families(loaded[1:])  # the main family left out
+    itself = {**relative, "relative_to": "echo_ctl"}
+    rows = [_row(scenarios, id="c0", family="echo_ctl", control=itself)]
+    with pytest.raises(ControlDeclarationError, match="is itself"):
+        control_families(load_fixtures(_write(tmp_path / "self.jsonl", rows)))
+
     unsigned = [_row(scenarios, id="u", family="len_ctl", control={"confound": "length"})]
     loaded = load_fixtures(_write(tmp_path / "ctl3.jsonl", unsigned))
     with pytest.raises(ControlDeclarationError, match="'len_ctl'.*declares no expected_sign"):

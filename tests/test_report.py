@@ -56,7 +56,7 @@ def _logs_ok(logs):
 
 def _fixtures_with_control(tmp: Path) -> str:
     corpus = load_fixtures(DEFAULT_CORPUS)
-    control = ControlDeclaration(confound="report length", expected_sign=1)
+    control = ControlDeclaration(confound="report length", expected_sign=1, relative_to="main")
     controls = [
         s.model_copy(update={"id": f"ctl-{i}", "family": "ctrl", "control": control})
         for i, s in enumerate(corpus[2:4])
@@ -341,20 +341,22 @@ def test_a_trace_tutor_log_from_before_issue_13_still_reports(log_dir, tmp_path)
     assert sec.tables["zero_probe_drop"].rows  # recomputed from the per-sample scores
 
 
-
-
 def test_report_ll_tables_equal_log_metrics(report):
     secs = report.sections["report_ll"]
     assert len(secs) == 2
     for sec in secs:
         logged = _metrics(sec.run.path, "report_ll_scorer")
         did = sec.tables["did"]
-        for q in ("did", "d_h", "d_c", "did_per_token"):
-            assert _same(did.row(q)["mean [95% CI]"], logged[f"{q}/mean"])
-            assert _same(did.row(q)["p"], logged[f"{q}/p"])
-        assert (
-            did.row("did")["n"] == logged["did/n"] == 6
-        )  # 2 scenarios x 3 registers (shell, bare)
+        # the headline: per register level, plain/plain first, then the pooled figure
+        groups = list(dict.fromkeys(row[0].text for row in did.rows))
+        assert groups == ["register.plain", "register.concealing_dressed",
+                          "register.honest_dressed", "pooled_registers"]
+        for g in groups:
+            for q in ("did", "d_h", "d_c", "did_per_token"):
+                assert _same(did.row(f"{g}/{q}")["mean [95% CI]"], logged[f"{g}/{q}/mean"])
+                assert _same(did.row(f"{g}/{q}")["p"], logged[f"{g}/{q}/p"])
+        assert did.row("register.plain/did")["n"] == logged["register.plain/did/n"] == 2
+        assert did.row("pooled_registers/did")["n"] == 2  # units: 2 scenarios (shell, bare)
         cells = sec.tables["cells"]
         for row in cells.rows:
             assert _same(row[5].value, logged[f"{row[0].value}/did/mean"])
@@ -371,11 +373,76 @@ def test_report_ll_tables_equal_log_metrics(report):
         factors = sec.tables["factors"]
         assert _same(factors.row("register.plain")["D_h mean"], logged["register.plain/d_h/mean"])
         assert _same(sec.tables["report_cluster"].rows[0][1].value, logged["report_cluster_f1"])
+        # the discrimination check, next to the headline
+        check = sec.data["extra"]["discrimination"]
+        assert check["declared"] and check["band"] == logged["discrimination/band"] == 0.5
+        able = logged["discrimination/able_to_answer"]
+        assert able == float(logged["discrimination/abs_d_c"] > 0.5)
+        text = "\n".join(b for b in sec.blocks if isinstance(b, str))
+        assert "Discrimination check** (pre-registered in the log)" in text
+        assert ("unable to answer the question" in text) == (able == 0.0)
+        assert sec.consistency.ok, sec.consistency
     with_control = next(s for s in secs if "controls" in s.tables)
     logged = _metrics(with_control.run.path, "report_ll_scorer")
     row = with_control.tables["controls"].row("ctrl")
-    assert row["pass"] == logged["control.ctrl/pass"]
+    indicator = {"confound excluded": "confound_excluded",
+                 "consistent with the confound": "consistent_with_confound",
+                 "inconclusive (CI spans zero)": "inconclusive"}
+    assert logged[f"control.ctrl/{indicator[row['verdict']]}"] == 1.0
+    assert row["prediction if the confound is real"] == "did > 0 and above family 'main'"
     assert _same(row["mean [95% CI]"], logged["control.ctrl/did/mean"])
+    assert _same(row["difference from reference [95% CI]"],
+                 logged["control.ctrl/did_minus_main/mean"])
+    # by hand, declared sign +1: each part's CI above 0, below 0, or spanning it
+    parts = [
+        (logged[f"control.ctrl/{q}/ci_low"], logged[f"control.ctrl/{q}/ci_high"])
+        for q in ("did", "did_minus_main")
+    ]
+    if any(high < 0 for _, high in parts):
+        expected = "confound excluded"
+    elif all(low > 0 for low, _ in parts):
+        expected = "consistent with the confound"
+    else:
+        expected = "inconclusive (CI spans zero)"
+    assert row["verdict"] == expected
+
+
+def test_report_reads_a_report_ll_log_written_before_issue_13(log_dir, tmp_path):
+    """An old log: overall metrics `{q}/{stat}` over all versions, `control.ctrl/pass`, no
+    discrimination metric. Every logged number is recomputed; the check is still shown."""
+    from inspect_ai.log import EvalMetric, write_eval_log
+
+    from cotaudit.ledger import full_statistics, read_ledger
+
+    path = next(p for p in sorted(log_dir.glob("*.eval")) if "report-ll" in p.name
+                and read_eval_log(str(p), header_only=True).eval.metadata.get("controls"))
+    log = read_eval_log(str(path))
+    (info,) = log.eval.scorers
+    info.metrics = [m for m in info.metrics if "discrimination" not in m.name]
+    (score,) = [s for s in log.results.scores if s.scorer == "report_ll_scorer"]
+    ledger = read_ledger([log])
+    stats = full_statistics(ledger.rows, ledger.controls, n_resamples=300, seed=1)["hf-probe/tiny"]
+    old = {k: v for k, v in score.metrics.items()
+           if not k.startswith(("discrimination/", "pooled_registers/"))
+           and "/confound_excluded" not in k and "/consistent_with" not in k
+           and "/inconclusive" not in k}
+    for q in ("did", "d_h", "d_c"):
+        for stat in ("mean", "ci_low", "ci_high", "p", "n_pos"):
+            old[f"{q}/{stat}"] = EvalMetric(name=f"{q}/{stat}",
+                                            value=stats[f"all_versions/{q}/{stat}"])
+    sign = math.copysign(1, stats["control.ctrl/did/mean"])
+    old["control.ctrl/pass"] = EvalMetric(name="control.ctrl/pass", value=float(sign == 1))
+    score.metrics = old
+    out_log = tmp_path / "old.eval"
+    write_eval_log(log, str(out_log))
+    rep = build_report([out_log], tmp_path / "out", strict=True)
+    (sec,) = rep.sections["report_ll"]
+    assert sec.consistency.ok and sec.consistency.n_checked == len(old), sec.consistency
+    assert sec.recomputed["did/mean"] == pytest.approx(stats["all_versions/did/mean"])
+    text = "\n".join(b for b in sec.blocks if isinstance(b, str))
+    assert "not declared in this log" in text
+    assert sec.data["extra"]["discrimination"]["band"] == 0.5
+    assert sec.tables["controls"].row("ctrl")["verdict"] != "—"
 
 
 # --- figures ------------------------------------------------------------------------------------

@@ -10,8 +10,8 @@ come from the ``report_ll_scorer`` score metadata of each sample; samples withou
     cotaudit ledger logs/x.eval [more.eval ...] [--format csv|jsonl] [--out FILE] [--stats]
 
 :func:`full_statistics` recomputes every run-level statistic (the full table: per factor level,
-per cell, register effects, control checks; ~900 keys on the whole corpus) from ledger rows,
-per model.
+per cell, register levels pooled with each report once, register effects, the discrimination
+check, control verdicts; ~1000 keys on the whole corpus) from ledger rows, per model.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cotaudit.report_ll_stats import LEDGER_FIELDS
+from cotaudit.report_ll_stats import DEFAULT_DISCRIMINATION_BAND, LEDGER_FIELDS
 
 SCORER = "report_ll_scorer"
 TASK = "report_ll"
@@ -47,6 +47,8 @@ class Ledger:
     rows: list[dict[str, Any]] = field(default_factory=list)
     controls: dict[str, dict[str, Any]] = field(default_factory=dict)
     skipped: int = 0
+    discrimination_band: float | None = None
+    """The band of the logs' discrimination check (task metadata; None in older logs)."""
 
 
 def _task_name(name: str) -> str:
@@ -67,6 +69,9 @@ def read_ledger(logs: Iterable[str | Path | Any]) -> Ledger:
             raise LedgerError(
                 f"{log.location or item}: a {log.eval.task!r} log, not a {TASK} log"
             )
+        check = (log.eval.metadata or {}).get("discrimination_check") or {}
+        if "band" in check:
+            out.discrimination_band = float(check["band"])
         for sample in log.samples or []:
             score = (sample.scores or {}).get(SCORER)
             md = (score.metadata if score is not None else None) or {}
@@ -120,13 +125,20 @@ def full_statistics(
     *,
     n_resamples: int = 10_000,
     seed: int = 0,
+    discrimination_band: float = DEFAULT_DISCRIMINATION_BAND,
 ) -> dict[str, dict[str, float]]:
-    """Per model: :func:`run_statistics` of the non-control family and
-    :func:`control_sign_checks` of the control families (``controls``: family -> declaration,
-    e.g. :attr:`Ledger.controls`). Only epoch 1 is used (scoring is deterministic; later epochs
+    """Per model: :func:`run_statistics` of the non-control family, its
+    :func:`discrimination_check` against ``discrimination_band`` and the
+    :func:`control_verdicts` of the control families (``controls``: family -> declaration, e.g.
+    :attr:`Ledger.controls`). Only epoch 1 is used (scoring is deterministic; later epochs
     repeat it). Raises for several non-control families in one model's rows."""
     from cotaudit.fixtures.schema import ControlDeclaration
-    from cotaudit.report_ll_stats import ScoredFixture, control_sign_checks, run_statistics
+    from cotaudit.report_ll_stats import (
+        ScoredFixture,
+        control_verdicts,
+        discrimination_check,
+        run_statistics,
+    )
 
     declarations = {
         f: ControlDeclaration.model_validate(dict(d)) for f, d in (controls or {}).items()
@@ -143,8 +155,9 @@ def full_statistics(
     for model, records in by_model.items():
         main = [r for r in records if r.family not in declarations]
         stats = run_statistics(main, **options)
+        stats.update(discrimination_check(main, discrimination_band, **options))
         if declarations:
-            stats.update(control_sign_checks(records, declarations, **options))
+            stats.update(control_verdicts(records, declarations, **options))
         out[model] = stats
     return out
 
@@ -171,6 +184,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--n-resamples", type=int, default=10_000, help="for --stats")
     parser.add_argument("--seed", type=int, default=0, help="for --stats")
+    parser.add_argument(
+        "--discrimination-band", type=float, default=None,
+        help="for --stats: band (nats) of the discrimination check (default: the log's "
+        f"-T discrimination_band, else {DEFAULT_DISCRIMINATION_BAND})",
+    )
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -191,8 +209,12 @@ def run_cli(args: argparse.Namespace) -> int:
     )
     buffer = io.StringIO()
     if args.stats:
+        band = args.discrimination_band
+        if band is None:
+            band = ledger.discrimination_band or DEFAULT_DISCRIMINATION_BAND
         stats = full_statistics(
-            ledger.rows, ledger.controls, n_resamples=args.n_resamples, seed=args.seed
+            ledger.rows, ledger.controls, n_resamples=args.n_resamples, seed=args.seed,
+            discrimination_band=band,
         )
         buffer.write(json.dumps(_jsonable(stats), indent=1) + "\n")
     else:
