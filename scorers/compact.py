@@ -69,3 +69,37 @@ def trace_compact(n_boot: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED) -
         return compact.trace_compact(merged)
 
     return compute
+
+
+@metric
+def report_ll_compact(
+    band: float,
+    controls: dict[str, dict] | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Metric:
+    """Headline plain/plain DiD with its CI and p-value, then the other compact report_ll keys
+    (:func:`cotaudit.compact.report_ll_compact_keys`); NaN left out but for the headline.
+    ``controls``: the control families' declarations (family -> declaration)."""
+    from cotaudit.scorers.report_ll import (
+        report_ll_controls,
+        report_ll_discrimination,
+        report_ll_overall,
+    )
+
+    names = sorted(controls or {})
+    options = {"n_resamples": n_resamples, "seed": seed}
+    tables = [
+        report_ll_overall(controls=names, **options),
+        report_ll_discrimination(band=band, controls=names, **options),
+    ]
+    if controls:
+        tables.append(report_ll_controls(controls=controls, **options))
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        merged: dict[str, float] = {}
+        for t in tables:
+            merged.update(t(scores))
+        return compact.report_ll_compact(merged)
+
+    return compute

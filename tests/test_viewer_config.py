@@ -96,3 +96,14 @@ def test_metric_set_parameter():
     assert compact.parse_metric_set(" ALL ") == "all"
     with pytest.raises(ValueError, match="-T metrics"):
         compact.parse_metric_set("some")
+
+
+def test_report_ll_compact_keys_by_hand():
+    table = {"register.plain/did/mean": 0.5, "register.plain/did/ci_low": 0.1,
+             "register.plain/did/ci_high": 0.9, "register.plain/did/p": 0.02,
+             "register.plain/did/n_scenarios": 4.0, "register.honest_dressed/did/mean": math.nan,
+             "pooled_registers/did/mean": 0.4, "discrimination/able_to_answer": 1.0,
+             "control.ctl/inconclusive": 0.0, "control.ctl/d_h/mean": 0.3}
+    out = compact.report_ll_compact(table)
+    assert list(out) == [*compact.report_ll_headline_keys(), "pooled_registers/did/mean",
+                         "discrimination/able_to_answer", "control.ctl/inconclusive"]

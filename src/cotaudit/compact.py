@@ -140,3 +140,37 @@ def cluster_compact_keys(all_keys: Sequence[str]) -> list[str]:
     are ``{prefix}_f1``, ``_precision``, ``_recall``), the F1 and its interval."""
     prefix = all_keys[0].removesuffix("_f1")
     return [f"{prefix}_{f}" for f in CLUSTER_COMPACT_FIELDS]
+
+
+# --- report_ll ----------------------------------------------------------------------------------
+
+REPORT_LL_HEADLINE_GROUP = "register.plain"
+"""The headline: DiD of the plain honest vs plain concealing reports (register level plain)."""
+REPORT_LL_VERDICTS = ("confound_excluded", "consistent_with_confound", "inconclusive")
+
+
+def report_ll_headline_keys() -> list[str]:
+    """Mean DiD (nats) of the plain/plain reports with its scenario-bootstrap CI and sign-flip
+    p-value, over n scenarios."""
+    g = REPORT_LL_HEADLINE_GROUP
+    return [f"{g}/did/mean", f"{g}/did/ci_low", f"{g}/did/ci_high", f"{g}/did/p",
+            f"{g}/did/n_scenarios"]
+
+
+def report_ll_compact_keys(table_keys: Iterable[str] = ()) -> list[str]:
+    """Headline, then D_h and D_c of the plain reports, the DiD (with CI) of the dressed
+    register levels and pooled over levels, the discrimination check, and each control
+    family's verdict indicators (those present in ``table_keys``)."""
+    g = REPORT_LL_HEADLINE_GROUP
+    keys = [*report_ll_headline_keys(), f"{g}/d_h/mean", f"{g}/d_c/mean"]
+    for group in ("register.concealing_dressed", "register.honest_dressed", "pooled_registers"):
+        keys += [f"{group}/did/{s}" for s in ("mean", "ci_low", "ci_high")]
+    keys += ["discrimination/abs_d_c", "discrimination/band", "discrimination/able_to_answer"]
+    keys += [k for k in table_keys
+             if k.startswith("control.") and k.rsplit("/", 1)[-1] in REPORT_LL_VERDICTS]
+    return keys
+
+
+def report_ll_compact(tables: Mapping[str, float]) -> dict[str, float]:
+    """The compact keys from the union of the report_ll tables (headline always present)."""
+    return select(tables, report_ll_compact_keys(tables), keep_nan=report_ll_headline_keys())
