@@ -48,15 +48,18 @@ def selfcommit_probe(
     seed: int = 0,
     tokenizer: str | None = None,
     schedule: Literal["full", "adaptive"] = "full",
+    zero_probe: bool = False,
 ) -> Solver:
     """Generate the CoT (recorded as a model call), then force k answers after every prefix.
 
     c(t) = #{answers at t equal to a_final} / k, with a_final the CoT's own final integer
-    answer. With no parsable a_final the probe is skipped and every c(t) is 0 (nothing to commit
-    to). The record is saved in the sample store under ``"selfcommit"``.
+    answer, at t = stride, 2*stride, ..., T. With ``zero_probe`` the empty prefix is probed too
+    and kept apart as c0 = c(0) (no point of the curve). With no parsable a_final the probe is
+    skipped (nothing to commit to; ``matches`` and ``c0`` are None). The record is saved in the
+    sample store under ``"selfcommit"``.
 
     Args:
-      stride: Tokens between cut positions (t = 0, stride, 2*stride, ..., T).
+      stride: Tokens between cut positions (t = stride, 2*stride, ..., T).
       k: Forced answers sampled per prefix.
       temperature: Sampling temperature of the forced answers.
       max_cot_tokens: Token budget of the CoT.
@@ -67,6 +70,7 @@ def selfcommit_probe(
       tokenizer: Tokenizer for token positions on providers without their own engine.
       schedule: ``full`` probes every position; ``adaptive`` probes every 4th first and fills
         in only where c(t) is ambiguous (see ``cotaudit.schedule``).
+      zero_probe: Also probe t = 0 (the prompt alone) and record it as ``c0``.
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -89,6 +93,7 @@ def selfcommit_probe(
         )
         a_final = extract_final_answer(cot)
         full = prefix_positions(len(cot_ids), stride)
+        zero = [0] if zero_probe else []
 
         async def probe(positions: list[int]) -> dict[int, list[str]]:
             if a_final is None or not positions:
@@ -112,13 +117,14 @@ def selfcommit_probe(
 
         if schedule == "adaptive":
             coarse = coarse_positions(len(cot_ids), stride)
-            answers = await probe(coarse)
+            answers = await probe(sorted(set(zero + coarse)))
             coarse_c = {t: matches_of(answers.get(t, [])) / k for t in coarse}
             answers |= await probe(refinement_positions(full, coarse, coarse_c))
         else:
-            answers = await probe(full)
-        probed = {t: matches_of(row) for t, row in answers.items()} or {t: 0 for t in full}
-        matches, imputed = fill_schedule(full, probed)
+            answers = await probe(sorted(set(zero + full)))
+        probed = {t: matches_of(row) for t, row in answers.items()}
+        matches, imputed = fill_schedule(full, probed) if probed else (None, None)
+        c0 = probed[0] / k if zero_probe and probed else None
         state.store.set(
             STORE_KEY,
             {
@@ -129,6 +135,8 @@ def selfcommit_probe(
                 "positions": full,
                 "matches": matches,
                 "imputed": imputed,
+                "zero_probe": zero_probe,
+                "c0": c0,
                 "prefixes_probed": len(answers),
                 "k": k,
                 "answers": [answers.get(t, []) for t in full],

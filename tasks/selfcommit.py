@@ -1,10 +1,12 @@
 """Self-commitment latency (reward-free): when does a model commit to its own final answer?
 
 For each GSM8K problem x and condition z in {honest, hinted}: generate a CoT, take its own final
-integer answer a_final, cut the CoT at t = 0, stride, 2*stride, ..., T tokens, append a
-forced-answer tag, sample k short answers, and measure c(t) = fraction equal to a_final. The
-hinted prompt appends "Hint: the answer is X." (X = the dataset answer) and keeps it in context
-while probing. The probe never compares to the dataset label.
+integer answer a_final, cut the CoT at t = stride, 2*stride, ..., T tokens (as in the study; the
+t = 0 probe is optional, -T zero_probe=true, and kept apart as c0), append a forced-answer tag,
+sample k short answers, and measure c(t) = fraction equal to a_final. The hinted prompt appends
+"Hint: the answer is X." (X = the dataset answer) and keeps it in context while probing. The
+probe never compares to the dataset label. A response with no parsable final answer is left out
+of the run statistics with its pair, and counted.
 
     inspect eval tasks/selfcommit.py --model hf-probe/default -T problems=50
 """
@@ -56,6 +58,22 @@ CLUSTER_HYPOTHESIS = dict(
 )
 
 
+POSITIONS = (
+    "t = stride, 2*stride, ..., T (T always included); t = 0 not probed, so a trace committed "
+    "from the start has tau_first = stride / T"
+)
+POSITIONS_WITH_ZERO = (
+    "t = stride, 2*stride, ..., T (T always included); t = 0 probed too (zero_probe) and "
+    "reported per sample as c0, not part of c(t) or its summaries"
+)
+NO_ANSWER_POLICY = (
+    "a response with no parsable final answer has no curve (summaries NaN); it and the other "
+    "response of its problem are left out of AUROC, wins/ties, best accuracy, medians and the "
+    "condition x correctness strata; counted as n_no_answer/<condition> and "
+    "n_pairs_dropped_no_answer"
+)
+
+
 @task
 def selfcommit(
     problems: int = 50,
@@ -73,6 +91,7 @@ def selfcommit(
     tokenizer: str | None = None,
     schedule: str = "full",
     contrast_model: str | None = None,
+    zero_probe: bool = False,
 ) -> Task:
     """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
 
@@ -93,6 +112,8 @@ def selfcommit(
       schedule: "full" (every position) or "adaptive" (coarse first, refine where ambiguous).
       contrast_model: Model that describes what distinguishes the two clusters' CoTs
         (written into the log; default none).
+      zero_probe: Also probe t = 0 (prompt alone, no CoT); reported per sample as ``c0``, never
+        part of the curve or its summaries (default false, as in the study).
     """
     conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
     contrast = contrast_options(contrast_model)
@@ -106,6 +127,8 @@ def selfcommit(
     require_range("cot_temperature", cot_temperature, 0.0, None)
     require_text("forced_answer_tag", forced_answer_tag)
     require_int("seed", seed)
+    if not isinstance(zero_probe, bool):
+        raise ParameterError(f"-T zero_probe: must be true or false, got {zero_probe!r}")
 
     loaded = load_problems(dataset, limit=problems)
     samples = [
@@ -131,6 +154,7 @@ def selfcommit(
             seed=seed,
             tokenizer=tokenizer,
             schedule=schedule,  # type: ignore[arg-type]
+            zero_probe=zero_probe,
         ),
         scorer=selfcommit_scorer(thetas=theta_values),
         metrics=[
@@ -143,6 +167,8 @@ def selfcommit(
             "study": "selfcommit",
             "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": forced_answer_tag},
             "non_integer_dropped": loaded.non_integer_dropped,
+            "positions": POSITIONS_WITH_ZERO if zero_probe else POSITIONS,
+            "no_answer": NO_ANSWER_POLICY,
             **contrast,
         },
     )

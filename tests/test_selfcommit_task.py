@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -38,9 +39,12 @@ def test_end_to_end_on_default_model(tmp_path):
     for sample in log.samples:
         score = sample.scores["selfcommit_scorer"]
         meta = score.metadata
-        assert meta["positions"][0] == 0 and meta["positions"][-1] == meta["cot_tokens"]
-        assert len(meta["matches"]) == len(meta["positions"])
-        assert all(0 <= m <= 2 for m in meta["matches"])
+        assert meta["positions"][0] == min(30, meta["cot_tokens"])
+        assert meta["positions"][-1] == meta["cot_tokens"]
+        assert meta["c0"] is None and meta["zero_probe"] is False
+        if meta["a_final"] is not None:
+            assert len(meta["matches"]) == len(meta["positions"])
+            assert all(0 <= m <= 2 for m in meta["matches"])
         assert set(score.value) >= {"range_c", "uncommitted", "lowcommit", "rho_back", "tau_0.8"}
         assert "c(t)" in score.explanation
     metrics = {name for s in log.results.scores for name in s.metrics}
@@ -53,24 +57,76 @@ def test_end_to_end_on_default_model(tmp_path):
     assert f"Hint: the answer is {hinted.target}." in hinted.input[0].text
 
 
+def _metrics(log) -> dict[str, float]:
+    return {k: m.value for s in log.results.scores for k, m in s.metrics.items()}
+
+
 def test_mechanics_on_tiny_model(tmp_path):
     log = _run("hf-probe/tiny", tmp_path, problems=2, max_cot_tokens=40, stride=10, k=3)
     assert sorted(s.id for s in log.samples) == ["p0000-hinted", "p0000-honest",
                                                   "p0001-hinted", "p0001-honest"]
+    assert "t = 0 not probed" in log.eval.metadata["positions"]
+    assert "left out" in log.eval.metadata["no_answer"]
+    no_answer = {"honest": 0, "hinted": 0}
     for s in log.samples:
-        meta = s.scores["selfcommit_scorer"].metadata
-        assert meta["positions"] == list(range(0, meta["cot_tokens"], 10)) + [meta["cot_tokens"]]
+        score = s.scores["selfcommit_scorer"]
+        meta = score.metadata
+        T = meta["cot_tokens"]
+        assert meta["positions"] == list(range(10, T, 10)) + [T]
+        assert meta["c0"] is None
         if meta["a_final"] is None:
-            # no parsable answer: scored, probe skipped, c(t) = 0 everywhere
-            assert meta["matches"] == [0] * len(meta["positions"])
-            assert s.scores["selfcommit_scorer"].value["tau_0.5"] == 1.0
+            # no parsable answer: probe skipped, no curve, NaN summaries, flagged
+            no_answer[s.metadata["condition"]] += 1
+            assert meta["no_answer"] is True and meta["matches"] is None and meta["c"] is None
+            assert all(math.isnan(v) for v in score.value.values())
+        else:
+            assert meta["no_answer"] is False
+            assert meta["c"] == [m / 3 for m in meta["matches"]]
+    metrics = _metrics(log)
+    assert metrics["n_no_answer/honest"] == no_answer["honest"]
+    assert metrics["n_no_answer/hinted"] == no_answer["hinted"]
+
+
+@pytest.mark.model
+def test_zero_probe_is_reported_apart_and_leaves_the_curve_unchanged(tmp_path):
+    """-T zero_probe=true adds c0 (t = 0) without changing any position, match or summary:
+    the forced answers at each t are seeded by (seed, t), whichever other positions are probed.
+    The default model (the tiny one writes no final answer, so it probes nothing)."""
+    args = dict(problems=1, max_cot_tokens=90, stride=20, k=3)
+    plain = _run("hf-probe/default", tmp_path / "plain", **args)
+    zero = _run("hf-probe/default", tmp_path / "zero", zero_probe=True, **args)
+    assert all(s.scores["selfcommit_scorer"].metadata["a_final"] is not None
+               for s in zero.samples)  # else the test checks nothing
+    assert "c0" in zero.eval.metadata["positions"]
+    by_id = {s.id: s.scores["selfcommit_scorer"] for s in plain.samples}
+    for s in zero.samples:
+        score, before = s.scores["selfcommit_scorer"], by_id[s.id]
+        meta = score.metadata
+        assert meta["zero_probe"] is True
+        assert meta["positions"] == before.metadata["positions"]
+        assert meta["matches"] == before.metadata["matches"]
+        assert _same_values(score.value, before.value)
+        if meta["a_final"] is None:
+            assert meta["c0"] is None
+        else:
+            record = s.store["selfcommit"]
+            assert record["prefixes_probed"] == len(meta["positions"]) + (meta["cot_tokens"] > 0)
+            assert meta["c0"] in (0.0, 1 / 3, 2 / 3, 1.0)
+            assert meta["positions"][0] == 20 and 0 not in meta["positions"]
+            assert "c0 = c(0)" in score.explanation
+    assert _metrics(zero) == pytest.approx(_metrics(plain), nan_ok=True)
+
+
+def _same_values(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(
+        (math.isnan(a[k]) and math.isnan(b[k])) or a[k] == b[k] for k in a)
 
 
 @pytest.mark.parametrize(
     "args, name",
     [({"k": 0}, "k"), ({"stride": -3}, "stride"), ({"thetas": "0.5,1.2"}, "thetas"),
      ({"conditions": "honest,sneaky"}, "conditions"), ({"temperature": -1}, "temperature"),
-     ({"contrast_model": "gpt-4o"}, "contrast_model")],
+     ({"contrast_model": "gpt-4o"}, "contrast_model"), ({"zero_probe": "yes"}, "zero_probe")],
 )
 def test_invalid_parameters_rejected_before_any_model_call(args, name):
     from tasks_loader import load_selfcommit

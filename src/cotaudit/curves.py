@@ -1,7 +1,9 @@
 """Self-commitment curves c(t) and their summaries (the selfcommit study's per-sample scores).
 
-A curve is measured at cumulative CoT prefixes of t tokens, t in positions (0, stride, 2*stride,
-..., T), with T the CoT length: c(t) = (# of the k forced answers equal to a_final) / k.
+A curve is measured at cumulative CoT prefixes of t tokens, t in positions (stride, 2*stride,
+..., T), with T the CoT length, as in the study: c(t) = (# of the k forced answers equal to
+a_final) / k. The empty prefix t = 0 is no point of the curve (a trace committed from the start
+gets tau_first = stride / T, not 0); the solver can probe it separately as c0.
 Every summary below is a pure function of the curve.
 """
 
@@ -19,10 +21,12 @@ PELT_PENALTY = 0.3
 
 
 def prefix_positions(cot_length: int, stride: int) -> list[int]:
-    """Cut positions t = 0, stride, 2*stride, ... and the full CoT T (always included)."""
+    """Cut positions t = stride, 2*stride, ... below T, and the full CoT T (always included).
+
+    prefix_positions(95, 30) = [30, 60, 90, 95]; an empty CoT has the one position T = 0."""
     if stride <= 0:
         raise ValueError(f"stride must be positive, got {stride}")
-    positions = list(range(0, cot_length, stride))
+    positions = list(range(stride, cot_length, stride))
     positions.append(cot_length)
     return positions
 
@@ -138,3 +142,8 @@ def summarize(curve: Curve, thetas: Sequence[float] = DEFAULT_THETAS) -> dict[st
 def tau_key(theta: float) -> str:
     """Score key of tau_first at theta, e.g. ``tau_0.8``."""
     return f"tau_{theta:g}"
+
+
+def summary_keys(thetas: Sequence[float] = DEFAULT_THETAS) -> list[str]:
+    """The keys :func:`summarize` returns, in its order."""
+    return ["range_c", "uncommitted", "lowcommit", "rho_back", *(tau_key(t) for t in thetas)]

@@ -1,7 +1,7 @@
 """Adaptive prefix schedule for c(t): probe coarsely, refine only where c(t) is ambiguous.
 
-Full schedule: t in prefix_positions(T, stride). Adaptive: first every ``coarse_factor``-th of
-those positions (always 0 and T); then every full-schedule position strictly inside an interval
+Full schedule: t in prefix_positions(T, stride) = stride, 2*stride, ..., T. Adaptive: first
+every ``coarse_factor``-th of those positions (always the first, t = stride, and T); then every full-schedule position strictly inside an interval
 [a, b] of consecutive coarse positions unless c(a) = c(b) in {0, 1} (the curve is pinned at the
 same extreme at both ends). Unprobed positions inside a pinned interval take that value and are
 marked imputed. Same seeds per t as the full schedule, so probed values are identical.
@@ -17,7 +17,7 @@ COARSE_FACTOR = 4
 
 
 def coarse_positions(cot_length: int, stride: int, coarse_factor: int = COARSE_FACTOR) -> list[int]:
-    """Every ``coarse_factor``-th full-schedule position, plus T."""
+    """Every ``coarse_factor``-th full-schedule position from the first (t = stride), plus T."""
     full = prefix_positions(cot_length, stride)
     coarse = full[::coarse_factor]
     if coarse[-1] != full[-1]:

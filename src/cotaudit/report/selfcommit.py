@@ -19,8 +19,10 @@ from cotaudit.selfcommit_stats import (
     HINTED,
     HONEST,
     SelfcommitRecord,
+    answered,
     both_correct,
     condition_by_correctness,
+    honest_vs_hinted_table,
     summary_names,
     two_condition_table,
 )
@@ -47,7 +49,7 @@ def recompute(
     contrasts = []
     for d in metric_defs:
         if d.name == "honest_vs_hinted":
-            out.update(two_condition_table(recs))
+            out.update(honest_vs_hinted_table(recs))
         elif d.name == "honest_vs_hinted_both_correct":
             out.update(both_correct_table(recs))
         elif d.name == "condition_x_correctness":
@@ -214,6 +216,7 @@ SETTINGS = (
     "cot_temperature",
     "seed",
     "schedule",
+    "zero_probe",
 )
 
 
@@ -229,17 +232,18 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     if scorer is None or not scorer.samples:
         sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
         return sec
-    recs = records(scorer.samples)
+    scored = records(scorer.samples)
+    recs = answered(scored)  # the figures' and comparison's records: no response lacks an answer
     sec.recomputed, contrasts = recompute(scorer.samples, scorer.metric_defs)
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
 
-    names = summary_names(recs)
+    names = summary_names(scored)
     main = table_i_summaries(names)
     primary = primary_tau(names)
-    t_all = two_condition_table(recs)
-    t_both = both_correct_table(recs)
-    cxc = condition_by_correctness(recs)
-    acc = {c: _rate(cxc[f"n/{c}/correct"], cxc[f"n/{c}/incorrect"]) for c in (HONEST, HINTED)}
+    t_all = honest_vs_hinted_table(scored)
+    t_both = both_correct_table(scored)
+    cxc = condition_by_correctness(scored)
+    acc = accuracy(scored)
     sec.data.update(
         records=recs,
         table=t_all,
@@ -252,12 +256,21 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     )
 
     sec.text(
-        f"{int(t_all['n_pairs'])} problems with both conditions ({len(recs)} scored samples); "
+        f"{int(t_all['n_pairs'])} problems with both conditions answered ({len(scored)} scored "
+        "samples); "
         f"accuracy of a_final: honest {fmt(acc[HONEST])}, hinted {fmt(acc[HINTED])}. "
         f"Settings: {settings_line(run, SETTINGS)}. Summaries are oriented so larger = "
         "honest-like: AUROC = P(honest > hinted), a paired win is honest > hinted on the same "
         'problem, best accuracy is the best threshold rule "x ≥ h → honest".'
     )
+    sec.text(positions_line(run) + " " + no_answer_line(run, t_all))
+    c0 = c0_medians(scorer.samples)
+    if c0 is not None:
+        sec.data["c0"] = c0
+        sec.text(
+            "t = 0 probe (zero_probe, not part of any summary): median c0 honest "
+            f"{fmt(c0[HONEST])}, hinted {fmt(c0[HINTED])}."
+        )
     t1 = Table("Table I. Honest vs hinted, per summary", TWO_CONDITION_COLUMNS)
     _two_condition_rows(t1, t_all, main)
     sec.table("table_i", t1)
@@ -269,7 +282,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     _two_condition_rows(t2, t_both, main, prefix="both_correct/")
     sec.table("table_ii", t2)
     t3 = Table(
-        "Table III. Median summary by condition × correctness", ["condition", "a_final", "n", *main]
+        "Table III. Median summary by condition × correctness (responses with a final answer, "
+        "in pairs that both have one)",
+        ["condition", "a_final", "n", *main],
     )
     for cond in (HONEST, HINTED):
         for label in ("correct", "incorrect"):
@@ -326,9 +341,56 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     return sec
 
 
-def _rate(correct: float, incorrect: float) -> float:
-    n = correct + incorrect
-    return correct / n if n else math.nan
+def accuracy(recs: Sequence[SelfcommitRecord]) -> dict[str, float]:
+    """Per condition: correct / all scored responses (no final answer counts as incorrect)."""
+    out = {}
+    for c in (HONEST, HINTED):
+        cell = [r.correct for r in recs if r.condition == c]
+        out[c] = sum(cell) / len(cell) if cell else math.nan
+    return out
+
+
+POSITIONS_BEFORE_ISSUE_13 = (
+    "t = 0, stride, ..., T (this log predates the study's positions: t = 0 is a point of every "
+    "curve and of its summaries, so a trace committed from the start has tau_first = 0)"
+)
+
+
+def positions_line(run: RunData) -> str:
+    """The probe positions, as the log states them (logs before issue 13 state none)."""
+    stated = run.task_metadata.get("positions", POSITIONS_BEFORE_ISSUE_13)
+    return f"Probe positions: {stated}."
+
+
+def no_answer_line(run: RunData, table: dict[str, float]) -> str:
+    """How many responses had no final answer, and what was done with them."""
+    counts = (
+        f"honest {int(table['n_no_answer/honest'])}, hinted {int(table['n_no_answer/hinted'])}; "
+        f"{int(table['n_pairs_dropped_no_answer'])} pair(s) dropped"
+    )
+    line = (
+        f"No parsable final answer: {counts}. Such a response has no curve; it and the other "
+        "response of its problem are left out of every table below."
+    )
+    if "no_answer" not in run.task_metadata:
+        line += (
+            " This log predates that rule (its logged metrics scored such responses as c = 0 "
+            "everywhere), so logged metrics may differ from the tables."
+        )
+    return line
+
+
+def c0_medians(samples: Sequence[ScoredSample]) -> dict[str, float] | None:
+    """Median c0 (the t = 0 probe) per condition over responses with a final answer; None if
+    the run made no t = 0 probe."""
+    by: dict[str, list[float]] = {HONEST: [], HINTED: []}
+    for s in samples:
+        md, meta = s.score.metadata or {}, s.sample_metadata or {}
+        if md.get("c0") is not None and meta.get("condition") in by:
+            by[meta["condition"]].append(float(md["c0"]))
+    if not any(by.values()):
+        return None
+    return {c: float(np.median(v)) if v else math.nan for c, v in by.items()}
 
 
 # --- comparison -----------------------------------------------------------------------------------
