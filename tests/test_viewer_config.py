@@ -58,6 +58,7 @@ def test_select_drops_nan_but_keeps_headline():
     assert compact.select(table, ["c", "b", "a", "h", "missing"], keep_nan=["h"]) == {
         "c": 0.2, "a": 1.0, "h": table["h"]}
     assert list(compact.select(table, ["c", "a"])) == ["c", "a"]
+    assert math.isnan(compact.select({}, ["h"], keep_nan=["h"])["h"])
 
 
 def test_selfcommit_compact_keys_by_hand():

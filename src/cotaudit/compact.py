@@ -41,11 +41,14 @@ def _is_nan(v: float) -> bool:
 def select(
     table: Mapping[str, float], keys: Iterable[str], keep_nan: Sequence[str] = ()
 ) -> dict[str, float]:
-    """``{k: table[k]}`` for the keys present in ``table``, in the order of ``keys``, leaving out
-    NaN values except for the keys in ``keep_nan``."""
+    """``{k: table[k]}`` in the order of ``keys``, leaving out NaN values and keys absent from
+    ``table``, except for the keys in ``keep_nan``: those are always there (NaN if absent, e.g.
+    on the empty score list the live display computes metrics on)."""
     out: dict[str, float] = {}
     for k in keys:
-        if k in table and (k in keep_nan or not _is_nan(float(table[k]))):
+        if k in keep_nan:
+            out[k] = float(table.get(k, math.nan))
+        elif k in table and not _is_nan(float(table[k])):
             out[k] = float(table[k])
     return out
 
