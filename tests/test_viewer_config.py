@@ -81,7 +81,8 @@ def test_primary_summary():
 def test_trace_compact_keeps_the_headline_even_when_nan():
     out = compact.trace_compact({"visible_vs_masked/answer_key/mean_diff": math.nan,
                                  "accuracy/wrong_key": math.nan, "accuracy/answer_key": 0.5})
-    assert list(out) == ["visible_vs_masked/answer_key/mean_diff", "accuracy/answer_key"]
+    assert list(out) == [*compact.trace_headline_keys(), "accuracy/answer_key"]
+    assert all(math.isnan(out[k]) for k in compact.trace_headline_keys())
 
 
 def test_cluster_compact_keys():
