@@ -6,3 +6,13 @@ and scorers in ``cotaudit.solvers`` and ``cotaudit.scorers``.
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``cotaudit.probe(task, probe="trace" | "selfcommit", ...)``: see ``tasks/probe.py``
+    (imported on first use, so ``import cotaudit`` stays free of Inspect)."""
+    if name == "probe":
+        from cotaudit.tasks.probe import probe_task
+
+        return probe_task
+    raise AttributeError(f"module 'cotaudit' has no attribute {name!r}")

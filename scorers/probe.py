@@ -1,0 +1,261 @@
+"""Scorer of the generic probe: verify each forced answer with the wrapped task's own scorer.
+
+For a forced answer a (clipped to its first line), the *verification copy* is a copy of the
+sample's state whose output (and last assistant message) is ``tag + a`` with the tag's leading
+whitespace stripped ("ANSWER: B", "The final answer is 18"); for a multiple-choice sample its
+choices are re-marked from that text as Inspect's ``multiple_choice()`` does. The task's scorer
+then scores the copy against the sample's target.
+
+- TRACE: p(t) = mean over the k forced answers of the copy's score value (CORRECT = 1).
+- Self-commitment: a_final = the canonical answer (answer form) of ``Score.answer`` when the task
+  scorer scores a copy whose output is the trace's final-answer text (after the think block), and
+  c(t) = share of the k forced answers whose copy's ``Score.answer`` has the same canonical
+  answer. A trace with no final answer has no c(t) (summaries NaN, ``has_final`` = 0).
+
+Value keys: the summaries of the own-prompt curve; with ``replay_under`` the same keys with
+``_replay`` for the replayed curve (NaN for samples of the replay condition itself);
+``task_score``: the task scorer's value of the unmodified state.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from copy import deepcopy
+from typing import Any, Sequence
+
+import numpy as np
+from inspect_ai.model import ChatMessageAssistant, ModelOutput
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    metric,
+    scorer,
+    value_to_float,
+)
+from inspect_ai.solver import TaskState
+
+from cotaudit.curves import DEFAULT_THETAS
+from cotaudit.display import sparkline
+from cotaudit.probing.forms import AnswerForm, clip, get_form
+from cotaudit.probing.record import STORE_KEY, ProbeRecord
+from cotaudit.probing.summaries import pass_rates, selfcommit_summaries, trace_summaries
+
+_to_float = value_to_float()
+REPLAY_SUFFIX = "_replay"
+GAP_KEYS = {"trace": ("auc", "pass_at_first"), "selfcommit": ("uncommitted", "tau_0.8", "range_c")}
+"""Summaries whose own-minus-replay difference is a run metric (``replay_gap/<key>``)."""
+
+
+class Verifier:
+    """The wrapped task's scorer applied to verification copies of one sample's state."""
+
+    def __init__(
+        self, task_scorer: Scorer, state: TaskState, target: Target, score_key: str | None
+    ) -> None:
+        self.task_scorer, self.state, self.target = task_scorer, state, target
+        self.score_key = score_key
+        self._cache: dict[str, Score] = {}
+        letters = [t for t in target.target if t.strip()]
+        self.multiple_correct = len(letters) > 1 or any("," in t for t in letters)
+
+    async def score(self, text: str) -> Score:
+        """The task scorer's score of a copy of the state whose output is ``text``."""
+        if text not in self._cache:
+            copy = deepcopy(self.state)
+            copy.output = ModelOutput.from_content(model=str(self.state.model), content=text)
+            if copy.messages and isinstance(copy.messages[-1], ChatMessageAssistant):
+                copy.messages[-1] = ChatMessageAssistant(content=text, model=str(self.state.model))
+            if copy.choices:
+                remark_choices(copy, self.multiple_correct)
+            score = await self.task_scorer(copy, self.target)
+            if score is None:
+                raise ValueError("the task's scorer returned no score for a verification copy")
+            self._cache[text] = score
+        return self._cache[text]
+
+    def value(self, score: Score) -> float:
+        """The score's value as a float (CORRECT = 1, INCORRECT = 0, ...)."""
+        value = score.value
+        if isinstance(value, dict):
+            if self.score_key is None or self.score_key not in value:
+                raise ValueError(
+                    f"the task's scorer returns a dict value {sorted(value)}: pass "
+                    "score_key naming the entry that says whether an answer is correct"
+                )
+            value = value[self.score_key]
+        return float(_to_float(value))
+
+
+def remark_choices(state: TaskState, multiple_correct: bool) -> None:
+    """Mark ``state.choices`` from ``state.output`` as ``multiple_choice()`` does after
+    generating (nothing marked when no answer parses)."""
+    from inspect_ai.solver._multiple_choice import (
+        parse_answers,
+        set_choices_based_on_generated_response,
+    )
+
+    for i in range(len(state.choices)):
+        state.choices.mark_choice(i, None)  # type: ignore[arg-type]
+    answers = parse_answers(state, multiple_correct)
+    if answers:
+        set_choices_based_on_generated_response(state, answers)
+
+
+def verification_text(tag: str, raw_answer: str) -> str:
+    """``tag`` without its leading whitespace, then the forced answer's first line."""
+    return tag.lstrip() + clip(raw_answer)
+
+
+def answer_of(score: Score, text: str, form: AnswerForm) -> str | None:
+    """Canonical answer of a scored text: from ``Score.answer``, else from the text itself."""
+    return form.extract(score.answer if score.answer is not None else text)
+
+
+async def _verify(
+    verifier: Verifier, form: AnswerForm, rec: ProbeRecord, rows: list[list[str]]
+) -> tuple[list[list[float]], list[list[str | None]]]:
+    values, answers = [], []
+    for row in rows:
+        texts = [verification_text(rec.tag, a) for a in row]
+        scores = [await verifier.score(t) for t in texts]
+        values.append([verifier.value(s) for s in scores])
+        answers.append([answer_of(s, t, form) for s, t in zip(scores, texts)])
+    return values, answers
+
+
+def _curve_table(rec: ProbeRecord, curves: dict[str, list[float]], label: str) -> str:
+    head = "| t | t/T | " + " | ".join(f"{label} {n}" for n in curves) + " |"
+    lines = [head, "|---:|---:|" + "---:|" * len(curves)]
+    zero = 1 if rec.schedule.zero_probe else 0
+    rows = [(0, "0 (zero probe)")] if zero else []
+    rows += [(t, f"{f:.2f}") for t, f in zip(rec.positions, rec.curve_fractions)]
+    for i, (t, f) in enumerate(rows):
+        cells = " | ".join(f"{c[i]:.2f}" for c in curves.values())
+        lines.append(f"| {t} | {f} | {cells} |")
+    sparks = ", ".join(f"{n} {sparkline(c[zero:])}" for n, c in curves.items())
+    return "\n".join(lines) + f"\n\n{label}: {sparks}"
+
+
+@scorer(metrics=[])  # metrics attached by probe_task
+def probe_scorer(
+    task_scorer: Scorer,
+    *,
+    thetas: Sequence[float] = DEFAULT_THETAS,
+    score_key: str | None = None,
+) -> Scorer:
+    """TRACE pass curve or self-commitment c(t) of the probe solver's forced answers, verified
+    by ``task_scorer`` (the wrapped task's own scorer)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        stored = state.store.get(STORE_KEY)
+        if stored is None:
+            raise RuntimeError("probe_scorer needs the probe_sweep solver to run first")
+        rec = ProbeRecord.model_validate(stored)
+        form = get_form(rec.form)
+        verifier = Verifier(task_scorer, state, target, score_key)
+        own_score = await task_scorer(state, target)
+        value: dict[str, float] = {
+            "task_score": verifier.value(own_score) if own_score is not None else math.nan
+        }
+        metadata: dict[str, Any] = {
+            "form": rec.form, "tag": rec.tag, "cut_tag": rec.cut_tag, "think": rec.think_source,
+            "think_closed": rec.think_closed, "T": rec.trace_tokens, "k": rec.k,
+            "positions": rec.positions, "fractions": rec.curve_fractions, "probed": rec.probed,
+            "context_truncated": rec.context_truncated,
+        }
+        zero = 1 if rec.schedule.zero_probe else 0
+        curves: dict[str, list[float]] = {}
+        final_text = rec.final_text
+        a_final = None
+        if rec.probe == "selfcommit":
+            fs = await verifier.score(final_text) if final_text.strip() else None
+            a_final = answer_of(fs, final_text, form) if fs is not None else None
+            value["has_final"] = float(a_final is not None)
+            metadata["a_final"] = a_final
+        for ctx in rec.contexts:
+            suffix = "" if ctx.name == "own" else REPLAY_SUFFIX
+            values, answers = await _verify(verifier, form, rec, ctx.answers)
+            if rec.probe == "trace":
+                p = pass_rates(values)
+                curves[ctx.name] = p
+                summaries = trace_summaries(p[zero:], rec.curve_fractions)
+                summaries["p0"] = p[0] if zero else math.nan
+            else:
+                matches = None if a_final is None else [sum(a == a_final for a in row) for row in answers]
+                summaries = selfcommit_summaries(rec.positions, rec.trace_tokens, matches[zero:] if matches else None, rec.k, thetas)
+                summaries["c0"] = matches[0] / rec.k if (zero and matches) else math.nan
+                if matches is not None:
+                    curves[ctx.name] = [m / rec.k for m in matches]
+            value |= {f"{key}{suffix}": v for key, v in summaries.items()}
+            metadata[ctx.name] = {
+                "condition": ctx.condition,
+                "answers": ctx.answers,
+                "canonical": answers,
+                "values": values,
+            }
+        if rec.replay_under is not None and rec.context("replay") is None:
+            keys = [k for k in value if k not in ("task_score", "has_final")]
+            value |= {f"{k}{REPLAY_SUFFIX}": math.nan for k in keys}
+        label = "p(t)" if rec.probe == "trace" else "c(t)"
+        head = f"{rec.probe} probe, form {rec.form}, T = {rec.trace_tokens} tokens, k = {rec.k}"
+        if rec.think_source != "none":
+            head += f", think block ({rec.think_source}, {'closed' if rec.think_closed else 'unclosed'})"
+        if rec.probe == "selfcommit":
+            head += f"; a_final = {a_final!r}"
+        body = _curve_table(rec, curves, label) if curves else "No final answer: no c(t)."
+        return Score(
+            value=value,  # type: ignore[arg-type]
+            answer=a_final if rec.probe == "selfcommit" else own_score.answer if own_score else None,
+            explanation=f"{head}\n\n{body}",
+            metadata=metadata,
+        )
+
+    return score
+
+
+def _metric_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+
+
+def _nanmean(values: list[float]) -> float:
+    arr = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
+    return float(arr.mean()) if arr.size else math.nan
+
+
+@metric
+def probe_summary(probe: str = "trace", condition_key: str = "condition") -> Metric:
+    """Run metrics of the probe: for every value key its mean over the samples where it is
+    defined (NaN left out), overall and per condition (``<key>/<condition>``); with replay,
+    ``replay_gap/<key>`` = mean over samples of (own - replayed) summary, overall and per
+    condition; ``n_samples``."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        out: dict[str, float] = {"n_samples": float(len(scores))}
+        if not scores:
+            return out
+        rows = [(s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {}) for s in scores]
+        keys = list(rows[0][0])
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for value, meta in rows:
+            if condition_key in meta:
+                groups[_metric_name(str(meta[condition_key]))].append(value)
+        for key in keys:
+            out[key] = _nanmean([float(v.get(key, math.nan)) for v, _ in rows])
+            for cond, values in groups.items():
+                out[f"{key}/{cond}"] = _nanmean([float(v.get(key, math.nan)) for v in values])
+        for key in GAP_KEYS.get(probe, ()):
+            if f"{key}{REPLAY_SUFFIX}" not in keys:
+                continue
+            def gaps(values: list[dict[str, Any]]) -> list[float]:
+                return [float(v[key]) - float(v[f"{key}{REPLAY_SUFFIX}"]) for v in values]
+            out[f"replay_gap/{key}"] = _nanmean(gaps([v for v, _ in rows]))
+            for cond, values in groups.items():
+                out[f"replay_gap/{key}/{cond}"] = _nanmean(gaps(values))
+        return out
+
+    return compute

@@ -1,0 +1,130 @@
+"""Answer forms of a truncate-and-force-answer probe: what a forced answer looks like.
+
+A form fixes three things:
+
+- ``tag``: the text appended after a cut prefix to force an answer (overridable per run);
+- ``answer_max_tokens``: the token budget of one forced answer;
+- ``extract(text)``: the canonical answer in a text (a full response, or what a task's scorer
+  returned as ``Score.answer``), or None when there is none. Two answers are *the same* when
+  their canonical strings are equal.
+
+Forms:
+
+- ``integer``: GSM8K-style numbers; canonical = the integer as decimal text
+  (:func:`cotaudit.answers.extract_final_answer`: last ``\\boxed{}``, ``#### N``, the number
+  after the last "answer is", else the last number; "18.00" -> "18", "1/2" -> None).
+- ``letter``: multiple-choice letters (Inspect's ``multiple_choice()`` / ``choice()``);
+  canonical = the chosen letters, upper case, sorted and comma-joined ("b" -> "B",
+  "ANSWER: C, A" -> "A, C"), read from the last ``ANSWER:`` line, else from a text that is only
+  letters, else from a leading letter ("B) Paris" -> "B").
+- ``string``: short exact strings (``match()`` / ``includes()``); canonical = the text after the
+  last "answer:" / "answer is" marker (else the last non-empty line), case-folded, with
+  punctuation and surrounding whitespace stripped and inner whitespace collapsed
+  ("The answer is Paris." -> "paris").
+
+A forced continuation is first ``clip``-ped to its first non-empty line (the answer the tag asked
+for, not what the model rambles on with).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+from cotaudit.answers import extract_final_answer
+
+FormName = Literal["integer", "letter", "string"]
+FORM_NAMES: tuple[str, ...] = ("integer", "letter", "string")
+
+_ANSWER_LINE_RE = re.compile(r"(?im)^\s*answer\s*:\s*([A-Za-z](?:\s*[, ]\s*[A-Za-z])*)\s*\.?\s*$")
+_LETTERS_ONLY_RE = re.compile(r"^\s*\(?([A-Za-z](?:\s*[, ]\s*[A-Za-z])*)\)?\s*\.?\s*$")
+_LEADING_LETTER_RE = re.compile(r"^\s*\(?([A-Z])(?:[).:,]|\s|$)")
+_ANSWER_MARKER_RE = re.compile(r"(?i)answer\s*(?::|is\b)")
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+def clip(text: str) -> str:
+    """A forced continuation cut to its first non-empty line, stripped."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def extract_integer(text: str | None) -> str | None:
+    """Canonical integer answer (decimal text) of ``text``; None if none parses."""
+    value = extract_final_answer(text or "")
+    return None if value is None else str(value)
+
+
+def _letters(group: str) -> str:
+    return ", ".join(sorted({ch.upper() for ch in group if ch.isalpha()}))
+
+
+def extract_letter(text: str | None) -> str | None:
+    """Canonical multiple-choice answer: sorted upper-case letters joined by ", "; None if none.
+
+    Precedence: the last ``ANSWER: X`` line; else a text made of letters only ("b", "A, C");
+    else a leading capital letter followed by ``)``, ``.``, ``:``, ``,``, a space or the end."""
+    if not text:
+        return None
+    lines = _ANSWER_LINE_RE.findall(text)
+    if lines:
+        return _letters(lines[-1])
+    only = _LETTERS_ONLY_RE.match(text)
+    if only:
+        return _letters(only.group(1))
+    lead = _LEADING_LETTER_RE.match(text.strip())
+    return lead.group(1) if lead else None
+
+
+def normalize_string(text: str) -> str:
+    """Case-folded, punctuation removed, whitespace collapsed."""
+    return " ".join(text.casefold().translate(_PUNCTUATION).split())
+
+
+def extract_string(text: str | None) -> str | None:
+    """Canonical short answer: after the last "answer:"/"answer is" marker, else the last
+    non-empty line; normalised by :func:`normalize_string`; None if empty."""
+    if not text:
+        return None
+    markers = list(_ANSWER_MARKER_RE.finditer(text))
+    if markers:
+        tail = clip(text[markers[-1].end():])
+    else:
+        lines = [line for line in text.splitlines() if line.strip()]
+        tail = lines[-1] if lines else ""
+    canonical = normalize_string(tail)
+    return canonical or None
+
+
+@dataclass(frozen=True)
+class AnswerForm:
+    """One answer form: its default forced-answer tag, answer budget and canonical extractor."""
+
+    name: str
+    tag: str
+    answer_max_tokens: int
+    extract: Callable[[str | None], str | None]
+
+    def same(self, a: str | None, b: str | None) -> bool:
+        """Both texts have a canonical answer and it is the same."""
+        ca, cb = self.extract(a), self.extract(b)
+        return ca is not None and ca == cb
+
+
+FORMS: dict[str, AnswerForm] = {
+    "integer": AnswerForm("integer", "\n\nThe final answer is ", 8, extract_integer),
+    "letter": AnswerForm("letter", "\n\nANSWER: ", 4, extract_letter),
+    "string": AnswerForm("string", "\n\nThe answer is ", 12, extract_string),
+}
+
+
+def get_form(name: str) -> AnswerForm:
+    """The form called ``name``; a clear error for an unknown name."""
+    try:
+        return FORMS[name]
+    except KeyError:
+        raise ValueError(f"unknown answer form {name!r}; expected one of {FORM_NAMES}") from None

@@ -1,0 +1,71 @@
+"""Cut positions of a trace of T tokens: a token stride (self-commitment) or prefix fractions
+(TRACE). Prefixes are cumulative: cut t keeps the trace's first t tokens.
+
+- ``stride``: t = stride, 2*stride, ..., T (T always included; :func:`cotaudit.curves.prefix_positions`).
+- ``fractions``: t = round(f * T) for each f (Python's round, half to even).
+
+The empty prefix t = 0 (the prompt alone) is no point of either curve; ``zero_probe`` probes it
+apart.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, Sequence
+
+from pydantic import BaseModel, field_validator, model_validator
+
+from cotaudit.curves import prefix_positions
+
+DEFAULT_STRIDE = 30
+DEFAULT_FRACTIONS: tuple[float, ...] = (0.10, 0.25, 0.50, 0.75, 1.00)
+
+
+class Schedule(BaseModel, frozen=True):
+    """Where to cut: ``kind`` ``stride`` (every ``stride`` tokens) or ``fractions``."""
+
+    kind: Literal["stride", "fractions"]
+    stride: int = DEFAULT_STRIDE
+    fractions: tuple[float, ...] = DEFAULT_FRACTIONS
+    zero_probe: bool = False
+
+    @field_validator("stride")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError(f"stride must be positive, got {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _fractions_ok(self) -> "Schedule":
+        f = self.fractions
+        if not f or any(not (0.0 < x <= 1.0) or math.isnan(x) for x in f):
+            raise ValueError(f"fractions must lie in (0, 1], got {list(f)}")
+        if any(b <= a for a, b in zip(f, f[1:])):
+            raise ValueError(f"fractions must be strictly increasing, got {list(f)}")
+        return self
+
+    def positions(self, length: int) -> list[int]:
+        """The curve's cut positions for a trace of ``length`` tokens (t = 0 excluded)."""
+        if self.kind == "stride":
+            return prefix_positions(length, self.stride)
+        return [round(f * length) for f in self.fractions]
+
+    def curve_fractions(self, length: int) -> list[float]:
+        """The x of each curve point: the fractions, or t / T for a stride (1.0 when T = 0)."""
+        if self.kind == "fractions":
+            return list(self.fractions)
+        return [t / length if length else 1.0 for t in self.positions(length)]
+
+    def probed(self, length: int) -> list[int]:
+        """Every position probed, in order: 0 first when ``zero_probe``, then the curve's."""
+        return ([0] if self.zero_probe else []) + self.positions(length)
+
+
+def parse_fractions(value: str | Sequence[float]) -> tuple[float, ...]:
+    """Fractions from ``"0.1,0.5,1"`` or a sequence of numbers."""
+    items = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+    try:
+        return tuple(float(v) for v in items)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"fractions: expected numbers in (0, 1], got {value!r}") from e

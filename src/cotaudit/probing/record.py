@@ -1,0 +1,59 @@
+"""What a probe recorded for one sample: the solver writes it, the scorer and reports read it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from cotaudit.probing.positions import Schedule
+
+STORE_KEY = "probe"
+"""Key of the record in Inspect's sample store."""
+
+ProbeKind = Literal["trace", "selfcommit"]
+PROBE_KINDS: tuple[str, ...] = ("trace", "selfcommit")
+
+
+class ContextAnswers(BaseModel):
+    """Forced answers under one prompt: ``own`` (the prompt the trace was written under) or
+    ``replay`` (another condition's prompt, same trace tokens). ``answers[i]`` holds the k raw
+    continuations after the tag at ``ProbeRecord.probed[i]``."""
+
+    name: Literal["own", "replay"]
+    condition: str | None = None
+    answers: list[list[str]]
+
+
+class ProbeRecord(BaseModel):
+    """One sample's truncate-and-force-answer sweep.
+
+    The trace is the reasoning span of the response (the think block when there is one):
+    ``trace_tokens`` = T tokens, starting ``offset`` tokens into the response. Prefix t is the
+    response's first ``offset + t`` tokens followed by ``cut_tag`` (``tag``, after the think
+    closer when inside a think block).
+    """
+
+    probe: ProbeKind
+    form: str
+    tag: str
+    cut_tag: str
+    think_source: str
+    think_closed: bool
+    response: str
+    final_text: str
+    trace_tokens: int
+    offset: int
+    generation_truncated: bool
+    context_truncated: bool
+    schedule: Schedule
+    positions: list[int]
+    curve_fractions: list[float]
+    probed: list[int]
+    k: int
+    temperature: float
+    contexts: list[ContextAnswers]
+    replay_under: str | None = None
+
+    def context(self, name: str) -> ContextAnswers | None:
+        return next((c for c in self.contexts if c.name == name), None)

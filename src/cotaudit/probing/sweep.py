@@ -1,0 +1,60 @@
+"""The truncate-and-force-answer sweep every probe shares.
+
+For a chat prompt, the response's token ids and cut positions t: the model sees
+``prompt ++ ids[:offset + t] ++ tag`` and samples k short answers per cut
+(:meth:`cotaudit.engine.base.ProbeEngine.continue_prefixes`, one request for all cuts, so the
+backends reuse their caches). Prefixes are cumulative; the same seed gives the same answers
+whatever else is probed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from cotaudit.engine.base import Message, PrefixRequest, ProbeEngine
+
+
+def context_room(engine: Any, prompt: Sequence[Message], tag: str, answer_tokens: int) -> int | None:
+    """Response tokens that fit before the tag and answer in the model's context, or None when
+    the engine does not know its context length and prompt rendering (servers: left to them).
+
+    room = context_length - len(render(prompt)) - len(tokenize(tag)) - answer_tokens."""
+    context = getattr(engine, "context_length", None)
+    render = getattr(engine, "render", None)
+    if not context or render is None:
+        return None
+    return max(context - len(render(prompt)) - len(engine.tokenize(tag)) - answer_tokens, 0)
+
+
+async def force_answers(
+    engine: ProbeEngine,
+    prompt: Sequence[Message],
+    token_ids: Sequence[int],
+    cuts: Sequence[int],
+    tag: str,
+    *,
+    k: int,
+    max_tokens: int,
+    temperature: float,
+    seed: int,
+) -> list[list[str]]:
+    """k raw answers after ``prompt ++ token_ids[:c] ++ tag`` for each absolute cut c, in order.
+
+    Repeated cuts are probed once and share their answers."""
+    unique = sorted(set(cuts))
+    if not unique:
+        return []
+    rows = await engine.continue_prefixes(
+        PrefixRequest(
+            messages=prompt,
+            cot_token_ids=list(token_ids),
+            positions=unique,
+            tag=tag,
+            k=k,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+        )
+    )
+    by_cut = dict(zip(unique, rows))
+    return [list(by_cut[c]) for c in cuts]

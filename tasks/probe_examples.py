@@ -1,0 +1,80 @@
+"""Example tasks for the generic probe, one per answer form, on data the project ships.
+
+Plain Inspect tasks (their own solver and scorer, nothing of cotaudit's probe in them):
+
+- ``gsm8k_mc``: GSM8K as 4-way multiple choice, ``multiple_choice(cot=True)`` + ``choice()``
+  (answer form ``letter``);
+- ``capitals``: capital cities, step-by-step then "The answer is X.", ``match()`` (``string``);
+- ``gsm8k_numeric``: GSM8K with the selfcommit prompt (honest and/or hinted: "Hint: the answer
+  is X."), ``match(numeric=True)`` (``integer``); samples carry ``pair_id`` and ``condition``
+  so traces can be replayed under the other condition's prompt.
+
+    inspect eval tasks/probe.py -T task=cotaudit/gsm8k_mc -T probe=trace --model hf-probe/default
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import choice, match
+from inspect_ai.solver import generate, multiple_choice, prompt_template
+
+from cotaudit.gsm8k import load_problems
+from cotaudit.params import parse_conditions
+from cotaudit.probing.datasets import load_capitals, load_gsm8k_mc
+from cotaudit.prompts import SELFCOMMIT_CONDITIONS, selfcommit_messages
+from cotaudit.providers._messages import to_inspect
+
+CAPITALS_TEMPLATE = (
+    "Answer the question. Think step by step, then end with \"The answer is X.\" where X is "
+    "the answer.\n\n{prompt}"
+)
+
+
+@task
+def gsm8k_mc(problems: int = 50, cot: bool = True) -> Task:
+    """GSM8K multiple choice (shipped ``gsm8k_mc.jsonl``) with Inspect's multiple_choice/choice."""
+    items = load_gsm8k_mc(limit=problems)
+    samples = [
+        Sample(id=i.id, input=i.question, choices=i.choices, target=i.target, metadata={"gold": i.gold})
+        for i in items
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name="gsm8k_mc"),
+        solver=multiple_choice(cot=cot),
+        scorer=choice(),
+    )
+
+
+@task
+def capitals(limit: int = 30) -> Task:
+    """Capital cities (shipped ``capitals.jsonl``), answered after a short reasoning, match()."""
+    items = load_capitals(limit=limit)
+    return Task(
+        dataset=MemoryDataset(
+            [Sample(id=i.id, input=i.question, target=i.answer) for i in items], name="capitals"
+        ),
+        solver=[prompt_template(CAPITALS_TEMPLATE), generate()],
+        scorer=match(),
+    )
+
+
+@task
+def gsm8k_numeric(problems: int = 20, conditions: str = "honest") -> Task:
+    """GSM8K with the selfcommit prompt (honest / hinted), match(numeric=True)."""
+    conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
+    samples = [
+        Sample(
+            id=f"p{p.index:04d}-{cond}",
+            input=to_inspect(selfcommit_messages(p.question, cond, p.answer)),
+            target=str(p.answer),
+            metadata={"pair_id": f"p{p.index:04d}", "condition": cond},
+        )
+        for p in load_problems(limit=problems).items
+        for cond in conds
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name="gsm8k"),
+        solver=generate(),
+        scorer=match(numeric=True),
+    )
