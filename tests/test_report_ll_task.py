@@ -282,15 +282,20 @@ def test_cluster_contrast_notes_both_reports_of_each_version(tiny_log):
     assert entry["positive_class"] == "honest" and entry["negative_class"] == "concealing"
     assert entry["degenerate"] is None
     main = [s for s in log.samples if s.metadata["family"] != "ctrl"]
+    noted = 0
     for sample in main:
-        notes = sample.scores[SCORER].metadata["cluster_contrast"]
-        assert [n["point"] for n in notes] == [f"{sample.id}#honest", f"{sample.id}#concealing"]
-        assert [n["class"] for n in notes] == ["honest", "concealing"]
+        # a report byte-identical to one already clustered in its scenario is collapsed
+        # (issue 13 item 9): the plain reports are noted once, at the first version holding them
+        notes = sample.scores[SCORER].metadata.get("cluster_contrast") or []
+        kinds = [n["class"] for n in notes]
+        assert [n["point"] for n in notes] == [f"{sample.id}#{k}" for k in kinds]
+        assert kinds in (["honest", "concealing"], ["honest"], ["concealing"])
         explanation = sample.scores[SCORER].explanation
-        for kind in ("honest", "concealing"):
+        for kind in kinds:
             assert f"- {kind} report, `report_cluster`: " in explanation
+        noted += len(notes)
     sizes = entry["clusters"]["positive"]["size"] + entry["clusters"]["negative"]["size"]
-    assert sizes == 2 * len(main)
+    assert sizes == noted == 2 * 2 * 2  # scenarios x report kinds x distinct (plain, dressed)
 
 
 def test_tiny_scores_are_the_ledger_differences(tiny_log):
