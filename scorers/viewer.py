@@ -52,7 +52,9 @@ def _config(
 ) -> ViewerConfig:
     columns = [TaskSamplesColumn(id="sampleId")]
     columns += [TaskSamplesColumn.score(scorer, k) for k in visible]
-    columns += [TaskSamplesColumn.score(scorer, k, visible=False) for k in hidden]
+    # the viewer shows every score column (its score picker, not `visible`, hides them), so
+    # the other scores are only ordered after the chosen ones
+    columns += [TaskSamplesColumn.score(scorer, k) for k in hidden]
     columns += [TaskSamplesColumn(id=b, visible=False) for b in HIDDEN_BUILTINS]
     return ViewerConfig(
         task_samples_view=TaskSamplesView(
@@ -68,7 +70,7 @@ def _config(
 
 def selfcommit_viewer(primary: str, summaries: Sequence[str]) -> ViewerConfig:
     """Columns: pair, condition, the primary summary, the c(t) sparkline, a_final, gold,
-    correct, then the other summaries (hidden, one click away); sorted by pair, condition."""
+    correct, then the other summaries; sorted by pair, condition."""
     visible = ["pair", "condition", primary, "c_t", "a_final", "gold", "correct"]
     hidden = [s for s in summaries if s != primary]
     labels = {"c_t": "c(t)", primary: primary.replace("tau_", "tau_first ")}

@@ -141,7 +141,7 @@ def test_selfcommit_curve_text_by_hand():
         "```",
     ]
     assert note.startswith("`*` imputed")
-    assert spark == "c(t) `▅██` over t = 20…60 of T = 60 tokens, k = 2"
+    assert spark == "c(t) ▅██ over t = 20…60 of T = 60 tokens, k = 2"
     assert c0 == "c0 (t = 0, not part of the curve) = 0.5"
 
 
@@ -160,8 +160,8 @@ def test_trace_curve_text_by_hand():
         " 10%   5           1  ✓ 18                       0  ✗ 16",
         "100%  50           1  ✓ 18                       1  ✓ 18",
     ]
-    assert vis == "p(f) visible `██` over f = 10…100%"
-    assert mask == "p(f) masked `▁█` over f = 10…100%"
+    assert vis == "p(f) visible ██ over f = 10…100%"
+    assert mask == "p(f) masked ▁█ over f = 10…100%"
     one = trace_curve_text([0.1, 1.0], [0, 5, 50], {"visible": {
         "matches": [1, 3, 2], "parsed": [[18, 18, 18]] * 2 + [[18, 17, 18]]}}, 3, 0.5)
     assert "  p  answers" in one and "0.667  ✓ 18×2 17×1" in one

@@ -43,7 +43,8 @@ def test_viewer_configs_name_score_columns_of_their_scorer():
     assert ids[:4] == ["sampleId", "score__selfcommit_scorer__pair",
                        "score__selfcommit_scorer__condition", "score__selfcommit_scorer__tau_0.8"]
     hidden = {c.id for c in view.columns if not c.visible}
-    assert "score__selfcommit_scorer__range_c" in hidden and "input" in hidden
+    assert "score__selfcommit_scorer__range_c" in ids and hidden == {
+        "input", "target", "answer", "tokens", "duration"}
     assert [s.column for s in view.sort] == ["score__selfcommit_scorer__pair",
                                              "score__selfcommit_scorer__condition"]
     assert cfg.sample_score_view.sort is None  # natural order: the value's, primary first

@@ -138,7 +138,7 @@ def selfcommit_curve_text(
     lines = [aligned_block(["t", "t/T", "c(t)", ""], rows, right=[True, True, True, False])]
     if any(imputed):
         lines.append("`*` imputed by the adaptive schedule (not probed)")
-    lines.append(f"c(t) `{sparkline(c)}` over t = {positions[0]}…{positions[-1]} of "
+    lines.append(f"c(t) {sparkline(c)} over t = {positions[0]}…{positions[-1]} of "
                  f"T = {cot_length} tokens, k = {k}")
     if c0 is not None:
         lines.append(f"c0 (t = 0, not part of the curve) = {fmt_number(c0)}")
@@ -174,6 +174,6 @@ def trace_curve_text(
     for n in names:
         curve = [ratio(m, k) for m in probes[n]["matches"][1:]]
         label = f"p(f) {n}" if len(names) > 1 else "p(f)"
-        lines.append(f"{label} `{sparkline(curve)}` over f = "
+        lines.append(f"{label} {sparkline(curve)} over f = "
                      f"{fmt_number(fractions[0] * 100, 4)}…{fmt_number(fractions[-1] * 100, 4)}%")
     return "\n\n".join(lines)
