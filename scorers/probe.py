@@ -47,6 +47,11 @@ from cotaudit.probing.summaries import pass_rates, selfcommit_summaries, trace_s
 
 _to_float = value_to_float()
 REPLAY_SUFFIX = "_replay"
+MAIN_KEYS = {
+    "trace": ("task_score", "auc", "pass_at_first", "first_pass", "p0"),
+    "selfcommit": ("task_score", "has_final", "uncommitted", "tau_0.8", "range_c", "c0"),
+}
+"""Value keys also reported per condition (``<key>/<condition>``)."""
 GAP_KEYS = {"trace": ("auc", "pass_at_first"), "selfcommit": ("uncommitted", "tau_0.8", "range_c")}
 """Summaries whose own-minus-replay difference is a run metric (``replay_gap/<key>``)."""
 
@@ -229,33 +234,45 @@ def _nanmean(values: list[float]) -> float:
 
 @metric
 def probe_summary(probe: str = "trace", condition_key: str = "condition") -> Metric:
-    """Run metrics of the probe: for every value key its mean over the samples where it is
-    defined (NaN left out), overall and per condition (``<key>/<condition>``); with replay,
-    ``replay_gap/<key>`` = mean over samples of (own - replayed) summary, overall and per
-    condition; ``n_samples``."""
+    """Run metrics of the probe: the mean of every value key over the samples where it is
+    defined (NaN left out); per condition (``<key>/<condition>``) for the main keys; with
+    replay, ``replay_gap/<key>`` = mean over replayed samples of (own - replayed summary),
+    overall and per condition; ``n_samples``."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         out: dict[str, float] = {"n_samples": float(len(scores))}
         if not scores:
             return out
-        rows = [(s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {}) for s in scores]
+        rows = [
+            (s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {})
+            for s in scores
+        ]
         keys = list(rows[0][0])
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for value, meta in rows:
             if condition_key in meta:
                 groups[_metric_name(str(meta[condition_key]))].append(value)
+        main = [k for k in MAIN_KEYS[probe] if k in keys]
+        main += [f"{k}{REPLAY_SUFFIX}" for k in main if f"{k}{REPLAY_SUFFIX}" in keys]
         for key in keys:
             out[key] = _nanmean([float(v.get(key, math.nan)) for v, _ in rows])
+        for key in main:
             for cond, values in groups.items():
-                out[f"{key}/{cond}"] = _nanmean([float(v.get(key, math.nan)) for v in values])
-        for key in GAP_KEYS.get(probe, ()):
+                mean = _nanmean([float(v.get(key, math.nan)) for v in values])
+                if not (key.endswith(REPLAY_SUFFIX) and math.isnan(mean)):
+                    out[f"{key}/{cond}"] = mean
+        for key in GAP_KEYS[probe]:
             if f"{key}{REPLAY_SUFFIX}" not in keys:
                 continue
-            def gaps(values: list[dict[str, Any]]) -> list[float]:
+
+            def gaps(values: list[dict[str, Any]], key: str = key) -> list[float]:
                 return [float(v[key]) - float(v[f"{key}{REPLAY_SUFFIX}"]) for v in values]
+
             out[f"replay_gap/{key}"] = _nanmean(gaps([v for v, _ in rows]))
             for cond, values in groups.items():
-                out[f"replay_gap/{key}/{cond}"] = _nanmean(gaps(values))
+                gap = _nanmean(gaps(values))
+                if not math.isnan(gap):
+                    out[f"replay_gap/{key}/{cond}"] = gap
         return out
 
     return compute

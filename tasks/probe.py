@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import yaml
 from inspect_ai import Task, task, task_with
+from inspect_ai._eval.task.task import resolve_scorer_metrics
 from inspect_ai._util.registry import registry_params
 from inspect_ai.dataset import Sample
 
@@ -213,14 +214,14 @@ def probe_task(
         "k": k, "temperature": temperature, "seed": seed, "replay_under": replay_under,
         "pair_key": pair_key, "condition_key": condition_key,
     }
+    verifier = probe_scorer(wrapped.scorer[0], thetas=theta_values, score_key=score_key)
+    # the run metrics belong to the probe scorer alone (the task's scorers keep theirs)
+    resolve_scorer_metrics([verifier], [probe_summary(probe=probe, condition_key=condition_key)])
     return task_with(
         wrapped,
         solver=chain,
-        scorer=[
-            probe_scorer(wrapped.scorer[0], thetas=theta_values, score_key=score_key),
-            *wrapped.scorer,
-        ],
-        metrics=[probe_summary(probe=probe, condition_key=condition_key)],
+        scorer=[verifier, *wrapped.scorer],
+        metrics=None,
         name=f"{wrapped.name}_{probe}",
         metadata=(wrapped.metadata or {}) | {"study": f"probe_{probe}", "probe": settings},
     )

@@ -25,15 +25,38 @@ CHAT_TEMPLATE = (
 )
 
 
+TINY_THINK_MODEL_NAME = "tiny-random-llama-think"
+THINK_CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}"
+    "{% if not (loop.last and message['role'] == 'assistant' and continue_final_message) %}"
+    "<|im_end|>\n{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}"
+)
+"""The tiny model's template, but the generation prompt opens a think block (as reasoning
+models' templates do): the response starts inside ``<think>`` and closes it with ``</think>``."""
+
+
 def tiny_model_path(seed: int = 0) -> Path:
     """The tiny model folder under the cache, built on first use."""
-    target = cache_dir() / "models" / f"{TINY_MODEL_NAME}-{seed}"
+    return _cached_build(f"{TINY_MODEL_NAME}-{seed}", seed=seed, think=False)
+
+
+def tiny_think_model_path(seed: int = 0) -> Path:
+    """The tiny think-block model (``<think>``/``</think>`` as added tokens, generation prompt
+    ending in ``<think>``), built on first use; same weights recipe as :func:`tiny_model_path`."""
+    return _cached_build(f"{TINY_THINK_MODEL_NAME}-{seed}", seed=seed, think=True)
+
+
+def _cached_build(name: str, *, seed: int, think: bool) -> Path:
+    target = cache_dir() / "models" / name
     if (target / "config.json").exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".build-"))
     try:
-        build_tiny_model(staging, seed=seed)
+        build_tiny_model(staging, seed=seed, think=think)
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)
@@ -42,8 +65,11 @@ def tiny_model_path(seed: int = 0) -> Path:
     return target
 
 
-def build_tiny_model(out: Path, *, seed: int = 0, vocab_size: int = 4096) -> None:
-    """Train the tokenizer and write the randomly initialised model to ``out``."""
+def build_tiny_model(
+    out: Path, *, seed: int = 0, vocab_size: int = 4096, think: bool = False
+) -> None:
+    """Train the tokenizer and write the randomly initialised model to ``out``; ``think`` adds
+    ``<think>`` and ``</think>`` as (non-special) tokens and :data:`THINK_CHAT_TEMPLATE`."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -67,8 +93,11 @@ def build_tiny_model(out: Path, *, seed: int = 0, vocab_size: int = 4096) -> Non
         unk_token="<|endoftext|>",
     )
     fast.chat_template = CHAT_TEMPLATE
+    if think:
+        fast.add_tokens(["<think>", "</think>"])
+        fast.chat_template = THINK_CHAT_TEMPLATE
     config = LlamaConfig(
-        vocab_size=tok.get_vocab_size(),
+        vocab_size=len(fast) if think else tok.get_vocab_size(),
         hidden_size=256,
         intermediate_size=688,
         num_hidden_layers=4,

@@ -30,6 +30,10 @@ def resolve_model_path(model_name: str) -> str:
         from cotaudit.tiny_model import tiny_model_path
 
         return str(tiny_model_path())
+    if model_name == "tiny-think":  # the tiny model with a think-block chat template
+        from cotaudit.tiny_model import tiny_think_model_path
+
+        return str(tiny_think_model_path())
     return model_name
 
 
