@@ -110,3 +110,19 @@ def test_report_ll_compact_keys_by_hand():
     out = compact.report_ll_compact(table)
     assert list(out) == [*compact.report_ll_headline_keys(), "pooled_registers/did/mean",
                          "discrimination/able_to_answer", "control.ctl/inconclusive"]
+
+
+def test_full_metrics_of_each_compact_metric():
+    assert [n for n, _ in compact.full_metrics_of("selfcommit_headline", {})] == [
+        "honest_vs_hinted", "honest_vs_hinted_both_correct", "condition_x_correctness"]
+    trace = dict(compact.full_metrics_of("trace_compact", {"n_boot": 200, "seed": 7}))
+    assert trace["trace_table_iv"] == {"n_boot": 200, "seed": 7} and trace["trace_table_ii"] == {}
+    assert len(trace) == 8
+    rl = compact.full_metrics_of(
+        "report_ll_compact",
+        {"band": 0.5, "controls": {"ctl": {"expected_sign": 1}}, "n_resamples": 100, "seed": 0})
+    names = [n for n, _ in rl]
+    assert names[-2:] == ["report_ll_discrimination", "report_ll_controls"]
+    assert dict(rl)["report_ll_overall"] == {"controls": ["ctl"], "n_resamples": 100, "seed": 0}
+    assert dict(rl)["report_ll_discrimination"]["band"] == 0.5
+    assert compact.full_metrics_of("honest_vs_hinted", {}) == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from cotaudit.curves import tau_key
 
@@ -177,3 +178,40 @@ def report_ll_compact_keys(table_keys: Iterable[str] = ()) -> list[str]:
 def report_ll_compact(tables: Mapping[str, float]) -> dict[str, float]:
     """The compact keys from the union of the report_ll tables (headline always present)."""
     return select(tables, report_ll_compact_keys(tables), keep_nan=report_ll_headline_keys())
+
+
+# --- what a compact metric selects from ---------------------------------------------------------
+
+_TRACE_TABLES = (
+    ("trace_table_ii", False), ("trace_table_iii", False), ("trace_table_iv", True),
+    ("trace_delta_context", True), ("trace_zero_probe_drop", True), ("trace_table_v", False),
+    ("trace_anchoring", False), ("trace_checkpoint_counts", False),
+)
+_REPORT_LL_TABLES = ("report_ll_overall", "report_ll_factors", "report_ll_cells",
+                     "report_ll_register")
+
+
+def full_metrics_of(name: str, options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The full-set metrics (name, options) whose tables the compact metric ``name`` (logged
+    with ``options``) selects from, as ``-T metrics=all`` attaches them; [] for any other
+    metric. ``cotaudit report`` recomputes these for a compact log, so it builds every table
+    from the per-sample scores whichever set was logged."""
+    o = dict(options)
+    if name in ("selfcommit_headline", "selfcommit_compact"):
+        return [("honest_vs_hinted", {}), ("honest_vs_hinted_both_correct", {}),
+                ("condition_x_correctness", {})]
+    if name == "trace_compact":
+        boot = {k: o[k] for k in ("n_boot", "seed") if k in o}
+        return [(t, dict(boot) if uses_boot else {}) for t, uses_boot in _TRACE_TABLES]
+    if name == "report_ll_compact":
+        declarations = o.get("controls") or {}
+        common = {"controls": sorted(declarations),
+                  **{k: o[k] for k in ("n_resamples", "seed") if k in o}}
+        out = [(t, dict(common)) for t in _REPORT_LL_TABLES]
+        out.append(("report_ll_discrimination", {**common, "band": o.get("band")}))
+        if declarations:
+            out.append(("report_ll_controls", {
+                "controls": declarations, **{k: o[k] for k in ("n_resamples", "seed") if k in o}
+            }))
+        return out
+    return []
