@@ -8,15 +8,23 @@ Decoding is ours, not
 ``model.generate``'s: greedy at temperature 0, otherwise plain temperature sampling
 (softmax(logits / T), no top-k or top-p), from a torch.Generator seeded per prefix with
 ``(seed, t)``, so results do not depend on the order or batching of prefixes.
+
+Across samples: one worker thread owns the model (:class:`cotaudit.engine.batcher.Scheduler`).
+CoT generations and prefix sweeps of concurrently running samples are decode jobs that join and
+leave one running batch (at most ``max_batch_rows`` rows; :mod:`cotaudit.engine.hf_batch`);
+scoring runs exclusively between decode steps. Every ``*_sync`` method may be called from any
+thread: its model work runs on the worker.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
-import threading
+import logging
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Sequence
 
@@ -29,7 +37,23 @@ from cotaudit.engine.base import (
     T,
     seed_for,
 )
-from cotaudit.engine.shared_prefix import ATTENTION_NAME
+from cotaudit.engine.batcher import Scheduler, run_alone
+from cotaudit.engine.hf_batch import GenerateJob, HFStepper, RowDecoder, SweepJob, rows_independent
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_BATCH_ROWS = 64
+"""Rows (sequences) decoding together across samples, unless ``max_batch_rows`` says otherwise."""
+
+
+def on_worker(fn: Callable[..., T]) -> Callable[..., T]:
+    """Run the method on the engine's worker thread (inline when already there)."""
+
+    @functools.wraps(fn)
+    def wrapper(self: "HFEngine", *args: Any, **kwargs: Any) -> Any:
+        return self._scheduler.call(functools.partial(fn, self, *args, **kwargs))
+
+    return wrapper
 
 
 class HFEngine(SyncVerbs):
@@ -42,16 +66,21 @@ class HFEngine(SyncVerbs):
         *,
         sweep: Literal["auto", "batched", "forked"] = "auto",
         context_cache_size: int = 8,
+        max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
     ) -> None:
         """``sweep``: decode all prefixes together over one shared cache (``batched``) or one
         prefix at a time from a cache view (``forked``); ``auto`` picks batched unless the model
         uses sliding-window attention (which the shared-prefix attention does not implement).
-        ``context_cache_size``: prefilled scoring contexts kept for reuse (0 disables)."""
+        ``context_cache_size``: prefilled scoring contexts kept for reuse (0 disables).
+        ``max_batch_rows``: rows decoding together across samples (1: one job at a time)."""
         import torch
 
-        from cotaudit.engine.shared_prefix import register
+        from cotaudit.engine import hf_batch, shared_prefix
 
-        register()
+        if max_batch_rows < 1:
+            raise ValueError(f"max_batch_rows must be >= 1, got {max_batch_rows}")
+        shared_prefix.register()
+        hf_batch.register()
         if sweep == "auto":
             sliding = getattr(model.config, "sliding_window", None)
             sweep = "forked" if sliding else "batched"
@@ -63,7 +92,19 @@ class HFEngine(SyncVerbs):
         self.tokenizer = tokenizer
         self.device = next(model.parameters()).device
         self._torch = torch
-        self._lock = threading.Lock()
+        self._scheduler = Scheduler("cotaudit-hf", torch.inference_mode)
+        self._stepper = HFStepper(self, max_batch_rows)
+        self._waiters = ThreadPoolExecutor(max_workers=256, thread_name_prefix="cotaudit-hf-wait")
+        first = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+        self.rows_independent = rows_independent(first.weight)
+        """Whether this device's matrix products give a row the same bits in any batch (see
+        :mod:`cotaudit.engine.hf_batch`); if not, batching can change the last float bits."""
+        if max_batch_rows > 1 and not self.rows_independent:
+            logger.warning(
+                "cotaudit hf-probe: matrix products on %s are not row-independent; batched "
+                "decoding may differ from unbatched in the last float bits "
+                "(-M max_batch_rows=1 for the unbatched computation)", self.device
+            )
         eos = {tokenizer.eos_token_id}
         gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
         if isinstance(gen_eos, int):
@@ -76,8 +117,19 @@ class HFEngine(SyncVerbs):
         params = inspect.signature(model.forward).parameters
         self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
 
+    @property
+    def max_batch_rows(self) -> int:
+        return self._stepper.max_rows
+
     @classmethod
-    def load(cls, path: str | Path, *, dtype: str = "float32", device: str = "cpu") -> "HFEngine":
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        dtype: str = "float32",
+        device: str = "cpu",
+        max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
+    ) -> "HFEngine":
         """Load a local folder or hub id with ``from_pretrained``."""
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -85,7 +137,7 @@ class HFEngine(SyncVerbs):
         torch_dtype = getattr(torch, dtype) if dtype != "auto" else "auto"
         tokenizer = AutoTokenizer.from_pretrained(str(path))
         model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype).to(device)
-        return cls(model, tokenizer)
+        return cls(model, tokenizer, max_batch_rows=max_batch_rows)
 
     @property
     def context_length(self) -> int | None:
@@ -119,12 +171,14 @@ class HFEngine(SyncVerbs):
     # --- verbs ----------------------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in a thread, holding the engine lock, under ``inference_mode``."""
-        return await asyncio.to_thread(self._locked, fn, *args)
+        """``fn(*args)`` (a ``*_sync`` method) in a waiting thread: it hands its model work to
+        the worker and waits there, so concurrent samples' decode jobs batch together."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._waiters, functools.partial(fn, *args))
 
     def _locked(self, fn: Any, *args: Any) -> Any:
-        with self._lock, self._torch.inference_mode():
-            return fn(*args)
+        """``fn(*args)`` on the worker thread, alone (decode jobs inside it run unbatched)."""
+        return self._scheduler.call(fn, *args)
 
     def forward(self, input_ids: Any, cache: Any = None, *, last_only: bool = False) -> tuple[Any, Any]:
         """One model call with the KV cache; returns (logits, cache). ``last_only`` computes
@@ -142,39 +196,11 @@ class HFEngine(SyncVerbs):
     def generate_sync(
         self, messages: Sequence[Message], max_tokens: int, temperature: float, seed: int, n: int = 1
     ) -> list[Generation]:
-        torch = self._torch
-        prompt_ids = self.render(messages)
-        if self.context_length:
-            room = self.context_length - len(prompt_ids)
-            if room <= 0:
-                raise ValueError(
-                    f"prompt of {len(prompt_ids)} tokens fills the model's context "
-                    f"({self.context_length} tokens)"
-                )
-            max_tokens = min(max_tokens, room)
-        prompt = torch.tensor([prompt_ids], device=self.device)
-        logits, cache = self.forward(prompt, last_only=True)
-        logits = logits[:, -1, :]
-        if n > 1:
-            cache.batch_repeat_interleave(n)
-            logits = logits.expand(n, -1)
-        generator = torch.Generator(device="cpu").manual_seed(seed_for(seed))
-        state = {"cache": cache}
+        """``n`` completions of ``messages``, decoded in the running batch (a job)."""
+        job = GenerateJob(self._stepper, messages, max_tokens, temperature, seed, n)
+        return self._scheduler.run([job])[0]
 
-        def step(nxt: Any) -> Any:
-            logits, state["cache"] = self.forward(nxt[:, None], state["cache"])
-            return logits[:, -1, :]
-
-        rows, finished = self._decode(logits, max_tokens, temperature, [generator], step)
-        return [
-            Generation(
-                text=self.detokenize(ids),
-                token_ids=ids,
-                finish_reason="stop" if done else "max_tokens",
-            )
-            for ids, done in zip(rows, finished)
-        ]
-
+    @on_worker
     def prefill(self, token_ids: Sequence[int]) -> Any:
         """Run the model over ``token_ids`` once; returns its KV cache."""
         torch = self._torch
@@ -195,11 +221,12 @@ class HFEngine(SyncVerbs):
         return DynamicCache(layers)
 
     def continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
-        """The prefix sweep with the engine's strategy (``batched`` unless set to ``forked``)."""
+        """The prefix sweep: a job in the running batch (``batched``), or alone (``forked``)."""
         if self.sweep == "forked":
             return self.forked_continue_prefixes_sync(request)
-        return self.batched_continue_prefixes_sync(request)
+        return self._scheduler.run([SweepJob(self._stepper, request)])[0]
 
+    @on_worker
     def forked_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
         """One prefill of prompt + CoT; then per prefix: a cache view cut at t, the tag, k rows."""
         torch = self._torch
@@ -223,43 +250,16 @@ class HFEngine(SyncVerbs):
             answers.append([self.detokenize(r) for r in rows])
         return answers
 
+    @on_worker
     def batched_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
-        """One prefill of prompt + CoT; then all P prefixes x k rows decode together.
+        """One prefill of prompt + CoT; then all P prefixes x k rows decode together, alone
+        (the job :meth:`continue_prefixes_sync` puts in the running batch).
 
         Row r of prefix t attends to the shared cache up to len(prompt) + t (one copy of it, see
         :mod:`cotaudit.engine.shared_prefix`), then to its own tag and answer tokens, fed at
         position ids len(prompt) + t, +1, ...
         """
-        from cotaudit.engine.shared_prefix import SharedPrefixCache
-
-        torch = self._torch
-        prompt_ids, tag_ids = self._prompt_and_tag(request)
-        full = self.prefill(prompt_ids + list(request.cot_token_ids))
-        k, n_prompt, n_tag = request.k, len(prompt_ids), len(tag_ids)
-        positions = list(request.positions)
-        lengths = torch.tensor([n_prompt + t for t in positions for _ in range(k)], device=self.device)
-        rows = len(lengths)
-        cache = SharedPrefixCache(full, n_prompt + len(request.cot_token_ids), lengths)
-        pos = lengths[:, None] + torch.arange(n_tag, device=self.device)[None, :]
-        tag = torch.tensor([tag_ids] * rows, device=self.device)
-        with self._attention(ATTENTION_NAME):
-            out = self.model(input_ids=tag, position_ids=pos, use_cache=True, logits_to_keep=1,
-                             **{self._cache_kwarg: cache})
-            state = {"pos": pos[:, -1:]}
-
-            def step(nxt: Any) -> Any:
-                state["pos"] = state["pos"] + 1
-                out = self.model(input_ids=nxt[:, None], position_ids=state["pos"], use_cache=True,
-                                 **{self._cache_kwarg: cache})
-                return out.logits[:, -1, :]
-
-            generators = [
-                torch.Generator(device="cpu").manual_seed(seed_for(request.seed, t)) for t in positions
-            ]
-            decoded, _ = self._decode(
-                out.logits[:, -1, :], request.max_tokens, request.temperature, generators, step
-            )
-        return [[self.detokenize(r) for r in decoded[j * k : (j + 1) * k]] for j in range(len(positions))]
+        return run_alone(SweepJob(self._stepper, request))
 
     @contextlib.contextmanager
     def _attention(self, name: str) -> Iterator[None]:
@@ -278,6 +278,7 @@ class HFEngine(SyncVerbs):
             raise ValueError("the forced-answer tag must contain at least one token")
         return self.render(request.messages), tag_ids
 
+    @on_worker
     def naive_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
         """Reference implementation: ``model.generate`` re-prefills prompt + cot[:t] + tag for
         every prefix (greedy only). Used to check the cached sweep and in the benchmark."""
@@ -302,6 +303,7 @@ class HFEngine(SyncVerbs):
                             for r in out])
         return answers
 
+    @on_worker
     def loglikelihood_many_sync(
         self, context: Sequence[Message], continuations: Sequence[str]
     ) -> list[LoglikResult]:
@@ -362,35 +364,15 @@ class HFEngine(SyncVerbs):
         generators: list[Any],
         step: Callable[[Any], Any],
     ) -> tuple[list[list[int]], list[bool]]:
-        """Decode up to ``max_tokens`` tokens for every row; a row stops at an EOS token (not
-        included). Rows form ``len(generators)`` equal groups, each sampled with its own
-        generator; ``step(next_tokens)`` feeds the tokens and returns the next logits.
+        """Decode up to ``max_tokens`` tokens for every row (:class:`RowDecoder`);
+        ``step(next_tokens)`` feeds the tokens and returns the next logits.
         Returns the token rows and whether each row stopped at EOS."""
-        torch = self._torch
-        batch = logits.shape[0]
-        group = batch // len(generators)
-        eos = torch.tensor(self.eos_ids, device=self.device)
-        rows: list[list[int]] = [[] for _ in range(batch)]
-        finished = torch.zeros(batch, dtype=torch.bool, device=self.device)
-        for n in range(max_tokens):
-            if temperature == 0:
-                nxt = logits.argmax(dim=-1)
-            else:
-                probs = torch.softmax(logits.float() / temperature, dim=-1).cpu()
-                nxt = torch.cat([
-                    torch.multinomial(probs[g * group : (g + 1) * group], 1, generator=gen)[:, 0]
-                    for g, gen in enumerate(generators)
-                ]).to(self.device)
-            is_eos = torch.isin(nxt, eos)
-            keep = (~finished & ~is_eos).tolist()
-            for i, tok in enumerate(nxt.tolist()):
-                if keep[i]:
-                    rows[i].append(tok)
-            finished |= is_eos
-            if bool(finished.all()) or n == max_tokens - 1:
-                break
-            logits = step(nxt)
-        return rows, finished.tolist()
+        decoder = RowDecoder(logits.shape[0], max_tokens, temperature, generators, self.eos_ids,
+                             self.device)
+        done = decoder.done or decoder.advance(logits)
+        while not done:
+            done = decoder.advance(step(decoder.next))
+        return decoder.tokens, decoder.finished.tolist()
 
 
 def _cache_of(out: Any) -> Any:

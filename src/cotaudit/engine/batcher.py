@@ -1,0 +1,175 @@
+"""Cross-sample batching for the in-process engines: one worker thread owns the model.
+
+Samples run concurrently under Inspect; each verb call becomes either a *call* (an exclusive
+piece of model work, e.g. scoring a continuation) or a decode *job* (a CoT generation, a prefix
+sweep). The worker runs, in arrival order, every queued call, and admits queued jobs into the
+running batch (continuous batching):
+
+- a job *starts* alone (its prefill: prompt, CoT, forced-answer tag), then joins the batch;
+- every decode step feeds one token per row of every active job in **one** forward pass; each
+  job consumes its own rows' logits (its own sampling, generators and stop rule);
+- a job leaves when its own rows are done; waiting jobs join at the next step.
+
+Row cap (``max_rows`` of a job's stepper): a job is admitted when the rows already decoding
+plus its own fit under the cap, or when nothing decodes (a job larger than the cap runs alone,
+as it would unbatched). Jobs are admitted first come, first served: a job that does not fit
+holds back those behind it, so a large prefix sweep is never starved by a stream of CoTs.
+
+Results do not depend on the batch: a job's attention reads only its own cache, with the same
+shapes as when it runs alone, and every row is sampled with its job's own generators. What is
+left is the matrix products over the merged rows (see :mod:`cotaudit.engine.hf_batch`).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import threading
+from concurrent.futures import Future
+from typing import Any, Callable, ContextManager, Protocol, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+class Stepper(Protocol):
+    """Runs one decode step for a batch of jobs of the same model."""
+
+    max_rows: int
+
+    def step(self, jobs: Sequence["Job"]) -> list[Any]:
+        """Feed every job's next tokens in one forward pass; returns each job's logits."""
+        ...
+
+
+class Job(Protocol):
+    """A decode job: ``rows`` sequences decoding together until its own stop rule."""
+
+    rows: int
+    stepper: Stepper
+
+    def start(self) -> bool:
+        """Prefill (alone) and pick the first tokens; True when already finished."""
+        ...
+
+    def advance(self, logits: Any) -> bool:
+        """Pick the next tokens from this job's logits; True when finished."""
+        ...
+
+    def result(self) -> Any:
+        """The job's output once finished."""
+        ...
+
+
+def run_alone(job: Job) -> Any:
+    """Decode ``job`` by itself (the unbatched computation the batch must reproduce)."""
+    done = job.start()
+    while not done:
+        [logits] = job.stepper.step([job])
+        done = job.advance(logits)
+    return job.result()
+
+
+class Scheduler:
+    """The model's worker thread: exclusive calls and batched decode jobs, in arrival order.
+
+    ``context`` is entered once on the worker thread (e.g. ``torch.inference_mode``). The
+    thread is a daemon that never exits (MLX aborts the process when a thread that ran MLX
+    work exits first).
+    """
+
+    def __init__(self, name: str, context: Callable[[], ContextManager[Any]] | None = None):
+        self._cv = threading.Condition()
+        self._queue: collections.deque[tuple[Future[Any], Any, tuple[Any, ...], bool]]
+        self._queue = collections.deque()
+        self._context = context or contextlib.nullcontext
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def on_worker(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> "Future[T]":
+        """Run ``fn(*args)`` on the worker, exclusively, between decode steps."""
+        return self._put(fn, args, job=False)
+
+    def submit_job(self, job: Job) -> "Future[Any]":
+        """Decode ``job`` in the running batch; the future holds ``job.result()``."""
+        return self._put(job, (), job=True)
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on the worker, waiting for it (inline when already on the worker)."""
+        return fn(*args) if self.on_worker else self.submit(fn, *args).result()
+
+    def run(self, jobs: Sequence[Job]) -> list[Any]:
+        """Decode ``jobs`` (batched with each other and with other callers'), waiting for all.
+        On the worker itself (a call that decodes) they run one after another, alone."""
+        if self.on_worker:
+            return [run_alone(j) for j in jobs]
+        futures = [self.submit_job(j) for j in jobs]
+        return [f.result() for f in futures]
+
+    def _put(self, item: Any, args: tuple[Any, ...], job: bool) -> "Future[Any]":
+        future: Future[Any] = Future()
+        with self._cv:
+            self._queue.append((future, item, args, job))
+            self._cv.notify()
+        return future
+
+    def _loop(self) -> None:
+        with self._context():
+            active: list[tuple[Future[Any], Job]] = []
+            while True:
+                self._admit(active)
+                if active:
+                    self._step(active)
+
+    def _admit(self, active: list[tuple[Future[Any], Job]]) -> None:
+        """Run queued calls and admit queued jobs while they fit (first come, first served)."""
+        while True:
+            with self._cv:
+                while not self._queue and not active:
+                    self._cv.wait()
+                if not self._queue:
+                    return
+                future, item, args, is_job = self._queue[0]
+                if is_job:
+                    rows = sum(j.rows for _, j in active if j.stepper is item.stepper)
+                    if rows and rows + item.rows > item.stepper.max_rows:
+                        return
+                self._queue.popleft()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                if not is_job:
+                    future.set_result(item(*args))
+                elif item.start():
+                    future.set_result(item.result())
+                else:
+                    active.append((future, item))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                future.set_exception(e)
+
+    def _step(self, active: list[tuple[Future[Any], Job]]) -> None:
+        """One decode step per stepper over all its active jobs; finished jobs leave."""
+        groups: dict[int, list[tuple[Future[Any], Job]]] = {}
+        for entry in active:
+            groups.setdefault(id(entry[1].stepper), []).append(entry)
+        for group in groups.values():
+            jobs = [j for _, j in group]
+            try:
+                outs = jobs[0].stepper.step(jobs)
+            except BaseException as e:  # noqa: BLE001 - every job of the failed step gets it
+                for entry in group:
+                    entry[0].set_exception(e)
+                    active.remove(entry)
+                continue
+            for entry, logits in zip(group, outs):
+                future, job = entry
+                try:
+                    if job.advance(logits):
+                        future.set_result(job.result())
+                        active.remove(entry)
+                except BaseException as e:  # noqa: BLE001
+                    future.set_exception(e)
+                    active.remove(entry)

@@ -1,0 +1,294 @@
+"""Decode jobs of the transformers engine and the batched step that runs them together.
+
+A decode step feeds one token per row of every active job in one forward pass. Each job keeps
+its own KV cache (a CoT: a ``DynamicCache`` of its prompt and tokens; a prefix sweep: one
+shared prompt + CoT prefix and per-row suffixes, :mod:`cotaudit.engine.shared_prefix`). While
+the step runs, the attention implementation is :func:`jobs_attention`: it splits the merged
+queries by job and computes each job's attention with that job's cache alone, by the very call
+the job makes when it decodes unbatched (same shapes, no padding, no other row in any
+reduction). Only the matrix products over the merged rows (projections, MLP, LM head) see the
+other rows.
+
+Row independence of those products: a BLAS may pick a different kernel for a different number
+of rows, which changes the float rounding of a row. MKL (x86 CPUs) computes a row identically
+for any row count that is a multiple of 4 (found by :func:`rows_independent`, measured at
+start), but differently for 1-3 rows (a matrix-vector kernel) and, with 2 threads, for the
+last rows of 5-11. So every step is padded to a multiple of ``ROW_MULTIPLE`` rows (inert rows:
+token 0, no attention), alone or batched: a row's floats then do not depend on which other rows
+share its batch, and greedy CoTs and seeded samples are identical batched and unbatched.
+Where :func:`rows_independent` is False (e.g. GPU GEMMs that change tiling with the row count),
+batching can change the last float bits, hence a greedy token at a near tie; ``max_batch_rows=1``
+gives the unbatched computation there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import torch
+
+from cotaudit.engine.shared_prefix import SharedPrefixCache, shared_prefix_attention
+
+ATTENTION_NAME = "cotaudit_jobs"
+ROW_MULTIPLE = 4
+"""Decode steps run on a multiple of this many rows (see the module docstring)."""
+
+
+def padded_rows(rows: int) -> int:
+    """``rows`` rounded up to a multiple of :data:`ROW_MULTIPLE`."""
+    return -(-rows // ROW_MULTIPLE) * ROW_MULTIPLE
+
+
+def rows_independent(weight: torch.Tensor, trials: int = 6) -> bool:
+    """Whether ``x @ weight.T`` gives every row the same bits for any padded row count and any
+    offset in the batch (checked on random rows: counts 4..64, shifted by 4)."""
+    g = torch.Generator(device="cpu").manual_seed(0)
+    x = torch.randn(72, weight.shape[1], generator=g).to(weight.device, weight.dtype)
+    with torch.inference_mode():
+        ref = torch.nn.functional.linear(x[:4], weight)
+        for rows in (4, 8, 12, 20, 36, 64)[:trials]:
+            for offset in (0, 4):
+                out = torch.nn.functional.linear(x[: offset + rows], weight)[offset : offset + rows]
+                full = torch.nn.functional.linear(x[offset : offset + rows], weight)
+                if not torch.equal(out, full):
+                    return False
+                if offset == 0 and not torch.equal(out[:4], ref):
+                    return False
+    return True
+
+
+class RowDecoder:
+    """Token-by-token decoding state of ``rows`` rows: greedy at temperature 0, otherwise
+    softmax(logits / T) sampled with ``generators`` (rows form equal groups, one generator
+    each). A row stops at an EOS token (not kept); the decoder is done when every row stopped
+    or ``max_tokens`` tokens were picked."""
+
+    def __init__(self, rows: int, max_tokens: int, temperature: float, generators: list[Any],
+                 eos_ids: Sequence[int], device: Any) -> None:
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.generators = generators
+        self.group = rows // len(generators)
+        self.eos = torch.tensor(list(eos_ids), device=device)
+        self.tokens: list[list[int]] = [[] for _ in range(rows)]
+        self.finished = torch.zeros(rows, dtype=torch.bool, device=device)
+        self.picked = 0
+        self.next: torch.Tensor | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.picked >= self.max_tokens or bool(self.finished.all())
+
+    def advance(self, logits: torch.Tensor) -> bool:
+        """Pick one token per row from ``logits`` [rows, vocab]; True when done."""
+        if self.temperature == 0:
+            nxt = logits.argmax(dim=-1)
+        else:
+            probs = torch.softmax(logits.float() / self.temperature, dim=-1).cpu()
+            g = self.group
+            nxt = torch.cat([
+                torch.multinomial(probs[i * g : (i + 1) * g], 1, generator=gen)[:, 0]
+                for i, gen in enumerate(self.generators)
+            ]).to(logits.device)
+        is_eos = torch.isin(nxt, self.eos)
+        keep = (~self.finished & ~is_eos).tolist()
+        for i, tok in enumerate(nxt.tolist()):
+            if keep[i]:
+                self.tokens[i].append(tok)
+        self.finished |= is_eos
+        self.picked += 1
+        self.next = nxt
+        return self.done
+
+
+@dataclass
+class JobsKV:
+    """Keys (or values) of one layer for all jobs of a step: each job's own cache entry, and
+    the rows ``spans`` of each job in the merged batch."""
+
+    parts: list[Any]
+    jobs: Sequence[Any]
+    spans: list[tuple[int, int]]
+
+
+class JobsCache:
+    """The cache handed to the model during a batched step: routes each job's rows of the new
+    keys and values to that job's own cache."""
+
+    def __init__(self, jobs: Sequence[Any], spans: list[tuple[int, int]]) -> None:
+        self.jobs = jobs
+        self.spans = spans
+
+    def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any,
+               **kwargs: Any) -> tuple[JobsKV, JobsKV]:
+        keys, values = [], []
+        for job, (a, b) in zip(self.jobs, self.spans):
+            k, v = job.cache.update(key[a:b], value[a:b], layer_idx)
+            keys.append(k)
+            values.append(v)
+        return JobsKV(keys, self.jobs, self.spans), JobsKV(values, self.jobs, self.spans)
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        return 0
+
+
+def jobs_attention(module: Any, query: torch.Tensor, key: JobsKV, value: JobsKV,
+                   attention_mask: Any, **kwargs: Any) -> tuple[torch.Tensor, None]:
+    """Attention of a batched step: each job's rows over that job's own cache, by the job's
+    own attention function; padding rows get zeros. Returns [B, q, H, d]."""
+    if not isinstance(key, JobsKV):
+        raise TypeError("jobs_attention needs a JobsCache")
+    batch, heads, q_len, dim = query.shape
+    out = query.new_zeros(batch, q_len, heads, dim)
+    for job, (a, b), k, v in zip(key.jobs, key.spans, key.parts, value.parts):
+        out[a:b] = job.attend(module, query[a:b], k, v, **kwargs)[0]
+    return out, None
+
+
+def register() -> None:
+    """Register :func:`jobs_attention` with transformers (idempotent)."""
+    from transformers import AttentionInterface
+
+    AttentionInterface.register(ATTENTION_NAME, jobs_attention)
+
+
+class HFStepper:
+    """One decode step of the transformers engine for a list of jobs (padded rows)."""
+
+    def __init__(self, engine: Any, max_rows: int) -> None:
+        self.engine = engine
+        self.max_rows = max_rows
+
+    def step(self, jobs: Sequence[Any]) -> list[torch.Tensor]:
+        engine = self.engine
+        spans, start = [], 0
+        for job in jobs:
+            spans.append((start, start + job.rows))
+            start += job.rows
+        pad = padded_rows(start) - start
+        zeros = torch.zeros(pad, dtype=torch.long, device=engine.device)
+        tokens = torch.cat([j.decoder.next for j in jobs] + [zeros])
+        positions = torch.cat([j.next_positions() for j in jobs] + [zeros])
+        cache = JobsCache(jobs, spans)
+        with engine._attention(ATTENTION_NAME):
+            out = engine.model(input_ids=tokens[:, None], position_ids=positions[:, None],
+                               use_cache=True, **{engine._cache_kwarg: cache})
+        logits = out.logits[:, -1, :]
+        return [logits[a:b] for a, b in spans]
+
+
+class DecodeJob:
+    """Shared parts of the engine's jobs: ``decoder``, ``cache``, ``rows``, ``stepper``."""
+
+    rows: int
+    decoder: RowDecoder
+    cache: Any
+
+    def __init__(self, stepper: HFStepper) -> None:
+        self.stepper = stepper
+        self.engine = stepper.engine
+
+    def advance(self, logits: torch.Tensor) -> bool:
+        return self.decoder.advance(logits)
+
+
+class GenerateJob(DecodeJob):
+    """``n`` completions of a chat prompt: prefill once, expand to n rows, decode."""
+
+    def __init__(self, stepper: HFStepper, messages: Sequence[Any], max_tokens: int,
+                 temperature: float, seed: int, n: int) -> None:
+        super().__init__(stepper)
+        self.args = (messages, max_tokens, temperature, seed)
+        self.rows = n
+
+    def start(self) -> bool:
+        from cotaudit.engine.base import seed_for
+
+        engine, (messages, max_tokens, temperature, seed) = self.engine, self.args
+        prompt_ids = engine.render(messages)
+        if engine.context_length:
+            room = engine.context_length - len(prompt_ids)
+            if room <= 0:
+                raise ValueError(
+                    f"prompt of {len(prompt_ids)} tokens fills the model's context "
+                    f"({engine.context_length} tokens)"
+                )
+            max_tokens = min(max_tokens, room)
+        self.n_prompt = len(prompt_ids)
+        logits, self.cache = engine.forward(
+            torch.tensor([prompt_ids], device=engine.device), last_only=True
+        )
+        logits = logits[:, -1, :]
+        if self.rows > 1:
+            self.cache.batch_repeat_interleave(self.rows)
+            logits = logits.expand(self.rows, -1)
+        generator = torch.Generator(device="cpu").manual_seed(seed_for(seed))
+        self.decoder = RowDecoder(self.rows, max_tokens, temperature, [generator],
+                                  engine.eos_ids, engine.device)
+        return self.decoder.done or self.decoder.advance(logits)
+
+    def next_positions(self) -> torch.Tensor:
+        pos = self.n_prompt + self.decoder.picked - 1
+        return torch.full((self.rows,), pos, dtype=torch.long, device=self.engine.device)
+
+    def attend(self, module: Any, query: torch.Tensor, key: Any, value: Any, **kwargs: Any) -> Any:
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+        return sdpa_attention_forward(module, query, key, value, None, **kwargs)
+
+    def result(self) -> list[Any]:
+        from cotaudit.engine.base import Generation
+
+        engine = self.engine
+        return [
+            Generation(text=engine.detokenize(ids), token_ids=ids,
+                       finish_reason="stop" if done else "max_tokens")
+            for ids, done in zip(self.decoder.tokens, self.decoder.finished.tolist())
+        ]
+
+
+class SweepJob(DecodeJob):
+    """All P prefixes x k rows of a prefix request over one shared prompt + CoT cache."""
+
+    def __init__(self, stepper: HFStepper, request: Any) -> None:
+        super().__init__(stepper)
+        self.request = request
+        self.rows = len(request.positions) * request.k
+
+    def start(self) -> bool:
+        from cotaudit.engine.base import seed_for
+        from cotaudit.engine.shared_prefix import ATTENTION_NAME as SHARED
+
+        engine, request = self.engine, self.request
+        prompt_ids, tag_ids = engine._prompt_and_tag(request)
+        full = engine.prefill(prompt_ids + list(request.cot_token_ids))
+        k, n_prompt, n_tag = request.k, len(prompt_ids), len(tag_ids)
+        lengths = torch.tensor([n_prompt + t for t in request.positions for _ in range(k)],
+                               device=engine.device)
+        self.cache = SharedPrefixCache(full, n_prompt + len(request.cot_token_ids), lengths)
+        pos = lengths[:, None] + torch.arange(n_tag, device=engine.device)[None, :]
+        tag = torch.tensor([tag_ids] * self.rows, device=engine.device)
+        with engine._attention(SHARED):
+            out = engine.model(input_ids=tag, position_ids=pos, use_cache=True, logits_to_keep=1,
+                               **{engine._cache_kwarg: self.cache})
+        self.last_position = pos[:, -1]
+        generators = [torch.Generator(device="cpu").manual_seed(seed_for(request.seed, t))
+                      for t in request.positions]
+        self.decoder = RowDecoder(self.rows, request.max_tokens, request.temperature,
+                                  generators, engine.eos_ids, engine.device)
+        return self.decoder.advance(out.logits[:, -1, :])
+
+    def next_positions(self) -> torch.Tensor:
+        self.last_position = self.last_position + 1
+        return self.last_position
+
+    def attend(self, module: Any, query: torch.Tensor, key: Any, value: Any, **kwargs: Any) -> Any:
+        return shared_prefix_attention(module, query, key, value, None, **kwargs)
+
+    def result(self) -> list[list[str]]:
+        k, detok = self.request.k, self.engine.detokenize
+        rows = self.decoder.tokens
+        return [[detok(r) for r in rows[j * k : (j + 1) * k]]
+                for j in range(len(self.request.positions))]
+
