@@ -1,0 +1,322 @@
+"""The generic probe end to end through Inspect on real models (the embedded default model and
+the tiny random models); the task scorers are Inspect's own (choice, match)."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    ContentReasoning,
+    ContentText,
+    ModelOutput,
+)
+from inspect_ai.scorer import choice, match
+from inspect_ai.solver import Generate, TaskState, solver
+
+import cotaudit
+from cotaudit.answers import extract_final_answer
+from cotaudit.engine.base import PrefixRequest
+from cotaudit.gsm8k import load_problems
+from cotaudit.params import ParameterError
+from cotaudit.probing.datasets import load_gsm8k_mc
+from cotaudit.probing.forms import clip, extract_letter, normalize_string
+from cotaudit.probing.record import ProbeRecord
+from cotaudit.probing.summaries import pass_rates
+from cotaudit.providers._messages import to_plain
+from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
+from cotaudit.solvers.engine import sample_seed
+from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric
+from cotaudit.trace_stats import trace_auc
+
+ROOT = Path(__file__).resolve().parents[1]
+THINK_CLOSE_ID = 4097  # "</think>" in the tiny think model's vocabulary
+
+
+@pytest.fixture(autouse=True)
+def _in_repo_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def _eval(task: Task, model: str, tmp_path: Path, **kwargs):
+    [log] = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", **kwargs)
+    assert log.status == "success", log.error
+    return log
+
+
+def _engine(model: str):
+    return _load_engine(resolve_model_path(model.split("/", 1)[1]), "float32", "cpu")
+
+
+def _record(sample) -> ProbeRecord:
+    return ProbeRecord.model_validate(sample.store["probe"])
+
+
+def _replayed_answers(engine, sample, rec: ProbeRecord, context: str, messages=None):
+    """The forced answers recomputed straight from the engine: the logged prompt (or
+    ``messages``), the logged response's token ids cut at offset + t, then the cut tag."""
+    idx = max(i for i, m in enumerate(sample.messages) if m.role == "assistant")
+    prompt = messages if messages is not None else to_plain(sample.messages[:idx])
+    ids = sample.output.metadata["token_ids"][0] if rec.think_source != "reasoning_content" else engine.tokenize(rec.response)
+    cuts = sorted({rec.offset + t for t in rec.probed})
+    rows = engine.continue_prefixes_sync(
+        PrefixRequest(
+            messages=prompt, cot_token_ids=ids[: rec.offset + rec.trace_tokens], positions=cuts,
+            tag=rec.cut_tag, k=rec.k, max_tokens=sample_max_tokens(rec), temperature=rec.temperature,
+            seed=sample_seed(0, sample.id),
+        )
+    )
+    by_cut = dict(zip(cuts, rows))
+    return [by_cut[rec.offset + t] for t in rec.probed]
+
+
+def sample_max_tokens(rec: ProbeRecord) -> int:
+    return {"integer": 8, "letter": 4, "string": 12}[rec.form]
+
+
+def _metric(log, name: str) -> float:
+    scores = next(s for s in log.results.scores if s.name == "probe_scorer")
+    return scores.metrics[name].value
+
+
+def _assert_run_means(log, keys):
+    """Every run metric equals a numpy recount over the logged per-sample values."""
+    for key in keys:
+        values = np.array([s.scores["probe_scorer"].value[key] for s in log.samples], dtype=float)
+        expected = float(np.nanmean(values)) if not np.all(np.isnan(values)) else math.nan
+        got = _metric(log, key)
+        assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected), key
+
+
+# --- mechanics on the tiny model ---------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_trace_probe_on_a_choice_task_tiny(tmp_path):
+    log = _eval(cotaudit.probe(gsm8k_mc(problems=2), "trace"), "hf-probe/tiny", tmp_path, max_tokens=40)
+    engine = _engine("hf-probe/tiny")
+    items = {i.id: i for i in load_gsm8k_mc(limit=2)}
+    for sample in log.samples:
+        rec = _record(sample)
+        assert (rec.form, rec.tag, rec.cut_tag, rec.think_source) == ("letter", "\n\nANSWER: ", "\n\nANSWER: ", "none")
+        T = len(sample.output.metadata["token_ids"][0])
+        assert rec.trace_tokens == T and rec.offset == 0
+        assert rec.probed == [0] + [round(f * T) for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
+        own = rec.context("own")
+        assert own.answers == _replayed_answers(engine, sample, rec, "own")
+        score = sample.scores["probe_scorer"]
+        # choice() on the verification copies agrees with reading the letter ourselves
+        expected = [[float(extract_letter("ANSWER: " + clip(a)) == items[sample.id].target) for a in row] for row in own.answers]
+        assert score.metadata["own"]["values"] == expected
+        p = pass_rates(expected)
+        assert score.value["p0"] == p[0]
+        assert score.value["auc"] == pytest.approx(trace_auc(p[1:], [0.1, 0.25, 0.5, 0.75, 1.0]))
+        assert score.value["task_score"] == float(sample.scores["choice"].value == "C")
+    _assert_run_means(log, ["auc", "pass_at_first", "first_pass", "p0", "task_score"])
+
+
+@pytest.mark.model
+def test_think_template_model_cuts_inside_the_block_tiny(tmp_path):
+    task = cotaudit.probe(gsm8k_numeric(problems=1), "trace", k=2, temperature=0.7)
+    log = _eval(task, "hf-probe/tiny-think", tmp_path, max_tokens=40)
+    engine = _engine("hf-probe/tiny-think")
+    [sample] = log.samples
+    rec = _record(sample)
+    ids = sample.output.metadata["token_ids"][0]
+    assert rec.think_source == "prompt"  # the template's generation prompt opened the block
+    assert rec.cut_tag == "\n</think>\n\nThe final answer is "
+    closed = THINK_CLOSE_ID in ids
+    assert rec.think_closed == closed
+    assert rec.trace_tokens == (ids.index(THINK_CLOSE_ID) if closed else len(ids))
+    if not closed:
+        assert rec.final_text == ""
+    assert rec.context("own").answers == _replayed_answers(engine, sample, rec, "own")
+
+
+@solver
+def written_trace(text: str, reasoning: str | None = None):
+    """A solver chain that writes a fixed response (as a replayed transcript would)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        content = text if reasoning is None else [ContentReasoning(reasoning=reasoning), ContentText(text=text)]
+        message = ChatMessageAssistant(content=content, model="written")
+        state.messages.append(message)
+        state.output = ModelOutput(model="written", choices=[ChatCompletionChoice(message=message, stop_reason="stop")])
+        return state
+
+    return solve
+
+
+JANET = "Janet's ducks lay 16 eggs. She uses 3 + 4 = 7, so 16 - 7 = 9 are sold. 9 * 2 = 18 dollars.\n"
+
+
+def _janet_task(solver_, scorer_, mc: bool = False) -> Task:
+    if mc:
+        item = load_gsm8k_mc(limit=1)[0]
+        sample = Sample(id="mc0000", input=item.question, choices=item.choices, target=item.target)
+    else:
+        p = load_problems(limit=1).items[0]
+        sample = Sample(id="p0000", input=p.question, target=str(p.answer))
+    return Task(dataset=MemoryDataset([sample]), solver=solver_, scorer=scorer_)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("kind", ["text", "reasoning_content"])
+def test_final_answer_is_read_after_the_think_block_tiny(tmp_path, kind):
+    if kind == "text":
+        chain = written_trace(JANET + "</think>\n\nThe final answer is 18.")
+    else:
+        chain = written_trace("The final answer is 18.", reasoning=JANET)
+    task = cotaudit.probe(_janet_task(chain, match(numeric=True)), "selfcommit", stride=8, k=2)
+    log = _eval(task, "hf-probe/tiny-think", tmp_path)
+    engine = _engine("hf-probe/tiny-think")
+    [sample] = log.samples
+    rec = _record(sample)
+    score = sample.scores["probe_scorer"]
+    assert rec.think_closed and rec.final_text == "The final answer is 18."
+    assert score.metadata["a_final"] == "18" and score.value["has_final"] == 1.0
+    ids = engine.tokenize(rec.response)
+    if kind == "text":
+        assert rec.think_source == "prompt" and rec.offset == 0
+    else:
+        assert rec.think_source == "reasoning_content" and rec.offset == 1  # after "<think>"
+        assert rec.response.startswith("<think>\n" + JANET)
+    assert rec.offset + rec.trace_tokens == ids.index(THINK_CLOSE_ID)
+    assert rec.positions == list(range(8, rec.trace_tokens, 8)) + [rec.trace_tokens]
+    if kind == "reasoning_content":
+        assert rec.context("own").answers == _replayed_answers(engine, sample, rec, "own")
+    canonical = score.metadata["own"]["canonical"]
+    matches = [sum(a == "18" for a in row) for row in canonical]
+    assert score.value["uncommitted"] == pytest.approx(sum(2 - m for m in matches) / (2 * len(matches)))
+
+
+@pytest.mark.model
+def test_letter_final_answer_after_think_block_tiny(tmp_path):
+    item = load_gsm8k_mc(limit=1)[0]
+    chain = written_trace(f"<think>{JANET}</think>\n\nANSWER: {item.target}")
+    task = cotaudit.probe(_janet_task(chain, choice(), mc=True), "selfcommit", stride=16, k=1, temperature=0.0)
+    log = _eval(task, "hf-probe/tiny-think", tmp_path)
+    [sample] = log.samples
+    rec = _record(sample)
+    assert rec.think_source == "text" and rec.form == "letter"
+    assert sample.scores["probe_scorer"].metadata["a_final"] == item.target
+
+
+# --- registry and command line ------------------------------------------------------------------
+
+
+def test_study_and_probe_tasks_resolve_by_registry_name():
+    from inspect_ai._eval.loader import load_tasks
+
+    [sc] = load_tasks(["cotaudit/selfcommit"], {"problems": 1})
+    assert sc.name == "cotaudit/selfcommit" and len(sc.dataset) == 2
+    [tt] = load_tasks(["cotaudit/trace_tutor"], {"problems": 1})
+    assert len(tt.dataset) == 3
+    [pr] = load_tasks(["cotaudit/probe"], {"task": "cotaudit/gsm8k_mc", "task_args": "{problems: 3}"})
+    assert pr.name == "cotaudit/gsm8k_mc_trace" and len(pr.dataset) == 3
+    assert pr.metadata["probe"]["answer_form"] == "letter"
+    t = cotaudit.probe("tasks/probe_examples.py@capitals", "selfcommit", task_args={"limit": 2})
+    assert t.metadata["probe"]["answer_form"] == "string" and len(t.dataset) == 2
+    assert cotaudit.probe(gsm8k_numeric(problems=1), "trace").metadata["probe"]["answer_form"] == "integer"
+
+
+def test_bad_probe_arguments_are_named():
+    with pytest.raises(ParameterError, match="-T probe"):
+        cotaudit.probe(capitals(limit=1), "latency")
+    with pytest.raises(ParameterError, match="-T k=3: greedy"):
+        cotaudit.probe(capitals(limit=1), "trace", k=3)
+    with pytest.raises(ParameterError, match="exclude each other"):
+        cotaudit.probe(capitals(limit=1), "trace", stride=4, fractions="0.5,1")
+    with pytest.raises(ParameterError, match="cannot load the task"):
+        cotaudit.probe("tasks/no_such_file.py@x")
+
+
+@pytest.mark.model
+def test_command_line_probe_file_task_tiny(tmp_path):
+    env = dict(os.environ, PWD=str(ROOT))
+    cmd = [
+        sys.executable, "-m", "inspect_ai", "eval", "tasks/probe.py",
+        "-T", "task=tasks/probe_examples.py@gsm8k_mc", "-T", "task_args={problems: 1}",
+        "-T", "probe=selfcommit", "-T", "stride=8", "--model", "hf-probe/tiny",
+        "--max-tokens", "24", "--log-dir", str(tmp_path), "--display", "none",
+    ]
+    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    [info] = list_eval_logs(str(tmp_path))
+    log = read_eval_log(info)
+    assert log.status == "success" and log.eval.task == "gsm8k_mc_selfcommit"
+    assert log.eval.metadata["probe"]["probe"] == "selfcommit"
+
+
+# --- the embedded model, one task per answer form ------------------------------------------------
+
+
+@pytest.mark.model
+def test_default_model_multiple_choice_trace(tmp_path):
+    log = _eval(cotaudit.probe(gsm8k_mc(problems=2), "trace"), "hf-probe/default", tmp_path, max_tokens=160)
+    engine = _engine("hf-probe/default")
+    items = {i.id: i for i in load_gsm8k_mc(limit=2)}
+    for sample in log.samples:
+        rec = _record(sample)
+        own = rec.context("own")
+        assert own.answers == _replayed_answers(engine, sample, rec, "own")
+        values = sample.scores["probe_scorer"].metadata["own"]["values"]
+        assert values == [[float(extract_letter("ANSWER: " + clip(a)) == items[sample.id].target) for a in row] for row in own.answers]
+    _assert_run_means(log, ["auc", "pass_at_first", "first_pass", "p0", "task_score"])
+
+
+@pytest.mark.model
+def test_default_model_short_answer_match_trace(tmp_path):
+    log = _eval(cotaudit.probe(capitals(limit=2), "trace"), "hf-probe/default", tmp_path, max_tokens=80)
+    engine = _engine("hf-probe/default")
+    for sample in log.samples:
+        rec = _record(sample)
+        assert rec.form == "string" and rec.tag == "\n\nThe answer is "
+        own = rec.context("own")
+        assert own.answers == _replayed_answers(engine, sample, rec, "own")
+        target = normalize_string(sample.target)
+        expected = [[float(normalize_string("The answer is " + clip(a)).endswith(target)) for a in row] for row in own.answers]
+        assert sample.scores["probe_scorer"].metadata["own"]["values"] == expected
+    _assert_run_means(log, ["auc", "pass_at_first", "task_score"])
+
+
+@pytest.mark.model
+def test_default_model_gsm8k_selfcommit_replayed_under_honest(tmp_path):
+    task = cotaudit.probe(
+        gsm8k_numeric(problems=1, conditions="honest,hinted"), "selfcommit",
+        replay_under="honest", stride=40, k=3,
+    )
+    log = _eval(task, "hf-probe/default", tmp_path, max_tokens=200)
+    engine = _engine("hf-probe/default")
+    by_condition = {s.metadata["condition"]: s for s in log.samples}
+    hinted, honest = by_condition["hinted"], by_condition["honest"]
+    rec = _record(hinted)
+    assert [c.name for c in rec.contexts] == ["own", "replay"]
+    assert [c.name for c in _record(honest).contexts] == ["own"]  # already the honest prompt
+    honest_prompt = to_plain(honest.messages[:1])
+    assert "Hint:" in to_plain(hinted.messages[:1])[0]["content"]
+    assert "Hint:" not in honest_prompt[0]["content"]
+    assert rec.context("replay").answers == _replayed_answers(engine, hinted, rec, "replay", honest_prompt)
+    score = hinted.scores["probe_scorer"]
+    a_final = extract_final_answer(hinted.output.completion)
+    assert score.metadata["a_final"] == (None if a_final is None else str(a_final))
+    if a_final is not None:
+        for name in ("own", "replay"):
+            canonical = score.metadata[name]["canonical"]
+            matches = [sum(a == str(a_final) for a in row) for row in canonical]
+            suffix = "" if name == "own" else "_replay"
+            assert score.value[f"uncommitted{suffix}"] == pytest.approx(sum(3 - m for m in matches) / (3 * len(matches)))
+        assert _metric(log, "replay_gap/uncommitted") == pytest.approx(score.value["uncommitted"] - score.value["uncommitted_replay"])
+    assert math.isnan(honest.scores["probe_scorer"].value["uncommitted_replay"])
