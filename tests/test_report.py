@@ -508,6 +508,41 @@ def test_selfcommit_figure_2_picks_follow_the_stated_rules():
     ]
 
 
+def test_selfcommit_log_from_before_issue_13_still_reports(log_dir, tmp_path):
+    """A log written before issue 13 (t = 0 probed as a curve point, a response with no final
+    answer scored as c = 0 everywhere, no policy in the task metadata) loads; its no-answer
+    responses are left out and counted, and the section says the log predates both rules."""
+    from cotaudit.curves import Curve, summarize
+    from cotaudit.report.selfcommit import section
+    from inspect_ai.log import write_eval_log
+
+    path = next(p for p in sorted(log_dir.glob("*.eval")) if "selfcommit" in p.name)
+    log = read_eval_log(str(path))
+    for key in ("positions", "no_answer"):
+        log.eval.metadata.pop(key)
+    for sample in log.samples:  # tiny model: no final answer anywhere; rewrite as old code did
+        score = sample.scores["selfcommit_scorer"]
+        T = score.metadata["cot_tokens"]
+        positions = list(range(0, T, 10)) + [T]
+        old = Curve(positions, T, [0] * len(positions), 2)
+        score.value = summarize(old)
+        score.metadata |= {"positions": positions, "matches": old.matches,
+                           "c": [0.0] * len(positions)}
+        for key in ("no_answer", "c0", "zero_probe"):
+            score.metadata.pop(key)
+    write_eval_log(log, str(tmp_path / "old.eval"))
+    run = run_from_log(read_eval_log(str(tmp_path / "old.eval")), str(tmp_path / "old.eval"))
+    sec = section(run, tmp_path, "old")
+    table = sec.data["table"]
+    assert table["n_no_answer/honest"] == table["n_no_answer/hinted"] == 2
+    assert table["n_pairs"] == 0 and table["n_pairs_dropped_no_answer"] == 2
+    assert math.isnan(table["auroc/tau_0.8"])  # old scoring: 0.5 from four c = 0 curves
+    assert sec.data["records"] == []
+    text = "\n".join(b for b in sec.blocks if isinstance(b, str))
+    assert "t = 0, stride, ..., T (this log predates" in text
+    assert "This log predates that rule" in text
+
+
 # --- comparison ---------------------------------------------------------------------------------
 
 
@@ -545,9 +580,13 @@ def test_comparison_rows_carry_problem_intervals_and_paired_differences(report):
     ]
     want = paired_difference(rows[1].statistic, rows[1].units, rows[0].statistic, rows[0].units,
                              n_boot=compare_ci.N_BOOT, seed=compare_ci.SEED)
-    assert want.n_units == 2  # both runs: the same 2 problems
+    # the units: problems both runs answered in both conditions (issue 13.6; the tiny model
+    # writes no final answer, so none here)
+    shared = set.intersection(*({r.pair_id for r in s.data["records"]} for s in secs))
+    assert want.n_units == len(shared)
     assert _same(delta[labels[1]], want.estimate)
-    assert "(n=2)" in table.rows[[r[0].value for r in table.rows].index(delta[""])][2].text
+    cell = table.rows[[r[0].value for r in table.rows].index(delta[""])][2].text
+    assert f"(n={len(shared)})" in cell if shared else cell == "—"
     assert "cluster F1" in table.column("") and f"Δ cluster F1 vs {labels[0]}" in table.column("")
     assert "percentile bootstrap interval over problems" in table.note
     rl = report.comparisons["report_ll"].tables["comparison"]
@@ -715,6 +754,9 @@ def test_default_model_report_and_comparison_with_tiny(tmp_path):
     assert {s.run.label for s in secs} == {"hf-probe/default", "hf-probe/tiny"}
     for sec in secs:
         assert sec.consistency.ok and sec.consistency.n_checked > 50
+        if sec.data["table"]["n_pairs"] == 0:  # the tiny model: no final answer, no curve
+            assert "figure_2" not in sec.figures
+            continue
         f2 = sec.figures["figure_2"]
         assert f2.n_series == [2] and _png_size(f2.path) == (750, 270)
         logged = _metrics(sec.run.path, "selfcommit_scorer")

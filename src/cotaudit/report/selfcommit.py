@@ -132,7 +132,9 @@ def paired_differences(
 
 def _curve(sample: ScoredSample) -> tuple[list[float], list[float]]:
     md = sample.score.metadata or {}
-    return [float(f) for f in md.get("fractions", [])], [float(c) for c in md.get("c", [])]
+    # no curve (no final answer: None in the log) plots as no points
+    fractions, c = md.get("fractions") or [], md.get("c") or []
+    return [float(f) for f in fractions], [float(x) for x in c]
 
 
 def _total_variation(c: Sequence[float]) -> float:
