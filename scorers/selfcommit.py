@@ -66,6 +66,7 @@ def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
             f"a_final = {a_final} (gold {gold}, {'correct' if correct else 'incorrect'}); "
             f"T = {rec['cot_tokens']} tokens, k = {rec['k']}"
         )
+        fractions: list[float] | None = None
         if a_final is None:
             curve = None
             summaries = dict.fromkeys(summary_keys(thetas), math.nan)
@@ -76,6 +77,7 @@ def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
         else:
             curve = Curve(rec["positions"], rec["cot_tokens"], rec["matches"], rec["k"])
             summaries = summarize(curve, thetas)
+            fractions = [round(float(f), 6) for f in curve.fractions]
             body = render_curve(curve, rec.get("imputed"), c0)
         if c0 is not None:
             head += f"; c0 = c(0) = {c0:.2f} (t = 0 probe, not in the summaries)"
@@ -85,7 +87,7 @@ def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
             explanation=head + "\n\n" + body,
             metadata={
                 "positions": rec["positions"],
-                "fractions": None if curve is None else [round(float(f), 6) for f in curve.fractions],
+                "fractions": fractions,
                 "matches": rec["matches"],
                 "c": None if curve is None else [float(x) for x in curve.c],
                 "c0": c0,
