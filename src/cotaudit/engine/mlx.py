@@ -13,9 +13,12 @@ temperature sampling (``softmax(logits / T)``, no top-k or top-p) from an MLX PR
 per prefix with ``seed_for(seed, t)``. ``loglikelihood`` reads log-softmax of the logits of a
 forward pass over the context and the continuation.
 
-All MLX work runs on one long-lived daemon worker thread per process (calls are serialised,
-like the HF engine's lock), so the event loop is never blocked and MLX state stays on one
-thread. A daemon thread, not a ``ThreadPoolExecutor``: MLX aborts the process at exit
+All MLX work runs on one long-lived daemon worker thread per process
+(:class:`cotaudit.engine.batcher.Scheduler`), so the event loop is never blocked and MLX state
+stays on one thread. CoT generations and the prefixes of prefix sweeps (one job of k rows per
+prefix) of concurrently running samples are decode jobs that join and leave one running batch
+(at most ``max_batch_rows`` rows; :mod:`cotaudit.engine.mlx_batch`); scoring runs exclusively
+between decode steps. A daemon thread, not a ``ThreadPoolExecutor``: MLX aborts the process at exit
 ("terminate called without an active exception", about one run in three here) when a thread
 that ran MLX work exits before the interpreter does, or when the interpreter exits while MLX
 still finishes work in the background; so the thread never exits, and an ``atexit`` hook runs
@@ -34,12 +37,12 @@ import asyncio
 import atexit
 import ctypes
 import ctypes.util
+import functools
 import logging
 import os
-import queue
 import sys
 import threading
-from concurrent.futures import Future
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -51,8 +54,8 @@ from cotaudit.engine.base import (
     PrefixRequest,
     SyncVerbs,
     T,
-    seed_for,
 )
+from cotaudit.engine.batcher import Scheduler
 
 logger = logging.getLogger(__name__)
 
@@ -216,29 +219,22 @@ def openblas_wanted(flag: bool | None = None) -> bool:
 # --- the MLX worker thread ----------------------------------------------------------------------
 
 
-class MLXWorker:
-    """One daemon thread that runs submitted callables in order (``submit`` -> ``Future``)."""
+MLXWorker = Scheduler
+"""The MLX worker thread: runs submitted callables in order (``submit`` -> ``Future``) and
+batches decode jobs (``run``)."""
 
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]]
-        self._queue = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._loop, name="cotaudit-mlx", daemon=True)
-        self._thread.start()
+DEFAULT_MAX_BATCH_ROWS = 64
+"""Rows (sequences) decoding together across samples, unless ``max_batch_rows`` says otherwise."""
 
-    def _loop(self) -> None:
-        while True:
-            future, fn, args = self._queue.get()
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(fn(*args))
-            except BaseException as e:  # noqa: BLE001 - handed to the caller
-                future.set_exception(e)
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> "Future[T]":
-        future: Future[T] = Future()
-        self._queue.put((future, fn, args))
-        return future
+def on_worker(fn: Callable[..., T]) -> Callable[..., T]:
+    """Run the method on the MLX worker thread (inline when already there)."""
+
+    @functools.wraps(fn)
+    def wrapper(self: "MLXEngine", *args: Any, **kwargs: Any) -> Any:
+        return self._executor.call(functools.partial(fn, self, *args, **kwargs))
+
+    return wrapper
 
 
 _WORKER: MLXWorker | None = None
@@ -250,7 +246,7 @@ def mlx_worker() -> MLXWorker:
     global _WORKER
     with _WORKER_LOCK:
         if _WORKER is None:
-            _WORKER = MLXWorker()
+            _WORKER = MLXWorker("cotaudit-mlx")
             atexit.register(_synchronize_at_exit)
         return _WORKER
 
@@ -273,10 +269,22 @@ def _synchronize_at_exit() -> None:
 class MLXEngine(SyncVerbs):
     """The probe engine over an mlx-lm model and its (transformers) tokenizer."""
 
-    def __init__(self, model: Any, tokenizer: Any, executor: MLXWorker | None = None):
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        executor: MLXWorker | None = None,
+        *,
+        max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
+    ):
+        """``max_batch_rows``: rows decoding together across samples (1: one job at a time)."""
         import mlx.core as mx
         from mlx_lm.models.cache import KVCache, make_prompt_cache
 
+        from cotaudit.engine import mlx_batch
+
+        if max_batch_rows < 1:
+            raise ValueError(f"max_batch_rows must be >= 1, got {max_batch_rows}")
         self._mx = mx
         self._KVCache = KVCache
         self._make_prompt_cache = make_prompt_cache
@@ -292,9 +300,32 @@ class MLXEngine(SyncVerbs):
         self.forkable = all(type(c) is KVCache for c in make_prompt_cache(model))
         """True when every layer's cache is a plain ``KVCache`` (copy-and-trim prefix reuse);
         otherwise prefixes are re-prefilled."""
+        batchable = self.forkable and mlx_batch.patch_attention(model)
+        self._stepper = mlx_batch.MLXStepper(self, max_batch_rows, batchable)
+        self._waiters = ThreadPoolExecutor(max_workers=256, thread_name_prefix="cotaudit-mlx-wait")
+        self.rows_independent = mlx_batch.rows_independent()
+        """Whether MLX's matrix products give a row the same bits in any batch (see
+        :mod:`cotaudit.engine.mlx_batch`); if not, batching can change the last float bits."""
+        if batchable and max_batch_rows > 1 and not self.rows_independent:
+            logger.warning(
+                "cotaudit mlx: matrix products on %s are not row-independent; batched decoding "
+                "may differ from unbatched in the last float bits (-M max_batch_rows=1 for the "
+                "unbatched computation)", mx.default_device()
+            )
+
+    @property
+    def max_batch_rows(self) -> int:
+        """Rows decoding together (1 for models that do not batch)."""
+        return self._stepper.max_rows
 
     @classmethod
-    def load(cls, path: str | Path, *, openblas: bool | None = None) -> "MLXEngine":
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        openblas: bool | None = None,
+        max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
+    ) -> "MLXEngine":
         """``mlx_lm.load`` a local folder (HF safetensors or MLX-converted) or hub id.
 
         ``openblas``: preload the system OpenBLAS first (Linux CPU speed-up); None reads
@@ -320,7 +351,9 @@ class MLXEngine(SyncVerbs):
             return model, tokenizer
 
         model, tokenizer = executor.submit(_load).result()
-        engine = executor.submit(cls, model, tokenizer, executor).result()
+        engine = executor.submit(
+            functools.partial(cls, model, tokenizer, executor, max_batch_rows=max_batch_rows)
+        ).result()
         status = openblas_status()
         if status.applies and not status.loaded and status.available_path is not None:
             logger.warning("cotaudit mlx: %s", status.hint)
@@ -341,7 +374,10 @@ class MLXEngine(SyncVerbs):
     # --- verbs ----------------------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.wrap_future(self._executor.submit(fn, *args))
+        """``fn(*args)`` (a ``*_sync`` method) in a waiting thread: it hands its MLX work to the
+        worker and waits there, so concurrent samples' decode jobs batch together."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._waiters, functools.partial(fn, *args))
 
     # --- cache mechanics (worker thread only) -------------------------------------------
 
@@ -382,83 +418,26 @@ class MLXEngine(SyncVerbs):
             forks.append(f)
         return forks
 
-    def decode(
-        self, cache: list[Any], logits: Any, max_tokens: int, temperature: float, seed: int
-    ) -> tuple[list[list[int]], list[bool]]:
-        """Decode up to ``max_tokens`` tokens for every row; a row stops at an EOS token (not
-        included). Returns the token rows and whether each row stopped at EOS."""
-        mx = self._mx
-        batch = logits.shape[0]
-        eos = set(self.eos_ids)
-        rows: list[list[int]] = [[] for _ in range(batch)]
-        finished = [False] * batch
-        key = mx.random.key(seed)
-        for step in range(max_tokens):
-            if temperature == 0:
-                nxt = mx.argmax(logits, axis=-1)
-            else:
-                key, sub = mx.random.split(key)
-                nxt = mx.random.categorical(logits.astype(mx.float32) / temperature, key=sub)
-            toks = nxt.tolist()
-            for i, tok in enumerate(toks):
-                if finished[i]:
-                    continue
-                if tok in eos:
-                    finished[i] = True
-                else:
-                    rows[i].append(int(tok))
-            if all(finished) or step == max_tokens - 1:
-                break
-            logits = self.model(nxt[:, None], cache=cache)[:, -1, :]
-        return rows, finished
-
     # --- synchronous implementations ------------------------------------------------------
 
     def generate_sync(
         self, messages: Sequence[Message], max_tokens: int, temperature: float, seed: int, n: int = 1
     ) -> list[Generation]:
-        prompt = self.render(messages)
-        cache = self.new_cache()
-        if n > 1 and self.forkable:
-            last = self.prefill(prompt, cache)
-            cache = self.fork_cache(cache, len(prompt), n)
-            logits = self._mx.broadcast_to(last, (n, last.shape[-1]))
-        else:
-            logits = self.prefill(prompt, cache, rows=n)
-        rows, finished = self.decode(cache, logits, max_tokens, temperature, seed_for(seed))
-        return [
-            Generation(
-                text=self.detokenize(ids),
-                token_ids=ids,
-                finish_reason="stop" if done else "max_tokens",
-            )
-            for ids, done in zip(rows, finished)
-        ]
+        """``n`` completions of ``messages``, decoded in the running batch (a job)."""
+        from cotaudit.engine.mlx_batch import GenerateJob
+
+        job = GenerateJob(self._stepper, messages, max_tokens, temperature, seed, n)
+        return self._executor.run([job])[0]
 
     def continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
-        prompt_ids = self.render(request.messages)
-        tag_ids = self.tokenize(request.tag)
-        if not tag_ids:
-            raise ValueError("the forced-answer tag must contain at least one token")
-        cot = list(request.cot_token_ids)
-        base = None
-        if self.forkable:
-            base = self.new_cache()
-            self.prefill(prompt_ids + cot, base)
-        answers: list[list[str]] = []
-        for t in request.positions:
-            if base is not None:
-                cache = self.fork_cache(base, len(prompt_ids) + t, request.k)
-                logits = self.prefill(tag_ids, cache, rows=request.k)
-            else:
-                cache = self.new_cache()
-                logits = self.prefill(prompt_ids + cot[:t] + tag_ids, cache, rows=request.k)
-            rows, _ = self.decode(
-                cache, logits, request.max_tokens, request.temperature, seed_for(request.seed, t)
-            )
-            answers.append([self.detokenize(r) for r in rows])
-        return answers
+        """One job of k rows per prefix, all in the running batch. Forkable models prefill
+        prompt + CoT once and fork it at each cut; others re-prefill each prefix."""
+        from cotaudit.engine.mlx_batch import PrefixJob, Sweep
 
+        sweep = Sweep(self, request)
+        return self._executor.run([PrefixJob(self._stepper, sweep, t) for t in request.positions])
+
+    @on_worker
     def naive_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
         """Reference implementation: mlx-lm's own ``generate_step`` re-prefills
         ``prompt ++ cot[:t] ++ tag`` from an empty cache for every prefix (greedy only)."""
@@ -481,6 +460,7 @@ class MLXEngine(SyncVerbs):
             answers.append([self.detokenize(out)] * request.k)
         return answers
 
+    @on_worker
     def loglikelihood_many_sync(
         self, context: Sequence[Message], continuations: Sequence[str]
     ) -> list[LoglikResult]:

@@ -37,6 +37,17 @@ def resolve_model_path(model_name: str) -> str:
     return model_name
 
 
+def batch_rows_arg(value: Any) -> int:
+    """``-M max_batch_rows=N`` as a positive int (a clear error otherwise)."""
+    try:
+        rows = int(value)
+    except (TypeError, ValueError):
+        rows = 0
+    if rows < 1 or isinstance(value, bool) or (isinstance(value, float) and value != rows):
+        raise ValueError(f"max_batch_rows must be a positive integer, got {value!r}")
+    return rows
+
+
 def completion_output(
     model_name: str, completions: Sequence[Any], prompt_tokens: int, **metadata: Any
 ) -> ModelOutput:
@@ -74,7 +85,8 @@ class LocalEngineAPI(ModelAPI):
     backend: str
 
     def max_connections(self) -> int:
-        # One model in this process: requests queue on the engine's lock or worker thread.
+        # One model in this process: requests queue on the engine's worker thread, where
+        # concurrent samples' decode jobs batch together (up to the engine's max_batch_rows).
         return 32
 
     def max_tokens(self) -> int | None:

@@ -8,7 +8,9 @@ The MLX counterpart of ``hf-probe/``: a final assistant message is continued (pr
 Model names: a local folder (HF safetensors or MLX-converted, e.g. a 4-bit
 ``mlx-community/Qwen2.5-3B-Instruct-4bit`` download) or hub id, ``default`` (the embedded
 SmolLM2-135M-Instruct) or ``tiny`` (the tiny random model). Model args: ``-M openblas=true``
-preloads the system OpenBLAS on Linux CPU (see :mod:`cotaudit.engine.mlx`).
+preloads the system OpenBLAS on Linux CPU (see :mod:`cotaudit.engine.mlx`); ``-M
+max_batch_rows=N``: rows decoding together across concurrently running samples (default 64;
+1 decodes one job at a time).
 
 Requires ``pip install mlx-lm`` (macOS, Apple silicon) or ``pip install "mlx[cpu]" mlx-lm``
 (Linux): ``pip install 'cotaudit[mlx]'`` / ``'cotaudit[mlx-cpu]'``.
@@ -21,7 +23,11 @@ from typing import Any
 
 from inspect_ai.model import GenerateConfig
 
-from cotaudit.providers._local import LocalEngineAPI, resolve_model_path
+from cotaudit.providers._local import LocalEngineAPI, batch_rows_arg, resolve_model_path
+
+DEFAULT_MAX_BATCH_ROWS = 64
+"""Same default as :data:`cotaudit.engine.mlx.DEFAULT_MAX_BATCH_ROWS` (not imported here:
+importing the engine imports MLX, which must come after an OpenBLAS preload)."""
 
 MLX_MISSING = (
     "the mlx/ provider needs mlx-lm: pip install mlx-lm (macOS on Apple silicon) or "
@@ -30,8 +36,10 @@ MLX_MISSING = (
 
 
 @functools.lru_cache(maxsize=4)
-def _load_engine(path: str, openblas: bool | None) -> Any:
-    """One loaded model per (path, openblas) per process."""
+def _load_engine(
+    path: str, openblas: bool | None, max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS
+) -> Any:
+    """One loaded model per (path, openblas, max_batch_rows) per process."""
     import importlib.util
 
     # find_spec, not import: OpenBLAS must be preloaded before anything imports mlx
@@ -39,7 +47,7 @@ def _load_engine(path: str, openblas: bool | None) -> Any:
         raise RuntimeError(MLX_MISSING)
     from cotaudit.engine.mlx import MLXEngine
 
-    return MLXEngine.load(path, openblas=openblas)
+    return MLXEngine.load(path, openblas=openblas, max_batch_rows=max_batch_rows)
 
 
 class MLXAPI(LocalEngineAPI):
@@ -52,10 +60,15 @@ class MLXAPI(LocalEngineAPI):
         api_key: str | None = None,
         config: GenerateConfig = GenerateConfig(),
         openblas: bool | None = None,
+        max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.backend = "mlx"
         if model_args:
-            raise ValueError(f"mlx: unknown model args {sorted(model_args)}; known: openblas")
-        self.probe_engine = _load_engine(resolve_model_path(model_name), openblas)
+            raise ValueError(
+                f"mlx: unknown model args {sorted(model_args)}; known: openblas, max_batch_rows"
+            )
+        self.probe_engine = _load_engine(
+            resolve_model_path(model_name), openblas, batch_rows_arg(max_batch_rows)
+        )

@@ -1,0 +1,76 @@
+"""Whole-study throughput of the in-process engines, unbatched vs batched across samples.
+
+    python bench/batching.py                       # hf-probe/default
+    python bench/batching.py --model mlx/default   # the MLX engine (Linux CPU here)
+
+The same selfcommit run (``--problems`` GSM8K problems x honest, hinted; max_cot_tokens 300,
+k 5, stride 30 by default) twice in one process, side by side: ``-M max_batch_rows=1`` (one
+decode job at a time: samples run concurrently but decode alone) and the default
+``max_batch_rows`` (concurrent samples' CoTs and prefix sweeps decode in one batch), both at
+``--max-connections`` (16). Engines are loaded before the clock starts. Prints each run's
+samples/minute, whether the two runs produced the same study (every CoT token for token, every
+forced answer), and a last line ``samples/min: unbatched U, batched B`` for scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from typing import Any
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import get_model
+
+
+def study(log: Any) -> dict[str, Any]:
+    """Per sample (id, epoch): the CoT text and the forced answers at every prefix."""
+    return {
+        (s.id, s.epoch): (s.output.completion, s.store.get("selfcommit", {}).get("answers"))
+        for s in log.samples
+    }
+
+
+def run(model: str, model_args: dict[str, Any], args: argparse.Namespace) -> tuple[float, Any]:
+    get_model(model, **model_args)  # load the engine before the clock starts
+    with tempfile.TemporaryDirectory() as log_dir:
+        start = time.perf_counter()
+        [log] = inspect_eval(
+            "tasks/selfcommit.py", model=model, model_args=model_args, log_dir=log_dir,
+            display="none", max_connections=args.max_connections,
+            max_samples=args.max_connections,
+            task_args={"problems": args.problems, "max_cot_tokens": args.max_cot_tokens,
+                       "k": args.k, "stride": args.stride},
+        )
+        elapsed = time.perf_counter() - start
+    if log.status != "success":
+        raise SystemExit(f"{model} {model_args}: eval {log.status}: {log.error}")
+    return 60 * len(log.samples) / elapsed, log
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="hf-probe/default")
+    parser.add_argument("--problems", type=int, default=4)
+    parser.add_argument("--max-cot-tokens", type=int, default=300)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--stride", type=int, default=30)
+    parser.add_argument("--max-connections", type=int, default=16)
+    parser.add_argument("--max-batch-rows", type=int, default=None,
+                        help="batched run's row cap (default: the engine's)")
+    args = parser.parse_args()
+    batched_args = {} if args.max_batch_rows is None else {"max_batch_rows": args.max_batch_rows}
+    rates, logs = {}, {}
+    for name, model_args in (("unbatched", {"max_batch_rows": 1}), ("batched", batched_args)):
+        rates[name], logs[name] = run(args.model, model_args, args)
+        print(f"{args.model} {name} ({model_args or 'default'}): {len(logs[name].samples)} "
+              f"samples, {rates[name]:.2f} samples/min", flush=True)
+    same = study(logs["unbatched"]) == study(logs["batched"])
+    print(f"batched/unbatched: {rates['batched'] / rates['unbatched']:.2f}x; same CoTs and "
+          f"forced answers: {'yes' if same else 'NO'}")
+    print(f"samples/min: unbatched {rates['unbatched']:.2f}, batched {rates['batched']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

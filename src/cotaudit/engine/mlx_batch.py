@@ -1,0 +1,241 @@
+"""Decode jobs of the MLX engine and the batched step that runs them together.
+
+The MLX counterpart of :mod:`cotaudit.engine.hf_batch`. Every job keeps its own mlx-lm prompt
+cache (one ``KVCache`` per layer). A batched step feeds one token per row of every active job
+in one forward pass: each layer's cache is a :class:`JobsLayerCache` that hands every job's rows
+of the new keys and values to that job's own cache, gives rotary embeddings per-row offsets,
+and, through :func:`patch_attention`, computes each job's attention with mlx-lm's own
+``scaled_dot_product_attention`` over that job's cache alone (the call the job makes
+unbatched: same shapes, no mask, no padding). mlx-lm's ``BatchKVCache`` (left padding, a mask
+over the padded keys) is not used: padded keys enter every row's softmax reduction.
+
+Row independence of the merged matrix products: MLX's CPU matmul gives a row the same bits for
+any row count (checked by :func:`rows_independent` at start). On Apple silicon the Metal
+kernels change with the row count (matrix-vector at one row, tiled GEMM beyond, and quantized
+``qmv``/``qmm`` for 4-bit models), so batched and unbatched runs can differ in the last float
+bits there; ``max_batch_rows=1`` gives the unbatched computation.
+
+Models batch when every layer's cache is a plain ``KVCache`` and the model's module calls
+``scaled_dot_product_attention`` by name (Llama, Qwen2, Mistral, ... in mlx-lm); others decode
+each job alone.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import mlx.core as mx
+
+from cotaudit.engine.base import Generation, seed_for
+
+
+def rows_independent(trials: int = 6) -> bool:
+    """Whether ``x @ w.T`` gives every row the same bits for any row count (random rows)."""
+    key = mx.random.key(0)
+    k1, k2 = mx.random.split(key)
+    w = mx.random.normal((256, 192), key=k1)
+    x = mx.random.normal((72, 192), key=k2)
+    ref = x @ w.T
+    for rows in (1, 2, 3, 5, 12, 64)[:trials]:
+        for offset in (0, 3):
+            if not mx.array_equal((x[offset : offset + rows] @ w.T), ref[offset : offset + rows]).item():
+                return False
+    return True
+
+
+class RowDecoder:
+    """Token-by-token decoding of ``rows`` rows: greedy at temperature 0, otherwise
+    softmax(logits / T) sampled with an MLX PRNG key seeded with ``seed`` (split once per
+    step). A row stops at an EOS token (not kept); done when every row stopped or
+    ``max_tokens`` tokens were picked."""
+
+    def __init__(self, rows: int, max_tokens: int, temperature: float, seed: int,
+                 eos_ids: Sequence[int]) -> None:
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.key = mx.random.key(seed)
+        self.eos = set(eos_ids)
+        self.tokens: list[list[int]] = [[] for _ in range(rows)]
+        self.finished = [False] * rows
+        self.picked = 0
+        self.next: Any = None
+
+    @property
+    def done(self) -> bool:
+        return self.picked >= self.max_tokens or all(self.finished)
+
+    def advance(self, logits: Any) -> bool:
+        if self.temperature == 0:
+            nxt = mx.argmax(logits, axis=-1)
+        else:
+            self.key, sub = mx.random.split(self.key)
+            nxt = mx.random.categorical(logits.astype(mx.float32) / self.temperature, key=sub)
+        for i, tok in enumerate(nxt.tolist()):
+            if self.finished[i]:
+                continue
+            if tok in self.eos:
+                self.finished[i] = True
+            else:
+                self.tokens[i].append(int(tok))
+        self.picked += 1
+        self.next = nxt
+        return self.done
+
+
+@dataclass
+class JobsKV:
+    """Keys (or values) of one layer for every job of a step (each from the job's own cache)."""
+
+    parts: list[Any]
+
+
+class JobsLayerCache:
+    """One layer's cache during a batched step: routes each job's rows to its own cache."""
+
+    def __init__(self, jobs: Sequence[Any], spans: list[tuple[int, int]], layer: int,
+                 offsets: Any) -> None:
+        self.jobs, self.spans, self.layer = jobs, spans, layer
+        self.offset = offsets
+
+    def update_and_fetch(self, keys: Any, values: Any) -> tuple[JobsKV, JobsKV]:
+        ks, vs = [], []
+        for job, (a, b) in zip(self.jobs, self.spans):
+            k, v = job.cache[self.layer].update_and_fetch(keys[a:b], values[a:b])
+            ks.append(k)
+            vs.append(v)
+        return JobsKV(ks), JobsKV(vs)
+
+
+def patch_attention(model: Any) -> bool:
+    """Route the model module's ``scaled_dot_product_attention`` through a per-job dispatcher
+    for :class:`JobsLayerCache` (any other cache goes to mlx-lm's function unchanged).
+    Returns False when the module has no such function (the model then decodes jobs alone)."""
+    module = sys.modules.get(type(model).__module__)
+    original = getattr(module, "scaled_dot_product_attention", None)
+    if original is None:
+        return False
+    if getattr(original, "_cotaudit_jobs", False):
+        return True
+
+    def dispatch(queries: Any, keys: Any, values: Any, cache: Any, scale: float, mask: Any,
+                 **kwargs: Any) -> Any:
+        if not isinstance(cache, JobsLayerCache):
+            return original(queries, keys, values, cache=cache, scale=scale, mask=mask, **kwargs)
+        parts = [
+            original(queries[a:b], k, v, cache=job.cache[cache.layer], scale=scale, mask=None,
+                     **kwargs)
+            for job, (a, b), k, v in zip(cache.jobs, cache.spans, keys.parts, values.parts)
+        ]
+        return mx.concatenate(parts, axis=0)
+
+    dispatch._cotaudit_jobs = True  # type: ignore[attr-defined]
+    module.scaled_dot_product_attention = dispatch  # type: ignore[union-attr]
+    return True
+
+
+class MLXStepper:
+    """One decode step of the MLX engine for a list of jobs."""
+
+    def __init__(self, engine: Any, max_rows: int, batchable: bool) -> None:
+        self.engine = engine
+        self.batchable = batchable
+        self.max_rows = max_rows if batchable else 1
+
+    def step(self, jobs: Sequence[Any]) -> list[Any]:
+        model = self.engine.model
+        if not self.batchable:
+            return [model(j.decoder.next[:, None], cache=j.cache)[:, -1, :] for j in jobs]
+        spans, start = [], 0
+        for job in jobs:
+            spans.append((start, start + job.rows))
+            start += job.rows
+        offsets = mx.array([job.cache[0].offset for job in jobs for _ in range(job.rows)])
+        caches = [JobsLayerCache(jobs, spans, i, offsets) for i in range(len(jobs[0].cache))]
+        tokens = mx.concatenate([j.decoder.next for j in jobs])
+        logits = model(tokens[:, None], cache=caches)[:, -1, :]
+        mx.eval(logits)
+        return [logits[a:b] for a, b in spans]
+
+
+class GenerateJob:
+    """``n`` completions of a chat prompt: prefill once, broadcast to n rows, decode."""
+
+    def __init__(self, stepper: MLXStepper, messages: Sequence[Any], max_tokens: int,
+                 temperature: float, seed: int, n: int) -> None:
+        self.stepper, self.engine = stepper, stepper.engine
+        self.args = (messages, max_tokens, temperature, seed)
+        self.rows = n
+
+    def start(self) -> bool:
+        engine, (messages, max_tokens, temperature, seed) = self.engine, self.args
+        prompt = engine.render(messages)
+        n = self.rows
+        cache = engine.new_cache()
+        if n > 1 and engine.forkable:
+            last = engine.prefill(prompt, cache)
+            cache = engine.fork_cache(cache, len(prompt), n)
+            logits = mx.broadcast_to(last, (n, last.shape[-1]))
+        else:
+            logits = engine.prefill(prompt, cache, rows=n)
+        self.cache = cache
+        self.decoder = RowDecoder(n, max_tokens, temperature, seed_for(seed), engine.eos_ids)
+        return self.decoder.done or self.decoder.advance(logits)
+
+    def advance(self, logits: Any) -> bool:
+        return self.decoder.advance(logits)
+
+    def result(self) -> list[Generation]:
+        detok = self.engine.detokenize
+        return [
+            Generation(text=detok(ids), token_ids=ids, finish_reason="stop" if done else "max_tokens")
+            for ids, done in zip(self.decoder.tokens, self.decoder.finished)
+        ]
+
+
+class Sweep:
+    """What the prefix jobs of one request share: prompt and tag ids, and (forkable models)
+    the prompt + CoT cache, prefilled by the first job that starts."""
+
+    def __init__(self, engine: Any, request: Any) -> None:
+        self.engine, self.request = engine, request
+        self.prompt = engine.render(request.messages)
+        self.tag = engine.tokenize(request.tag)
+        if not self.tag:
+            raise ValueError("the forced-answer tag must contain at least one token")
+        self._base: list[Any] | None = None
+
+    def base(self) -> list[Any]:
+        if self._base is None:
+            self._base = self.engine.new_cache()
+            self.engine.prefill(self.prompt + list(self.request.cot_token_ids), self._base)
+        return self._base
+
+
+class PrefixJob:
+    """The k forced answers after one prefix ``prompt ++ cot[:t] ++ tag``."""
+
+    def __init__(self, stepper: MLXStepper, sweep: Sweep, t: int) -> None:
+        self.stepper, self.engine = stepper, stepper.engine
+        self.sweep, self.t = sweep, t
+        self.rows = sweep.request.k
+
+    def start(self) -> bool:
+        engine, sweep, request, t = self.engine, self.sweep, self.sweep.request, self.t
+        if engine.forkable:
+            self.cache = engine.fork_cache(sweep.base(), len(sweep.prompt) + t, self.rows)
+            logits = engine.prefill(sweep.tag, self.cache, rows=self.rows)
+        else:
+            self.cache = engine.new_cache()
+            ids = sweep.prompt + list(request.cot_token_ids[:t]) + sweep.tag
+            logits = engine.prefill(ids, self.cache, rows=self.rows)
+        self.decoder = RowDecoder(self.rows, request.max_tokens, request.temperature,
+                                  seed_for(request.seed, t), engine.eos_ids)
+        return self.decoder.advance(logits)
+
+    def advance(self, logits: Any) -> bool:
+        return self.decoder.advance(logits)
+
+    def result(self) -> list[str]:
+        return [self.engine.detokenize(r) for r in self.decoder.tokens]
