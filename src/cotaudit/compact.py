@@ -4,7 +4,8 @@ Every key here is a key of a study's full metric tables, with the same name and 
 (the compact metrics select from the tables the full set computes); ``-T metrics=all`` logs the
 full tables instead. Two rules:
 
-- the headline keys of a study are always present (NaN when the run has nothing to compare);
+- the headline keys of a study, and the cluster F1 with its interval, are always present (NaN
+  when the run has nothing to compare, or the clustering is degenerate);
 - any other key whose value is NaN (an empty stratum, e.g. no both-correct problems or a
   condition not run) is left out, so the compact set shows no ``nan`` rows; the report says
   ``n = 0`` there instead.
