@@ -5,10 +5,10 @@ ones nearest each centroid, the features that differ most) is written after the 
 Inspect's own log-editing functions, each edit carrying provenance ``cotaudit``:
 
 - per sample, with ``inspect_ai.log.edit_score``: ``Score.metadata["cluster_contrast"]``, a list
-  of point notes (:func:`cotaudit.cluster_contrast.point_notes`), and one line per note at the
+  of point notes (:func:`cotaudit.cluster.contrast.point_notes`), and one line per note at the
   end of the score's explanation. The scorer's original score stays in ``Score.history``.
 - per log, with ``inspect_ai.log.edit_eval_log``: ``log.metadata["cluster_contrast"]``, per
-  cluster metric its summary (:func:`cotaudit.cluster_contrast.summary_text`), clusters, feature
+  cluster metric its summary (:func:`cotaudit.cluster.contrast.summary_text`), clusters, feature
   ranking, and, when a contrast model was named, its description of what distinguishes the two
   clusters' texts, with the exact prompt.
 
@@ -49,23 +49,21 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import ScoreEdit
 
-from cotaudit.cluster_contrast import (
+from cotaudit.cluster.contrast import (
+    CLUSTER_METRICS,
+    CONTRAST_MAX_TOKENS,
+    CONTRAST_SYSTEM,
+    ClusterMetric,
     contrast_prompt,
     note_line,
     point_notes,
     summary_text,
     with_notes,
 )
-from cotaudit.cluster_f1 import DEFAULT_PREFIX, ClusterF1Result, metric_keys
+from cotaudit.cluster.f1 import DEFAULT_PREFIX, ClusterF1Result, metric_keys
 from cotaudit.params import parse_contrast_model
-from cotaudit.prompts import CONTRAST_MAX_TOKENS, CONTRAST_SYSTEM
 from cotaudit.report.data import RunData
 from cotaudit.report.loader import run_from_log
-
-from .cluster_f1 import cluster_f1_from_scores
-from .report_ll import CLUSTER_NEGATIVE as REPORT_CLUSTER_NEGATIVE
-from .report_ll import CLUSTER_PREFIX as REPORT_CLUSTER_PREFIX
-from .report_ll import cluster_result as report_cluster_result
 
 logger = logging.getLogger(__name__)
 
@@ -86,44 +84,31 @@ def contrast_options(contrast_model: str | None, n_nearest: int = 3) -> dict[str
 @dataclass(frozen=True)
 class ClusterRun:
     """One cluster metric of a log, recomputed: the scorer it is attached to, its key prefix,
-    the clustering, the negative class and the logged metric values (default-prefix keys)."""
+    the clustering, the negative class, the logged metric values (default-prefix keys) and how
+    its points map to samples."""
 
     scorer: str
     metric: str
     result: ClusterF1Result
     negative_class: str
     logged: dict[str, float]
-    points_are_reports: bool = False
-
-    def sample_of(self, point: str) -> str:
-        """Id (as text) of the sample holding ``point``: report points are ``<sample>#<kind>``."""
-        return point.rsplit("#", 1)[0] if self.points_are_reports else point
+    kind: ClusterMetric
 
 
 def cluster_runs(run: RunData) -> list[ClusterRun]:
-    """Every cluster metric (``contrastive_cluster_f1``, ``report_cluster_f1``) of a read log,
-    recomputed from the scores it saw."""
+    """Every cluster metric of a read log that is registered with
+    :func:`cotaudit.cluster.contrast.register_cluster_metric` (``contrastive_cluster_f1``,
+    report_ll's ``report_cluster_f1``), recomputed from the scores it saw."""
     out: list[ClusterRun] = []
     for scorer in run.scorers.values():
         for d in scorer.metric_defs:
-            opts = dict(d.options)
-            if d.name == "contrastive_cluster_f1":
-                prefix = opts.pop("prefix", DEFAULT_PREFIX)
-                opts["n_boot"] = 0
-                result = cluster_f1_from_scores(scorer.samples, **opts)
-                negative, reports = str(opts["negative_class"]), False
-            elif d.name == "report_cluster_f1":
-                prefix = REPORT_CLUSTER_PREFIX
-                result = report_cluster_result(
-                    scorer.samples, opts.get("controls") or [], 0, int(opts.get("seed", 0)),
-                    opts.get("unit", "row"),
-                )
-                negative, reports = REPORT_CLUSTER_NEGATIVE, True
-            else:
+            kind = CLUSTER_METRICS.get(d.name)
+            if kind is None:
                 continue
-            keys = zip(metric_keys(DEFAULT_PREFIX), metric_keys(prefix), strict=True)
+            c = kind.recompute(scorer.samples, {**d.options, "n_boot": 0})
+            keys = zip(metric_keys(DEFAULT_PREFIX), metric_keys(c.prefix), strict=True)
             logged = {k: scorer.metrics[p] for k, p in keys if p in scorer.metrics}
-            out.append(ClusterRun(scorer.name, prefix, result, negative, logged, reports))
+            out.append(ClusterRun(scorer.name, c.prefix, c.result, c.negative_class, logged, kind))
     return out
 
 
@@ -160,9 +145,10 @@ async def annotate_log(
         pos = cr.result.positive_class
         for point, note in point_notes(cr.result, cr.metric, cr.negative_class, n_nearest).items():
             line = note_line(note, pos, cr.negative_class)
-            if cr.points_are_reports:
-                line = f"{point.rsplit('#', 1)[1]} report, {line}"
-            lines[(cr.scorer, cr.sample_of(point))].append((note, line))
+            part = cr.kind.kind_of(point)
+            if part is not None:
+                line = f"{part} {cr.kind.point_noun}, {line}"
+            lines[(cr.scorer, cr.kind.sample_of(point))].append((note, line))
         entry: dict[str, Any] = {
             "scorer": cr.scorer,
             "positive_class": pos,
@@ -176,7 +162,7 @@ async def annotate_log(
         if contrast_model is not None and contrast["clusters"]:
             texts = {
                 name: [
-                    _point_text(samples.get(cr.sample_of(str(p)), []), str(p), cr.points_are_reports)
+                    _point_text(samples.get(cr.kind.sample_of(str(p)), []), str(p), cr.kind)
                     for p in contrast["clusters"][name]["nearest_ids"]
                 ]
                 for name in ("positive", "negative")
@@ -231,13 +217,16 @@ async def describe_contrast(
     return out
 
 
-def _point_text(samples: Sequence[EvalSample], point: str, report: bool) -> str:
-    """The text behind a point: the report (report_ll) or the sample's generated output."""
+def _point_text(samples: Sequence[EvalSample], point: str, kind: ClusterMetric) -> str:
+    """The text behind a point: the sample's generated output, or for a part of a sample its
+    text in the sample metadata (report_ll: ``metadata["reports"][kind]``)."""
     if not samples:
         return ""
     sample = samples[0]
-    if report:
-        return str((sample.metadata or {}).get("reports", {}).get(point.rsplit("#", 1)[1], ""))
+    part = kind.kind_of(point)
+    if part is not None:
+        texts = (sample.metadata or {}).get(kind.point_kind_texts or "", {})
+        return str(texts.get(part, ""))
     return sample.output.completion if sample.output is not None else ""
 
 

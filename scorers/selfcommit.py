@@ -17,10 +17,10 @@ from inspect_ai.solver import TaskState
 
 from cotaudit.curves import DEFAULT_THETAS, Curve, summarize, summary_keys
 from cotaudit.selfcommit_stats import (
-    SelfcommitRecord,
     both_correct,
     condition_by_correctness,
     honest_vs_hinted_table,
+    records_from_scores,
     summary_names,
     two_condition_table,
 )
@@ -107,36 +107,6 @@ def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
         )
 
     return score
-
-
-def records_from_scores(scores: list[SampleScore]) -> list[SelfcommitRecord]:
-    """Selfcommit records from sample scores (skipping any without a value dict, or with a NaN
-    summary despite a final answer).
-
-    ``has_answer`` is False where the score's ``a_final`` is None: in new logs such samples
-    have NaN summaries, in logs before issue 13 the summaries of c = 0 everywhere; either way
-    the run statistics exclude them (see :func:`cotaudit.selfcommit_stats.answered`)."""
-    out = []
-    for s in scores:
-        value = s.score.value
-        meta = s.sample_metadata or {}
-        score_meta = s.score.metadata or {}
-        if not isinstance(value, dict) or "condition" not in meta:
-            continue
-        summaries = {k: float(v) for k, v in value.items() if isinstance(v, (int, float))}
-        has_answer = "a_final" not in score_meta or score_meta["a_final"] is not None
-        if has_answer and any(math.isnan(v) for v in summaries.values()):
-            continue
-        out.append(
-            SelfcommitRecord(
-                pair_id=str(meta["pair_id"]),
-                condition=str(meta["condition"]),
-                summaries=summaries,
-                correct=bool(score_meta.get("correct", False)),
-                has_answer=has_answer,
-            )
-        )
-    return out
 
 
 @metric

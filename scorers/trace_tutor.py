@@ -23,6 +23,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from cotaudit import trace_stats as ts
+from cotaudit.trace_stats import records_from_scores
 from cotaudit.solvers.trace_tutor import STORE_KEY
 
 PROBES = ts.PROBES
@@ -30,10 +31,6 @@ PROBES = ts.PROBES
 
 def _curve(matches: Sequence[int], k: int) -> list[float]:
     return [m / k for m in matches]
-
-
-def _percent(f: float) -> str:
-    return f"{round(f * 100, 4):g}%"
 
 
 def _cell(parsed: Sequence[int | None], rate: float, gold: int) -> str:
@@ -57,7 +54,7 @@ def render_curves(rec: dict[str, Any], gold: int) -> str:
         for n in names:
             probe = rec["probes"][n]
             cells.append(_cell(probe["parsed"][i], probe["matches"][i] / k, gold))
-        lines.append(f"| {_percent(f)} | {t} | " + " | ".join(cells) + " |")
+        lines.append(f"| {ts.percent_label(f)}% | {t} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -139,44 +136,12 @@ def trace_tutor_scorer() -> Scorer:
 def _first_pass_text(value: dict[str, Any], probe: str) -> str:
     if value[f"first_pass_censored_{probe}"]:
         return "none"
-    return _percent(value[f"first_pass_{probe}"])
+    return ts.percent_label(value[f"first_pass_{probe}"]) + "%"
 
 
 # --------------------------------------------------------------------------------------------
 # Records and run-level metrics
 # --------------------------------------------------------------------------------------------
-
-
-def record_from_score(
-    score: Score, sample_metadata: dict[str, Any] | None
-) -> ts.TraceRecord | None:
-    """The :class:`~cotaudit.trace_stats.TraceRecord` of one scored sample, or None when it is
-    not a trace_tutor score (no pass curves, or no ``pair_id`` in the sample metadata)."""
-    meta = score.metadata or {}
-    sample_meta = sample_metadata or {}
-    if not isinstance(score.value, dict) or "passes_visible" not in meta:
-        return None
-    if "pair_id" not in sample_meta:
-        return None
-    return ts.TraceRecord(
-        pair_id=str(sample_meta["pair_id"]),
-        condition=meta["condition"],
-        passes_visible=meta["passes_visible"],
-        passes_masked=meta["passes_masked"],
-        correct=bool(score.value["correct"]),
-        length_tokens=int(score.value["length_tokens"]),
-        zero_probe_visible=float(meta["zero_probe_visible"]),
-        zero_probe_masked=meta["zero_probe_masked"],
-        final_answer=meta["final_answer"],
-        gold=int(meta["gold"]),
-        fractions=tuple(meta["fractions"]),
-    )
-
-
-def records_from_scores(scores: Sequence[SampleScore]) -> list[ts.TraceRecord]:
-    """Trace records of the scored samples (others skipped)."""
-    records = (record_from_score(s.score, s.sample_metadata) for s in scores)
-    return [r for r in records if r is not None]
 
 
 def records_from_log(log: EvalLog | str) -> list[ts.TraceRecord]:
@@ -187,7 +152,7 @@ def records_from_log(log: EvalLog | str) -> list[ts.TraceRecord]:
     out = []
     for sample in log.samples or []:
         for score in (sample.scores or {}).values():
-            r = record_from_score(score, sample.metadata)
+            r = ts.record_from_score(score, sample.metadata)
             if r is not None:
                 out.append(r)
     return out

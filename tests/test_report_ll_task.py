@@ -28,14 +28,16 @@ from cotaudit.fixtures import (
 from cotaudit.ledger import COLUMNS, LedgerError, full_statistics, read_ledger, read_rows
 from cotaudit.params import ParameterError
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
-from cotaudit.report_ll_stats import ScoredFixture, differences
-from cotaudit.scorers.report_ll import (
+from cotaudit.report_ll_scores import (
     DISCRIMINATION_KEYS,
     cell_keys,
     cluster_keys,
     factor_keys,
     overall_keys,
     register_keys,
+)
+from cotaudit.report_ll_stats import ScoredFixture, differences
+from cotaudit.scorers.report_ll import (
     report_cluster_f1,
     report_ll_controls,
     report_ll_discrimination,

@@ -87,7 +87,7 @@ def test_trace_compact_keeps_the_headline_even_when_nan():
 
 
 def test_cluster_compact_keys():
-    from cotaudit.cluster_f1 import metric_keys
+    from cotaudit.cluster.f1 import metric_keys
 
     assert compact.cluster_compact_keys(metric_keys("cluster_visible")) == [
         "cluster_visible_f1", "cluster_visible_f1_ci_low", "cluster_visible_f1_ci_high"]

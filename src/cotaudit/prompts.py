@@ -92,36 +92,3 @@ def tutor_prompt_texts() -> dict[str, str]:
         "key_template": TUTOR_KEY_TEMPLATE,
         "forced_answer_tag": TUTOR_FORCED_ANSWER_TAG,
     }
-
-
-# --- Cluster contrast (optional -T contrast_model=...) ---------------------------------------
-
-CONTRAST_SYSTEM = (
-    "You compare two groups of texts written by a language model and describe concretely how "
-    "they differ."
-)
-CONTRAST_REQUEST = """An unsupervised 2-means clustering of per-sample probe features split a \
-model's texts into two clusters, A and B. The features that differ most between them, by \
-cluster mean:
-{features}
-
-The texts nearest the centroid of cluster A:
-
-{cluster_a}
-
-The texts nearest the centroid of cluster B:
-
-{cluster_b}
-
-In at most five short bullet points, describe what distinguishes the cluster A texts from the \
-cluster B texts: what they say, how they reason, and what information they use. Describe only \
-what you can see in the texts."""
-CONTRAST_TRANSCRIPT_CHARS = 1200
-"""Each text shown to the contrast model is cut to this many characters."""
-CONTRAST_MAX_TOKENS = 400
-"""Token budget of the contrast model's description."""
-
-
-def contrast_prompt_texts() -> dict[str, str]:
-    """The prompt texts of the cluster contrast, for the log."""
-    return {"system": CONTRAST_SYSTEM, "request": CONTRAST_REQUEST}

@@ -12,9 +12,11 @@ responses left out for lacking an answer.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import auroc, best_threshold_accuracy, median, paired_wins
 
 HONEST, HINTED = "honest", "hinted"
@@ -30,6 +32,36 @@ class SelfcommitRecord:
     summaries: Mapping[str, float]
     correct: bool
     has_answer: bool = True
+
+
+def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[SelfcommitRecord]:
+    """Selfcommit records from sample scores (skipping any without a value dict, or with a NaN
+    summary despite a final answer).
+
+    ``has_answer`` is False where the score's ``a_final`` is None: in new logs such samples
+    have NaN summaries, in logs before issue 13 the summaries of c = 0 everywhere; either way
+    the run statistics exclude them (see :func:`answered`)."""
+    out = []
+    for s in scores:
+        value = s.score.value
+        meta = s.sample_metadata or {}
+        score_meta = s.score.metadata or {}
+        if not isinstance(value, dict) or "condition" not in meta:
+            continue
+        summaries = {k: float(v) for k, v in value.items() if isinstance(v, (int, float))}
+        has_answer = "a_final" not in score_meta or score_meta["a_final"] is not None
+        if has_answer and any(math.isnan(v) for v in summaries.values()):
+            continue
+        out.append(
+            SelfcommitRecord(
+                pair_id=str(meta["pair_id"]),
+                condition=str(meta["condition"]),
+                summaries=summaries,
+                correct=bool(score_meta.get("correct", False)),
+                has_answer=has_answer,
+            )
+        )
+    return out
 
 
 def _by_condition(records: Iterable[SelfcommitRecord]) -> dict[str, dict[str, SelfcommitRecord]]:

@@ -1,4 +1,4 @@
-"""Two-condition statistics over per-sample summaries (shared by the studies).
+"""Two-condition statistics over per-sample summaries, and small helpers shared by the studies.
 
 Orientation: larger values are "negative-class-like" (for selfcommit: honest-like), so every
 summary is used as it stands.
@@ -6,7 +6,9 @@ summary is used as it stands.
 
 from __future__ import annotations
 
-from typing import Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +48,17 @@ def best_threshold_accuracy(positive: Sequence[float], negative: Sequence[float]
     return float(correct.max() / n)
 
 
-def median(values: Sequence[float]) -> float:
+def median(values: Iterable[float]) -> float:
     """Median, NaN for no values."""
-    arr = np.asarray(values, dtype=float)
+    arr = np.asarray(list(values), dtype=float)
     return float(np.median(arr)) if arr.size else float("nan")
+
+
+def or_nan(v: Any) -> float:
+    """``v`` as a float, NaN for None (strict JSON in logs writes NaN as null)."""
+    return math.nan if v is None else float(v)
+
+
+def select(stats: Mapping[str, Any], keys: Iterable[str]) -> dict[str, float]:
+    """The ``keys`` of ``stats`` as floats, NaN for a key it lacks (a metric's fixed key set)."""
+    return {k: float(stats.get(k, math.nan)) for k in keys}

@@ -16,11 +16,14 @@ Run-level functions return flat ``dict[str, float]`` whose keys are Inspect metr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
+
+from cotaudit.scores import SampleScoreLike, ScoreLike
+from cotaudit.stats import median
 
 PREFIX_FRACTIONS: tuple[float, ...] = (0.10, 0.25, 0.50, 0.75, 1.00)
 """Prefix fractions F of the explanation's tokens at which an answer is forced."""
@@ -219,6 +222,38 @@ class TraceRecord:
         return self.zero_probe_visible
 
 
+def record_from_score(
+    score: ScoreLike, sample_metadata: Mapping[str, Any] | None
+) -> TraceRecord | None:
+    """The :class:`TraceRecord` of one scored sample, or None when it is not a trace_tutor
+    score (no pass curves, or no ``pair_id`` in the sample metadata)."""
+    meta = score.metadata or {}
+    sample_meta = sample_metadata or {}
+    if not isinstance(score.value, dict) or "passes_visible" not in meta:
+        return None
+    if "pair_id" not in sample_meta:
+        return None
+    return TraceRecord(
+        pair_id=str(sample_meta["pair_id"]),
+        condition=meta["condition"],
+        passes_visible=meta["passes_visible"],
+        passes_masked=meta["passes_masked"],
+        correct=bool(score.value["correct"]),
+        length_tokens=int(score.value["length_tokens"]),
+        zero_probe_visible=float(meta["zero_probe_visible"]),
+        zero_probe_masked=meta["zero_probe_masked"],
+        final_answer=meta["final_answer"],
+        gold=int(meta["gold"]),
+        fractions=tuple(meta["fractions"]),
+    )
+
+
+def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[TraceRecord]:
+    """Trace records of the scored samples (others skipped)."""
+    records = (record_from_score(s.score, s.sample_metadata) for s in scores)
+    return [r for r in records if r is not None]
+
+
 def delta_context(keyed: TraceRecord) -> float:
     """Delta_context = AUC_visible - AUC_masked of one keyed explanation (what the key adds)."""
     if keyed.passes_masked is None:
@@ -380,11 +415,6 @@ def length_matched(length_a: int, length_b: int) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _median(values: Iterable[float]) -> float:
-    v = np.asarray(list(values), dtype=float)
-    return float(np.median(v)) if v.size else float("nan")
-
-
 def _mean(values: Iterable[float]) -> float:
     v = np.asarray(list(values), dtype=float)
     return float(np.mean(v)) if v.size else float("nan")
@@ -402,8 +432,9 @@ def _curves(records: Sequence[TraceRecord]) -> Iterator[tuple[str, list[Sequence
             yield f"{condition}_{probe}", [r.passes(probe) for r in _of(records, condition)]
 
 
-def _percent_label(fraction: float) -> str:
-    """10 for 0.10, 12.5 for 0.125 (no trailing zeros)."""
+def percent_label(fraction: float) -> str:
+    """10 for 0.10, 12.5 for 0.125 (no trailing zeros): a prefix fraction in metric keys and
+    table headers."""
     return f"{round(fraction * 100, 4):g}"
 
 
@@ -440,11 +471,11 @@ def table_ii(records: Sequence[TraceRecord]) -> dict[str, float]:
         group = _of(records, condition)
         out[f"n/{condition}"] = len(group)
         out[f"accuracy/{condition}"] = _mean(r.correct for r in group)
-        out[f"length_tokens_median/{condition}"] = _median(r.length_tokens for r in group)
+        out[f"length_tokens_median/{condition}"] = median(r.length_tokens for r in group)
     for curve, curves in _curves(records):
-        out[f"auc_median/{curve}"] = _median(trace_auc(p, fractions) for p in curves)
+        out[f"auc_median/{curve}"] = median(trace_auc(p, fractions) for p in curves)
         out[f"pass_at_10_mean/{curve}"] = _mean(_pass_at_10_or_nan(p, fractions) for p in curves)
-        out[f"first_pass_median/{curve}"] = _median(
+        out[f"first_pass_median/{curve}"] = median(
             first_pass(p, fractions).fraction for p in curves
         )
     return out
@@ -467,7 +498,7 @@ def table_iii(records: Sequence[TraceRecord]) -> dict[str, float]:
     for curve, curves in _curves(records):
         out[f"pass_rate/{curve}/0"] = _mean(zero_probes[curve])
         for i, f in enumerate(fractions):
-            out[f"pass_rate/{curve}/{_percent_label(f)}"] = _mean(p[i] for p in curves)
+            out[f"pass_rate/{curve}/{percent_label(f)}"] = _mean(p[i] for p in curves)
     return out
 
 
@@ -555,11 +586,11 @@ def table_v(records: Sequence[TraceRecord]) -> dict[str, float]:
     fractions = shared_fractions(records)
     out: dict[str, float] = {}
     for curve, curves in _curves(records):
-        labels = [_percent_label(f) for f in fractions] + ["none"]
+        labels = [percent_label(f) for f in fractions] + ["none"]
         counts = dict.fromkeys(labels, 0)
         for p in curves:
             fp = first_pass(p, fractions)
-            counts["none" if fp.censored else _percent_label(fp.fraction)] += 1
+            counts["none" if fp.censored else percent_label(fp.fraction)] += 1
         out.update({f"first_pass_count/{curve}/{label}": n for label, n in counts.items()})
     return out
 

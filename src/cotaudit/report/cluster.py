@@ -1,4 +1,5 @@
-"""Contrastive cluster F1 tables, recomputed from the scores with the metric's own functions."""
+"""Contrastive cluster F1 tables of any study, recomputed from the scores with the metric's own
+functions (:mod:`cotaudit.cluster`); a study's section passes its metric options in."""
 
 from __future__ import annotations
 
@@ -6,12 +7,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cotaudit.cluster_f1 import DEFAULT_PREFIX, metric_keys
+from cotaudit.cluster.f1 import DEFAULT_PREFIX, metric_keys
+from cotaudit.cluster.scores import cluster_contrast_from_scores
 from cotaudit.report.tables import Cell, Table, count_cell, fmt, fmt_ci
-
-
-def _nan(v: Any) -> float:
-    return math.nan if v is None else float(v)
+from cotaudit.stats import or_nan
 
 
 def contrast_and_metrics(
@@ -19,13 +18,11 @@ def contrast_and_metrics(
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """The contrast (``cluster_contrast_from_scores``) and the metrics of one
     ``contrastive_cluster_f1(**options)`` on ``samples``, from a single clustering."""
-    from cotaudit.scorers.cluster_f1 import cluster_contrast_from_scores
-
     opts = dict(options)
     prefix = opts.pop("prefix", DEFAULT_PREFIX)
     contrast = cluster_contrast_from_scores(samples, **opts)
     # contrast["metrics"] holds result.metrics() under the default prefix, NaN written as None
-    values = [_nan(v) for v in contrast["metrics"].values()]
+    values = [or_nan(v) for v in contrast["metrics"].values()]
     metrics = dict(zip(metric_keys(prefix), values, strict=True))
     return contrast, metrics
 
@@ -88,7 +85,7 @@ def cluster_tables(
                 count_cell(c["n_positive_class"]),
                 count_cell(c["n_negative_class"]),
                 Cell(c["nearest_ids"], ", ".join(f"`{i}`" for i in c["nearest_ids"])),
-                *(_nan(c["feature_means"][f]) for f in features),
+                *(or_nan(c["feature_means"][f]) for f in features),
             )
         tables.append(t)
         r = Table(

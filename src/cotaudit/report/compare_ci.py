@@ -159,7 +159,7 @@ def median_rows(rows: Sequence[tuple[Hashable, float]]) -> UnitRows:
 def cluster_rows(samples: Sequence[Any], options: Mapping[str, Any], unit_key: str) -> UnitRows:
     """Cluster F1 of one ``contrastive_cluster_f1(**options)`` over ``samples``, units from
     ``sample_metadata[unit_key]`` (whatever unit the logged metric used)."""
-    from cotaudit.scorers.cluster_f1 import cluster_f1_inputs
+    from cotaudit.cluster.scores import cluster_f1_inputs
 
     o = dict(options)
     features = list(o["features"])
@@ -174,7 +174,7 @@ def report_cluster_rows(scorer: Any) -> UnitRows | None:
     """report_ll's cluster F1 (honest vs concealing report rows of the main family, as
     ``report_cluster_f1`` logged in ``scorer``, a :class:`~cotaudit.report.data.ScorerRun`),
     units the scenarios; None without that metric."""
-    from cotaudit.scorers import report_ll as sr
+    from cotaudit import report_ll_scores as sr
 
     d = next((d for d in scorer.metric_defs if d.name == "report_cluster_f1"), None)
     if d is None:
@@ -194,7 +194,7 @@ def _f1_rows(
     units: Sequence[Hashable],
     options: Mapping[str, Any],
 ) -> UnitRows:
-    from cotaudit.cluster_f1 import f1_statistic
+    from cotaudit.cluster.f1 import f1_statistic
 
     if not units:
         return UnitRows([], _nan_statistic)

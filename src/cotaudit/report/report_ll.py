@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from cotaudit import report_ll_scores as sr
 from cotaudit.fixtures.schema import FACTOR_LEVELS, FACTORS, ControlDeclaration
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
@@ -29,6 +30,7 @@ from cotaudit.report_ll_stats import (
     run_statistics,
     verdict_of,
 )
+from cotaudit.stats import select
 
 SCORER = "report_ll_scorer"
 STUDY = "report_ll"
@@ -53,19 +55,9 @@ GROUP_LABELS = {
 """Headline groups (honest report / concealing report), in the order shown."""
 
 
-def _sr():
-    from cotaudit.scorers import report_ll as sr
-
-    return sr
-
-
 def records(samples: Sequence[ScoredSample]) -> list[ScoredFixture]:
-    """The ledger records the run's metrics were computed from (the scorer module's builder)."""
-    return _sr().records_from_scores(list(samples))
-
-
-def _select(stats: Mapping[str, float], keys: Sequence[str]) -> dict[str, float]:
-    return {k: float(stats.get(k, math.nan)) for k in keys}
+    """The ledger records the run's metrics were computed from (the metrics' own builder)."""
+    return sr.records_from_scores(list(samples))
 
 
 def recompute(
@@ -73,7 +65,6 @@ def recompute(
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """Every logged metric of the report_ll scorer, recomputed; plus the full statistics of the
     main family, the control checks and the cluster result (for the tables)."""
-    sr = _sr()
     recs = records(samples)
     out: dict[str, float] = {}
     extra: dict[str, Any] = {
@@ -101,7 +92,7 @@ def recompute(
             stats = stats_for(o)
             extra["stats"] = stats
             extra["options"] = dict(o)
-            out.update(_select(stats, selections[d.name]()))
+            out.update(select(stats, selections[d.name]()))
         elif d.name == "report_cluster_f1":
             result = sr.cluster_result(
                 samples,
@@ -116,7 +107,7 @@ def recompute(
             extra["cluster"] = contrast
         elif d.name == "report_ll_discrimination":
             extra["discrimination"] = _discrimination(recs, o, declared=True)
-            out.update(_select(extra["discrimination"]["stats"], sr.DISCRIMINATION_KEYS))
+            out.update(select(extra["discrimination"]["stats"], sr.DISCRIMINATION_KEYS))
         elif d.name == "report_ll_controls":
             declarations = {
                 f: ControlDeclaration.model_validate(v)
@@ -128,7 +119,7 @@ def recompute(
                 n_resamples=int(o.get("n_resamples", 10_000)),
                 seed=int(o.get("seed", 0)),
             )
-            checks = _select(checks, sr.control_keys(declarations))
+            checks = select(checks, sr.control_keys(declarations))
             for family, dec in declarations.items():  # logs before issue 13: sign match
                 mean = checks[f"control.{family}/{dec.quantity}/mean"]
                 checks[f"control.{family}/pass"] = (
@@ -422,7 +413,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     if extra["cluster"] is not None:
         add_cluster_tables(
             sec,
-            {"prefix": _sr().CLUSTER_PREFIX},
+            {"prefix": sr.CLUSTER_PREFIX},
             extra["cluster"],
             title="Cluster (honest vs concealing reports)",
         )

@@ -23,6 +23,7 @@ from cotaudit.selfcommit_stats import (
     both_correct,
     condition_by_correctness,
     honest_vs_hinted_table,
+    records_from_scores,
     summary_names,
     two_condition_table,
 )
@@ -33,9 +34,7 @@ PRIMARY_THETA = 0.8
 
 
 def records(samples: Sequence[ScoredSample]) -> list[SelfcommitRecord]:
-    """The records the run's metrics were computed from (the scorer module's own builder)."""
-    from cotaudit.scorers.selfcommit import records_from_scores
-
+    """The records the run's metrics were computed from (the metrics' own builder)."""
     return records_from_scores(list(samples))
 
 

@@ -33,10 +33,8 @@ CURVES = (
 
 
 def records(samples: Sequence[ScoredSample]) -> list[ts.TraceRecord]:
-    """The records the run's metrics were computed from (the scorer module's own builder)."""
-    from cotaudit.scorers.trace_tutor import records_from_scores
-
-    return records_from_scores(list(samples))
+    """The records the run's metrics were computed from (the metrics' own builder)."""
+    return ts.records_from_scores(list(samples))
 
 
 def recompute(
@@ -82,11 +80,6 @@ def legacy_non_monotone(recs: Sequence[ts.TraceRecord]) -> dict[str, float]:
         for k, v in counts.items()
         if k.startswith("pass_early_fail_100/")
     }
-
-
-def percent(f: float) -> str:
-    """Checkpoint label as in the metric keys: 10 for 0.10, 12.5 for 0.125."""
-    return f"{round(f * 100, 4):g}"
 
 
 def curve_matrix(recs: Sequence[ts.TraceRecord], curve: str) -> np.ndarray:
@@ -257,7 +250,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             t2s[f"first_pass_median/{c}"],
         )
     sec.table("table_ii", t2)
-    labels = ["0", *(percent(f) for f in fractions)]
+    labels = ["0", *(ts.percent_label(f) for f in fractions)]
     t3 = Table(
         "Table III. Mean pass rate at each checkpoint (% of the explanation)",
         ["curve", *(f"{p}%" for p in labels)],
@@ -296,7 +289,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         f"seed {seed})."
     )
     sec.table("zero_probe_drop", zp)
-    bins = [percent(f) for f in fractions] + ["none"]
+    bins = [ts.percent_label(f) for f in fractions] + ["none"]
     t5 = Table(
         "Table V. First-pass checkpoint histogram (counts)",
         ["curve", *(f"{b}%" if b != "none" else "none" for b in bins)],
@@ -495,7 +488,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     for c in shared:
         series = []
         for s in secs:
-            labels_ = ["0", *(percent(f) for f in s.data["fractions"])]
+            labels_ = ["0", *(ts.percent_label(f) for f in s.data["fractions"])]
             series.append(
                 (s.run.label, [s.data["table_iii"][f"pass_rate/{c}/{p}"] for p in labels_])
             )

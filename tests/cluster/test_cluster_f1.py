@@ -18,7 +18,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from cotaudit.cluster_f1 import cluster_f1, metric_keys
+from cotaudit.cluster.f1 import cluster_f1, metric_keys
 from cotaudit.scorers.cluster_f1 import cluster_contrast_from_scores, contrastive_cluster_f1
 
 N_BOOT = 100

@@ -25,7 +25,9 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.cli import main as cli_main
-from cotaudit.cluster_contrast import (
+from cotaudit.cluster.contrast import (
+    CONTRAST_MAX_TOKENS,
+    CONTRAST_SYSTEM,
     NOTE_MARKER,
     contrast_prompt,
     note_line,
@@ -33,14 +35,13 @@ from cotaudit.cluster_contrast import (
     summary_text,
     with_notes,
 )
-from cotaudit.cluster_f1 import cluster_f1
+from cotaudit.cluster.f1 import cluster_f1
 from cotaudit.params import ParameterError, parse_contrast_model
-from cotaudit.prompts import CONTRAST_MAX_TOKENS, CONTRAST_SYSTEM
 from cotaudit.report.cluster import contrast_model_text
 from cotaudit.scorers.cluster_contrast import OPTIONS_KEY, RESULT_KEY, annotate_log
 from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _points() -> tuple[np.ndarray, list[str]]:
