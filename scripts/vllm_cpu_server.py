@@ -32,15 +32,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(os.environ.get("VLLM_VENV", ROOT / ".venv-vllm"))
-REQUIRED_FLAGS = ("--no-enable-chunked-prefill",)
 SERVER_ARGS = (
     "--dtype", "float32",
     "--max-model-len", "2048",
     "--enable-prefix-caching",
     "--max-num-batched-tokens", "8192",
     "--seed", "0",
-    *REQUIRED_FLAGS,
 )
+REQUIRED_FLAGS = ("--no-enable-chunked-prefill",)
 ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}  # GiB of KV cache
 
 
@@ -60,10 +59,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def command(model: Path | str, port: int) -> list[str]:
-    """The server command line (what the README quotes)."""
+def command(model: Path | str, port: int, unsafe_defaults: bool = False) -> list[str]:
+    """The server command line (what the README quotes). ``unsafe_defaults`` leaves out the
+    required flags (only to reproduce the crash they prevent)."""
     return [str(venv_python()), "-m", "vllm.entrypoints.openai.api_server",
-            "--model", str(model), "--host", "127.0.0.1", "--port", str(port), *SERVER_ARGS]
+            "--model", str(model), "--host", "127.0.0.1", "--port", str(port), *SERVER_ARGS,
+            *(() if unsafe_defaults else REQUIRED_FLAGS)]
 
 
 @dataclass
@@ -77,6 +78,7 @@ class VLLMServer:
     log: Path | None
     started_at: float
     startup_s: float | None = None
+    unsafe_defaults: bool = False
 
     @property
     def root(self) -> str:
@@ -113,7 +115,8 @@ class VLLMServer:
                     raise TimeoutError(f"vLLM server not healthy after {timeout:.0f} s; its log "
                                        f"({self.log}) ends:\n{self.log_tail()}")
                 time.sleep(2)
-            check_required_flags(self.log.read_text(errors="replace"))
+            if not self.unsafe_defaults:
+                check_required_flags(self.log.read_text(errors="replace"))
         except BaseException:
             self.stop()
             raise
@@ -150,7 +153,7 @@ def check_required_flags(log_text: str) -> None:
 
 
 def launch(model: Path | str | None = None, port: int | None = None,
-           log_dir: Path | None = None) -> VLLMServer:
+           log_dir: Path | None = None, unsafe_defaults: bool = False) -> VLLMServer:
     """Start the server process on 127.0.0.1 and return at once (see :meth:`VLLMServer.wait`)."""
     if model is None:
         sys.path.insert(0, str(ROOT / "src"))
@@ -160,11 +163,11 @@ def launch(model: Path | str | None = None, port: int | None = None,
     port = port or free_port()
     log = Path(tempfile.mkstemp(prefix="vllm-server-", suffix=".log", dir=log_dir)[1])
     with log.open("wb") as out:
-        process = subprocess.Popen(command(model, port), stdout=out, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env={**os.environ, **ENV},
-                                   start_new_session=True)
+        process = subprocess.Popen(command(model, port, unsafe_defaults), stdout=out,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   env={**os.environ, **ENV}, start_new_session=True)
     return VLLMServer(process, f"http://127.0.0.1:{port}/v1", str(model), log,
-                      started_at=time.monotonic())
+                      started_at=time.monotonic(), unsafe_defaults=unsafe_defaults)
 
 
 def attach(url: str) -> VLLMServer:

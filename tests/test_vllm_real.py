@@ -10,6 +10,8 @@ identical. Runs are small (2 problems, short budgets): the machine has two cores
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import time
 from pathlib import Path
 
@@ -148,45 +150,77 @@ def test_seeded_sampling_is_reproducible_and_keeps_the_engine_alive(vllm_server,
     context = _report_ll_context()
     cot = tokenizer.encode(" Let me think step by step about what the test checks." * 8,
                            add_special_tokens=False)
-    positions = list(range(0, len(cot) + 1, 4))
+    positions = list(range(0, len(cot) + 1, 4))  # ~25 prompts of ~400 tokens: > 8192 at once
 
-    def sample(seed: int) -> list[list[str]]:
+    def sample(seed: int, positions: list[int]) -> list[list[str]]:
         req = PrefixRequest(context, cot, positions, " So the answer is", k=3, max_tokens=6,
                             temperature=1.0, seed=seed)
         return asyncio.run(engine.continue_prefixes(req))
 
-    first, again, other = sample(11), sample(11), sample(12)
+    first, again = sample(11, positions), sample(11, positions)
+    other = sample(12, positions[:4])
     assert httpx.get(f"{vllm_server.root}/health", timeout=10).status_code == 200
     assert first == again
-    assert first != other
+    assert first[:4] != other
     assert len({a for row in first for a in row}) > 1  # really sampled
 
 
-def test_a_dead_server_stops_the_request_at_once(vllm_server, tmp_path):
-    """Last in this module: kills the server's engine. Requests then fail with
-    :class:`DeadServerError` in seconds (HTTP 500 with /health 503, or the endpoint gone),
-    not after minutes of retries."""
+@pytest.mark.skipif(os.environ.get("COTAUDIT_VLLM_CRASH_TEST") != "1",
+                    reason="starts a second vLLM server (minutes); COTAUDIT_VLLM_CRASH_TEST=1")
+def test_without_the_flag_a_seeded_burst_kills_the_engine_and_the_run_stops(tokenizer):
+    """Reproduces the crash that ``--no-enable-chunked-prefill`` prevents, on a second server
+    started with vLLM's defaults: a burst of seeded sampled prefix requests (more prompt tokens
+    than one scheduler step takes, so one prompt is split) kills the engine; the request fails
+    at once with :class:`DeadServerError` (or the endpoint is already gone), and the server's
+    log names the cause."""
+    from openai import APIConnectionError
+
+    from cotaudit.engine.inspect_prefill import DeadServerError
+
+    launcher = sys.modules.get("vllm_cpu_server")
+    if launcher is None:
+        pytest.skip("the vLLM launcher was not loaded")
+    server = launcher.launch(unsafe_defaults=True).wait()
+    try:
+        engine = InspectPrefillEngine.for_model(_vllm_model(server))
+        context = _report_ll_context()
+        cot = tokenizer.encode(" Let me think step by step about what the test checks." * 8,
+                               add_special_tokens=False)
+        req = PrefixRequest(context, cot, list(range(0, len(cot) + 1, 4)), " So the answer is",
+                            k=3, max_tokens=6, temperature=1.0, seed=11)
+        start = time.monotonic()
+        with pytest.raises((DeadServerError, APIConnectionError)):
+            asyncio.run(engine.continue_prefixes(req))
+        assert time.monotonic() - start < 120
+        assert "CPU Generator does not use offset" in server.log.read_text(errors="replace")
+    finally:
+        server.stop()
+
+
+def test_a_dead_server_stops_the_request_at_once(vllm_server):
+    """Last in this module: kills the server's engine (its child processes). vLLM 0.32 then
+    answers ``/health`` with 503 and its API server exits within seconds; a request fails at
+    once, with :class:`DeadServerError` (HTTP 500 while the API server is still up) or
+    Inspect's own fail-fast for a local endpoint that is gone, not after minutes of retries."""
     import os
     import signal
 
     import psutil
+    from openai import APIConnectionError
 
     from cotaudit.engine.inspect_prefill import DeadServerError
 
     if vllm_server.process is None:
         pytest.skip("the server was started elsewhere (COTAUDIT_VLLM_URL): not killing it")
     engine = InspectPrefillEngine.for_model(_vllm_model(vllm_server))
+    chat = [{"role": "user", "content": "What is 2 + 2?"}]
+    assert asyncio.run(engine.generate(chat, max_tokens=4)).text  # alive
     children = psutil.Process(vllm_server.process.pid).children(recursive=True)
     assert children, "the API server has no engine-core child"
     for child in children:
         os.kill(child.pid, signal.SIGKILL)
     start = time.monotonic()
-    with pytest.raises(Exception) as info:
-        asyncio.run(engine.generate([{"role": "user", "content": "2+2?"}], max_tokens=4))
-    elapsed = time.monotonic() - start
-    chain, e = [], info.value
-    while e is not None:
-        chain.append(e)
-        e = e.__cause__ or e.__context__
-    assert elapsed < 30, elapsed
-    assert any(isinstance(x, DeadServerError) for x in chain) or "Connection" in str(info.value)
+    with pytest.raises((DeadServerError, APIConnectionError)):
+        asyncio.run(engine.generate(chat, max_tokens=4))
+    assert time.monotonic() - start < 30
+    vllm_server.process.wait(timeout=60)  # the API server exits by itself
