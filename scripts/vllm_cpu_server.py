@@ -152,6 +152,15 @@ def check_required_flags(log_text: str) -> None:
         )
 
 
+def _terminate_with_parent() -> None:
+    """In the child before exec: SIGTERM it when the process that launched it dies (Linux
+    ``PR_SET_PDEATHSIG``), so a killed test run or benchmark leaves no server behind."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def launch(model: Path | str | None = None, port: int | None = None,
            log_dir: Path | None = None, unsafe_defaults: bool = False) -> VLLMServer:
     """Start the server process on 127.0.0.1 and return at once (see :meth:`VLLMServer.wait`)."""
@@ -165,7 +174,8 @@ def launch(model: Path | str | None = None, port: int | None = None,
     with log.open("wb") as out:
         process = subprocess.Popen(command(model, port, unsafe_defaults), stdout=out,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   env={**os.environ, **ENV}, start_new_session=True)
+                                   env={**os.environ, **ENV}, start_new_session=True,
+                                   preexec_fn=_terminate_with_parent)
     return VLLMServer(process, f"http://127.0.0.1:{port}/v1", str(model), log,
                       started_at=time.monotonic(), unsafe_defaults=unsafe_defaults)
 

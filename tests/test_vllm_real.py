@@ -167,7 +167,7 @@ def test_seeded_sampling_is_reproducible_and_keeps_the_engine_alive(vllm_server,
 
 @pytest.mark.skipif(os.environ.get("COTAUDIT_VLLM_CRASH_TEST") != "1",
                     reason="starts a second vLLM server (minutes); COTAUDIT_VLLM_CRASH_TEST=1")
-def test_without_the_flag_a_seeded_burst_kills_the_engine_and_the_run_stops(tokenizer):
+def test_without_the_flag_a_seeded_burst_kills_the_engine_and_the_run_stops():
     """Reproduces the crash that ``--no-enable-chunked-prefill`` prevents, on a second server
     started with vLLM's defaults: a burst of seeded sampled prefix requests (more prompt tokens
     than one scheduler step takes, so one prompt is split) kills the engine; the request fails
@@ -177,10 +177,13 @@ def test_without_the_flag_a_seeded_burst_kills_the_engine_and_the_run_stops(toke
 
     from cotaudit.engine.inspect_prefill import DeadServerError
 
-    launcher = sys.modules.get("vllm_cpu_server")
-    if launcher is None:
-        pytest.skip("the vLLM launcher was not loaded")
-    server = launcher.launch(unsafe_defaults=True).wait()
+    from transformers import AutoTokenizer
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import vllm_cpu_server
+
+    server = vllm_cpu_server.launch(unsafe_defaults=True).wait()
+    tokenizer = AutoTokenizer.from_pretrained(server.model)
     try:
         engine = InspectPrefillEngine.for_model(_vllm_model(server))
         context = _report_ll_context()
