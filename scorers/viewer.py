@@ -24,22 +24,23 @@ from inspect_ai.viewer import (
     ViewerConfig,
 )
 
+from cotaudit.display import (
+    REPORT_LL_PRIMARY,
+    REPORT_LL_VIEWER_FIELDS,
+    SELFCOMMIT_VIEWER_FIELDS,
+    TRACE_PRIMARY,
+    TRACE_VIEWER_FIELDS,
+)
+
 HIDDEN_BUILTINS = ("input", "target", "answer", "tokens", "duration")
 """Built-in columns kept off by default (the prompt is long; ``a_final`` replaces ``answer``)."""
 
 SELFCOMMIT_SCORER = "selfcommit_scorer"
-SELFCOMMIT_FIELDS = ("c_t", "condition", "pair", "a_final", "gold", "correct")
-"""Keys the selfcommit scorer adds to its value for the viewer (after the primary summary)."""
-
+SELFCOMMIT_FIELDS = SELFCOMMIT_VIEWER_FIELDS
 TRACE_SCORER = "trace_tutor_scorer"
-TRACE_FIELDS = ("p_visible", "p_masked", "condition", "pair", "final_answer", "gold", "correct")
-"""Keys the trace_tutor scorer adds to its value for the viewer."""
-TRACE_PRIMARY = "delta_context"
-
+TRACE_FIELDS = TRACE_VIEWER_FIELDS
 REPORT_LL_SCORER = "report_ll_scorer"
-REPORT_LL_FIELDS = ("scenario", "register", "rendering", "richness", "family")
-"""Keys the report_ll scorer adds to its value for the viewer."""
-REPORT_LL_PRIMARY = "did"
+REPORT_LL_FIELDS = REPORT_LL_VIEWER_FIELDS
 
 
 def _config(

@@ -12,6 +12,20 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
+SELFCOMMIT_VIEWER_FIELDS = ("c_t", "condition", "pair", "a_final", "gold", "correct")
+"""Keys the selfcommit scorer adds to its value for the viewer's sample table (after the
+primary summary): the c(t) sparkline, condition, pair, a_final and gold as text, correctness.
+No statistic reads them."""
+TRACE_PRIMARY = "delta_context"
+"""trace_tutor's primary per-sample score: AUC key visible - AUC key masked (None for
+question-only)."""
+TRACE_VIEWER_FIELDS = ("p_visible", "p_masked", "condition", "pair", "final_answer", "gold",
+                       "correct")
+"""Keys the trace_tutor scorer adds to its value for the viewer (``correct`` was already there)."""
+REPORT_LL_PRIMARY = "did"
+REPORT_LL_VIEWER_FIELDS = ("scenario", "register", "rendering", "richness", "family")
+"""Keys the report_ll scorer adds to its value for the viewer."""
+
 SPARK_LEVELS = "▁▂▃▄▅▆▇█"
 """Eight block heights, lowest first: ``▁`` is the bottom of the range, ``█`` its top."""
 

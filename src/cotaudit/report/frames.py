@@ -3,7 +3,10 @@
 ``samples_df(log, SampleSummary + SampleScores, full=True)`` gives one row per sample and epoch:
 the sample id and metadata (``metadata_<key>``) and, per scorer, the score value, answer,
 explanation and metadata (``score_<scorer>``, ``score_<scorer>_answer``, ...). Values a frame
-cannot hold as scalars (dicts, lists) arrive as JSON text and are decoded here. The run-level
+cannot hold as scalars (dicts, lists) arrive as JSON text and are decoded here; a metadata key
+some samples lack arrives as a float column, whose whole numbers are made integers again
+(sample ids arrive as text). Scores are the samples' own, with any later edits (e.g. the
+cluster contrast notes), where the whole-log walk reads the epoch reductions. The run-level
 fields (task, model, status, task arguments, metric definitions and values) come from the log
 header (``read_eval_log(header_only=True)``), which is small and exact.
 
@@ -49,10 +52,24 @@ def _decode(v: Any) -> Any:
     return v
 
 
-def _sample_metadata(row: Any, columns: list[str]) -> dict[str, Any]:
+def _integer_columns(df: Any, columns: list[str]) -> set[str]:
+    """Float columns whose values are all whole numbers: integers the frame turned into floats
+    because some sample lacks the key (a missing value forces a float column)."""
+    out = set()
+    for c in columns:
+        if df[c].dtype.kind == "f":
+            values = df[c].dropna()
+            if len(values) and all(float(v).is_integer() for v in values):
+                out.add(c)
+    return out
+
+
+def _sample_metadata(row: Any, columns: list[str], integers: set[str]) -> dict[str, Any]:
     out = {}
     for c in columns:
         value = _decode(row[c])
+        if c in integers and isinstance(value, float):
+            value = int(value)
         out[c.removeprefix("metadata_")] = value
     return out
 
@@ -68,9 +85,12 @@ def samples_by_scorer(
 
     df = samples_df(str(path), columns=SampleSummary + SampleScores, full=True, quiet=True)
     meta_cols = [c for c in df.columns if c.startswith("metadata_")]
+    integers = _integer_columns(df, meta_cols)
     out: dict[str, list[ScoredSample]] = {name: [] for name in scorers}
     for _, row in df.iterrows():
-        sample_meta = {k: v for k, v in _sample_metadata(row, meta_cols).items() if v is not None}
+        sample_meta = {
+            k: v for k, v in _sample_metadata(row, meta_cols, integers).items() if v is not None
+        }
         for name in scorers:
             col = f"score_{name}"
             if col not in df.columns or _missing(row[col]):
