@@ -4,12 +4,21 @@
     python bench/batching.py --model mlx/default   # the MLX engine (Linux CPU here)
 
 The same selfcommit run (``--problems`` GSM8K problems x honest, hinted; max_cot_tokens 300,
-k 5, stride 30 by default) twice in one process, side by side: ``-M max_batch_rows=1`` (one
-decode job at a time: samples run concurrently but decode alone) and the default
-``max_batch_rows`` (concurrent samples' CoTs and prefix sweeps decode in one batch), both at
-``--max-connections`` (16). Engines are loaded before the clock starts. Prints each run's
-samples/minute, whether the two runs produced the same study (every CoT token for token, every
-forced answer), and a last line ``samples/min: unbatched U, batched B`` for scripts.
+k 5, stride 30 by default) three times in one process, side by side, all at
+``--max-connections`` (16):
+
+- ``unbatched``: ``-M max_batch_rows=1`` (one decode job at a time: samples run concurrently
+  but each decodes alone) with unpadded rows, i.e. the computation before batching (a lone
+  CoT decodes at 1 row);
+- ``unbatched-padded``: the same with decode steps padded to a multiple of 4 rows, the
+  reference the batched run must equal bit for bit (``cotaudit.engine.hf_batch``; skipped for
+  ``mlx/``, which does not pad);
+- ``batched``: the default ``max_batch_rows`` (concurrent samples' CoTs and prefix sweeps
+  decode in one batch).
+
+Engines are loaded before the clock starts. Prints each run's samples/minute, whether batched
+produced the same study as each unbatched run (every CoT token for token, every forced answer),
+and a last line ``samples/min: unbatched U, batched B`` for scripts.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 
 
-def study(log: Any) -> dict[str, Any]:
+def study(log: Any) -> dict[Any, Any]:
     """Per sample (id, epoch): the CoT text and the forced answers at every prefix."""
     return {
         (s.id, s.epoch): (s.output.completion, s.store.get("selfcommit", {}).get("answers"))
@@ -31,8 +40,12 @@ def study(log: Any) -> dict[str, Any]:
     }
 
 
-def run(model: str, model_args: dict[str, Any], args: argparse.Namespace) -> tuple[float, Any]:
+def run(model: str, model_args: dict[str, Any], row_multiple: int,
+        args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
+    from cotaudit.engine import hf_batch
+
     get_model(model, **model_args)  # load the engine before the clock starts
+    hf_batch.ROW_MULTIPLE = row_multiple
     with tempfile.TemporaryDirectory() as log_dir:
         start = time.perf_counter()
         [log] = inspect_eval(
@@ -43,9 +56,9 @@ def run(model: str, model_args: dict[str, Any], args: argparse.Namespace) -> tup
                        "k": args.k, "stride": args.stride},
         )
         elapsed = time.perf_counter() - start
-    if log.status != "success":
-        raise SystemExit(f"{model} {model_args}: eval {log.status}: {log.error}")
-    return 60 * len(log.samples) / elapsed, log
+        if log.status != "success":
+            raise SystemExit(f"{model} {model_args}: eval {log.status}: {log.error}")
+        return 60 * len(log.samples) / elapsed, study(log)
 
 
 def main() -> None:
@@ -61,14 +74,20 @@ def main() -> None:
                         help="batched run's row cap (default: the engine's)")
     args = parser.parse_args()
     batched_args = {} if args.max_batch_rows is None else {"max_batch_rows": args.max_batch_rows}
-    rates, logs = {}, {}
-    for name, model_args in (("unbatched", {"max_batch_rows": 1}), ("batched", batched_args)):
-        rates[name], logs[name] = run(args.model, model_args, args)
-        print(f"{args.model} {name} ({model_args or 'default'}): {len(logs[name].samples)} "
+    runs = [("unbatched", {"max_batch_rows": 1}, 1)]
+    if args.model.startswith("hf-probe/"):
+        runs.append(("unbatched-padded", {"max_batch_rows": 1}, 4))
+    runs.append(("batched", batched_args, 4))
+    rates, studies = {}, {}
+    for name, model_args, row_multiple in runs:
+        rates[name], studies[name] = run(args.model, model_args, row_multiple, args)
+        print(f"{args.model} {name} ({model_args or 'default rows'}): {len(studies[name])} "
               f"samples, {rates[name]:.2f} samples/min", flush=True)
-    same = study(logs["unbatched"]) == study(logs["batched"])
-    print(f"batched/unbatched: {rates['batched'] / rates['unbatched']:.2f}x; same CoTs and "
-          f"forced answers: {'yes' if same else 'NO'}")
+    for name in rates:
+        if name != "batched":
+            same = studies[name] == studies["batched"]
+            print(f"batched/{name}: {rates['batched'] / rates[name]:.2f}x; same CoTs and forced "
+                  f"answers: {'yes' if same else 'NO'}")
     print(f"samples/min: unbatched {rates['unbatched']:.2f}, batched {rates['batched']:.2f}")
 
 

@@ -225,6 +225,74 @@ def test_default_model_same_greedy_cot_and_loglikelihood_on_hf_and_mlx(default_e
         assert x.sum_logprob == pytest.approx(y.sum_logprob, abs=1e-2)
 
 
+# --- cross-sample batching (issue 18) --------------------------------------------------------
+
+QUESTIONS = [
+    "Tom has 3 apples and buys 4 more. How many apples does he have?",
+    "A box holds 12 eggs. How many eggs are in 5 boxes?",
+    "Sara reads 15 pages a day. How many pages does she read in 6 days?",
+]
+
+
+def _mlx_alone_and_batched(engine, cot_tokens, monkeypatch):
+    """Greedy CoTs, sampled CoTs (n=2) and sampled forced answers, each job alone on the
+    worker and then all concurrently; returns both and the jobs of every batched step."""
+    messages = [selfcommit_messages(q, "honest", 0) for q in QUESTIONS]
+    cots = [engine.tokenize(COT_TEXT)] + [
+        _sync(engine, engine.generate_sync, m, cot_tokens, 0.0, 0)[0].token_ids
+        for m in messages[1:]]
+    requests = [PrefixRequest(m, c, list(range(0, len(c) + 1, 8)), SELFCOMMIT_FORCED_ANSWER_TAG,
+                              k=3, max_tokens=5, temperature=0.7, seed=i)
+                for i, (m, c) in enumerate(zip(messages, cots))]
+    alone = (
+        [_sync(engine, engine.generate_sync, m, cot_tokens, 0.0, 0)[0].token_ids for m in messages],
+        [_sync(engine, engine.continue_prefixes_sync, r) for r in requests],
+        [[g.token_ids for g in _sync(engine, engine.generate_sync, m, cot_tokens, 1.0, 5, 2)]
+         for m in messages],
+    )
+    steps = []
+    real = engine._stepper.step
+
+    def step(jobs):
+        steps.append([type(j).__name__ for j in jobs])
+        return real(jobs)
+
+    monkeypatch.setattr(engine._stepper, "step", step)
+
+    async def batched():
+        out = await asyncio.gather(
+            *[engine.generate(m, max_tokens=cot_tokens) for m in messages],
+            *[engine.continue_prefixes(r) for r in requests],
+            *[engine.generate_n(m, max_tokens=cot_tokens, temperature=1.0, seed=5, n=2)
+              for m in messages])
+        n = len(messages)
+        return ([g.token_ids for g in out[:n]], list(out[n:2 * n]),
+                [[g.token_ids for g in gens] for gens in out[2 * n:]])
+
+    return alone, asyncio.run(batched()), steps
+
+
+def test_mlx_batched_equals_alone(mlx_engine, monkeypatch):
+    assert mlx_engine.rows_independent and mlx_engine.max_batch_rows == 64
+    alone, batched, steps = _mlx_alone_and_batched(mlx_engine, 40, monkeypatch)
+    assert batched == alone
+    assert any(gens[0] != gens[1] for gens in alone[2])  # sampling sampled
+    # CoTs and prefix jobs of several samples shared decode steps
+    assert max(len(s) for s in steps) >= 6
+    assert any({"GenerateJob", "PrefixJob"} <= set(s) for s in steps)
+
+
+@pytest.mark.model
+def test_mlx_batched_equals_alone_default_model(monkeypatch):
+    from cotaudit.providers.hf_probe import resolve_model_path
+    from cotaudit.providers.mlx_provider import _load_engine
+
+    engine = _load_engine(resolve_model_path("default"), None)
+    alone, batched, steps = _mlx_alone_and_batched(engine, 32, monkeypatch)
+    assert batched == alone
+    assert any({"GenerateJob", "PrefixJob"} <= set(s) for s in steps)
+
+
 # --- the task, end to end ---------------------------------------------------------------------
 
 

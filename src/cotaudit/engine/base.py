@@ -117,8 +117,9 @@ T = TypeVar("T")
 class SyncVerbs:
     """The async verbs of an in-process engine, each running its blocking counterpart
     (``generate_sync``, ``continue_prefixes_sync``, ``loglikelihood_many_sync``) through
-    ``_run``: the engine's own way off the event loop (a lock and a thread for transformers,
-    MLX's single worker thread)."""
+    ``_run``: the engine's own way off the event loop (for transformers and MLX: a waiting
+    thread that hands the model work to the engine's worker, where concurrent samples' decode
+    jobs batch together, :mod:`cotaudit.engine.batcher`)."""
 
     generate_sync: Callable[..., list[Generation]]
     continue_prefixes_sync: Callable[[PrefixRequest], list[list[str]]]
