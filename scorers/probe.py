@@ -1,8 +1,8 @@
 """Scorer of the generic probe: verify each forced answer with the wrapped task's own scorer.
 
 For a forced answer a (clipped to its first line), the *verification copy* is a copy of the
-sample's state whose output (and last assistant message) is ``tag + a`` with the tag's leading
-whitespace stripped ("ANSWER: B", "The final answer is 18"); for a multiple-choice sample its
+sample's state whose output (and last assistant message) is the answer form's ``lead + a``
+("ANSWER: B", "The final answer is 18", "The answer is Paris"); for a multiple-choice sample its
 choices are re-marked from that text as Inspect's ``multiple_choice()`` does. The task's scorer
 then scores the copy against the sample's target.
 
@@ -41,7 +41,7 @@ from inspect_ai.solver import TaskState
 
 from cotaudit.curves import DEFAULT_THETAS
 from cotaudit.display import sparkline
-from cotaudit.probing.forms import AnswerForm, clip, get_form
+from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.record import STORE_KEY, ProbeRecord
 from cotaudit.probing.summaries import pass_rates, selfcommit_summaries, trace_summaries
 
@@ -111,11 +111,6 @@ def remark_choices(state: TaskState, multiple_correct: bool) -> None:
         set_choices_based_on_generated_response(state, answers)
 
 
-def verification_text(tag: str, raw_answer: str) -> str:
-    """``tag`` without its leading whitespace, then the forced answer's first line."""
-    return tag.lstrip() + clip(raw_answer)
-
-
 def answer_of(score: Score, text: str, form: AnswerForm) -> str | None:
     """Canonical answer of a scored text: from ``Score.answer``, else from the text itself."""
     return form.extract(score.answer if score.answer is not None else text)
@@ -126,7 +121,7 @@ async def _verify(
 ) -> tuple[list[list[float]], list[list[str | None]]]:
     values, answers = [], []
     for row in rows:
-        texts = [verification_text(rec.tag, a) for a in row]
+        texts = [form.verification_text(a) for a in row]
         scores = [await verifier.score(t) for t in texts]
         values.append([verifier.value(s) for s in scores])
         answers.append([answer_of(s, t, form) for s, t in zip(scores, texts)])

@@ -94,6 +94,8 @@ def test_clip_keeps_the_first_non_empty_line():
 def test_forms_have_their_tags_and_same():
     assert get_form("letter").tag == "\n\nANSWER: "
     assert get_form("integer").tag == "\n\nThe final answer is "
+    assert get_form("letter").verification_text(" C) 18\nbecause") == "ANSWER: C) 18"
+    assert get_form("string").verification_text("Paris.") == "The answer is Paris."
     assert get_form("integer").same("18 dollars", "The final answer is 18.")
     assert not get_form("integer").same(None, None)
     with pytest.raises(ValueError, match="unknown answer form 'float'"):

@@ -1,8 +1,11 @@
 """Answer forms of a truncate-and-force-answer probe: what a forced answer looks like.
 
-A form fixes three things:
+A form fixes four things:
 
 - ``tag``: the text appended after a cut prefix to force an answer (overridable per run);
+- ``lead``: how a forced answer is stated to the task's scorer: its verification text is
+  ``lead + answer`` ("ANSWER: B", "The final answer is 18", "The answer is Paris"), whatever
+  tag elicited it, so a task that parses "ANSWER: X" still reads an answer forced by another tag;
 - ``answer_max_tokens``: the token budget of one forced answer;
 - ``extract(text)``: the canonical answer in a text (a full response, or what a task's scorer
   returned as ``Score.answer``), or None when there is none. Two answers are *the same* when
@@ -105,9 +108,18 @@ class AnswerForm:
     """One answer form: its default forced-answer tag, answer budget and canonical extractor."""
 
     name: str
-    tag: str
+    lead: str
     answer_max_tokens: int
     extract: Callable[[str | None], str | None]
+
+    @property
+    def tag(self) -> str:
+        """The default forced-answer tag: a blank line, then the lead."""
+        return "\n\n" + self.lead
+
+    def verification_text(self, forced_answer: str) -> str:
+        """What the task's scorer reads for a forced answer: ``lead`` + its first line."""
+        return self.lead + clip(forced_answer)
 
     def same(self, a: str | None, b: str | None) -> bool:
         """Both texts have a canonical answer and it is the same."""
@@ -116,9 +128,9 @@ class AnswerForm:
 
 
 FORMS: dict[str, AnswerForm] = {
-    "integer": AnswerForm("integer", "\n\nThe final answer is ", 8, extract_integer),
-    "letter": AnswerForm("letter", "\n\nANSWER: ", 4, extract_letter),
-    "string": AnswerForm("string", "\n\nThe answer is ", 12, extract_string),
+    "integer": AnswerForm("integer", "The final answer is ", 8, extract_integer),
+    "letter": AnswerForm("letter", "ANSWER: ", 4, extract_letter),
+    "string": AnswerForm("string", "The answer is ", 12, extract_string),
 }
 
 
