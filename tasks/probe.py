@@ -250,6 +250,10 @@ def probe(
     task_args: str | None = None,
 ) -> Task:
     """Probe the task named by ``task`` (see :func:`probe_task` for every argument)."""
+    # Inspect splits a -T text at its commas; a tag or closer is text, so join it back
+    forced_answer_tag, think_close = (
+        ",".join(v) if isinstance(v, list) else v for v in (forced_answer_tag, think_close)
+    )
     return probe_task(
         task, probe, replay_under=replay_under, answer=answer,
         forced_answer_tag=forced_answer_tag, fractions=fractions, stride=stride,

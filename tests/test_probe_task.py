@@ -225,6 +225,9 @@ def test_study_and_probe_tasks_resolve_by_registry_name():
     [pr] = load_tasks(["cotaudit/probe"], {"task": "cotaudit/gsm8k_mc", "task_args": "{problems: 3}"})
     assert pr.name == "cotaudit/gsm8k_mc_trace" and len(pr.dataset) == 3
     assert pr.metadata["probe"]["answer_form"] == "letter"
+    # Inspect splits -T text at commas: the tag is joined back
+    [tagged] = load_tasks(["cotaudit/probe"], {"task": "cotaudit/capitals", "forced_answer_tag": ["\n\nSo", " it is "]})
+    assert tagged.metadata["probe"]["forced_answer_tag"] == "\n\nSo, it is "
     t = cotaudit.probe("tasks/probe_examples.py@capitals", "selfcommit", task_args={"limit": 2})
     assert t.metadata["probe"]["answer_form"] == "string" and len(t.dataset) == 2
     assert cotaudit.probe(gsm8k_numeric(problems=1), "trace").metadata["probe"]["answer_form"] == "integer"
