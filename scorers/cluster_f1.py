@@ -71,20 +71,14 @@ def contrastive_cluster_f1(
     check_config(features, directions, primary, positive_class, negative_class)
     metric_keys(prefix)  # raises ValueError for a prefix that cannot form metric keys
 
+    options = dict(
+        features=features, class_key=class_key, positive_class=positive_class,
+        negative_class=negative_class, directions=directions, primary=primary, n_boot=n_boot,
+        seed=seed, unit_key=unit_key,
+    )
+
     def compute(scores: list[SampleScore]) -> Value:
-        result = cluster_f1_from_scores(
-            scores,
-            features=features,
-            class_key=class_key,
-            positive_class=positive_class,
-            negative_class=negative_class,
-            directions=directions,
-            primary=primary,
-            n_boot=n_boot,
-            seed=seed,
-            unit_key=unit_key,
-        )
-        return result.metrics(prefix)
+        return cluster_f1_from_scores(scores, **options).metrics(prefix)
 
     return compute
 

@@ -21,7 +21,12 @@ from typing import Any
 from inspect_ai.model import Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from cotaudit.engine.base import EngineCapabilityError, LoglikResult, ProbeEngine
+from cotaudit.engine.base import (
+    SCORING_BACKENDS,
+    EngineCapabilityError,
+    LoglikResult,
+    ProbeEngine,
+)
 
 from .engine import probe_engine
 
@@ -30,7 +35,7 @@ TRANSCRIPTS = ("hack", "clean")
 REPORTS = ("honest", "concealing")
 ARM = {"honest": "h", "concealing": "c"}
 SCORING_PROVIDERS = (
-    "hf-probe/ and mlx/, or a vllm/ or sglang/ server returning prompt log-probabilities"
+    f"{SCORING_BACKENDS}, or a vllm/ or sglang/ server returning prompt log-probabilities"
 )
 
 

@@ -16,12 +16,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import cotaudit.bootstrap as bootstrap
 from cotaudit.bootstrap import (
     UnitSampler,
     bootstrap_ci,
     distinct_rows,
+    multinomial_counts,
     paired_bootstrap_ci,
+    percentile_bounds,
     percentile_interval,
+    resample_indices,
+    resampled_means,
 )
 
 
@@ -131,3 +136,43 @@ def test_interval_holds_the_estimate_of_a_mean_within_unit_extremes(
     ci = bootstrap_ci(_mean_of(values), unit_of, n_boot=200, seed=seed)
     assert ci.n_units == len(set(unit_of)) and ci.n_valid == 200
     assert values.min() <= ci.low <= ci.high <= values.max()
+
+
+# --- vectorised forms ----------------------------------------------------------------------------
+
+
+def test_resample_indices_are_the_unit_sampler_draws(monkeypatch) -> None:
+    """Row b of the vectorised draws is UnitSampler.draw's b-th draw (one stratum), whatever the
+    chunk size."""
+    sampler = UnitSampler([f"u{i}" for i in range(7)])
+    rng = np.random.default_rng(3)
+    expected = np.stack([sampler.draw(rng) for _ in range(50)])
+    for cells in (bootstrap.RESAMPLE_CHUNK_CELLS, 7 * 4, 1):
+        monkeypatch.setattr(bootstrap, "RESAMPLE_CHUNK_CELLS", cells)
+        got = np.concatenate(list(resample_indices(7, 50, np.random.default_rng(3))))
+        assert got.shape == (50, 7) and np.array_equal(got, expected)
+
+
+def test_resampled_means_by_hand() -> None:
+    # unit 0: one row of 2; unit 1: four rows summing to 10
+    sums, sizes = np.array([2.0, 10.0]), np.array([1, 4])
+    counts = np.array([[2, 0], [1, 1], [0, 2]])
+    assert resampled_means(sums, sizes, counts).tolist() == [2.0, 12 / 5, 20 / 8]
+    two_columns = resampled_means(np.stack([sums, -sums], axis=1), sizes, counts)
+    assert two_columns.tolist() == [[2.0, -2.0], [12 / 5, -12 / 5], [20 / 8, -20 / 8]]
+
+
+def test_multinomial_counts_draw_k_units_per_resample() -> None:
+    counts = multinomial_counts(5, 4000, np.random.default_rng(0))
+    assert counts.shape == (4000, 5) and (counts.sum(axis=1) == 5).all()
+    # each unit is drawn once per resample on average (binomial(5, 1/5) mean 1, sd 0.9/sqrt(4000))
+    assert np.allclose(counts.mean(axis=0), 1.0, atol=0.06)
+
+
+def test_percentile_bounds_by_hand_per_column_and_nan_kept() -> None:
+    reps = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0], [4.0, 40.0], [5.0, 50.0]])
+    low, high = percentile_bounds(reps, confidence=0.5)  # quantiles 0.25 and 0.75
+    assert low.tolist() == [2.0, 20.0] and high.tolist() == [4.0, 40.0]
+    low, high = percentile_bounds([1.0, math.nan, 3.0])
+    assert math.isnan(low) and math.isnan(high)
+    assert percentile_interval([1.0, 2.0, 3.0, 4.0, 5.0], 0.5) == (2.0, 4.0, 5)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cotaudit import bootstrap
 from cotaudit import trace_stats as ts
 from cotaudit.trace_stats import (
     FirstPass,
@@ -178,7 +179,7 @@ def test_bootstrap_chunking_does_not_change_the_result(monkeypatch):
     rng = np.random.default_rng(5)
     a, b = rng.random(25), rng.random(25)
     whole = paired_comparison(a, b, n_boot=1000, seed=9)
-    monkeypatch.setattr(ts, "_BOOTSTRAP_CHUNK_CELLS", 25 * 7)
+    monkeypatch.setattr(bootstrap, "RESAMPLE_CHUNK_CELLS", 25 * 7)
     assert paired_comparison(a, b, n_boot=1000, seed=9) == whole
 
 

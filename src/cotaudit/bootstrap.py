@@ -29,13 +29,26 @@ first appearance. Optionally each unit belongs to a stratum (a label constant wi
   shared units once and applies the *same* draw to both runs, so what the units have in common
   cancels in ``D*_b``. Each run's own interval resamples all of its own units.
 
+Vectorised forms of the same resampling, for statistics computed on whole arrays at once:
+
+- :func:`resample_indices`: the unit indices of ``n_boot`` resamples of one stratum, one row per
+  resample, drawn exactly as :meth:`UnitSampler.draw` draws them (same random stream).
+- :func:`multinomial_counts`: how often each unit is drawn in each resample, from
+  ``rng.multinomial(k, [1/k]*k)``: the same distribution from another random stream, kept
+  because the report_ll logs' intervals were drawn this way
+  (:func:`cotaudit.report_ll_stats.summarize`), and ``cotaudit report`` recomputes them.
+- :func:`resampled_means`: the mean over all rows of the drawn units,
+  ``sum_j w_bj S_j / sum_j w_bj n_j`` (``S_j``, ``n_j`` the sum and row count of unit ``j``,
+  ``w_bj`` its count in resample ``b``).
+- :func:`percentile_bounds`: the percentile interval of each column of replicates.
+
 Random draws come from ``numpy.random.default_rng(seed)``: deterministic for fixed inputs.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,9 +151,55 @@ def percentile_interval(
     valid = values[~np.isnan(values)]
     if valid.size == 0:
         return math.nan, math.nan, 0
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(valid, [alpha, 1 - alpha])
+    low, high = percentile_bounds(valid, confidence)
     return float(low), float(high), int(valid.size)
+
+
+def percentile_bounds(
+    replicates: ArrayLike, confidence: float = 0.95, axis: int = 0
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The ``(1 - c)/2`` and ``(1 + c)/2`` quantiles of ``replicates`` along ``axis`` (numpy's
+    linear interpolation); a NaN replicate makes its column's bounds NaN (drop NaN first, as
+    :func:`percentile_interval` does, where a NaN means "undefined on that resample")."""
+    _check_confidence(confidence)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(np.asarray(replicates, dtype=float), [alpha, 1 - alpha], axis=axis)
+    return low, high
+
+
+RESAMPLE_CHUNK_CELLS = 1 << 22
+""":func:`resample_indices` yields about this many indices at a time (bounds memory; the draws
+are sequential, so chunking does not change them)."""
+
+
+def resample_indices(
+    n_units: int, n_boot: int, rng: np.random.Generator
+) -> Iterator[NDArray[np.intp]]:
+    """Unit indices of ``n_boot`` resamples of ``n_units`` units, one row per resample, in
+    chunks of rows: row ``b`` is ``rng.integers(0, n_units, n_units)``, the draw of
+    :meth:`UnitSampler.draw` for one stratum."""
+    rows_per_chunk = max(1, RESAMPLE_CHUNK_CELLS // max(1, n_units))
+    for start in range(0, n_boot, rows_per_chunk):
+        rows = min(rows_per_chunk, n_boot - start)
+        yield rng.integers(0, n_units, size=(rows, n_units))
+
+
+def multinomial_counts(n_units: int, n_boot: int, rng: np.random.Generator) -> NDArray[np.int_]:
+    """``(n_boot, n_units)`` counts: how often each unit is drawn in each resample of
+    ``n_units`` draws with replacement, from ``rng.multinomial`` (see the module docstring)."""
+    return rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot)
+
+
+def resampled_means(
+    sums: ArrayLike, sizes: ArrayLike, counts: ArrayLike
+) -> NDArray[np.float64]:
+    """Per resample, the mean over all rows of the drawn units:
+    ``(counts @ sums) / (counts @ sizes)``, for ``sums`` of shape ``(k,)`` or ``(k, q)`` (one
+    column per quantity), ``sizes`` the ``k`` units' row counts, ``counts`` ``(n_boot, k)``."""
+    counts = np.asarray(counts)
+    sums = np.asarray(sums, dtype=float)
+    total = counts @ np.asarray(sizes, dtype=float)
+    return (counts @ sums) / (total[:, None] if sums.ndim == 2 else total)
 
 
 def bootstrap_ci(

@@ -31,8 +31,9 @@ pooling all versions (``all_versions/...``, the pre-issue-13 ``{q}/{stat}`` keys
 plain reports twice. :func:`pooled_registers` pools with each report counted once.
 
 Random draws come from ``numpy.random.default_rng(seed)``, restarted for every summary, so each
-is reproducible on its own. Result keys are ``{group}/{quantity}/{stat}`` with groups
-``all_versions``, ``pooled_registers``, ``{factor}.{level}``,
+is reproducible on its own; the scenario draws are :func:`cotaudit.bootstrap.multinomial_counts`
+(the stream the logged intervals were drawn from). Result keys are ``{group}/{quantity}/{stat}``
+with groups ``all_versions``, ``pooled_registers``, ``{factor}.{level}``,
 ``cell.{rendering}.{richness}.{register}``, ``register_effect.{level}``, ``discrimination`` and
 ``control.{family}``: only ``[A-Za-z0-9_/.-]``, ready to be Inspect metric names.
 """
@@ -47,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from cotaudit.bootstrap import multinomial_counts, percentile_bounds, resampled_means
 from cotaudit.engine.base import LoglikResult
 from cotaudit.fixtures.schema import FACTORS, QUANTITIES, ControlDeclaration
 
@@ -178,10 +180,8 @@ def summarize(
     mean = sums.sum(axis=0) / sizes.sum()
 
     rng = np.random.default_rng(seed)
-    weights = rng.multinomial(k, np.full(k, 1.0 / k), size=n_resamples)
-    boot = (weights @ sums) / (weights @ sizes)[:, None]
-    alpha = 1.0 - confidence
-    ci_low, ci_high = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
+    boot = resampled_means(sums, sizes, multinomial_counts(k, n_resamples, rng))
+    ci_low, ci_high = percentile_bounds(boot, confidence)
 
     exact = k <= math.log2(n_resamples)
     if exact:
@@ -406,12 +406,9 @@ def difference_of_means(
         k = int(index.max()) + 1
         sums = np.bincount(index, weights=values, minlength=k)
         sizes = np.bincount(index, minlength=k).astype(float)
-        weights = rng.multinomial(k, np.full(k, 1.0 / k), size=n_resamples)
-        boots.append((weights @ sums) / (weights @ sizes))
+        boots.append(resampled_means(sums, sizes, multinomial_counts(k, n_resamples, rng)))
         means.append(sums.sum() / sizes.sum())
-    diff = boots[0] - boots[1]
-    alpha = 1.0 - confidence
-    low, high = np.quantile(diff, [alpha / 2, 1 - alpha / 2])
+    low, high = percentile_bounds(boots[0] - boots[1], confidence)
     return {"mean": float(means[0] - means[1]), "ci_low": float(low), "ci_high": float(high)}
 
 

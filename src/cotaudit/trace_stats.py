@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from cotaudit.bootstrap import percentile_bounds, resample_indices
 from cotaudit.scores import SampleScoreLike, ScoreLike
 from cotaudit.stats import median
 
@@ -358,9 +359,8 @@ def paired_comparison(
     if n == 0:
         return PairedComparison(0, *([float("nan")] * 9))
     boot_means, boot_medians = _bootstrap_mean_median(d, n_boot, seed)
-    quantiles = [(1 - ci) / 2, (1 + ci) / 2]
-    mean_low, mean_high = np.quantile(boot_means, quantiles)
-    median_low, median_high = np.quantile(boot_medians, quantiles)
+    mean_low, mean_high = percentile_bounds(boot_means, ci)
+    median_low, median_high = percentile_bounds(boot_medians, ci)
     return PairedComparison(
         n=n,
         win_pct=100.0 * np.count_nonzero(d > TIE_TOLERANCE) / n,
@@ -375,18 +375,13 @@ def paired_comparison(
     )
 
 
-_BOOTSTRAP_CHUNK_CELLS = 1 << 22
-"""Resample in chunks of about this many indices, to bound memory (the draws are sequential,
-so chunking does not change the result)."""
-
-
 def _bootstrap_mean_median(d: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and median of d over ``n_boot`` problem-level resamples
+    (:func:`cotaudit.bootstrap.resample_indices`)."""
     rng = np.random.default_rng(seed)
-    rows_per_chunk = max(1, _BOOTSTRAP_CHUNK_CELLS // d.size)
     means, medians = [], []
-    for start in range(0, n_boot, rows_per_chunk):
-        rows = min(rows_per_chunk, n_boot - start)
-        resamples = d[rng.integers(0, d.size, size=(rows, d.size))]
+    for idx in resample_indices(d.size, n_boot, rng):
+        resamples = d[idx]
         means.append(resamples.mean(axis=1))
         medians.append(np.median(resamples, axis=1))
     return np.concatenate(means), np.concatenate(medians)

@@ -100,16 +100,8 @@ def cluster_contrast_from_scores(
     missing or non-finite feature).
     """
     result = cluster_f1_from_scores(
-        scores,
-        features=features,
-        class_key=class_key,
-        positive_class=positive_class,
-        negative_class=negative_class,
-        directions=directions,
-        primary=primary,
-        n_boot=n_boot,
-        seed=seed,
-        unit_key=unit_key,
+        scores, features, class_key, positive_class, negative_class, directions, primary,
+        n_boot, seed, unit_key,
     )
     contrast = result.contrast(n_nearest)
     contrast["negative_class"] = negative_class

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from cotaudit import trace_stats as ts
+from cotaudit.bootstrap import percentile_bounds, resample_indices
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
@@ -95,12 +96,12 @@ def curve_matrix(recs: Sequence[ts.TraceRecord], curve: str) -> np.ndarray:
 def mean_band(
     m: np.ndarray, n_boot: int = BAND_RESAMPLES, seed: int = ts.BOOTSTRAP_SEED, ci: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Column means and their percentile bootstrap interval (rows resampled with replacement)."""
+    """Column means and their percentile bootstrap interval (rows resampled with replacement,
+    :func:`cotaudit.bootstrap.resample_indices`)."""
     mean = m.mean(axis=0)
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, m.shape[0], size=(n_boot, m.shape[0]))
-    boot = m[idx].mean(axis=1)
-    low, high = np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    boot = np.concatenate([m[idx].mean(axis=1) for idx in resample_indices(len(m), n_boot, rng)])
+    low, high = percentile_bounds(boot, ci)
     return mean, low, high
 
 
