@@ -112,9 +112,9 @@ def run(target: dict[str, Any], args: argparse.Namespace) -> Result:
         [log] = inspect_eval("tasks/selfcommit.py", task_args=task_args, log_dir=log_dir,
                              display="none", **target)
         wall = time.perf_counter() - start
-    if log.status != "success":
-        raise RuntimeError(f"{target['model']}: {log.error}")
-    cot, probe = split(log)
+        if log.status != "success":
+            raise RuntimeError(f"{target['model']}: {log.error}")
+        cot, probe = split(log)  # samples are read from the log file: inside the with
     share = cot / (cot + probe) if cot + probe else 0.0
     return Result(len(log.samples), wall, wall * share, wall * (1 - share))
 
@@ -138,6 +138,7 @@ def main() -> None:
         for column in COLUMNS:
             target = column.model(args)
             results[column.name] = run(target, args) if target is not None else None
+            print(f"{column.name}: {results[column.name]}", flush=True)
     finally:
         while _server:
             _server.pop().stop()

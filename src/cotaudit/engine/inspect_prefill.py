@@ -21,7 +21,8 @@ answers HTTP 5xx while its ``/health`` fails stops the run at once with
 :class:`DeadServerError` instead of being retried for minutes.
 
 Greedy requests (temperature 0) carry no ``seed``: it cannot change them, and on vLLM's CPU
-build a seeded request is what can kill the engine (see ``scripts/vllm_cpu_server.py``).
+build a seeded sampling request is what can kill the engine (see
+``scripts/vllm_cpu_server.py``).
 """
 
 from __future__ import annotations
