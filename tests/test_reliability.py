@@ -638,7 +638,8 @@ def _scanned_files() -> list[Path]:
     here = Path(__file__).resolve()
     files = []
     for dirpath, dirnames, filenames in os.walk(ROOT):
-        dirnames[:] = [d for d in dirnames if d not in SKIPPED_DIRS and not d.endswith(".egg-info")]
+        dirnames[:] = [d for d in dirnames if d not in SKIPPED_DIRS and not d.endswith(".egg-info")
+                       and not d.startswith(".venv")]  # .venv-vllm: installed packages
         for filename in filenames:
             path = Path(dirpath) / filename
             if path.suffix in SCANNED_SUFFIXES and path != here and path.stat().st_size < 1_000_000:
