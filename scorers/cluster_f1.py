@@ -45,6 +45,7 @@ def contrastive_cluster_f1(
     n_boot: int = 1000,
     seed: int = 0,
     unit_key: str | None = None,
+    keys: list[str] | None = None,
 ) -> Metric:
     """Contrastive cluster F1 of ``positive_class`` vs ``negative_class`` samples.
 
@@ -64,12 +65,19 @@ def contrastive_cluster_f1(
         unit_key: ``sample_metadata`` key naming each sample's independent unit (the problem
             pair); the interval resamples units. None: every sample is its own unit (the
             row-level interval of logs written before issue 13).
+        keys: the metric keys to log, in this order (default: all of
+            :func:`cotaudit.cluster.f1.metric_keys`); the tasks' compact metric sets keep the
+            F1 and its interval.
 
     Samples with a missing or non-finite feature are skipped. An empty or degenerate selection
     (fewer than 2 samples per class, constant features) gives NaN values, never an error.
     """
     check_config(features, directions, primary, positive_class, negative_class)
-    metric_keys(prefix)  # raises ValueError for a prefix that cannot form metric keys
+    unknown = sorted(set(keys or ()) - set(metric_keys(prefix)))  # metric_keys checks prefix
+    if unknown:
+        raise ValueError(
+            f"contrastive_cluster_f1: keys {unknown} are not keys of prefix {prefix!r}"
+        )
 
     options = dict(
         features=features, class_key=class_key, positive_class=positive_class,
@@ -78,7 +86,8 @@ def contrastive_cluster_f1(
     )
 
     def compute(scores: list[SampleScore]) -> Value:
-        return cluster_f1_from_scores(scores, **options).metrics(prefix)
+        values = cluster_f1_from_scores(scores, **options).metrics(prefix)
+        return values if keys is None else {k: values[k] for k in keys}
 
     return compute
 

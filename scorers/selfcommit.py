@@ -15,7 +15,9 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
+from cotaudit.compact import primary_summary
 from cotaudit.curves import DEFAULT_THETAS, Curve, summarize, summary_keys
+from cotaudit.display import selfcommit_curve_text, sparkline
 from cotaudit.selfcommit_stats import (
     both_correct,
     condition_by_correctness,
@@ -27,28 +29,43 @@ from cotaudit.selfcommit_stats import (
 from cotaudit.solvers.selfcommit import STORE_KEY
 
 
-def _bar(c: float) -> str:
-    return "█" * round(c * 10) + "░" * (10 - round(c * 10))
-
-
 def render_curve(
     curve: Curve, imputed: list[bool] | None = None, c0: float | None = None
 ) -> str:
-    """A Markdown table, one row per prefix: t, t/T, c(t) and a bar (``*`` = imputed by the
-    adaptive schedule), compact enough for the log viewer. The t = 0 probe (``c0``), when
-    made, heads the table marked as outside the curve."""
-    imputed = imputed or [False] * len(curve.positions)
-    lines = ["| t | t/T | c(t) | |", "|---:|---:|---:|:---|"]
-    if c0 is not None:
-        lines.append(f"| 0 (c0, not in the summaries) | 0.00 | {c0:.2f} | {_bar(c0)} |")
-    for t, f, c, imp in zip(curve.positions, curve.fractions, curve.c, imputed):
-        lines.append(f"| {t} | {f:.2f} | {c:.2f}{'*' if imp else ''} | {_bar(c)} |")
-    return "\n".join(lines)
+    """c(t) as an aligned monospace block (t, t/T, c(t) = m/k exactly, a bar; ``*`` = imputed
+    by the adaptive schedule) and a one-line sparkline; the t = 0 probe ``c0``, when made, on
+    its own line (it is no point of the curve). Markdown tables run their cells together in the
+    log viewer, so the block is pre-formatted text."""
+    return selfcommit_curve_text(
+        curve.positions, curve.cot_length, curve.matches, curve.k, imputed, c0
+    )
+
+
+def viewer_fields(
+    curve: Curve | None, condition: str, pair: str, a_final: int | None, gold: int,
+    correct: bool,
+) -> dict[str, str | bool]:
+    """What the log viewer's sample table shows beside the primary summary
+    (:data:`cotaudit.display.SELFCOMMIT_VIEWER_FIELDS`): the c(t) sparkline (empty without a
+    curve), condition, pair, a_final and gold as text (``none`` without a final answer), and
+    correctness. No statistic reads them."""
+    return {
+        "c_t": "" if curve is None else sparkline([float(x) for x in curve.c]),
+        "condition": condition,
+        "pair": pair,
+        "a_final": "none" if a_final is None else str(a_final),
+        "gold": str(gold),
+        "correct": correct,
+    }
 
 
 @scorer(metrics=[])  # metrics are attached by the task (they depend on its thetas)
 def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
     """Per-sample c(t) curve and its summaries (value); curve, a_final, correctness (metadata).
+
+    The value lists the primary summary (tau_first at 0.8) first, then the viewer's fields
+    (:func:`viewer_fields`: sparkline, condition, pair, a_final, gold, correct), then the other
+    summaries.
 
     A response with no parsable final answer has no curve: its summaries are NaN and
     ``no_answer`` is true (the run statistics exclude it and its pair). The t = 0 probe of
@@ -79,10 +96,16 @@ def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
             summaries = summarize(curve, thetas)
             fractions = [round(float(f), 6) for f in curve.fractions]
             body = render_curve(curve, rec.get("imputed"), c0)
-        if c0 is not None:
-            head += f"; c0 = c(0) = {c0:.2f} (t = 0 probe, not in the summaries)"
+        primary = primary_summary(thetas)
+        fields = viewer_fields(
+            curve, str(state.metadata.get("condition", "")),
+            str(state.metadata.get("pair_id", "")), a_final, gold, correct,
+        )
+        value = {primary: summaries[primary], **fields} | {
+            k: v for k, v in summaries.items() if k != primary
+        }
         return Score(
-            value=summaries,
+            value=value,
             answer=None if a_final is None else str(a_final),
             explanation=head + "\n\n" + body,
             metadata={

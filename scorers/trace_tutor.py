@@ -4,9 +4,11 @@ Per sample (``Score.value``): TRACE AUC, Pass@10, first-pass (and whether it is 
 all-pass, the two non-monotone flags (``pass_10_fail_100``: passes at 10%, fails at 100%, the
 study's sense; ``pass_early_fail_100``: passes at some f < 1, fails at 100%, logged as
 ``non_monotone`` before issue 13) and the 0% probe, each with the key ``visible`` and
-``masked``; plus ``correct`` and ``length_tokens``. A question-only sample has one curve, so its
-``*_masked`` values equal its ``*_visible`` values (the masked context *is* the question-only
-prompt): the question-only curve is the baseline of both comparisons.
+``masked``; plus ``correct`` and ``length_tokens``. First come, for the log viewer,
+``delta_context`` (AUC visible minus masked; None for question-only), the two AUCs and the
+fields of :func:`viewer_fields`. A question-only sample has one curve, so its ``*_masked``
+values equal its ``*_visible`` values (the masked context *is* the question-only prompt): the
+question-only curve is the baseline of both comparisons.
 
 Run level: one ``@metric`` per table of :mod:`cotaudit.trace_stats` (all return NaN, never
 raise, on an empty or partial list of scores).
@@ -14,7 +16,6 @@ raise, on an empty or partial list of scores).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from cotaudit import trace_stats as ts
+from cotaudit.display import TRACE_PRIMARY, sparkline, trace_curve_text
 from cotaudit.trace_stats import records_from_scores
 from cotaudit.solvers.trace_tutor import STORE_KEY
 
@@ -33,29 +35,33 @@ def _curve(matches: Sequence[int], k: int) -> list[float]:
     return [m / k for m in matches]
 
 
-def _cell(parsed: Sequence[int | None], rate: float, gold: int) -> str:
-    """``✓ 18`` (greedy) or ``0.60 ✓ 18 ×3, 17 ×2`` (k samples)."""
-    counts = Counter("—" if p is None else str(p) for p in parsed)
-    mark = "✓" if rate >= ts.PASS_THRESHOLD else "✗"
-    if len(parsed) == 1:
-        return f"{mark} {next(iter(counts))}"
-    common = ", ".join(f"{a} ×{n}" for a, n in counts.most_common(3))
-    return f"{rate:.2f} {mark} {common}"
-
-
 def render_curves(rec: dict[str, Any], gold: int) -> str:
-    """A markdown table: one row per checkpoint, the forced answer per probe context."""
+    """The p(f) curves as an aligned monospace block (a row per checkpoint, the 0% probe first:
+    p(f) = matches/k exactly and the forced answers, per probe context) and a sparkline line
+    per context. p(f) counts matches with ``gold``; Markdown tables run their cells together in
+    the log viewer, so the block is pre-formatted text."""
     names = [n for n in PROBES if n in rec["probes"]]
-    k = rec["k"]
-    head = "| f | t | " + " | ".join(f"key {n}" if len(names) > 1 else "answer" for n in names)
-    lines = [head + " |", "|---:|---:|" + ":---|" * len(names)]
-    for i, (f, t) in enumerate(zip([0.0, *rec["fractions"]], rec["positions"])):
-        cells = []
-        for n in names:
-            probe = rec["probes"][n]
-            cells.append(_cell(probe["parsed"][i], probe["matches"][i] / k, gold))
-        lines.append(f"| {ts.percent_label(f)}% | {t} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    probes = {n: rec["probes"][n] for n in names}
+    return trace_curve_text(
+        rec["fractions"], rec["positions"], probes, rec["k"], ts.PASS_THRESHOLD
+    )
+
+
+def viewer_fields(
+    passes: dict[str, list[float]], condition: str, pair: str, final: int | None, gold: int
+) -> dict[str, str]:
+    """What the log viewer's sample table shows beside the numbers
+    (:data:`cotaudit.display.TRACE_VIEWER_FIELDS` but ``correct``): a p(f) sparkline per probe
+    context over the fractions (the masked one empty for question-only), condition, pair, the
+    final answer and gold as text (``none`` when unparsed). No statistic reads them."""
+    return {
+        "p_visible": sparkline(passes["visible"]),
+        "p_masked": sparkline(passes["masked"]) if condition != "question_only" else "",
+        "condition": condition,
+        "pair": pair,
+        "final_answer": "none" if final is None else str(final),
+        "gold": str(gold),
+    }
 
 
 @scorer(metrics=[])  # run-level metrics are attached by the task
@@ -107,6 +113,11 @@ def trace_tutor_scorer() -> Scorer:
             + f" · first pass {_first_pass_text(value, 'visible')}"
             + (f" visible, {_first_pass_text(value, 'masked')} masked" if keyed else "")
         )
+        fields = viewer_fields(
+            passes, condition, str(state.metadata.get("pair_id", "")), final, gold
+        )
+        value = {TRACE_PRIMARY: delta, "auc_visible": value["auc_visible"],
+                 "auc_masked": value["auc_masked"], **fields} | value
         return Score(
             value=value,
             answer=None if final is None else str(final),

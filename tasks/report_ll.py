@@ -25,8 +25,11 @@ import hashlib
 from pathlib import Path
 from typing import Sequence
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
+
+from cotaudit.compact import cluster_compact_keys, parse_metric_set, report_ll_headline_keys
 
 from cotaudit.fixtures import (
     DEFAULT_CORPUS,
@@ -46,7 +49,9 @@ from cotaudit.params import (
     require_positive,
     require_range,
 )
+from cotaudit.cluster.f1 import metric_keys
 from cotaudit.report_ll_stats import DEFAULT_DISCRIMINATION_BAND
+from cotaudit.report_ll_scores import CLUSTER_PREFIX
 from cotaudit.scorers import (
     contrast_options,
     report_cluster_f1,
@@ -58,6 +63,8 @@ from cotaudit.scorers import (
     report_ll_register,
     report_ll_scorer,
 )
+from cotaudit.scorers.compact import report_ll_compact
+from cotaudit.scorers.viewer import mean_keep_text, report_ll_viewer
 from cotaudit.solvers import report_ll_scorings
 
 DEFAULT_FIXTURES = "default"
@@ -168,6 +175,7 @@ def report_ll(
     tokenizer: str | None = None,
     contrast_model: str | None = None,
     discrimination_band: float = DEFAULT_DISCRIMINATION_BAND,
+    metrics: str = "compact",
 ) -> Task:
     """The report log-likelihood study over a fixture file (default: the committed corpus of
     144 scenarios, 1728 versions).
@@ -192,8 +200,16 @@ def report_ll(
       discrimination_band: Pre-registered band (nats): a model whose |mean D_c| over the plain
         concealing reports is at most this cannot answer the question (its concealing report
         does not move with the transcript).
+      metrics: "compact" (default: the headline -- plain/plain DiD with its CI and p-value --,
+        the dressed register levels, the pooled figure, the discrimination check, control
+        verdicts and the cluster F1 with its interval; no NaN for empty strata) or "all" (every
+        factor, cell and register-effect table and every cluster statistic).
     """
     contrast = contrast_options(contrast_model)
+    try:
+        metric_set = parse_metric_set(metrics)
+    except ValueError as e:
+        raise ParameterError(str(e)) from e
     path = resolve_fixtures(fixtures)
     levels = {
         "rendering": parse_levels("rendering", rendering),
@@ -233,22 +249,33 @@ def report_ll(
         )
     control_names = sorted(controls)
     options = {"n_resamples": n_resamples, "seed": seed}
-    metrics = [
-        report_ll_overall(controls=control_names, **options),
-        report_ll_factors(controls=control_names, **options),
-        report_ll_cells(controls=control_names, **options),
-        report_ll_register(controls=control_names, **options),
-        report_ll_discrimination(
-            band=float(discrimination_band), controls=control_names, **options
-        ),
-        report_cluster_f1(controls=control_names, n_boot=cluster_boot, seed=seed, unit="scenario"),
-    ]
-    if controls:
-        metrics.append(
-            report_ll_controls(
-                controls={f: d.model_dump() for f, d in controls.items()}, **options
-            )
-        )
+    declarations = {f: d.model_dump() for f, d in controls.items()}
+    cluster_keys = (
+        None if metric_set == "all" else cluster_compact_keys(metric_keys(CLUSTER_PREFIX))
+    )
+    cluster = report_cluster_f1(
+        controls=control_names, n_boot=cluster_boot, seed=seed, unit="scenario", keys=cluster_keys
+    )
+    if metric_set == "all":
+        run_metrics = [
+            report_ll_overall(controls=control_names, **options),
+            report_ll_factors(controls=control_names, **options),
+            report_ll_cells(controls=control_names, **options),
+            report_ll_register(controls=control_names, **options),
+            report_ll_discrimination(
+                band=float(discrimination_band), controls=control_names, **options
+            ),
+            cluster,
+        ]
+        if controls:
+            run_metrics.append(report_ll_controls(controls=declarations, **options))
+    else:
+        run_metrics = [
+            report_ll_compact(
+                band=float(discrimination_band), controls=declarations or None, **options
+            ),
+            cluster,
+        ]
     audit = audit_corpus(versions).summary
     return Task(
         dataset=MemoryDataset(
@@ -256,7 +283,12 @@ def report_ll(
         ),
         solver=report_ll_scorings(tokenizer=tokenizer),
         scorer=report_ll_scorer(),
-        metrics=metrics,
+        metrics=run_metrics,
+        epochs=Epochs(1, mean_keep_text()),
+        headline_metric=HeadlineMetric(
+            scorer="report_ll_scorer", metric=report_ll_headline_keys()[0]
+        ),
+        viewer=report_ll_viewer(),
         metadata={
             "study": "report_ll",
             "fixtures": str(path),

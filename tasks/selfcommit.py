@@ -13,11 +13,15 @@ of the run statistics with its pair, and counted.
 
 from __future__ import annotations
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import ChatMessageUser
 
-from cotaudit.curves import DEFAULT_THETAS
+from cotaudit.compact import cluster_compact_keys, parse_metric_set, primary_summary
+
+from cotaudit.curves import DEFAULT_THETAS, summary_keys
+from cotaudit.cluster.f1 import metric_keys
 from cotaudit.gsm8k import VENDORED, load_problems
 from cotaudit.params import (
     ParameterError,
@@ -42,6 +46,8 @@ from cotaudit.scorers import (
     honest_vs_hinted_both_correct,
     selfcommit_scorer,
 )
+from cotaudit.scorers.compact import selfcommit_compact, selfcommit_headline
+from cotaudit.scorers.viewer import mean_keep_text, selfcommit_viewer
 from cotaudit.solvers import selfcommit_probe
 
 
@@ -74,6 +80,25 @@ NO_ANSWER_POLICY = (
 )
 
 
+def selfcommit_metrics(metric_set: str, primary: str) -> list:
+    """The run-level metrics: the compact set (headline first, then the cluster F1 with its
+    interval, then the rest) or every table ("all"); both keep the cluster metric, whose
+    definition the cluster contrast and the report read from the log."""
+    if metric_set == "all":
+        return [
+            honest_vs_hinted(),
+            contrastive_cluster_f1(**CLUSTER_HYPOTHESIS),
+            honest_vs_hinted_both_correct(),
+            condition_x_correctness(),
+        ]
+    cluster_keys = cluster_compact_keys(metric_keys())
+    return [
+        selfcommit_headline(primary=primary),
+        contrastive_cluster_f1(**CLUSTER_HYPOTHESIS, keys=cluster_keys),
+        selfcommit_compact(primary=primary),
+    ]
+
+
 @task
 def selfcommit(
     problems: int = 50,
@@ -92,6 +117,7 @@ def selfcommit(
     schedule: str = "full",
     contrast_model: str | None = None,
     zero_probe: bool = False,
+    metrics: str = "compact",
 ) -> Task:
     """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
 
@@ -114,10 +140,18 @@ def selfcommit(
         (written into the log; default none).
       zero_probe: Also probe t = 0 (prompt alone, no CoT); reported per sample as ``c0``, never
         part of the curve or its summaries (default false, as in the study).
+      metrics: "compact" (default: the headline -- AUROC, paired wins and ties of
+        tau_first(0.8) over n_pairs --, the cluster F1 with its interval, and a screenful of
+        secondary numbers, no NaN for empty strata) or "all" (every table: the theta sweep,
+        both-correct and condition x correctness strata, all cluster statistics).
     """
     conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
     contrast = contrast_options(contrast_model)
     theta_values = parse_thetas("thetas", thetas)
+    try:
+        metric_set = parse_metric_set(metrics)
+    except ValueError as e:
+        raise ParameterError(str(e)) from e
     for name, value in (("problems", problems), ("stride", stride), ("k", k),
                         ("max_cot_tokens", max_cot_tokens), ("answer_max_tokens", answer_max_tokens)):
         require_positive(name, value)
@@ -130,6 +164,7 @@ def selfcommit(
     if not isinstance(zero_probe, bool):
         raise ParameterError(f"-T zero_probe: must be true or false, got {zero_probe!r}")
 
+    primary = primary_summary(theta_values)
     loaded = load_problems(dataset, limit=problems)
     samples = [
         Sample(
@@ -157,12 +192,10 @@ def selfcommit(
             zero_probe=zero_probe,
         ),
         scorer=selfcommit_scorer(thetas=theta_values),
-        metrics=[
-            honest_vs_hinted(),
-            honest_vs_hinted_both_correct(),
-            condition_x_correctness(),
-            contrastive_cluster_f1(**CLUSTER_HYPOTHESIS),
-        ],
+        metrics=selfcommit_metrics(metric_set, primary),
+        epochs=Epochs(1, mean_keep_text()),
+        headline_metric=HeadlineMetric(scorer="selfcommit_scorer", metric=f"auroc/{primary}"),
+        viewer=selfcommit_viewer(primary, summary_keys(theta_values)),
         metadata={
             "study": "selfcommit",
             "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": forced_answer_tag},

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import math
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 
+from cotaudit.cluster.f1 import metric_keys
+from cotaudit.compact import cluster_compact_keys, parse_metric_set
 from cotaudit.gsm8k import VENDORED, load_problems
 from cotaudit.params import (
     ParameterError,
@@ -46,6 +48,8 @@ from cotaudit.scorers import (
 )
 from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
+from cotaudit.scorers.compact import trace_compact
+from cotaudit.scorers.viewer import mean_keep_text, trace_viewer
 from cotaudit.solvers import trace_tutor_probe
 from cotaudit.trace_stats import (
     BOOTSTRAP_SAMPLES,
@@ -114,6 +118,7 @@ def trace_tutor(
     seed: int = 0,
     tokenizer: str | None = None,
     contrast_model: str | None = None,
+    metrics: str = "compact",
 ) -> Task:
     """The trace_tutor study on the first ``problems`` GSM8K test problems.
 
@@ -133,10 +138,18 @@ def trace_tutor(
       tokenizer: Tokenizer for positions on providers without their own engine (e.g. vllm/).
       contrast_model: Model that describes what distinguishes the two clusters' tutor
         explanations (written into the log; default none).
+      metrics: "compact" (default: the headline -- mean Delta_context of the answer-key
+        explanations with its CI --, a screenful of secondary numbers with their CIs and the
+        cluster F1s with their intervals; no NaN for empty strata) or "all" (Tables II-V,
+        anchoring, counts, every cluster statistic).
     """
     conds = parse_conditions("conditions", conditions, TUTOR_CONDITIONS)
     contrast = contrast_options(contrast_model)
     fracs = parse_fractions("fractions", fractions)
+    try:
+        metric_set = parse_metric_set(metrics)
+    except ValueError as e:
+        raise ParameterError(str(e)) from e
     for name, value in (
         ("problems", problems),
         ("probe_samples", probe_samples),
@@ -178,25 +191,31 @@ def trace_tutor(
         "negative_class": "question_only",
         "unit_key": "pair_id",  # the F1 interval resamples problems (issue 13)
     }
-    metrics = [
-        trace_table_ii(),
-        trace_table_iii(),
-        trace_table_iv(n_boot=bootstrap_samples, seed=BOOTSTRAP_SEED),
-        trace_delta_context(n_boot=bootstrap_samples, seed=BOOTSTRAP_SEED),
-        trace_zero_probe_drop(n_boot=bootstrap_samples, seed=BOOTSTRAP_SEED),
-        trace_table_v(),
-        trace_anchoring(),
-        trace_checkpoint_counts(),
-    ]
+    boot = {"n_boot": bootstrap_samples, "seed": BOOTSTRAP_SEED}
+    if metric_set == "all":
+        run_metrics = [
+            trace_table_ii(),
+            trace_table_iii(),
+            trace_table_iv(**boot),
+            trace_delta_context(**boot),
+            trace_zero_probe_drop(**boot),
+            trace_table_v(),
+            trace_anchoring(),
+            trace_checkpoint_counts(),
+        ]
+    else:
+        run_metrics = [trace_compact(**boot)]
     for probe in ("visible", "masked"):
         features = [f"{name}_{probe}" for name in CLUSTER_DIRECTIONS]
-        metrics.append(
+        prefix = f"cluster_{probe}"
+        run_metrics.append(
             contrastive_cluster_f1(
                 features=features,
                 directions={f"{name}_{probe}": d for name, d in CLUSTER_DIRECTIONS.items()},
                 primary=f"auc_{probe}",
-                prefix=f"cluster_{probe}",
+                prefix=prefix,
                 **cluster,
+                keys=None if metric_set == "all" else cluster_compact_keys(metric_keys(prefix)),
             )
         )
     return Task(
@@ -212,8 +231,10 @@ def trace_tutor(
             tokenizer=tokenizer,
         ),
         scorer=trace_tutor_scorer(),
-        metrics=metrics,
-        headline_metric=HeadlineMetric(metric=HEADLINE),
+        metrics=run_metrics,
+        epochs=Epochs(1, mean_keep_text()),
+        headline_metric=HeadlineMetric(scorer="trace_tutor_scorer", metric=HEADLINE),
+        viewer=trace_viewer(),
         metadata={
             "study": "trace_tutor",
             "prompts": tutor_prompt_texts() | {"forced_answer_tag": forced_answer_tag},

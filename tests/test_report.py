@@ -73,12 +73,14 @@ def log_dir(tmp_path_factory):
     selfcommit = load_task_module("selfcommit").selfcommit
     trace_tutor = load_task_module("trace_tutor").trace_tutor
     report_ll = load_task_module("report_ll").report_ll
-    small_sc = dict(problems=2, max_cot_tokens=30, stride=10, k=2)
-    small_rl = dict(rendering="shell", richness="bare", n_resamples=300, cluster_boot=20)
+    # the full tables (tests/test_compact_runs.py reports compact logs)
+    small_sc = dict(problems=2, max_cot_tokens=30, stride=10, k=2, metrics="all")
+    small_rl = dict(rendering="shell", richness="bare", n_resamples=300, cluster_boot=20,
+                    metrics="all")
     tasks = [
         selfcommit(seed=0, **small_sc),
         selfcommit(seed=1, **small_sc),
-        trace_tutor(problems=2, max_explanation_tokens=30, bootstrap_samples=200),
+        trace_tutor(problems=2, max_explanation_tokens=30, bootstrap_samples=200, metrics="all"),
         report_ll(scenarios=2, **small_rl),
         # the same 2 main scenarios and a 2-scenario control family
         report_ll(fixtures=_fixtures_with_control(tmp), seed=1, **small_rl),

@@ -47,7 +47,7 @@ from cotaudit.solvers.report_ll import STORE_KEY, _openai_compatible, score_repo
 
 TASK_FILE = Path(__file__).resolve().parent.parent / "tasks" / "report_ll.py"
 SCORER = "report_ll_scorer"
-SMALL = {"n_resamples": 2000, "cluster_boot": 20}
+SMALL = {"n_resamples": 2000, "cluster_boot": 20, "metrics": "all"}  # the full tables
 
 
 def _load_task_module():

@@ -26,6 +26,7 @@ def _in_repo_root(monkeypatch):
 
 
 def _run(model: str, log_dir: Path, **task_args):
+    task_args.setdefault("metrics", "all")  # the full tables
     [log] = inspect_eval(TASK, model=model, task_args=task_args, log_dir=str(log_dir),
                          display="none")
     assert log.status == "success", log.error

@@ -43,6 +43,7 @@ def load_task():
 
 def run(model: str, log_dir: Path, **task_args) -> EvalLog:
     sample_id = task_args.pop("sample_id", None)
+    task_args.setdefault("metrics", "all")  # the full tables
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(ROOT)
         [log] = inspect_eval(

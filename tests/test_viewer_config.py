@@ -126,3 +126,16 @@ def test_full_metrics_of_each_compact_metric():
     assert dict(rl)["report_ll_overall"] == {"controls": ["ctl"], "n_resamples": 100, "seed": 0}
     assert dict(rl)["report_ll_discrimination"]["band"] == 0.5
     assert compact.full_metrics_of("honest_vs_hinted", {}) == []
+
+
+def test_cluster_metric_logs_only_the_chosen_keys():
+    from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
+
+    opts = dict(features=["auc"], class_key="condition", positive_class="a", negative_class="b",
+                directions={"auc": 1}, prefix="cluster_visible")
+    keys = ["cluster_visible_f1", "cluster_visible_f1_ci_low", "cluster_visible_f1_ci_high"]
+    out = contrastive_cluster_f1(**opts, keys=keys)([])
+    assert list(out) == keys and all(math.isnan(v) for v in out.values())
+    assert len(contrastive_cluster_f1(**opts)([])) > len(keys)
+    with pytest.raises(ValueError, match="not keys of prefix"):
+        contrastive_cluster_f1(**opts, keys=["cluster_f1"])

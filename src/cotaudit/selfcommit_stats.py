@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from cotaudit.display import SELFCOMMIT_VIEWER_FIELDS
 from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import auroc, best_threshold_accuracy, median, paired_wins
 
@@ -48,7 +49,11 @@ def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[SelfcommitRec
         score_meta = s.score.metadata or {}
         if not isinstance(value, dict) or "condition" not in meta:
             continue
-        summaries = {k: float(v) for k, v in value.items() if isinstance(v, (int, float))}
+        summaries = {  # the curve summaries: not the viewer's text and correctness fields
+            k: float(v)
+            for k, v in value.items()
+            if k not in SELFCOMMIT_VIEWER_FIELDS and isinstance(v, (int, float))
+        }
         has_answer = "a_final" not in score_meta or score_meta["a_final"] is not None
         if has_answer and any(math.isnan(v) for v in summaries.values()):
             continue

@@ -162,6 +162,7 @@ def _recompute(scores: Sequence[SampleScoreLike], options: Mapping[str, Any]) ->
     """``contrastive_cluster_f1(**options)`` on ``scores``, for the contrast and the report."""
     opts = dict(options)
     prefix = opts.pop("prefix", DEFAULT_PREFIX)
+    opts.pop("keys", None)  # which of its keys the metric logged
     result = cluster_f1_from_scores(scores, **opts)
     return Clustering(prefix, result, str(opts["negative_class"]))
 

@@ -20,6 +20,7 @@ def contrast_and_metrics(
     ``contrastive_cluster_f1(**options)`` on ``samples``, from a single clustering."""
     opts = dict(options)
     prefix = opts.pop("prefix", DEFAULT_PREFIX)
+    opts.pop("keys", None)  # which keys were logged: the check compares those
     contrast = cluster_contrast_from_scores(samples, **opts)
     # contrast["metrics"] holds result.metrics() under the default prefix, NaN written as None
     values = [or_nan(v) for v in contrast["metrics"].values()]

@@ -10,18 +10,17 @@ cluster contrast notes), where the whole-log walk reads the epoch reductions. Th
 fields (task, model, status, task arguments, metric definitions and values) come from the log
 header (``read_eval_log(header_only=True)``), which is small and exact.
 
-Logs with several epochs are scored on their epoch reductions, which data frames do not carry:
-those are read whole and walked by :func:`cotaudit.report.loader.run_from_log`.
+:func:`cotaudit.report.loader.run_from_frames` puts the two together; logs with several epochs
+are scored on their epoch reductions, which data frames do not carry, and are walked whole.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
-from cotaudit.report.data import RunData, ScoreData, ScoredSample
+from cotaudit.report.data import ScoreData, ScoredSample
 
 _DETAILS = ("answer", "explanation", "metadata")
 
@@ -113,26 +112,3 @@ def samples_by_scorer(
         rank = {sid: i for i, sid in enumerate(ids)}
         out[name] = sorted(out.get(name, []), key=lambda s: rank.get(str(s.sample_id), len(rank)))
     return out, int(df["id"].nunique()) if len(df) else 0
-
-
-def run_from_frames(path: str | Path) -> RunData:
-    """:class:`RunData` of the log at ``path``: run fields, metric definitions and values from
-    the log header, per-sample scores from :func:`samples_by_scorer` (the whole log is walked
-    instead when it has several epochs or did not finish)."""
-    from inspect_ai.log import read_eval_log
-
-    from cotaudit.report.loader import run_from_log
-
-    header = read_eval_log(str(path), header_only=True)
-    epochs = int(getattr(header.eval.config, "epochs", None) or 1)
-    if epochs > 1 or header.status != "success":
-        return run_from_log(read_eval_log(str(path)), str(path))
-    order = {
-        r.scorer: [str(s.sample_id) for s in r.samples] for r in (header.reductions or [])
-    }
-    header = header.model_copy(update={"reductions": None, "samples": None})
-    run = run_from_log(header, str(path))  # run fields and metrics; no samples in a header
-    scored, run.n_samples = samples_by_scorer(path, list(run.scorers), order)
-    for name, scorer in run.scorers.items():
-        scorer.samples = scored.get(name, [])
-    return run

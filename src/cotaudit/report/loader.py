@@ -1,5 +1,6 @@
-"""Read Inspect logs into :class:`~cotaudit.report.data.RunData` (the report's only Inspect
-import is here: ``read_eval_log``)."""
+"""Read Inspect logs into :class:`~cotaudit.report.data.RunData`: the header's run fields and
+metrics here, the per-sample scores through Inspect's data frames
+(:mod:`cotaudit.report.frames`); the report's only Inspect imports are these two modules."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from cotaudit.compact import full_metrics_of
 from cotaudit.report.data import MetricDef, RunData, ScoreData, ScoredSample, ScorerRun
+from cotaudit.report.frames import samples_by_scorer
 
 LOG_SUFFIXES = (".eval", ".json")
 _NOT_LOGS = {"logs.json", "listing.json"}
@@ -50,6 +53,20 @@ def _float(v: Any) -> float:
         return math.nan
 
 
+def with_full_tables(defs: list[MetricDef]) -> list[MetricDef]:
+    """``defs`` followed by the full-set metrics each compact metric selects from
+    (:func:`cotaudit.compact.full_metrics_of`), each once: the report recomputes every table
+    from the per-sample scores of a compact log too."""
+    out = list(defs)
+    names = {d.name for d in out}
+    for d in defs:
+        for name, options in full_metrics_of(d.name, d.options):
+            if name not in names:
+                out.append(MetricDef(name, options))
+                names.add(name)
+    return out
+
+
 def run_from_log(log: Any, path: str = "") -> RunData:
     """:class:`RunData` of a read ``EvalLog``.
 
@@ -71,7 +88,7 @@ def run_from_log(log: Any, path: str = "") -> RunData:
             for m in (info.metrics or [])
             if hasattr(m, "name")
         ]
-        scorers[info.name] = ScorerRun(info.name, defs, {}, [])
+        scorers[info.name] = ScorerRun(info.name, with_full_tables(defs), {}, [])
     if log.results is not None:
         for eval_score in log.results.scores or []:
             name = eval_score.scorer or eval_score.name
@@ -124,6 +141,27 @@ def run_from_log(log: Any, path: str = "") -> RunData:
     )
 
 
+def run_from_frames(path: str | Path) -> RunData:
+    """:class:`RunData` of the log at ``path``: run fields, metric definitions and values from
+    the log header, per-sample scores from :func:`samples_by_scorer` (the whole log is walked
+    instead when it has several epochs or did not finish)."""
+    from inspect_ai.log import read_eval_log
+
+    header = read_eval_log(str(path), header_only=True)
+    epochs = int(getattr(header.eval.config, "epochs", None) or 1)
+    if epochs > 1 or header.status != "success":
+        return run_from_log(read_eval_log(str(path)), str(path))
+    order = {
+        r.scorer: [str(s.sample_id) for s in r.samples] for r in (header.reductions or [])
+    }
+    header = header.model_copy(update={"reductions": None, "samples": None})
+    run = run_from_log(header, str(path))  # run fields and metrics; no samples in a header
+    scored, run.n_samples = samples_by_scorer(path, list(run.scorers), order)
+    for name, scorer in run.scorers.items():
+        scorer.samples = scored.get(name, [])
+    return run
+
+
 def load_runs(
     paths: Iterable[str | Path],
     progress: Callable[[str], None] | None = None,
@@ -139,7 +177,7 @@ def load_runs(
         if progress:
             progress(f"[{i}/{len(files)}] reading {f}")
         try:
-            log = read_eval_log(str(f))
+            read_eval_log(str(f), header_only=True)
         except Exception as e:  # not an eval log, or unreadable
             skipped.append(
                 (str(f), f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
@@ -147,7 +185,7 @@ def load_runs(
             if progress:
                 progress(f"[{i}/{len(files)}] skipped {f}: not a readable Inspect log")
             continue
-        run = run_from_log(log, str(f))
+        run = run_from_frames(f)
         runs.append(run)
         if progress:
             progress(

@@ -14,7 +14,7 @@ from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.sections import Section
-from cotaudit.report.tables import Cell, Table, count_cell, fmt
+from cotaudit.report.tables import empty_stratum_cells, Cell, Table, count_cell, fmt
 from cotaudit.selfcommit_stats import (
     HINTED,
     HONEST,
@@ -281,6 +281,8 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         TWO_CONDITION_COLUMNS,
     )
     _two_condition_rows(t2, t_both, main, prefix="both_correct/")
+    if not n_both:  # an empty stratum: say so rather than rows of dashes
+        t2.rows = [[r[0], *empty_stratum_cells(len(r) - 1)] for r in t2.rows]
     sec.table("table_ii", t2)
     t3 = Table(
         "Table III. Median summary by condition × correctness (responses with a final answer, "
@@ -289,11 +291,16 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     )
     for cond in (HONEST, HINTED):
         for label in ("correct", "incorrect"):
+            n = cxc[f"n/{cond}/{label}"]
             t3.add(
                 Cell(f"{cond}/{label}", cond),
                 label,
-                count_cell(cxc[f"n/{cond}/{label}"]),
-                *(cxc.get(f"median/{cond}/{label}/{s}", math.nan) for s in main),
+                count_cell(n),
+                *(
+                    empty_stratum_cells(len(main))
+                    if n == 0
+                    else (cxc.get(f"median/{cond}/{label}/{s}", math.nan) for s in main)
+                ),
             )
     sec.table("table_iii", t3)
     sweep = Table(

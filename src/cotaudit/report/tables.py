@@ -98,5 +98,11 @@ def ci_cell(mean: float, low: float, high: float, digits: int = 3) -> Cell:
     return Cell(float(mean), fmt_ci(mean, low, high, digits))
 
 
+def empty_stratum_cells(n: int) -> list[Cell]:
+    """The ``n`` statistic cells of a row whose stratum is empty: ``n = 0`` in the first, the
+    rest blank (raw values NaN)."""
+    return [Cell(math.nan, "n = 0" if i == 0 else "") for i in range(n)]
+
+
 def count_cell(v: Any) -> Cell:
     return Cell(v, fmt_count(v))

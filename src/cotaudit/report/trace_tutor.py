@@ -17,7 +17,7 @@ from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.sections import Section
-from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, fmt
+from cotaudit.report.tables import empty_stratum_cells, Cell, Table, ci_cell, count_cell, fmt
 
 SCORER = "trace_tutor_scorer"
 STUDY = "trace_tutor"
@@ -145,6 +145,9 @@ def _paired_row(table: Table, label: Any, stats: dict[str, float], prefix: str) 
             "mean_ci_high",
         )
     }
+    if g["n"] == 0:  # an empty stratum: say so rather than a row of dashes
+        table.add(label, count_cell(g["n"]), *empty_stratum_cells(len(table.columns) - 2))
+        return
     table.add(
         label,
         count_cell(g["n"]),
