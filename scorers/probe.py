@@ -28,17 +28,22 @@ from typing import Any, Sequence
 import numpy as np
 from inspect_ai.model import ChatMessageAssistant, ModelOutput
 from inspect_ai.scorer import (
+    CORRECT,
+    INCORRECT,
     Metric,
     SampleScore,
     Score,
     Scorer,
     Target,
+    accuracy,
     metric,
     scorer,
+    stderr,
     value_to_float,
 )
 from inspect_ai.solver import TaskState
 
+from cotaudit.answers import extract_final_answer, normalize_number
 from cotaudit.curves import DEFAULT_THETAS
 from cotaudit.display import sparkline
 from cotaudit.probing.forms import AnswerForm, get_form
@@ -213,6 +218,26 @@ def probe_scorer(
             answer=a_final if rec.probe == "selfcommit" else own_score.answer if own_score else None,
             explanation=f"{head}\n\n{body}",
             metadata=metadata,
+        )
+
+    return score
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def final_integer() -> Scorer:
+    """CORRECT when the response's final integer answer equals the integer target.
+
+    The answer is :func:`cotaudit.answers.extract_final_answer` (the last ``\\boxed{}``, else
+    ``#### N``, else the number after the last "answer is", else the last number), the studies'
+    reading of a GSM8K response; ``Score.answer`` is it as text (None when none parses)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        answer = extract_final_answer(state.output.completion)
+        gold = normalize_number(target.text)
+        return Score(
+            value=CORRECT if answer is not None and answer == gold else INCORRECT,
+            answer=None if answer is None else str(answer),
+            explanation=state.output.completion,
         )
 
     return score
