@@ -180,12 +180,12 @@ def probe_sweep(
         split: TraceSplit = split_trace(
             text, opened_by_prompt=prompt_opens_think(engine, prompt), source=source or None
         )
-        start, end = token_span(ids, engine.detokenize, split.start, split.end) if split.think else (0, len(ids))
+        start, end = (
+            token_span(ids, engine.detokenize, split.start, split.end) if split.think else (0, len(ids))
+        )
         tag = cut_tag(forced_answer_tag, inside_think=split.think, think_close=think_close)
-        prompts: list[tuple[str, str | None, Sequence[Message]]] = [
-            ("own", (state.metadata or {}).get(condition_key), prompt)
-        ]
         own_condition = (state.metadata or {}).get(condition_key)
+        prompts: list[tuple[str, Any, Sequence[Message]]] = [("own", own_condition, prompt)]
         if replay_under is not None and str(own_condition) != replay_under:
             assert replay_prompt is not None
             prompts.append(("replay", replay_under, await replay_prompt(state, replay_under)))
@@ -204,9 +204,8 @@ def probe_sweep(
                 engine, messages, ids[:end], cuts, tag,
                 k=k, max_tokens=answer_max_tokens, temperature=temperature, seed=probe_seed,
             )
-            contexts.append(
-                ContextAnswers(name=name, condition=None if condition is None else str(condition), answers=answers)
-            )
+            condition = None if condition is None else str(condition)
+            contexts.append(ContextAnswers(name=name, condition=condition, answers=answers))
         record = ProbeRecord(
             probe=probe,  # type: ignore[arg-type]
             form=form,
