@@ -154,7 +154,8 @@ async def annotate_log(
             "positive_class": pos,
             "negative_class": cr.negative_class,
             "summary": summary_text(cr.metric, contrast, cr.negative_class, cr.logged),
-            "metrics": cr.logged or contrast["metrics"],
+            # logged values where the log has them (a compact set holds a few), else recomputed
+            "metrics": {**contrast["metrics"], **cr.logged},
             "clusters": contrast["clusters"],
             "feature_ranking": contrast["feature_ranking"],
             "degenerate": contrast["degenerate"],
