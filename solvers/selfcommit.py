@@ -10,7 +10,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from cotaudit.answers import extract_final_answer, extract_forced_answer
 from cotaudit.curves import prefix_positions
 from cotaudit.schedule import coarse_positions, fill_schedule, refinement_positions
-from cotaudit.engine.base import PrefixRequest
+from cotaudit.probing.sweep import context_room, force_answers
 from cotaudit.providers._messages import to_plain
 
 from .engine import completion_token_ids, probe_engine, sample_seed
@@ -24,15 +24,11 @@ def fit_to_context(
     """Cut the CoT so prompt + CoT + tag + answer fit the model's context; flag if cut.
 
     Only for engines that know their context length and prompt rendering (``hf-probe/``,
-    ``mlx/``); others are left to the server."""
-    context = getattr(engine, "context_length", None)
-    render = getattr(engine, "render", None)
-    if not context or render is None:
+    ``mlx/``); others are left to the server (:func:`cotaudit.probing.sweep.context_room`)."""
+    room = context_room(engine, prompt, tag, answer_tokens)
+    if room is None or len(cot_ids) <= room:
         return cot_ids, False
-    budget = context - len(render(prompt)) - len(engine.tokenize(tag)) - answer_tokens
-    if len(cot_ids) <= budget:
-        return cot_ids, False
-    return cot_ids[: max(budget, 0)], True
+    return cot_ids[:room], True
 
 
 @solver
@@ -98,17 +94,9 @@ def selfcommit_probe(
         async def probe(positions: list[int]) -> dict[int, list[str]]:
             if a_final is None or not positions:
                 return {}
-            answers = await engine.continue_prefixes(
-                PrefixRequest(
-                    messages=prompt,
-                    cot_token_ids=cot_ids,
-                    positions=positions,
-                    tag=forced_answer_tag,
-                    k=k,
-                    max_tokens=answer_max_tokens,
-                    temperature=temperature,
-                    seed=probe_seed,
-                )
+            answers = await force_answers(
+                engine, prompt, cot_ids, positions, forced_answer_tag,
+                k=k, max_tokens=answer_max_tokens, temperature=temperature, seed=probe_seed,
             )
             return dict(zip(positions, answers))
 

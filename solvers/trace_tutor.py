@@ -15,7 +15,7 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.answers import extract_final_answer, extract_forced_answer
-from cotaudit.engine.base import PrefixRequest
+from cotaudit.probing.sweep import force_answers
 from cotaudit.prompts import tutor_messages
 from cotaudit.providers._messages import to_plain
 from cotaudit.trace_stats import PREFIX_FRACTIONS
@@ -89,17 +89,10 @@ def trace_tutor_probe(
 
         probes = {}
         for name, messages in contexts.items():
-            answers = await engine.continue_prefixes(
-                PrefixRequest(
-                    messages=messages,
-                    cot_token_ids=token_ids,
-                    positions=positions,
-                    tag=forced_answer_tag,
-                    k=probe_samples,
-                    max_tokens=answer_max_tokens,
-                    temperature=temperature,
-                    seed=probe_seed,
-                )
+            answers = await force_answers(
+                engine, messages, token_ids, positions, forced_answer_tag,
+                k=probe_samples, max_tokens=answer_max_tokens, temperature=temperature,
+                seed=probe_seed,
             )
             parsed = [[extract_forced_answer(a) for a in row] for row in answers]
             probes[name] = {

@@ -209,7 +209,7 @@ class RecordingEngine:
         return [[f"{t}"] * request.k for t in request.positions]
 
 
-def test_force_answers_probes_each_cut_once_in_order():
+def test_force_answers_probes_the_cuts_as_given_in_one_request():
     engine = RecordingEngine()
     rows = asyncio.run(force_answers(
         engine, [{"role": "user", "content": "q"}], [5, 6, 7, 8], [3, 1, 1, 4], "T",
@@ -217,7 +217,8 @@ def test_force_answers_probes_each_cut_once_in_order():
     ))
     assert rows == [["3", "3"], ["1", "1"], ["1", "1"], ["4", "4"]]
     (req,) = engine.requests
-    assert list(req.positions) == [1, 3, 4] and req.tag == "T" and req.seed == 9
+    assert list(req.positions) == [3, 1, 1, 4] and req.tag == "T" and req.seed == 9
+    assert list(req.cot_token_ids) == [5, 6, 7, 8] and (req.k, req.max_tokens) == (2, 3)
 
 
 # --- shipped datasets ----------------------------------------------------------------------------

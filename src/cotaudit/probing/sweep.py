@@ -40,15 +40,15 @@ async def force_answers(
 ) -> list[list[str]]:
     """k raw answers after ``prompt ++ token_ids[:c] ++ tag`` for each absolute cut c, in order.
 
-    Repeated cuts are probed once and share their answers."""
-    unique = sorted(set(cuts))
-    if not unique:
+    One request for all cuts, as given (a repeated cut is probed again; the engines seed each
+    cut with (seed, c), so it gets the same answers)."""
+    if not cuts:
         return []
     rows = await engine.continue_prefixes(
         PrefixRequest(
             messages=prompt,
             cot_token_ids=list(token_ids),
-            positions=unique,
+            positions=list(cuts),
             tag=tag,
             k=k,
             max_tokens=max_tokens,
@@ -56,5 +56,4 @@ async def force_answers(
             seed=seed,
         )
     )
-    by_cut = dict(zip(unique, rows))
-    return [list(by_cut[c]) for c in cuts]
+    return [list(row) for row in rows]
