@@ -306,7 +306,8 @@ def test_tiny_scores_are_the_ledger_differences(tiny_log):
         score = sample.scores[SCORER]
         record = ScoredFixture.from_ledger_row(score.metadata)
         assert record.fixture_id == sample.id
-        assert score.value == pytest.approx(differences(record.scorings), abs=1e-12)
+        diffs = differences(record.scorings)  # the value also holds the viewer's text fields
+        assert {k: score.value[k] for k in diffs} == pytest.approx(diffs, abs=1e-12)
         stored = sample.store[STORE_KEY]
         for key, detail in stored["token_logprobs"].items():
             assert sum(detail["logprobs"]) == pytest.approx(stored[f"s_{key}"], abs=1e-9)
@@ -359,7 +360,8 @@ def test_ledger_cli_exports_csv_jsonl_and_stats(tiny_log, tmp_path, capsys):
     assert list(csv_rows[0]) == list(COLUMNS) == list(jsonl_rows[0])
     for a, b, sample in zip(csv_rows, jsonl_rows, tiny_log.samples, strict=True):
         assert ScoredFixture.from_ledger_row(a) == ScoredFixture.from_ledger_row(b)
-        assert differences(ScoredFixture.from_ledger_row(a).scorings) == sample.scores[SCORER].value
+        diffs = differences(ScoredFixture.from_ledger_row(a).scorings)
+        assert diffs == {k: sample.scores[SCORER].value[k] for k in diffs}
     assert cli(["ledger", log, "--stats", "--n-resamples", "500", "--out",
                 str(tmp_path / "s.json")]) == 0
     stats = json.loads((tmp_path / "s.json").read_text())

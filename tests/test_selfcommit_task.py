@@ -14,6 +14,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
 
+from cotaudit.display import SELFCOMMIT_VIEWER_FIELDS
 from cotaudit.params import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +80,8 @@ def test_mechanics_on_tiny_model(tmp_path):
             # no parsable answer: probe skipped, no curve, NaN summaries, flagged
             no_answer[s.metadata["condition"]] += 1
             assert meta["no_answer"] is True and meta["matches"] is None and meta["c"] is None
-            assert all(math.isnan(v) for v in score.value.values())
+            assert all(math.isnan(v) for k, v in score.value.items()
+                       if k not in SELFCOMMIT_VIEWER_FIELDS)  # the viewer's text fields aside
         else:
             assert meta["no_answer"] is False
             assert meta["c"] == [m / 3 for m in meta["matches"]]

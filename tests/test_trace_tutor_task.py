@@ -295,13 +295,13 @@ def test_per_sample_scores_carry_curves_and_a_readable_explanation(tiny_run):
         assert meta["positions"][0] == 0
         assert meta["positions"][-1] == score.value["length_tokens"]
         assert score.value["auc_visible"] == pytest.approx(ts.trace_auc(meta["passes_visible"]))
-        assert "| f | t |" in score.explanation and "| 100% |" in score.explanation
+        assert "```text" in score.explanation and "\n100% " in score.explanation  # aligned block
         if sid.endswith("question_only"):
             assert meta["passes_masked"] is None
             assert score.value["auc_masked"] == score.value["auc_visible"]
         else:
             assert score.value["auc_masked"] == pytest.approx(ts.trace_auc(meta["passes_masked"]))
-            assert "key masked" in score.explanation
+            assert "p(masked)" in score.explanation and "p(f) masked" in score.explanation
             assert meta["key"] == meta["gold"] + (sid.endswith("wrong_key"))
 
 

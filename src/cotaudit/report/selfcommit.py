@@ -69,7 +69,8 @@ def both_correct_table(recs: Sequence[SelfcommitRecord]) -> dict[str, float]:
 
 
 def _tau_names(names: Sequence[str]) -> list[str]:
-    return [n for n in names if n.startswith("tau_")]
+    """The tau_first summaries by increasing theta (the score value lists the primary first)."""
+    return sorted((n for n in names if n.startswith("tau_")), key=_theta)
 
 
 def _theta(name: str) -> float:
