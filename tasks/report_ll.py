@@ -29,8 +29,8 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 
+from cotaudit.cluster.f1 import metric_keys
 from cotaudit.compact import cluster_compact_keys, parse_metric_set, report_ll_headline_keys
-
 from cotaudit.fixtures import (
     DEFAULT_CORPUS,
     FixtureFileError,
@@ -49,9 +49,8 @@ from cotaudit.params import (
     require_positive,
     require_range,
 )
-from cotaudit.cluster.f1 import metric_keys
-from cotaudit.report_ll_stats import DEFAULT_DISCRIMINATION_BAND
 from cotaudit.report_ll_scores import CLUSTER_PREFIX
+from cotaudit.report_ll_stats import DEFAULT_DISCRIMINATION_BAND
 from cotaudit.scorers import (
     contrast_options,
     report_cluster_f1,

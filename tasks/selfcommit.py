@@ -18,10 +18,9 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import ChatMessageUser
 
-from cotaudit.compact import cluster_compact_keys, parse_metric_set, primary_summary
-
-from cotaudit.curves import DEFAULT_THETAS, summary_keys
 from cotaudit.cluster.f1 import metric_keys
+from cotaudit.compact import cluster_compact_keys, parse_metric_set, primary_summary
+from cotaudit.curves import DEFAULT_THETAS, summary_keys
 from cotaudit.gsm8k import VENDORED, load_problems
 from cotaudit.params import (
     ParameterError,

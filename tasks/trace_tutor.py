@@ -47,8 +47,8 @@ from cotaudit.scorers import (
     trace_tutor_scorer,
 )
 from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
-from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
 from cotaudit.scorers.compact import trace_compact
+from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
 from cotaudit.scorers.viewer import mean_keep_text, trace_viewer
 from cotaudit.solvers import trace_tutor_probe
 from cotaudit.trace_stats import (
