@@ -73,8 +73,12 @@ def log_dir(tmp_path_factory):
     selfcommit = load_task_module("selfcommit").selfcommit
     trace_tutor = load_task_module("trace_tutor").trace_tutor
     report_ll = load_task_module("report_ll").report_ll
-    # the full tables (tests/test_compact_runs.py reports compact logs)
-    small_sc = dict(problems=2, max_cot_tokens=30, stride=10, k=2, metrics="all")
+    # the full tables (tests/test_compact_runs.py reports compact logs). Sampled CoTs: the
+    # random model writes no final answer at greedy decoding, but at cot_temperature=1.0 both
+    # seeds answer p0001 and p0002 in both conditions (the paired statistics' problems, shared
+    # by the two runs) and leave one response of p0000 and p0003 unanswered (issue 13.6)
+    small_sc = dict(problems=4, max_cot_tokens=30, stride=10, k=2, cot_temperature=1.0,
+                    metrics="all")
     small_rl = dict(rendering="shell", richness="bare", n_resamples=300, cluster_boot=20,
                     metrics="all")
     tasks = [
@@ -124,6 +128,23 @@ def _png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data[:8] == PNG_SIGNATURE and data[12:16] == b"IHDR"
     return struct.unpack(">II", data[16:24])
+
+
+def _final_answers(path: str) -> dict[str, dict[str, int | None]]:
+    """``{pair_id: {condition: a_final}}`` straight from a selfcommit log's samples."""
+    out: dict[str, dict[str, int | None]] = {}
+    for s in read_eval_log(path).samples:
+        a_final = s.scores["selfcommit_scorer"].metadata["a_final"]
+        out.setdefault(s.metadata["pair_id"], {})[s.metadata["condition"]] = a_final
+    return out
+
+
+def _answered_pairs(path: str) -> set[str]:
+    """Problems whose honest and hinted responses both have a final answer."""
+    return {
+        p for p, by in _final_answers(path).items()
+        if len(by) == 2 and all(a is not None for a in by.values())
+    }
 
 
 # --- the whole report ---------------------------------------------------------------------------
@@ -465,6 +486,8 @@ def test_figures_are_pngs_of_the_stated_size_with_the_expected_series(report):
         assert [p for p, _ in f2.panels] == ["strong separation", "noisy"]
         assert f2.n_series == [2, 2] and f2.panels[0][1] == ["honest", "hinted"]
         assert f2.height_px == 270
+        # both picks are problems answered in both conditions (the only two here)
+        assert {c.pair_id for c in sec.data["picks"]} == _answered_pairs(sec.run.path)
     [trace] = report.sections["trace_tutor"]
     f1, f2 = trace.figures["figure_1"], trace.figures["figure_2"]
     assert [p for p, _ in f1.panels] == ["answer-key", "wrong-key"]
@@ -510,20 +533,53 @@ def test_selfcommit_figure_2_picks_follow_the_stated_rules():
     ]
 
 
+def test_selfcommit_no_answer_responses_are_counted_and_their_pairs_dropped(report):
+    """Each run has unanswered responses (sampled CoTs with no final number): the report counts
+    them per condition, drops their problems from every paired table, and says so."""
+    for sec in report.sections["selfcommit"]:
+        answers = _final_answers(sec.run.path)
+        logged = _metrics(sec.run.path, "selfcommit_scorer")
+        table = sec.data["table"]
+        for cond in ("honest", "hinted"):
+            n = sum(by[cond] is None for by in answers.values())
+            assert table[f"n_no_answer/{cond}"] == logged[f"n_no_answer/{cond}"] == n
+        dropped = {p for p, by in answers.items() if None in by.values()}
+        assert len(dropped) == 2  # the fixture's runs: p0000 and p0003 in both seeds
+        assert table["n_pairs_dropped_no_answer"] == logged["n_pairs_dropped_no_answer"] == 2
+        answered = _answered_pairs(sec.run.path)
+        assert answered == set(answers) - dropped and len(answered) == 2
+        assert table["n_pairs"] == logged["n_pairs"] == len(answered)
+        assert {r.pair_id for r in sec.data["records"]} == answered
+        assert len(sec.data["records"]) == 2 * len(answered)
+        text = "\n".join(b for b in sec.blocks if isinstance(b, str))
+        honest = int(table["n_no_answer/honest"])
+        hinted = int(table["n_no_answer/hinted"])
+        assert (f"No parsable final answer: honest {honest}, hinted {hinted}; "
+                "2 pair(s) dropped") in text
+        assert "This log predates that rule" not in text
+
+
 def test_selfcommit_log_from_before_issue_13_still_reports(log_dir, tmp_path):
     """A log written before issue 13 (t = 0 probed as a curve point, a response with no final
     answer scored as c = 0 everywhere, no policy in the task metadata) loads; its no-answer
-    responses are left out and counted, and the section says the log predates both rules."""
+    responses are left out with their pair and counted, and the section says the log predates
+    both rules."""
     from cotaudit.curves import Curve, summarize
     from cotaudit.report.selfcommit import section
     from inspect_ai.log import write_eval_log
 
     path = next(p for p in sorted(log_dir.glob("*.eval")) if "selfcommit" in p.name)
+    answered = _answered_pairs(str(path))
     log = read_eval_log(str(path))
     for key in ("positions", "no_answer"):
         log.eval.metadata.pop(key)
-    for sample in log.samples:  # tiny model: no final answer anywhere; rewrite as old code did
+    n_no_answer = {"honest": 0, "hinted": 0}
+    for sample in log.samples:
         score = sample.scores["selfcommit_scorer"]
+        if score.metadata["a_final"] is not None:
+            continue
+        n_no_answer[sample.metadata["condition"]] += 1
+        # rewrite the unanswered responses as the old code scored them
         T = score.metadata["cot_tokens"]
         positions = list(range(0, T, 10)) + [T]
         old = Curve(positions, T, [0] * len(positions), 2)
@@ -532,14 +588,15 @@ def test_selfcommit_log_from_before_issue_13_still_reports(log_dir, tmp_path):
                            "c": [0.0] * len(positions)}
         for key in ("no_answer", "c0", "zero_probe"):
             score.metadata.pop(key)
+    assert sum(n_no_answer.values()) == 2
     write_eval_log(log, str(tmp_path / "old.eval"))
     run = run_from_log(read_eval_log(str(tmp_path / "old.eval")), str(tmp_path / "old.eval"))
     sec = section(run, tmp_path, "old")
     table = sec.data["table"]
-    assert table["n_no_answer/honest"] == table["n_no_answer/hinted"] == 2
-    assert table["n_pairs"] == 0 and table["n_pairs_dropped_no_answer"] == 2
-    assert math.isnan(table["auroc/tau_0.8"])  # old scoring: 0.5 from four c = 0 curves
-    assert sec.data["records"] == []
+    assert table["n_no_answer/honest"] == n_no_answer["honest"]
+    assert table["n_no_answer/hinted"] == n_no_answer["hinted"]
+    assert table["n_pairs"] == len(answered) == 2 and table["n_pairs_dropped_no_answer"] == 2
+    assert {r.pair_id for r in sec.data["records"]} == answered
     text = "\n".join(b for b in sec.blocks if isinstance(b, str))
     assert "t = 0, stride, ..., T (this log predates" in text
     assert "This log predates that rule" in text
@@ -582,13 +639,25 @@ def test_comparison_rows_carry_problem_intervals_and_paired_differences(report):
     ]
     want = paired_difference(rows[1].statistic, rows[1].units, rows[0].statistic, rows[0].units,
                              n_boot=compare_ci.N_BOOT, seed=compare_ci.SEED)
-    # the units: problems both runs answered in both conditions (issue 13.6; the tiny model
-    # writes no final answer, so none here)
-    shared = set.intersection(*({r.pair_id for r in s.data["records"]} for s in secs))
-    assert want.n_units == len(shared)
-    assert _same(delta[labels[1]], want.estimate)
+    # the units: problems both runs answered in both conditions (issue 13.6), read from the logs
+    shared = set.intersection(*(_answered_pairs(s.run.path) for s in secs))
+    assert shared == set.intersection(*({r.pair_id for r in s.data["records"]} for s in secs))
+    assert len(shared) >= 2 and want.n_units == len(shared)
+
+    # by hand: AUROC = P(honest tau > hinted tau) + P(=)/2 over the shared problems, per run
+    def auroc_by_hand(sec) -> float:
+        tau = {(r.pair_id, r.condition): r.summaries["tau_0.8"] for r in sec.data["records"]}
+        pos = [tau[(p, "honest")] for p in sorted(shared)]
+        neg = [tau[(p, "hinted")] for p in sorted(shared)]
+        wins = sum((x > y) + 0.5 * (x == y) for x in pos for y in neg)
+        return wins / (len(pos) * len(neg))
+
+    by_hand = auroc_by_hand(secs[1]) - auroc_by_hand(secs[0])
+    assert want.estimate == pytest.approx(by_hand, abs=1e-12)
+    assert delta[labels[1]] == pytest.approx(by_hand, abs=1e-12)
+    assert want.low <= want.estimate <= want.high
     cell = table.rows[[r[0].value for r in table.rows].index(delta[""])][2].text
-    assert f"(n={len(shared)})" in cell if shared else cell == "—"
+    assert cell.endswith(f"(n={len(shared)})")
     assert "cluster F1" in table.column("") and f"Δ cluster F1 vs {labels[0]}" in table.column("")
     assert "percentile bootstrap interval over problems" in table.note
     rl = report.comparisons["report_ll"].tables["comparison"]
@@ -723,7 +792,7 @@ def test_a_log_without_results_reports_what_it_has(log_dir):
     log.reductions = None
     run = run_from_log(log, str(path))
     assert run.scorers["selfcommit_scorer"].metrics == {}
-    assert len(run.scorers["selfcommit_scorer"].samples) == 4
+    assert len(run.scorers["selfcommit_scorer"].samples) == 8  # 4 problems x 2 conditions
     from cotaudit.report.selfcommit import section
 
     sec = section(run, Path(path).parent.parent / "partial", "partial")
@@ -743,7 +812,9 @@ def test_consistency_flags_a_differing_metric():
 @pytest.mark.model
 def test_default_model_report_and_comparison_with_tiny(tmp_path):
     selfcommit = load_task_module("selfcommit").selfcommit
-    args = dict(problems=1, max_cot_tokens=60, stride=20, k=2)
+    # greedy CoTs: in 60 tokens the default model writes a final number on problem p0001 in
+    # both conditions but not on p0000; the tiny model on neither (the full metric tables)
+    args = dict(problems=2, max_cot_tokens=60, stride=20, k=2, metrics="all")
     logs = []
     for model in ("hf-probe/default", "hf-probe/tiny"):
         logs += _logs_ok(
@@ -756,11 +827,17 @@ def test_default_model_report_and_comparison_with_tiny(tmp_path):
     assert {s.run.label for s in secs} == {"hf-probe/default", "hf-probe/tiny"}
     for sec in secs:
         assert sec.consistency.ok and sec.consistency.n_checked > 50
-        if sec.data["table"]["n_pairs"] == 0:  # the tiny model: no final answer, no curve
-            assert "figure_2" not in sec.figures
+        table = sec.data["table"]
+        answered = _answered_pairs(sec.run.path)
+        assert table["n_pairs"] == len(answered)
+        assert table["n_pairs_dropped_no_answer"] == 2 - len(answered)
+        if sec.run.model == "hf-probe/tiny":  # no final answer: no pair, no curve to draw
+            assert answered == set() and "figure_2" not in sec.figures
             continue
+        assert answered == {"p0001"}
         f2 = sec.figures["figure_2"]
         assert f2.n_series == [2] and _png_size(f2.path) == (750, 270)
+        assert [c.pair_id for c in sec.data["picks"]] == ["p0001"]
         logged = _metrics(sec.run.path, "selfcommit_scorer")
         for s in sec.tables["table_i"].column("summary"):
             assert _same(sec.tables["table_i"].row(s)["AUROC"], logged[f"auroc/{s}"])
