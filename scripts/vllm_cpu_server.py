@@ -59,12 +59,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+UNSAFE_ARGS = ("--max-num-batched-tokens", "256")
+"""Only to reproduce the crash: chunked prefill left on (vLLM's default) with a step budget so
+small that every prompt longer than 256 tokens is split (with the default budget that happens
+when concurrent prompts add up to more than it)."""
+
+
 def command(model: Path | str, port: int, unsafe_defaults: bool = False) -> list[str]:
-    """The server command line (what the README quotes). ``unsafe_defaults`` leaves out the
-    required flags (only to reproduce the crash they prevent)."""
+    """The server command line (what the README quotes). ``unsafe_defaults``: chunked prefill
+    on, see :data:`UNSAFE_ARGS` (only to reproduce the crash the required flags prevent)."""
     return [str(venv_python()), "-m", "vllm.entrypoints.openai.api_server",
             "--model", str(model), "--host", "127.0.0.1", "--port", str(port), *SERVER_ARGS,
-            *(() if unsafe_defaults else REQUIRED_FLAGS)]
+            *(UNSAFE_ARGS if unsafe_defaults else REQUIRED_FLAGS)]
 
 
 @dataclass

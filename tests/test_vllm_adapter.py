@@ -28,7 +28,7 @@ import pytest
 
 from cotaudit.engine.base import EngineCapabilityError, PrefixRequest
 from cotaudit.engine.inspect_prefill import DeadServerError, InspectPrefillEngine
-from cotaudit.engine.mlx import render_chat
+from cotaudit.engine.chat import render_chat
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTEXT = [{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples?"}]
@@ -293,7 +293,7 @@ def test_dead_engine_fails_the_eval_quickly_with_that_error(faulty, tmp_path, mo
     )
     assert log.status == "error"
     assert "engine has died" in log.error.message
-    assert time.monotonic() - start < 60
+    assert time.monotonic() - start < 90  # (loaded 2-core machine; retrying goes on for minutes)
     assert len(server.requests) <= 4 * 3  # per sample: the OpenAI client's own 3 tries at most
 
 
@@ -324,7 +324,9 @@ def test_prefixes_are_sent_as_token_ids_and_greedy_requests_carry_no_seed(faulty
         got = asyncio.run(engine.continue_prefixes(
             PrefixRequest(CHAT, cot, [0, 4], tag, k=2, max_tokens=3, temperature=temperature)))
         assert got == [[" 0", " 1"], [" 0", " 1"]]
-    greedy, sampled = server.requests[:2], server.requests[2:]
+    # the two prefixes of each sweep are sent concurrently: order them by prompt length
+    greedy = sorted(server.requests[:2], key=lambda b: len(b["prompt"]))
+    sampled = sorted(server.requests[2:], key=lambda b: len(b["prompt"]))
     prompt, tag_ids = render_chat(tokenizer, CHAT), tokenizer.encode(tag, add_special_tokens=False)
     for body, t in zip(greedy, [0, 4]):
         assert body["prompt"] == prompt + cot[:t] + tag_ids

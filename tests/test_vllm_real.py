@@ -21,7 +21,7 @@ from inspect_ai import eval as inspect_eval
 
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.inspect_prefill import InspectPrefillEngine
-from cotaudit.engine.mlx import render_chat
+from cotaudit.engine.chat import render_chat
 from cotaudit.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 
 pytestmark = [pytest.mark.model, pytest.mark.vllm]
@@ -70,7 +70,7 @@ def test_server_tokenizes_the_prefilled_transcript_as_we_render_it(vllm_server, 
     (what its vllm provider used to send) is a different, shorter prompt."""
     from inspect_ai.model._model import collapse_consecutive_user_messages
 
-    from cotaudit.providers._messages import to_inspect, to_plain
+    from cotaudit.engine.chat import to_inspect, to_plain
 
     context = _report_ll_context()
     full = context + [{"role": "assistant", "content": "I weakened the target test."}]
@@ -169,10 +169,10 @@ def test_seeded_sampling_is_reproducible_and_keeps_the_engine_alive(vllm_server,
                     reason="starts a second vLLM server (minutes); COTAUDIT_VLLM_CRASH_TEST=1")
 def test_without_the_flag_a_seeded_burst_kills_the_engine_and_the_run_stops():
     """Reproduces the crash that ``--no-enable-chunked-prefill`` prevents, on a second server
-    started with vLLM's defaults: a burst of seeded sampled prefix requests (more prompt tokens
-    than one scheduler step takes, so one prompt is split) kills the engine; the request fails
-    at once with :class:`DeadServerError` (or the endpoint is already gone), and the server's
-    log names the cause."""
+    with chunked prefill on and a 256-token step budget (``UNSAFE_ARGS``): seeded sampled
+    prefix requests of ~400 tokens are split across steps, which kills the engine; the request
+    fails at once with :class:`DeadServerError` (or the endpoint is already gone), and the
+    server's log names the cause."""
     from openai import APIConnectionError
 
     from cotaudit.engine.inspect_prefill import DeadServerError
