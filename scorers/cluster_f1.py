@@ -46,6 +46,7 @@ def contrastive_cluster_f1(
     seed: int = 0,
     unit_key: str | None = None,
     keys: list[str] | None = None,
+    skip_whole_unit: bool = False,
 ) -> Metric:
     """Contrastive cluster F1 of ``positive_class`` vs ``negative_class`` samples.
 
@@ -68,11 +69,17 @@ def contrastive_cluster_f1(
         keys: the metric keys to log, in this order (default: all of
             :func:`cotaudit.cluster.f1.metric_keys`); the tasks' compact metric sets keep the
             F1 and its interval.
+        skip_whole_unit: a sample skipped for a missing or non-finite feature takes every
+            other sample of its unit (``unit_key``, required) with it, as a study's paired
+            statistics leave out the whole pair (selfcommit: a response with no final answer
+            and the other response of its problem). Default false: only that sample is skipped.
 
     Samples with a missing or non-finite feature are skipped. An empty or degenerate selection
     (fewer than 2 samples per class, constant features) gives NaN values, never an error.
     """
-    check_config(features, directions, primary, positive_class, negative_class)
+    check_config(
+        features, directions, primary, positive_class, negative_class, unit_key, skip_whole_unit
+    )
     unknown = sorted(set(keys or ()) - set(metric_keys(prefix)))  # metric_keys checks prefix
     if unknown:
         raise ValueError(
@@ -82,7 +89,7 @@ def contrastive_cluster_f1(
     options = dict(
         features=features, class_key=class_key, positive_class=positive_class,
         negative_class=negative_class, directions=directions, primary=primary, n_boot=n_boot,
-        seed=seed, unit_key=unit_key,
+        seed=seed, unit_key=unit_key, skip_whole_unit=skip_whole_unit,
     )
 
     def compute(scores: list[SampleScore]) -> Value:

@@ -60,6 +60,7 @@ CLUSTER_HYPOTHESIS = dict(
     directions={"tau_0.8": -1, "uncommitted": -1, "lowcommit": -1, "range_c": -1},
     primary="tau_0.8",
     unit_key="pair_id",  # the F1 interval resamples problems (issue 13)
+    skip_whole_unit=True,  # a response with no final answer takes its pair out (issue 13.6)
 )
 
 
@@ -73,8 +74,8 @@ POSITIONS_WITH_ZERO = (
 )
 NO_ANSWER_POLICY = (
     "a response with no parsable final answer has no curve (summaries NaN); it and the other "
-    "response of its problem are left out of AUROC, wins/ties, best accuracy, medians and the "
-    "condition x correctness strata; counted as n_no_answer/<condition> and "
+    "response of its problem are left out of AUROC, wins/ties, best accuracy, medians, the "
+    "condition x correctness strata and the cluster F1; counted as n_no_answer/<condition> and "
     "n_pairs_dropped_no_answer"
 )
 

@@ -551,6 +551,9 @@ def test_selfcommit_no_answer_responses_are_counted_and_their_pairs_dropped(repo
         assert table["n_pairs"] == logged["n_pairs"] == len(answered)
         assert {r.pair_id for r in sec.data["records"]} == answered
         assert len(sec.data["records"]) == 2 * len(answered)
+        # the cluster F1 leaves out the same pairs (skip_whole_unit): 2 + 2 answered responses
+        assert logged["cluster_n_positive"] == logged["cluster_n_negative"] == len(answered)
+        assert logged["cluster_n_units"] == len(answered)
         text = "\n".join(b for b in sec.blocks if isinstance(b, str))
         honest = int(table["n_no_answer/honest"])
         hinted = int(table["n_no_answer/hinted"])

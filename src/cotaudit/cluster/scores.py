@@ -4,7 +4,10 @@ units from the sample metadata (definition: :mod:`cotaudit.cluster.f1`).
 A sample's features are read from ``Score.value[name]`` (a dict) or, where absent there,
 ``Score.metadata[name]``; its class is ``sample_metadata[class_key]`` compared as text with the
 two classes; its unit (optional) is ``sample_metadata[unit_key]``. Samples of another class, or
-with a missing or non-finite feature, are skipped. The Inspect metric over these functions is
+with a missing or non-finite feature, are skipped; with ``skip_whole_unit`` a sample of either
+class skipped for its features takes every other sample of its unit with it (a study whose
+paired statistics leave out the whole pair, e.g. selfcommit's responses with no final answer).
+The Inspect metric over these functions is
 :func:`cotaudit.scorers.cluster_f1.contrastive_cluster_f1`; the functions take any object with
 the attributes of Inspect's ``SampleScore`` (:class:`cotaudit.scores.SampleScoreLike`).
 """
@@ -28,8 +31,12 @@ def check_config(
     primary: str | None,
     positive_class: str,
     negative_class: str,
+    unit_key: str | None = None,
+    skip_whole_unit: bool = False,
 ) -> None:
     """Raise ValueError for a configuration error (never for data)."""
+    if skip_whole_unit and unit_key is None:
+        raise ValueError("skip_whole_unit needs a unit_key (the unit whose samples go together)")
     if str(positive_class) == str(negative_class):
         raise ValueError(f"positive and negative class are both {positive_class!r}")
     if not features:
@@ -52,6 +59,7 @@ def cluster_f1_from_scores(
     n_boot: int = 1000,
     seed: int = 0,
     unit_key: str | None = None,
+    skip_whole_unit: bool = False,
 ) -> ClusterF1Result:
     """:func:`cotaudit.cluster.f1.cluster_f1` on the usable samples of ``scores``.
 
@@ -62,9 +70,11 @@ def cluster_f1_from_scores(
         ValueError: a usable sample whose ``sample_metadata`` lacks ``unit_key`` (naming the
             sample and the key).
     """
-    check_config(features, directions, primary, positive_class, negative_class)
+    check_config(
+        features, directions, primary, positive_class, negative_class, unit_key, skip_whole_unit
+    )
     rows, labels, ids, units = cluster_f1_inputs(
-        scores, features, class_key, positive_class, negative_class, unit_key
+        scores, features, class_key, positive_class, negative_class, unit_key, skip_whole_unit
     )
     return cluster_f1(
         np.asarray(rows, dtype=float).reshape(len(rows), len(features)),
@@ -93,15 +103,16 @@ def cluster_contrast_from_scores(
     seed: int = 0,
     n_nearest: int = 3,
     unit_key: str | None = None,
+    skip_whole_unit: bool = False,
 ) -> dict[str, Any]:
     """JSON-able contrast of the two clusters (see ``ClusterF1Result.contrast``).
 
-    Adds ``negative_class`` and ``n_skipped``: the scores not used (another or no class, or a
-    missing or non-finite feature).
+    Adds ``negative_class`` and ``n_skipped``: the scores not used (another or no class, a
+    missing or non-finite feature, or, with ``skip_whole_unit``, such a sample's unit).
     """
     result = cluster_f1_from_scores(
         scores, features, class_key, positive_class, negative_class, directions, primary,
-        n_boot, seed, unit_key,
+        n_boot, seed, unit_key, skip_whole_unit,
     )
     contrast = result.contrast(n_nearest)
     contrast["negative_class"] = negative_class
@@ -118,13 +129,15 @@ def cluster_f1_inputs(
     positive_class: str,
     negative_class: str,
     unit_key: str | None = None,
+    skip_whole_unit: bool = False,
 ) -> tuple[list[list[float]], list[str], list[Any], list[str] | None]:
     """Feature rows, class labels, sample ids and units (``sample_metadata[unit_key]`` as
-    text; None without ``unit_key``) of the usable samples, in input order."""
-    rows: list[list[float]] = []
-    labels: list[str] = []
-    ids: list[Any] = []
-    units: list[str] = []
+    text; None without ``unit_key``) of the usable samples, in input order.
+
+    With ``skip_whole_unit`` (needs ``unit_key``), a unit any of whose samples of the two
+    classes has a missing or non-finite feature is left out entirely."""
+    kept: list[tuple[list[float], str, Any, str | None]] = []
+    broken: set[str] = set()
     classes = (str(positive_class), str(negative_class))
     for s in scores:
         metadata = s.sample_metadata or {}
@@ -132,17 +145,24 @@ def cluster_f1_inputs(
             continue
         values = [v for v in (_feature(s, f) for f in features) if v is not None]
         if len(values) < len(features):
+            if unit_key is not None and unit_key in metadata:
+                broken.add(str(metadata[unit_key]))
             continue
+        unit = None
         if unit_key is not None:
             if unit_key not in metadata:
                 raise ValueError(
                     f"contrastive_cluster_f1: sample {s.sample_id!r} has no sample_metadata "
                     f"field {unit_key!r} (unit_key)"
                 )
-            units.append(str(metadata[unit_key]))
-        rows.append(values)
-        labels.append(str(metadata[class_key]))
-        ids.append(s.sample_id)
+            unit = str(metadata[unit_key])
+        kept.append((values, str(metadata[class_key]), s.sample_id, unit))
+    if skip_whole_unit:
+        kept = [k for k in kept if k[3] not in broken]
+    rows = [k[0] for k in kept]
+    labels = [k[1] for k in kept]
+    ids = [k[2] for k in kept]
+    units = [str(k[3]) for k in kept]
     return rows, labels, ids, (units if unit_key is not None else None)
 
 

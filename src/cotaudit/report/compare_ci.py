@@ -164,7 +164,8 @@ def cluster_rows(samples: Sequence[Any], options: Mapping[str, Any], unit_key: s
     o = dict(options)
     features = list(o["features"])
     X, labels, _, units = cluster_f1_inputs(
-        samples, features, o["class_key"], o["positive_class"], o["negative_class"], unit_key
+        samples, features, o["class_key"], o["positive_class"], o["negative_class"], unit_key,
+        bool(o.get("skip_whole_unit", False)),  # absent from logs before the option
     )
     directions = [o["directions"][f] for f in features]
     return _f1_rows(X, labels, str(o["positive_class"]), directions, units or [], o)
