@@ -17,7 +17,8 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ContentReasoning
 from inspect_ai.scorer import Target
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from cotaudit.engine.base import Message, ProbeEngine
+from cotaudit.engine.base import LocalEngine, Message, ProbeEngine
+from cotaudit.engine.chat import to_plain
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.record import STORE_KEY, ContextAnswers, ProbeRecord
 from cotaudit.probing.sweep import context_room, force_answers
@@ -30,7 +31,6 @@ from cotaudit.probing.think import (
     split_trace,
     token_span,
 )
-from cotaudit.providers._messages import to_plain
 
 from .engine import completion_token_ids, probe_engine, sample_seed
 
@@ -128,10 +128,9 @@ def trace_of(state: TaskState, engine: ProbeEngine) -> tuple[list[Message], str,
 
 def prompt_opens_think(engine: ProbeEngine, prompt: Sequence[Message]) -> bool:
     """The chat template's generation prompt ends inside an open ``<think>`` block."""
-    render = getattr(engine, "render", None)
-    if render is None:
+    if not isinstance(engine, LocalEngine):
         return False
-    return engine.detokenize(render(prompt)).rstrip().endswith(THINK_OPEN)
+    return engine.detokenize(engine.render(prompt)).rstrip().endswith(THINK_OPEN)
 
 
 @solver

@@ -2,9 +2,10 @@
 
 No text is generated. For each transcript T in {hack, clean} the model reads T's chat (the
 sample's ``metadata["contexts"][T]``) and both fixed reports are scored as its reply:
-``S(r, T) = sum of log p(report token)`` in nats. With an engine that has
-``loglikelihood_many`` the transcript is prefilled once and its cache serves both reports;
-otherwise each report is a separate ``loglikelihood`` call (same numbers).
+``S(r, T) = sum of log p(report token)`` in nats. On a
+:class:`~cotaudit.engine.base.LocalEngine` (``loglikelihood_many``) the transcript is prefilled
+once and its cache serves both reports; otherwise each report is a separate ``loglikelihood``
+request (same numbers).
 
 Which models can score: providers with their own engine (``hf-probe/``, ``mlx/``; an
 ``mlx-server/`` engine refuses on its first call, before any request) and OpenAI-compatible
@@ -16,6 +17,7 @@ Every other provider is refused at once, with no tokenizer loaded and no request
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from inspect_ai.model import Model, get_model
@@ -24,6 +26,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from cotaudit.engine.base import (
     SCORING_BACKENDS,
     EngineCapabilityError,
+    LocalEngine,
     LoglikResult,
     ProbeEngine,
 )
@@ -62,11 +65,12 @@ def loglikelihood_engine(model: Model, tokenizer: str | None = None) -> ProbeEng
 async def score_reports(
     engine: ProbeEngine, context: list[dict[str, str]], reports: list[str]
 ) -> list[LoglikResult]:
-    """``loglikelihood`` of each report after ``context`` (one prefill when the engine can)."""
-    many = getattr(engine, "loglikelihood_many", None)
-    if many is not None:
-        return list(await many(context, reports))
-    return [await engine.loglikelihood(context, r) for r in reports]
+    """``loglikelihood`` of each report after ``context``: one prefill for all reports on a
+    :class:`LocalEngine`, else one request per report, sent together (a server's prefix cache
+    shares the context)."""
+    if isinstance(engine, LocalEngine):
+        return list(await engine.loglikelihood_many(context, reports))
+    return list(await asyncio.gather(*(engine.loglikelihood(context, r) for r in reports)))
 
 
 def scorings_record(results: dict[tuple[str, str], LoglikResult]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from cotaudit.answers import extract_final_answer, extract_forced_answer
 from cotaudit.probing.sweep import force_answers
 from cotaudit.prompts import tutor_messages
-from cotaudit.providers._messages import to_plain
+from cotaudit.engine.chat import to_plain
 from cotaudit.trace_stats import PREFIX_FRACTIONS
 
 from .engine import completion_token_ids, probe_engine, sample_seed

@@ -35,7 +35,7 @@ from cotaudit.prompts import (
     tutor_messages,
     tutor_prompt_texts,
 )
-from cotaudit.providers._messages import to_inspect
+from cotaudit.engine.chat import to_inspect
 from cotaudit.scorers import (
     contrast_options,
     trace_anchoring,

@@ -47,14 +47,6 @@ src/cotaudit is the pure library, but for the package's ``__init__`` (``cotaudit
 tasks/probe.py on first use)."""
 CLUSTER_MAY_IMPORT = ("cotaudit.cluster", "cotaudit.bootstrap", "cotaudit.stats", "cotaudit.scores")
 """The generic cluster package knows no study: it reaches only these modules."""
-KNOWN_BACK_ARROWS = {
-    # The generic prefill engine converts Inspect messages with the providers' converter. To be
-    # moved into the engine with chat rendering (issue 15 item 3) once the vLLM work on
-    # engine/inspect_prefill.py has landed.
-    ("cotaudit.engine.inspect_prefill", "cotaudit.providers._messages"),
-}
-"""Edges that run back up (they close a loop between packages), tolerated until moved. An
-entry that no longer exists fails :func:`test_known_back_arrows_still_exist`: delete it."""
 
 
 @cache
@@ -199,15 +191,10 @@ def test_no_import_cycle_between_packages() -> None:
     edges: dict[str, set[str]] = {}
     for module, targets in imports().items():
         for target in targets - {"inspect_ai"}:
-            if (module, target) in KNOWN_BACK_ARROWS or _unit(module) == _unit(target):
+            if _unit(module) == _unit(target):
                 continue
             edges.setdefault(_unit(module), set()).add(_unit(target))
     assert _cycles(edges) == []
-
-
-def test_known_back_arrows_still_exist() -> None:
-    for module, target in KNOWN_BACK_ARROWS:
-        assert target in imports()[module], f"{module} -> {target} is gone: drop the exemption"
 
 
 @pytest.mark.parametrize(

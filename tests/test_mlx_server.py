@@ -340,7 +340,7 @@ def real_server(tiny_path, tmp_path_factory):
     port = free_port()
     log_path = tmp / "server.log"
     env = dict(os.environ, HF_HUB_CACHE=str(tmp / "hub"))  # /v1/models needs an existing one
-    from cotaudit.engine.mlx import openblas_wanted, find_openblas
+    from cotaudit.engine.openblas import find_openblas, openblas_wanted
 
     if openblas_wanted(None) and find_openblas():  # COTAUDIT_MLX_OPENBLAS=1: faster server
         env["LD_PRELOAD"] = find_openblas()

@@ -33,7 +33,7 @@ from cotaudit.probing.datasets import load_gsm8k_mc
 from cotaudit.probing.forms import clip, extract_letter, normalize_string
 from cotaudit.probing.record import ProbeRecord
 from cotaudit.probing.summaries import pass_rates
-from cotaudit.providers._messages import to_plain
+from cotaudit.engine.chat import to_plain
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.solvers.engine import sample_seed
 from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric

@@ -3,6 +3,7 @@
 from cotaudit.engine.base import (
     EngineCapabilityError,
     Generation,
+    LocalEngine,
     LoglikResult,
     Message,
     PrefixRequest,
@@ -13,6 +14,7 @@ from cotaudit.engine.base import (
 __all__ = [
     "EngineCapabilityError",
     "Generation",
+    "LocalEngine",
     "LoglikResult",
     "Message",
     "PrefixRequest",

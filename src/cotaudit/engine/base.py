@@ -10,6 +10,11 @@ assistant prefill.
   (position t always includes every CoT token before t, never a disjoint chunk).
 - ``loglikelihood``: context + fixed continuation -> sum of log-probabilities (nats), token count
   and per-token values.
+
+Engines that hold the model's tokenizer and chat template in this process (``hf-probe/``,
+``mlx/``, the ``mlx-server/`` client) also implement :class:`LocalEngine`: prompt rendering,
+the context length, n samples of one prompt, several continuations scored after one context.
+Callers check for it with ``isinstance(engine, LocalEngine)``.
 """
 
 from __future__ import annotations
@@ -108,6 +113,35 @@ class ProbeEngine(Protocol):
         self, context: Sequence[Message], continuation: str
     ) -> LoglikResult:
         """Score ``continuation`` as the assistant's reply to ``context`` (chat-rendered)."""
+        ...
+
+
+@runtime_checkable
+class LocalEngine(ProbeEngine, Protocol):
+    """A :class:`ProbeEngine` that renders prompts itself, so callers can count prompt tokens,
+    fit a CoT to the context and batch requests of one prompt."""
+
+    @property
+    def context_length(self) -> int | None:
+        """The model's maximum sequence length in tokens; None when not known here (left to
+        the model or server)."""
+        ...
+
+    def render(self, messages: Sequence[Message]) -> list[int]:
+        """Prompt ids of ``messages`` with the chat template: the generation prompt, or
+        continuing a final assistant message (prefill)."""
+        ...
+
+    async def generate_n(
+        self, messages: Sequence[Message], *, max_tokens: int, temperature: float, seed: int, n: int
+    ) -> list[Generation]:
+        """``n`` samples of the same prompt, decoded together."""
+        ...
+
+    async def loglikelihood_many(
+        self, context: Sequence[Message], continuations: Sequence[str]
+    ) -> list[LoglikResult]:
+        """``loglikelihood`` of each continuation after ``context`` (prefilled once)."""
         ...
 
 

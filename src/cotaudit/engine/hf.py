@@ -38,6 +38,7 @@ from cotaudit.engine.base import (
     seed_for,
 )
 from cotaudit.engine.batcher import Scheduler, run_alone
+from cotaudit.engine.chat import render_chat
 from cotaudit.engine.hf_batch import GenerateJob, HFStepper, RowDecoder, SweepJob, rows_independent
 
 logger = logging.getLogger(__name__)
@@ -155,18 +156,7 @@ class HFEngine(SyncVerbs):
     def render(self, messages: Sequence[Message]) -> list[int]:
         """Prompt ids: the chat template with the generation prompt, or continuing a final
         assistant message (prefill) when the last message is the assistant's."""
-        msgs = [dict(m) for m in messages]
-        prefill = bool(msgs) and msgs[-1]["role"] == "assistant"
-        ids = self.tokenizer.apply_chat_template(
-            msgs,
-            tokenize=True,
-            add_generation_prompt=not prefill,
-            continue_final_message=prefill,
-            return_dict=False,
-        )
-        if isinstance(ids, dict) or hasattr(ids, "input_ids"):
-            ids = ids["input_ids"]
-        return list(ids)
+        return render_chat(self.tokenizer, messages)
 
     # --- verbs ----------------------------------------------------------------------------
 

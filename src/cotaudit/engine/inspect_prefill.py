@@ -42,7 +42,7 @@ from cotaudit.engine.base import (
     PrefixRequest,
     seed_for,
 )
-from cotaudit.providers._messages import to_inspect
+from cotaudit.engine.chat import render_chat, to_inspect
 
 logger = logging.getLogger(__name__)
 
@@ -244,8 +244,6 @@ class InspectPrefillEngine:
         return [c.message.text for c in out.choices]
 
     def _render(self, messages: Sequence[Message]) -> list[int]:
-        from cotaudit.engine.mlx import render_chat
-
         return render_chat(self.tokenizer, messages)
 
     async def loglikelihood(self, context: Sequence[Message], continuation: str) -> LoglikResult:
@@ -301,10 +299,3 @@ class InspectPrefillEngine:
             # the tokenizer's own token strings, as the HF and MLX engines record them
             tokens=self.tokenizer.convert_ids_to_tokens(full_ids[-n_cont:]),
         )
-
-    async def loglikelihood_many(
-        self, context: Sequence[Message], continuations: Sequence[str]
-    ) -> list[LoglikResult]:
-        """Several continuations of one context (one request each; the server's prefix
-        caching shares the context)."""
-        return list(await asyncio.gather(*(self.loglikelihood(context, c) for c in continuations)))

@@ -24,26 +24,20 @@ that ran MLX work exits before the interpreter does, or when the interpreter exi
 still finishes work in the background; so the thread never exits, and an ``atexit`` hook runs
 ``mx.synchronize()`` on it first (0 aborts in 40 runs after, 6 in 15 before).
 
-Speed on Linux CPU: the ``mlx[cpu]`` wheel bundles a slow reference BLAS. Loading Debian's
-OpenBLAS before MLX (``LD_PRELOAD=.../libopenblas.so.0``, or :func:`preload_openblas`, which
-``COTAUDIT_MLX_OPENBLAS=1`` or ``-M openblas=true`` turn on) speeds prompt processing many
-times; :func:`openblas_status` reports what this process has. Never required; irrelevant on
-Apple silicon (Metal).
+Speed on Linux CPU: the optional OpenBLAS preload (``COTAUDIT_MLX_OPENBLAS=1`` or
+``-M openblas=true``) is :mod:`cotaudit.engine.openblas`; ``python -m cotaudit.engine.mlx``
+prints its state.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import ctypes
-import ctypes.util
 import functools
 import logging
-import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -56,44 +50,16 @@ from cotaudit.engine.base import (
     T,
 )
 from cotaudit.engine.batcher import Scheduler
+from cotaudit.engine.chat import render_chat
+from cotaudit.engine.openblas import openblas_status, openblas_wanted, preload_openblas
 
 logger = logging.getLogger(__name__)
 
 PREFILL_CHUNK = 512
 """Tokens per forward pass while prefilling (bounds the logits kept in memory)."""
 
-OPENBLAS_ENV = "COTAUDIT_MLX_OPENBLAS"
-OPENBLAS_SONAME = "libopenblas.so.0"
-_OPENBLAS_DIRS = (
-    "/usr/lib/x86_64-linux-gnu",
-    "/usr/lib/aarch64-linux-gnu",
-    "/usr/lib64",
-    "/usr/lib",
-    "/usr/local/lib",
-)
 
-
-# --- chat rendering (shared with the mlx_lm.server client) ----------------------------------
-
-
-def render_chat(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
-    """Prompt ids of ``messages`` with a transformers tokenizer's chat template.
-
-    The generation prompt is added, unless the last message is the assistant's: then it is
-    continued (prefill, ``continue_final_message``). Same rendering as the HF engine.
-    """
-    msgs = [dict(m) for m in messages]
-    prefill = bool(msgs) and msgs[-1]["role"] == "assistant"
-    ids = tokenizer.apply_chat_template(
-        msgs,
-        tokenize=True,
-        add_generation_prompt=not prefill,
-        continue_final_message=prefill,
-        return_dict=False,
-    )
-    if isinstance(ids, dict) or hasattr(ids, "input_ids"):
-        ids = ids["input_ids"]
-    return [int(i) for i in ids]
+# --- model loading -----------------------------------------------------------------------------
 
 
 def rope_overrides(config: dict[str, Any]) -> dict[str, Any]:
@@ -113,107 +79,6 @@ def rope_overrides(config: dict[str, Any]) -> dict[str, Any]:
     if params.get("rope_type", "default") != "default" and not config.get("rope_scaling"):
         out["rope_scaling"] = dict(params)
     return out
-
-
-# --- OpenBLAS (Linux CPU speed) ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OpenBLASStatus:
-    """What this process has for MLX's CPU matrix products."""
-
-    applies: bool
-    """True on Linux (the ``mlx[cpu]`` wheel); False on macOS, where MLX uses Metal/Accelerate."""
-    loaded: bool
-    """An OpenBLAS library is mapped into this process."""
-    loaded_path: str | None
-    available_path: str | None
-    """A ``libopenblas.so.0`` that could be preloaded, or None."""
-    mlx_imported: bool
-    """MLX is already imported: preloading now is too late (use ``LD_PRELOAD``)."""
-
-    @property
-    def hint(self) -> str:
-        """One line: what (if anything) to do."""
-        if not self.applies:
-            return "not applicable on this platform (MLX does not use the bundled BLAS here)"
-        if self.loaded:
-            return f"OpenBLAS is loaded ({self.loaded_path})"
-        if self.available_path is None:
-            return (
-                "OpenBLAS not found; optional speed-up on Linux CPU: "
-                "apt-get install libopenblas0-pthread"
-            )
-        return (
-            f"OpenBLAS is available but not loaded: run with {OPENBLAS_ENV}=1 "
-            f"(or LD_PRELOAD={self.available_path}) for much faster MLX prompt processing"
-        )
-
-
-def _mapped_openblas() -> str | None:
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                name = line.rsplit(" ", 1)[-1].strip()
-                if "libopenblas" in os.path.basename(name):
-                    return name
-    except OSError:
-        return None
-    return None
-
-
-def find_openblas() -> str | None:
-    """Path of a system ``libopenblas.so.0`` (Debian: ``libopenblas0-pthread``), or None."""
-    for d in _OPENBLAS_DIRS:
-        p = Path(d) / OPENBLAS_SONAME
-        if p.exists():
-            return str(p)
-    found = ctypes.util.find_library("openblas")
-    return found if found and Path(found).is_absolute() and Path(found).exists() else None
-
-
-def openblas_status() -> OpenBLASStatus:
-    """Detect (never change) whether OpenBLAS is loaded or preloadable in this process."""
-    applies = sys.platform.startswith("linux")
-    loaded_path = _mapped_openblas() if applies else None
-    return OpenBLASStatus(
-        applies=applies,
-        loaded=loaded_path is not None,
-        loaded_path=loaded_path,
-        available_path=find_openblas() if applies else None,
-        mlx_imported="mlx.core" in sys.modules,
-    )
-
-
-def preload_openblas() -> bool:
-    """Load the system OpenBLAS with ``RTLD_GLOBAL`` before MLX is imported, so MLX's BLAS calls
-    resolve to it (the in-process equivalent of ``LD_PRELOAD``). Returns True when OpenBLAS is
-    in effect; False (with a log line, never an error) when it is absent, not applicable, or MLX
-    was imported first."""
-    status = openblas_status()
-    if not status.applies:
-        return False
-    if status.loaded:
-        return True
-    if status.available_path is None:
-        logger.warning("cotaudit: %s", status.hint)
-        return False
-    if status.mlx_imported:
-        logger.warning(
-            "cotaudit: MLX was imported before OpenBLAS could be preloaded; "
-            "use LD_PRELOAD=%s instead",
-            status.available_path,
-        )
-        return False
-    ctypes.CDLL(status.available_path, mode=ctypes.RTLD_GLOBAL)
-    return True
-
-
-def openblas_wanted(flag: bool | None = None) -> bool:
-    """``flag`` if given, else whether ``COTAUDIT_MLX_OPENBLAS`` is set to 1/true/yes/on."""
-    if flag is not None:
-        return bool(flag)
-    return os.environ.get(OPENBLAS_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 # --- the MLX worker thread ----------------------------------------------------------------------
@@ -317,6 +182,9 @@ class MLXEngine(SyncVerbs):
     def max_batch_rows(self) -> int:
         """Rows decoding together (1 for models that do not batch)."""
         return self._stepper.max_rows
+
+    context_length: int | None = None
+    """Not read from mlx-lm models: their context is left to the model (no CoT is cut to fit)."""
 
     @classmethod
     def load(
@@ -504,4 +372,6 @@ class MLXEngine(SyncVerbs):
 
 
 if __name__ == "__main__":  # python -m cotaudit.engine.mlx: report the OpenBLAS state
-    print(openblas_status().hint)
+    from cotaudit.engine.openblas import main
+
+    main()

@@ -43,7 +43,7 @@ from cotaudit.engine.base import (
     PrefixRequest,
     seed_for,
 )
-from cotaudit.engine.mlx import render_chat
+from cotaudit.engine.chat import render_chat
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +147,9 @@ class MLXServerEngine:
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self._warned_prompt_mismatch = False
 
+    context_length: int | None = None
+    """Not known to the client: the server enforces its own limit (no CoT is cut to fit)."""
+
     # --- tokens ---------------------------------------------------------------------------
 
     def tokenize(self, text: str) -> list[int]:
@@ -156,6 +159,7 @@ class MLXServerEngine:
         return self.tokenizer.decode(list(token_ids), skip_special_tokens=True)
 
     def render(self, messages: Sequence[Message]) -> list[int]:
+        """Prompt ids, rendered here with the model's chat template (see module docstring)."""
         return render_chat(self.tokenizer, messages)
 
     def prompt_text(self, token_ids: Sequence[int]) -> str:

@@ -9,21 +9,22 @@ whatever else is probed.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
-from cotaudit.engine.base import Message, PrefixRequest, ProbeEngine
+from cotaudit.engine.base import LocalEngine, Message, PrefixRequest, ProbeEngine
 
 
-def context_room(engine: Any, prompt: Sequence[Message], tag: str, answer_tokens: int) -> int | None:
+def context_room(
+    engine: ProbeEngine, prompt: Sequence[Message], tag: str, answer_tokens: int
+) -> int | None:
     """Response tokens that fit before the tag and answer in the model's context, or None when
     the engine does not know its context length and prompt rendering (servers: left to them).
 
     room = context_length - len(render(prompt)) - len(tokenize(tag)) - answer_tokens."""
-    context = getattr(engine, "context_length", None)
-    render = getattr(engine, "render", None)
-    if not context or render is None:
+    if not isinstance(engine, LocalEngine) or not engine.context_length:
         return None
-    return max(context - len(render(prompt)) - len(engine.tokenize(tag)) - answer_tokens, 0)
+    prompt_tokens = len(engine.render(prompt))
+    return max(engine.context_length - prompt_tokens - len(engine.tokenize(tag)) - answer_tokens, 0)
 
 
 async def force_answers(

@@ -15,7 +15,8 @@ from inspect_ai.model import (
 from inspect_ai.model._chat_message import ChatMessage
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from cotaudit.providers._messages import to_plain
+from cotaudit.engine.base import LocalEngine
+from cotaudit.engine.chat import to_plain
 
 DEFAULT_MAX_TOKENS = 1024
 
@@ -81,7 +82,7 @@ class LocalEngineAPI(ModelAPI):
     Subclasses set ``probe_engine`` and ``backend`` in ``__init__``.
     """
 
-    probe_engine: Any
+    probe_engine: LocalEngine
     backend: str
 
     def max_connections(self) -> int:

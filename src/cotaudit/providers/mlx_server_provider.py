@@ -38,13 +38,13 @@ from inspect_ai.model._chat_message import ChatMessage
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from cotaudit.engine.base import seed_for
+from cotaudit.engine.chat import to_plain
 from cotaudit.engine.mlx import rope_overrides
 from cotaudit.engine.mlx_server import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     MLXServerEngine,
 )
-from cotaudit.providers._messages import to_plain
 from cotaudit.providers._local import DEFAULT_MAX_TOKENS, completion_output, resolve_model_path
 
 BACKEND = "mlx-server"
