@@ -23,7 +23,7 @@ from typing import Callable
 
 import pytest
 
-from cotaudit.engine.base import EngineCapabilityError, PrefixRequest
+from cotaudit.engine.base import EngineCapabilityError, LocalEngine, PrefixRequest
 from cotaudit.engine.mlx_server import (
     MLXServerBadResponse,
     MLXServerEngine,
@@ -153,6 +153,15 @@ def gen(e: MLXServerEngine, messages=MESSAGES, **kw):
 
 
 # --- failures: clear errors, bounded retry, never a hang ------------------------------------
+
+
+def test_server_engine_is_a_local_engine_whose_context_is_the_servers(tokenizer):
+    """It renders prompts itself (a LocalEngine) but knows no context length: no CoT is cut."""
+    from cotaudit.probing.sweep import context_room
+
+    e = engine("http://127.0.0.1:9", tokenizer)
+    assert isinstance(e, LocalEngine) and e.context_length is None
+    assert context_room(e, MESSAGES, "The answer is", 8) is None
 
 
 def test_down_server_is_a_clear_error(tokenizer):

@@ -26,9 +26,10 @@ from typing import Any
 
 import pytest
 
-from cotaudit.engine.base import EngineCapabilityError, PrefixRequest
-from cotaudit.engine.inspect_prefill import DeadServerError, InspectPrefillEngine
+from cotaudit.engine.base import EngineCapabilityError, LocalEngine, PrefixRequest, ProbeEngine
 from cotaudit.engine.chat import render_chat
+from cotaudit.engine.inspect_prefill import DeadServerError, InspectPrefillEngine
+from cotaudit.probing.sweep import context_room
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTEXT = [{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples?"}]
@@ -152,6 +153,26 @@ def test_adapter_reads_recorded_vllm_prompt_logprobs(tokenizer, top):
     [(messages, config)] = model.calls
     assert config.prompt_logprobs == 1 and config.max_tokens == 1 and config.temperature == 0
     assert messages[-1].role == "assistant" and messages[-1].text == REPORT
+
+
+def test_prefill_engine_is_no_local_engine_and_scores_each_report_with_its_own_request(tokenizer):
+    """Not a LocalEngine (no context length of its own): no CoT is cut to fit, and report_ll
+    scores the reports with one request each, sent together."""
+    pytest.importorskip("openai")
+    from cotaudit.solvers.report_ll import score_reports
+
+    full = render_chat(tokenizer, CONTEXT + [{"role": "assistant", "content": REPORT}])
+    ctx = render_chat(tokenizer, CONTEXT)
+    raw = vllm_chat_response("tiny", [("x", "length")], len(full), 1,
+                             vllm_prompt_logprobs(full, Synthetic(), tokenizer))
+    model = RecordedModel(json.loads(json.dumps(raw)))
+    engine = InspectPrefillEngine(model, tokenizer)
+    assert isinstance(engine, ProbeEngine) and not isinstance(engine, LocalEngine)
+    assert context_room(engine, CONTEXT, "The answer is", 8) is None
+    results = asyncio.run(score_reports(engine, CONTEXT, [REPORT, REPORT]))
+    expected = sum(-(i / 10) for i in range(len(ctx), len(full)))
+    assert [r.sum_logprob for r in results] == pytest.approx([expected, expected])
+    assert len(model.calls) == 2
 
 
 def test_adapter_without_prompt_logprobs_names_the_backends_that_can(tokenizer):
