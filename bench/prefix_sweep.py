@@ -25,7 +25,7 @@ import torch
 
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.gsm8k import load_problems
-from cotaudit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
+from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 
 

@@ -9,13 +9,18 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.answers import extract_final_answer, extract_forced_answer
 from cotaudit.curves import prefix_positions
-from cotaudit.schedule import coarse_positions, fill_schedule, refinement_positions
 from cotaudit.probing.sweep import context_room, force_answers
-from cotaudit.providers._messages import to_plain
+from cotaudit.engine.chat import to_plain
+from cotaudit.studies.selfcommit.record import STORE_KEY, SelfcommitProbe
+from cotaudit.studies.selfcommit.schedule import (
+    coarse_positions,
+    fill_schedule,
+    refinement_positions,
+)
 
 from .engine import completion_token_ids, probe_engine, sample_seed
 
-STORE_KEY = "selfcommit"
+__all__ = ["STORE_KEY", "fit_to_context", "selfcommit_probe"]
 
 
 def fit_to_context(
@@ -51,8 +56,9 @@ def selfcommit_probe(
     c(t) = #{answers at t equal to a_final} / k, with a_final the CoT's own final integer
     answer, at t = stride, 2*stride, ..., T. With ``zero_probe`` the empty prefix is probed too
     and kept apart as c0 = c(0) (no point of the curve). With no parsable a_final the probe is
-    skipped (nothing to commit to; ``matches`` and ``c0`` are None). The record is saved in the
-    sample store under ``"selfcommit"``.
+    skipped (nothing to commit to; ``matches`` and ``c0`` are None). The record
+    (:class:`~cotaudit.studies.selfcommit.record.SelfcommitProbe`) is saved in the sample store
+    under ``"selfcommit"``.
 
     Args:
       stride: Tokens between cut positions (t = stride, 2*stride, ..., T).
@@ -65,7 +71,7 @@ def selfcommit_probe(
       seed: Base seed; each sample's probe seed mixes it with the sample id.
       tokenizer: Tokenizer for token positions on providers without their own engine.
       schedule: ``full`` probes every position; ``adaptive`` probes every 4th first and fills
-        in only where c(t) is ambiguous (see ``cotaudit.schedule``).
+        in only where c(t) is ambiguous (see ``cotaudit.studies.selfcommit.schedule``).
       zero_probe: Also probe t = 0 (the prompt alone) and record it as ``c0``.
     """
 
@@ -113,24 +119,22 @@ def selfcommit_probe(
         probed = {t: matches_of(row) for t, row in answers.items()}
         matches, imputed = fill_schedule(full, probed) if probed else (None, None)
         c0 = probed[0] / k if zero_probe and probed else None
-        state.store.set(
-            STORE_KEY,
-            {
-                "cot_tokens": len(cot_ids),
-                "truncated": output.stop_reason == "max_tokens",
-                "context_truncated": context_truncated,
-                "a_final": a_final,
-                "positions": full,
-                "matches": matches,
-                "imputed": imputed,
-                "zero_probe": zero_probe,
-                "c0": c0,
-                "prefixes_probed": len(answers),
-                "k": k,
-                "answers": [answers.get(t, []) for t in full],
-                "parsed_answers": [[extract_forced_answer(a) for a in answers.get(t, [])] for t in full],
-            },
+        record = SelfcommitProbe(
+            cot_tokens=len(cot_ids),
+            truncated=output.stop_reason == "max_tokens",
+            context_truncated=context_truncated,
+            a_final=a_final,
+            positions=full,
+            matches=matches,
+            imputed=imputed,
+            zero_probe=zero_probe,
+            c0=c0,
+            prefixes_probed=len(answers),
+            k=k,
+            answers=[answers.get(t, []) for t in full],
+            parsed_answers=[[extract_forced_answer(a) for a in answers.get(t, [])] for t in full],
         )
+        state.store.set(STORE_KEY, record.model_dump(mode="json"))
         return state
 
     return solve

@@ -22,7 +22,7 @@ from inspect_ai.solver import generate, multiple_choice, prompt_template
 from cotaudit.gsm8k import load_problems
 from cotaudit.params import parse_conditions
 from cotaudit.probing.datasets import load_capitals, load_gsm8k_mc
-from cotaudit.prompts import SELFCOMMIT_CONDITIONS, selfcommit_messages
+from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_CONDITIONS, selfcommit_messages
 from cotaudit.providers._messages import to_inspect
 
 CAPITALS_TEMPLATE = (

@@ -31,7 +31,7 @@ from cotaudit.params import (
     require_range,
     require_text,
 )
-from cotaudit.prompts import (
+from cotaudit.studies.selfcommit.prompts import (
     SELFCOMMIT_CONDITIONS,
     SELFCOMMIT_FORCED_ANSWER_TAG,
     selfcommit_messages,

@@ -12,7 +12,7 @@ import pytest
 
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.batcher import Scheduler
-from cotaudit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
+from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = [

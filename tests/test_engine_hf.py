@@ -6,7 +6,7 @@ import pytest
 
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.inspect_prefill import InspectPrefillEngine
-from cotaudit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
+from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
 MESSAGES = selfcommit_messages("Tom has 3 apples and buys 4 more. How many apples?", "honest", 7)
 

@@ -26,7 +26,7 @@ pytest.importorskip("mlx_lm")
 
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.mlx import MLXEngine, openblas_status, preload_openblas
-from cotaudit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
+from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
 LL_TOKEN_TOL = 1e-4
 LL_SUM_TOL = 1e-3

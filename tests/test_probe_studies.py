@@ -17,14 +17,10 @@ import cotaudit
 from cotaudit.curves import summary_keys
 from cotaudit.gsm8k import load_problems
 from cotaudit.probing.record import ProbeRecord
-from cotaudit.prompts import (
-    SELFCOMMIT_FORCED_ANSWER_TAG,
-    TUTOR_FORCED_ANSWER_TAG,
-    selfcommit_messages,
-    tutor_messages,
-)
+from cotaudit.prompts import TUTOR_FORCED_ANSWER_TAG, tutor_messages
 from cotaudit.providers._messages import to_inspect
 from cotaudit.scorers.probe import final_integer
+from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -396,7 +396,7 @@ def test_cot_longer_than_context_is_truncated_and_flagged_end_to_end(tmp_path):
     assert log.status == "success", log.error
     [sample] = read_eval_log(log.location).samples
     record = sample.store["selfcommit"]
-    from cotaudit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG
+    from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG
     from cotaudit.providers._messages import to_plain
     from cotaudit.providers.hf_probe import _load_engine
 

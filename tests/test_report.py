@@ -31,7 +31,7 @@ from cotaudit.report.data import RunData, check_metrics
 from cotaudit.report.figures import DPI, WIDTH
 from cotaudit.report.loader import run_from_log
 from cotaudit.report.tables import Table
-from cotaudit.selfcommit_stats import (
+from cotaudit.studies.selfcommit.stats import (
     both_correct,
     condition_by_correctness,
     summary_names,

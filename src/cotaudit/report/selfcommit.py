@@ -1,5 +1,6 @@
 """selfcommit: Tables I-III, the theta sweep, Figures 1-2 and the cluster contrast, recomputed
-from the per-sample curve summaries with :mod:`cotaudit.selfcommit_stats`."""
+from the per-sample curve summaries with :mod:`cotaudit.studies.selfcommit.stats`; curves and
+c0 from the logged :class:`~cotaudit.studies.selfcommit.record.SelfcommitScoreMetadata`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.sections import Section
 from cotaudit.report.tables import empty_stratum_cells, Cell, Table, count_cell, fmt
-from cotaudit.selfcommit_stats import (
+from cotaudit.studies.selfcommit.record import SelfcommitScoreMetadata
+from cotaudit.studies.selfcommit.stats import (
     HINTED,
     HONEST,
     SelfcommitRecord,
@@ -131,10 +133,9 @@ def paired_differences(
 
 
 def _curve(sample: ScoredSample) -> tuple[list[float], list[float]]:
-    md = sample.score.metadata or {}
+    md = SelfcommitScoreMetadata.from_metadata(sample.score.metadata)
     # no curve (no final answer: None in the log) plots as no points
-    fractions, c = md.get("fractions") or [], md.get("c") or []
-    return [float(f) for f in fractions], [float(x) for x in c]
+    return list(md.fractions or []), list(md.c or [])
 
 
 def _total_variation(c: Sequence[float]) -> float:
@@ -394,9 +395,10 @@ def c0_medians(samples: Sequence[ScoredSample]) -> dict[str, float] | None:
     the run made no t = 0 probe."""
     by: dict[str, list[float]] = {HONEST: [], HINTED: []}
     for s in samples:
-        md, meta = s.score.metadata or {}, s.sample_metadata or {}
-        if md.get("c0") is not None and meta.get("condition") in by:
-            by[meta["condition"]].append(float(md["c0"]))
+        c0 = SelfcommitScoreMetadata.from_metadata(s.score.metadata).c0
+        meta = s.sample_metadata or {}
+        if c0 is not None and meta.get("condition") in by:
+            by[meta["condition"]].append(c0)
     if not any(by.values()):
         return None
     return {c: float(np.median(v)) if v else math.nan for c, v in by.items()}

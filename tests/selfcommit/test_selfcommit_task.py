@@ -17,7 +17,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from cotaudit.display import SELFCOMMIT_VIEWER_FIELDS
 from cotaudit.params import ParameterError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TASK = "tasks/selfcommit.py"  # Inspect resolves task files relative to the working directory
 
 
@@ -116,13 +116,17 @@ def test_zero_probe_is_reported_apart_and_leaves_the_curve_unchanged(tmp_path):
             assert record["prefixes_probed"] == len(meta["positions"]) + (meta["cot_tokens"] > 0)
             assert meta["c0"] in (0.0, 1 / 3, 2 / 3, 1.0)
             assert meta["positions"][0] == 20 and 0 not in meta["positions"]
-            assert "c0 = c(0)" in score.explanation
+            assert "c0 (t = 0, not part of the curve) = " in score.explanation
     assert _metrics(zero) == pytest.approx(_metrics(plain), nan_ok=True)
 
 
 def _same_values(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(
-        (math.isnan(a[k]) and math.isnan(b[k])) or a[k] == b[k] for k in a)
+    """Equal values, NaN equal to NaN (the viewer's text fields compare as text)."""
+    def same(x, y) -> bool:
+        both_nan = isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y)
+        return both_nan or x == y
+
+    return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
 
 
 @pytest.mark.parametrize(

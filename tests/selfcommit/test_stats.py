@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from cotaudit.selfcommit_stats import (
+from cotaudit.studies.selfcommit.stats import (
     SelfcommitRecord,
     answered,
     both_correct,
