@@ -23,7 +23,7 @@ from cotaudit.gsm8k import load_problems
 from cotaudit.params import parse_conditions
 from cotaudit.probing.datasets import load_capitals, load_gsm8k_mc
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_CONDITIONS, selfcommit_messages
-from cotaudit.providers._messages import to_inspect
+from cotaudit.engine.chat import to_inspect
 
 CAPITALS_TEMPLATE = (
     "Answer the question. Think step by step, then end with \"The answer is X.\" where X is "

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from cotaudit.engine import mlx as _mlx_engine
+from cotaudit.engine.openblas import openblas_status, openblas_wanted, preload_openblas
 
-if _mlx_engine.openblas_wanted(None):  # COTAUDIT_MLX_OPENBLAS=1: before anything imports mlx
-    _mlx_engine.preload_openblas()
+if openblas_wanted(None):  # COTAUDIT_MLX_OPENBLAS=1: before anything imports mlx
+    preload_openblas()
 pytest.importorskip("mlx.core")
 pytest.importorskip("mlx_lm")
 
 from cotaudit.engine.base import PrefixRequest
-from cotaudit.engine.mlx import MLXEngine, openblas_status, preload_openblas
+from cotaudit.engine.mlx import MLXEngine
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
 LL_TOKEN_TOL = 1e-4
@@ -362,7 +362,7 @@ def test_openblas_preload_before_mlx_takes_effect():
     if not status.applies or status.available_path is None:
         pytest.skip(f"no OpenBLAS to preload here: {status.hint}")
     code = (
-        "from cotaudit.engine.mlx import preload_openblas, openblas_status\n"
+        "from cotaudit.engine.openblas import preload_openblas, openblas_status\n"
         "assert not openblas_status().loaded\n"
         "assert preload_openblas()\n"
         "import mlx.core as mx\n"

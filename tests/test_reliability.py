@@ -348,10 +348,14 @@ def test_malformed_fixture_file_names_line_and_field_before_any_model_call(
 
 
 def _stand_in_engine(context_length, prompt_tokens=10, tag_tokens=3):
+    """A LocalEngine's shape: only ``context_length``, ``render`` and ``tokenize`` are used."""
+    unused = lambda *args, **kwargs: None  # noqa: E731
     return SimpleNamespace(
         context_length=context_length,
         render=lambda messages: list(range(prompt_tokens)),
         tokenize=lambda text: [0] * tag_tokens,
+        detokenize=unused, generate=unused, continue_prefixes=unused, loglikelihood=unused,
+        generate_n=unused, loglikelihood_many=unused,
     )
 
 
@@ -397,7 +401,7 @@ def test_cot_longer_than_context_is_truncated_and_flagged_end_to_end(tmp_path):
     [sample] = read_eval_log(log.location).samples
     record = sample.store["selfcommit"]
     from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG
-    from cotaudit.providers._messages import to_plain
+    from cotaudit.engine.chat import to_plain
     from cotaudit.providers.hf_probe import _load_engine
 
     engine = _load_engine(str(small), "float32", "cpu")
