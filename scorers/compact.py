@@ -11,7 +11,7 @@ from __future__ import annotations
 from inspect_ai.scorer import Metric, SampleScore, metric
 
 from cotaudit import compact
-from cotaudit.trace_stats import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED
+from cotaudit.studies.trace_tutor.stats import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED
 
 
 @metric

@@ -10,41 +10,33 @@ fields of :func:`viewer_fields`. A question-only sample has one curve, so its ``
 values equal its ``*_visible`` values (the masked context *is* the question-only prompt): the
 question-only curve is the baseline of both comparisons.
 
-Run level: one ``@metric`` per table of :mod:`cotaudit.trace_stats` (all return NaN, never
-raise, on an empty or partial list of scores).
+Run level: one ``@metric`` per table of :mod:`cotaudit.studies.trace_tutor.stats` (all
+return NaN, never raise, on an empty or partial list of scores).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from cotaudit import trace_stats as ts
 from cotaudit.display import TRACE_PRIMARY, sparkline, trace_curve_text
-from cotaudit.trace_stats import records_from_scores
-from cotaudit.solvers.trace_tutor import STORE_KEY
+from cotaudit.studies.trace_tutor import stats as ts
+from cotaudit.studies.trace_tutor.record import TutorProbe
+from cotaudit.studies.trace_tutor.stats import records_from_scores
 
 PROBES = ts.PROBES
 
 
-def _curve(matches: Sequence[int], k: int) -> list[float]:
-    return [m / k for m in matches]
-
-
-def render_curves(rec: dict[str, Any], gold: int) -> str:
+def render_curves(rec: TutorProbe, gold: int) -> str:
     """The p(f) curves as an aligned monospace block (a row per checkpoint, the 0% probe first:
     p(f) = matches/k exactly and the forced answers, per probe context) and a sparkline line
     per context. p(f) counts matches with ``gold``; Markdown tables run their cells together in
     the log viewer, so the block is pre-formatted text."""
-    names = [n for n in PROBES if n in rec["probes"]]
-    probes = {n: rec["probes"][n] for n in names}
-    return trace_curve_text(
-        rec["fractions"], rec["positions"], probes, rec["k"], ts.PASS_THRESHOLD
-    )
+    probes = {n: rec.probes[n].model_dump() for n in PROBES if n in rec.probes}
+    return trace_curve_text(rec.fractions, rec.positions, probes, rec.k, ts.PASS_THRESHOLD)
 
 
 def viewer_fields(
@@ -69,17 +61,15 @@ def trace_tutor_scorer() -> Scorer:
     """Pass curves of the tutor explanation against the gold answer, key visible and masked."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        rec = state.store.get(STORE_KEY)
-        if rec is None:
-            raise RuntimeError("trace_tutor_scorer needs the trace_tutor_probe solver to run first")
+        rec = TutorProbe.from_store(state.store)
         gold = int(target.text)
         condition = str(state.metadata["condition"])
-        fractions = tuple(rec["fractions"])
-        k = rec["k"]
-        final = rec["final_answer"]
+        fractions = tuple(rec.fractions)
+        k = rec.k
+        final = rec.final_answer
         correct = final is not None and final == gold
-        zero = {n: p["matches"][0] / k for n, p in rec["probes"].items()}
-        passes = {n: _curve(p["matches"][1:], k) for n, p in rec["probes"].items()}
+        zero = {n: rec.zero_probe(n) for n in rec.probes}
+        passes = {n: rec.passes(n) for n in rec.probes}
         if "masked" not in passes:  # question-only: the masked context is its own prompt
             passes["masked"], zero["masked"] = passes["visible"], zero["visible"]
 
@@ -95,7 +85,7 @@ def trace_tutor_scorer() -> Scorer:
             value[f"pass_early_fail_100_{n}"] = ts.passes_early_fails_final(passes[n], fractions)
             value[f"zero_probe_{n}"] = zero[n]
         value["correct"] = correct
-        value["length_tokens"] = rec["length_tokens"]
+        value["length_tokens"] = rec.length_tokens
 
         keyed = condition != "question_only"
         key = state.metadata.get("key")
@@ -105,8 +95,8 @@ def trace_tutor_scorer() -> Scorer:
             + (f" (key {key})" if keyed else "")
             + f" · final answer {final if final is not None else 'unparsed'}, gold {gold}: "
             + ("correct" if correct else "incorrect")
-            + f" · T = {rec['length_tokens']} tokens"
-            + (" (truncated)" if rec["truncated"] else "")
+            + f" · T = {rec.length_tokens} tokens"
+            + (" (truncated)" if rec.truncated else "")
             + f" · k = {k}\n\n"
             + f"AUC visible {value['auc_visible']:.3f}"
             + (f", masked {value['auc_masked']:.3f}, Δcontext {delta:+.3f}" if keyed else "")
@@ -128,16 +118,16 @@ def trace_tutor_scorer() -> Scorer:
                 "gold": gold,
                 "final_answer": final,
                 "fractions": list(fractions),
-                "positions": rec["positions"],
+                "positions": rec.positions,
                 "k": k,
                 "passes_visible": passes["visible"],
                 "passes_masked": passes["masked"] if keyed else None,
                 "zero_probe_visible": zero["visible"],
                 "zero_probe_masked": zero["masked"] if keyed else None,
                 "delta_context": delta,
-                "answers": {n: p["parsed"] for n, p in rec["probes"].items()},
-                "raw_answers": {n: p["answers"] for n, p in rec["probes"].items()},
-                "truncated": rec["truncated"],
+                "answers": {n: p.parsed for n, p in rec.probes.items()},
+                "raw_answers": {n: p.answers for n, p in rec.probes.items()},
+                "truncated": rec.truncated,
             },
         )
 
@@ -157,7 +147,8 @@ def _first_pass_text(value: dict[str, Any], probe: str) -> str:
 
 def records_from_log(log: EvalLog | str) -> list[ts.TraceRecord]:
     """Trace records of a trace_tutor eval log (a path or a read log), for
-    :func:`cotaudit.trace_stats.run_summary` or :func:`~cotaudit.trace_stats.problem_estimands`."""
+    :func:`cotaudit.studies.trace_tutor.stats.run_summary` or
+    :func:`~cotaudit.studies.trace_tutor.stats.problem_estimands`."""
     if isinstance(log, str):
         log = read_eval_log(log)
     out = []

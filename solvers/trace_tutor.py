@@ -16,13 +16,14 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.answers import extract_final_answer, extract_forced_answer
 from cotaudit.probing.sweep import force_answers
-from cotaudit.prompts import tutor_messages
 from cotaudit.engine.chat import to_plain
-from cotaudit.trace_stats import PREFIX_FRACTIONS
+from cotaudit.studies.trace_tutor.prompts import tutor_messages
+from cotaudit.studies.trace_tutor.record import STORE_KEY, ContextProbe, TutorProbe
+from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS
 
 from .engine import completion_token_ids, probe_engine, sample_seed
 
-STORE_KEY = "trace_tutor"
+__all__ = ["STORE_KEY", "probe_positions", "trace_tutor_probe"]
 
 
 def probe_positions(length: int, fractions: Sequence[float]) -> list[int]:
@@ -47,8 +48,9 @@ def trace_tutor_probe(
 ) -> Solver:
     """Generate the tutor explanation (greedy), then probe its prefixes, key visible and masked.
 
-    Needs sample metadata ``condition``, ``gold`` and ``question``. The record is saved in the
-    sample store under ``"trace_tutor"``: the explanation's token ids, the cut positions, and
+    Needs sample metadata ``condition``, ``gold`` and ``question``. The record
+    (:class:`~cotaudit.studies.trace_tutor.record.TutorProbe`) is saved in the sample store
+    under ``"trace_tutor"``: the explanation's token ids, the cut positions, and
     per probe context (``visible``, ``masked``) the raw answers, parsed answers and gold-match
     counts per position (position 0 first).
 
@@ -95,25 +97,23 @@ def trace_tutor_probe(
                 seed=probe_seed,
             )
             parsed = [[extract_forced_answer(a) for a in row] for row in answers]
-            probes[name] = {
-                "answers": answers,
-                "parsed": parsed,
-                "matches": [sum(p == gold for p in row) for row in parsed],
-            }
+            probes[name] = ContextProbe(
+                answers=answers,
+                parsed=parsed,
+                matches=[sum(p == gold for p in row) for row in parsed],
+            )
 
-        state.store.set(
-            STORE_KEY,
-            {
-                "token_ids": token_ids,
-                "length_tokens": len(token_ids),
-                "truncated": output.stop_reason == "max_tokens",
-                "final_answer": extract_final_answer(explanation),
-                "fractions": list(fractions),
-                "positions": positions,
-                "k": probe_samples,
-                "probes": probes,
-            },
+        record = TutorProbe(
+            token_ids=token_ids,
+            length_tokens=len(token_ids),
+            truncated=output.stop_reason == "max_tokens",
+            final_answer=extract_final_answer(explanation),
+            fractions=list(fractions),
+            positions=positions,
+            k=probe_samples,
+            probes=probes,
         )
+        state.store.set(STORE_KEY, record.model_dump(mode="json"))
         return state
 
     return solve

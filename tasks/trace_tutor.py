@@ -28,7 +28,7 @@ from cotaudit.params import (
     require_positive,
     require_range,
 )
-from cotaudit.prompts import (
+from cotaudit.studies.trace_tutor.prompts import (
     TUTOR_CONDITIONS,
     TUTOR_FORCED_ANSWER_TAG,
     tutor_key,
@@ -51,7 +51,7 @@ from cotaudit.scorers.compact import trace_compact
 from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
 from cotaudit.scorers.viewer import mean_keep_text, trace_viewer
 from cotaudit.solvers import trace_tutor_probe
-from cotaudit.trace_stats import (
+from cotaudit.studies.trace_tutor.stats import (
     BOOTSTRAP_SAMPLES,
     BOOTSTRAP_SEED,
     PASS_THRESHOLD,

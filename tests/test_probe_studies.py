@@ -17,8 +17,8 @@ import cotaudit
 from cotaudit.curves import summary_keys
 from cotaudit.gsm8k import load_problems
 from cotaudit.probing.record import ProbeRecord
-from cotaudit.prompts import TUTOR_FORCED_ANSWER_TAG, tutor_messages
-from cotaudit.providers._messages import to_inspect
+from cotaudit.studies.trace_tutor.prompts import TUTOR_FORCED_ANSWER_TAG, tutor_messages
+from cotaudit.engine.chat import to_inspect
 from cotaudit.scorers.probe import final_integer
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 

@@ -37,7 +37,7 @@ from cotaudit.engine.chat import to_plain
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.solvers.engine import sample_seed
 from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric
-from cotaudit.trace_stats import trace_auc
+from cotaudit.studies.trace_tutor.stats import trace_auc
 
 ROOT = Path(__file__).resolve().parents[1]
 THINK_CLOSE_ID = 4097  # "</think>" in the tiny think model's vocabulary

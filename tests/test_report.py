@@ -22,7 +22,7 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.scorer import SampleScore, Score, match
 from inspect_ai.solver import solver
 
-from cotaudit import trace_stats as ts
+from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.cli import main as cli
 from cotaudit.bootstrap import paired_difference
 from cotaudit.fixtures import DEFAULT_CORPUS, ControlDeclaration, dumps_jsonl, load_fixtures

@@ -1,5 +1,9 @@
 from cotaudit.curves import Curve, prefix_positions, summarize
-from cotaudit.studies.selfcommit.schedule import coarse_positions, fill_schedule, refinement_positions
+from cotaudit.studies.selfcommit.schedule import (
+    coarse_positions,
+    fill_schedule,
+    refinement_positions,
+)
 
 
 def test_coarse_positions_keep_ends():

@@ -1,6 +1,6 @@
 """trace_tutor: Tables II-V, Delta_context, the 0%-probe drop, wrong-key anchoring, the study's
 checkpoint counts, Figures 1-2 and the cluster contrasts, recomputed from the per-sample pass
-curves with :mod:`cotaudit.trace_stats`."""
+curves with :mod:`cotaudit.studies.trace_tutor.stats`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from cotaudit import trace_stats as ts
+from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.bootstrap import percentile_bounds, resample_indices
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
@@ -22,7 +22,7 @@ from cotaudit.report.tables import empty_stratum_cells, Cell, Table, ci_cell, co
 SCORER = "trace_tutor_scorer"
 STUDY = "trace_tutor"
 BAND_RESAMPLES = 2000
-"""Problem-level bootstrap resamples of Figure 1's 95% bands (seed: trace_stats.BOOTSTRAP_SEED)."""
+"""Problem-level bootstrap resamples of Figure 1's 95% bands (seed: ts.BOOTSTRAP_SEED)."""
 
 CURVES = (
     "question_only",

@@ -14,10 +14,10 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log
 
-from cotaudit import trace_stats as ts
+from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.engine.hf import HFEngine
 from cotaudit.params import ParameterError
-from cotaudit.prompts import TUTOR_SYSTEM, tutor_messages
+from cotaudit.studies.trace_tutor.prompts import TUTOR_SYSTEM, tutor_messages
 from cotaudit.scorers import (
     records_from_log,
     trace_anchoring,

@@ -1,4 +1,5 @@
-"""Hand-computed checks of the TRACE tutor study's statistics (cotaudit.trace_stats)."""
+"""Hand-computed checks of the TRACE tutor study's statistics
+(cotaudit.studies.trace_tutor.stats)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cotaudit import bootstrap
-from cotaudit import trace_stats as ts
-from cotaudit.trace_stats import (
+from cotaudit.studies.trace_tutor import stats as ts
+from cotaudit.studies.trace_tutor.stats import (
     FirstPass,
     TraceRecord,
     delta_context,
