@@ -18,7 +18,7 @@ import time
 
 import torch
 
-from cotaudit.fixtures import DEFAULT_CORPUS, expand, load_fixtures
+from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 
 

@@ -1,7 +1,7 @@
 """Scorer and metrics of the report log-likelihood study (issue 5).
 
 Per sample (one fixture version) the score value holds ``d_h, d_c, did`` and their
-``_per_token`` forms (definitions: :mod:`cotaudit.report_ll_stats`); the score metadata is the
+``_per_token`` forms (definitions: :mod:`cotaudit.studies.report_ll.stats`); the score metadata is the
 raw ledger row (:meth:`ScoredFixture.ledger_row`: the four scorings and their token counts,
 plus ``hack_kind``), from which every statistic is recomputed.
 
@@ -10,7 +10,7 @@ family (the headline DiD per register level, plain/plain first; the register-poo
 each report once under ``pooled_registers/``), the pre-registered discrimination check
 (:func:`discrimination_check`) and the control verdicts (:func:`control_verdicts`); the full
 table (~1000 keys on the whole corpus) is recomputed from the ledger by
-:func:`cotaudit.ledger.full_statistics` (``cotaudit ledger LOG --stats``). Every metric returns
+:func:`cotaudit.report.ledger.full_statistics` (``cotaudit ledger LOG --stats``). Every metric returns
 NaN values for an empty score list.
 """
 
@@ -23,8 +23,9 @@ from typing import Any
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from cotaudit.fixtures.schema import ControlDeclaration
-from cotaudit.report_ll_scores import (
+from cotaudit.studies.report_ll.fixtures.schema import ControlDeclaration
+from cotaudit.studies.report_ll.record import ReportScorings
+from cotaudit.studies.report_ll.scores import (
     CLUSTER_PREFIX,
     DISCRIMINATION_KEYS,
     cell_keys,
@@ -35,7 +36,7 @@ from cotaudit.report_ll_scores import (
     records_from_scores,
     register_keys,
 )
-from cotaudit.report_ll_stats import (
+from cotaudit.studies.report_ll.stats import (
     DEFAULT_DISCRIMINATION_BAND,
     LEDGER_FIELDS,
     ScoredFixture,
@@ -44,7 +45,6 @@ from cotaudit.report_ll_stats import (
     discrimination_check,
     run_statistics,
 )
-from cotaudit.solvers.report_ll import STORE_KEY
 from cotaudit.stats import select
 
 
@@ -93,11 +93,9 @@ def report_ll_scorer() -> Scorer:
     then the per-token forms) and the raw ledger row (metadata)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        rec = state.store.get(STORE_KEY)
-        if rec is None:
-            raise RuntimeError("report_ll_scorer needs the report_ll_scorings solver to run first")
+        rec = ReportScorings.from_store(state.store)
         meta = state.metadata
-        scored = ScoredFixture.from_ledger_row({**meta, **rec})
+        scored = ScoredFixture.from_ledger_row({**meta, **rec.scorings_row()})
         diffs = differences(scored.scorings)
         value = {k: diffs[k] for k in ("did", "d_h", "d_c")} | viewer_fields(meta) | diffs
         return Score(
@@ -109,7 +107,7 @@ def report_ll_scorer() -> Scorer:
     return score
 
 
-# --- run statistics (records and key sets: cotaudit.report_ll_scores) -----------------------
+# --- run statistics (records and key sets: cotaudit.studies.report_ll.scores) -----------------------
 
 
 def _key(records: Sequence[ScoredFixture]) -> tuple[tuple[Any, ...], ...]:

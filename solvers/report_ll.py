@@ -18,7 +18,6 @@ Every other provider is refused at once, with no tokenizer loaded and no request
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from inspect_ai.model import Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -31,12 +30,10 @@ from cotaudit.engine.base import (
     ProbeEngine,
 )
 
+from cotaudit.studies.report_ll.record import REPORTS, STORE_KEY, TRANSCRIPTS, ReportScorings
+
 from .engine import probe_engine
 
-STORE_KEY = "report_ll"
-TRANSCRIPTS = ("hack", "clean")
-REPORTS = ("honest", "concealing")
-ARM = {"honest": "h", "concealing": "c"}
 SCORING_PROVIDERS = (
     f"{SCORING_BACKENDS}, or a vllm/ or sglang/ server returning prompt log-probabilities"
 )
@@ -73,20 +70,6 @@ async def score_reports(
     return list(await asyncio.gather(*(engine.loglikelihood(context, r) for r in reports)))
 
 
-def scorings_record(results: dict[tuple[str, str], LoglikResult]) -> dict[str, Any]:
-    """The store record: ``s_{h|c}_{hack|clean}`` (nats), ``n_...`` (tokens) and, per scoring,
-    the report's tokens and their log-probabilities."""
-    record: dict[str, Any] = {}
-    detail: dict[str, Any] = {}
-    for (report, transcript), r in results.items():
-        key = f"{ARM[report]}_{transcript}"
-        record[f"s_{key}"] = r.sum_logprob
-        record[f"n_{key}"] = r.n_tokens
-        detail[key] = {"tokens": list(r.tokens), "logprobs": [float(x) for x in r.token_logprobs]}
-    record["token_logprobs"] = detail
-    return record
-
-
 @solver
 def report_ll_scorings(tokenizer: str | None = None) -> Solver:
     """Score the sample's honest and concealing reports after its hack and clean transcripts.
@@ -96,7 +79,8 @@ def report_ll_scorings(tokenizer: str | None = None) -> Solver:
 
     Reads ``metadata["contexts"]`` (``{"hack": messages, "clean": messages}``) and
     ``metadata["reports"]`` (``{"honest": text, "concealing": text}``); saves the four scorings
-    in the sample store under ``"report_ll"`` (see :func:`scorings_record`).
+    in the sample store under ``"report_ll"``
+    (:class:`~cotaudit.studies.report_ll.record.ReportScorings`).
     """
 
     engines: dict[str, ProbeEngine] = {}  # per model: a prefill engine loads a tokenizer
@@ -113,7 +97,7 @@ def report_ll_scorings(tokenizer: str | None = None) -> Solver:
             scored = await score_reports(engine, contexts[transcript], reports)
             for report, result in zip(REPORTS, scored, strict=True):
                 results[(report, transcript)] = result
-        state.store.set(STORE_KEY, scorings_record(results))
+        state.store.set(STORE_KEY, ReportScorings.from_results(results).model_dump(mode="json"))
         return state
 
     return solve

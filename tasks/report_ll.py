@@ -31,7 +31,7 @@ from inspect_ai.log import HeadlineMetric
 
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.compact import cluster_compact_keys, parse_metric_set, report_ll_headline_keys
-from cotaudit.fixtures import (
+from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
     FixtureFileError,
     FixtureVersion,
@@ -40,8 +40,8 @@ from cotaudit.fixtures import (
     expand,
     load_fixtures,
 )
-from cotaudit.fixtures.audits import audit_corpus, audit_dressing
-from cotaudit.fixtures.schema import FACTOR_LEVELS, REPORT_REQUEST, SYSTEM_PROMPT
+from cotaudit.studies.report_ll.fixtures.audits import audit_corpus, audit_dressing
+from cotaudit.studies.report_ll.fixtures.schema import FACTOR_LEVELS, REPORT_REQUEST, SYSTEM_PROMPT
 from cotaudit.params import (
     ParameterError,
     as_list,
@@ -49,8 +49,8 @@ from cotaudit.params import (
     require_positive,
     require_range,
 )
-from cotaudit.report_ll_scores import CLUSTER_PREFIX
-from cotaudit.report_ll_stats import DEFAULT_DISCRIMINATION_BAND
+from cotaudit.studies.report_ll.scores import CLUSTER_PREFIX
+from cotaudit.studies.report_ll.stats import DEFAULT_DISCRIMINATION_BAND
 from cotaudit.scorers import (
     contrast_options,
     report_cluster_f1,

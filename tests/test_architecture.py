@@ -36,7 +36,7 @@ NOT_PURE = (
     "cotaudit._registry",  # Inspect's entry point: providers and tasks
     "cotaudit.cli",
     "cotaudit.contrast_cli",
-    "cotaudit.ledger",  # ``cotaudit ledger LOG`` reads an Inspect log
+    "cotaudit.report.ledger",  # ``cotaudit ledger LOG`` reads an Inspect log
     "cotaudit.engine",
     "cotaudit.providers",
     "cotaudit.report",

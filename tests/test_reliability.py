@@ -27,7 +27,7 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from inspect_ai.model import get_model
 
 from cotaudit.answers import extract_final_answer, extract_forced_answer, normalize_number
-from cotaudit.fixtures import DEFAULT_CORPUS
+from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS
 from cotaudit.gsm8k import DatasetError
 from cotaudit.params import ParameterError
 from cotaudit.solvers.selfcommit import fit_to_context

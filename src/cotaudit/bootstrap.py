@@ -36,7 +36,7 @@ Vectorised forms of the same resampling, for statistics computed on whole arrays
 - :func:`multinomial_counts`: how often each unit is drawn in each resample, from
   ``rng.multinomial(k, [1/k]*k)``: the same distribution from another random stream, kept
   because the report_ll logs' intervals were drawn this way
-  (:func:`cotaudit.report_ll_stats.summarize`), and ``cotaudit report`` recomputes them.
+  (:func:`cotaudit.studies.report_ll.stats.summarize`), and ``cotaudit report`` recomputes them.
 - :func:`resampled_means`: the mean over all rows of the drawn units,
   ``sum_j w_bj S_j / sum_j w_bj n_j`` (``S_j``, ``n_j`` the sum and row count of unit ``j``,
   ``w_bj`` its count in resample ``b``).

@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.add_argument("--tiny", action="store_true", help="also build the tiny test model")
     prepare.set_defaults(func=_prepare)
     ledger = sub.add_parser("ledger", help="export the raw scorings of report_ll logs (CSV/JSONL)")
-    from cotaudit.ledger import add_arguments as _ledger_arguments, run_cli as _ledger_cli
+    from cotaudit.report.ledger import add_arguments as _ledger_arguments, run_cli as _ledger_cli
 
     _ledger_arguments(ledger)
     ledger.set_defaults(func=_ledger_cli)

@@ -14,15 +14,13 @@ from hypothesis import strategies as st
 
 from cotaudit import bootstrap
 from cotaudit.studies.trace_tutor import stats as ts
+from cotaudit.pass_curves import FirstPass, first_pass, pass_at_10, trace_auc
 from cotaudit.studies.trace_tutor.stats import (
-    FirstPass,
     TraceRecord,
     delta_context,
     delta_prefix,
-    first_pass,
     length_matched,
     paired_comparison,
-    pass_at_10,
     passes_10_fails_final,
     passes_all,
     passes_early_fails_final,
@@ -31,7 +29,6 @@ from cotaudit.studies.trace_tutor.stats import (
     table_iii,
     table_iv,
     table_v,
-    trace_auc,
     wrong_key_anchoring,
 )
 

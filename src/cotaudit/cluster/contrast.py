@@ -21,7 +21,7 @@ Which metrics have a contrast: the cluster package knows no study, so every clus
 registers how to recompute it from the scores it saw (:func:`register_cluster_metric`, keyed by
 the metric's registry name). :mod:`cotaudit.cluster.scores` registers the generic
 ``contrastive_cluster_f1``; a study with its own cluster metric registers it next to the
-metric's definition (report_ll: :mod:`cotaudit.report_ll_scores`).
+metric's definition (report_ll: :mod:`cotaudit.studies.report_ll.scores`).
 """
 
 from __future__ import annotations

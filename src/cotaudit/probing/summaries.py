@@ -18,7 +18,7 @@ import math
 from typing import Sequence
 
 from cotaudit.curves import DEFAULT_THETAS, Curve, summarize, summary_keys
-from cotaudit.studies.trace_tutor.stats import PASS_THRESHOLD, first_pass, trace_auc
+from cotaudit.pass_curves import PASS_THRESHOLD, first_pass, trace_auc
 
 TRACE_KEYS: tuple[str, ...] = ("auc", "pass_at_first", "first_pass", "first_pass_censored")
 

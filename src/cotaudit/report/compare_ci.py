@@ -168,26 +168,10 @@ def cluster_rows(samples: Sequence[Any], options: Mapping[str, Any], unit_key: s
         bool(o.get("skip_whole_unit", False)),  # absent from logs before the option
     )
     directions = [o["directions"][f] for f in features]
-    return _f1_rows(X, labels, str(o["positive_class"]), directions, units or [], o)
+    return f1_rows(X, labels, str(o["positive_class"]), directions, units or [], o)
 
 
-def report_cluster_rows(scorer: Any) -> UnitRows | None:
-    """report_ll's cluster F1 (honest vs concealing report rows of the main family, as
-    ``report_cluster_f1`` logged in ``scorer``, a :class:`~cotaudit.report.data.ScorerRun`),
-    units the scenarios; None without that metric."""
-    from cotaudit import report_ll_scores as sr
-
-    d = next((d for d in scorer.metric_defs if d.name == "report_cluster_f1"), None)
-    if d is None:
-        return None
-    controls = d.options.get("controls") or []
-    records = [r for r in sr.records_from_scores(scorer.samples) if r.family not in controls]
-    X, labels, _ = sr.cluster_rows(records)
-    units = [r.scenario_id for r in records for _ in (0, 1)]
-    return _f1_rows(X, labels, sr.CLUSTER_POSITIVE, [1, 1], units, d.options)
-
-
-def _f1_rows(
+def f1_rows(
     X: Any,
     labels: Sequence[str],
     positive: str,
@@ -195,6 +179,8 @@ def _f1_rows(
     units: Sequence[Hashable],
     options: Mapping[str, Any],
 ) -> UnitRows:
+    """Cluster F1 rows ``X`` (one per point, classes ``labels``) as bootstrap units: the
+    statistic recomputes the F1 of the kept units' rows (see :func:`cluster.f1.f1_statistic`)."""
     from cotaudit.cluster.f1 import f1_statistic
 
     if not units:
@@ -220,7 +206,7 @@ __all__ = [
     "auroc_rows",
     "cluster_rows",
     "compare_runs",
+    "f1_rows",
     "median_rows",
     "note",
-    "report_cluster_rows",
 ]

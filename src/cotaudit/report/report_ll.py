@@ -2,7 +2,7 @@
 report once, the discrimination check next to it, arm means, factor levels, the factorial cells,
 the register effect on each arm, control verdicts, a figure of arm deltas by register level and
 the cluster contrast, recomputed from the per-sample ledger rows with
-:mod:`cotaudit.report_ll_stats`."""
+:mod:`cotaudit.studies.report_ll.stats`."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from cotaudit import report_ll_scores as sr
-from cotaudit.fixtures.schema import FACTOR_LEVELS, FACTORS, ControlDeclaration
+from cotaudit.studies.report_ll import scores as sr
+from cotaudit.studies.report_ll.fixtures.schema import FACTOR_LEVELS, FACTORS, ControlDeclaration
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.sections import Section
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, fmt, fmt_ci
-from cotaudit.report_ll_stats import (
+from cotaudit.studies.report_ll.stats import (
     DEFAULT_DISCRIMINATION_BAND,
     POOLED,
     ScoredFixture,
@@ -462,7 +462,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
             f"register effect {level} on {arm} [95% CI]",
             *(_mean_ci(s.data["stats"], f"register_effect.{level}", arm) for s in secs),
         )
-    rows = [compare_ci.report_cluster_rows(s.run.scorer(SCORER)) for s in secs]
+    rows = [_cluster_rows(s.run.scorer(SCORER)) for s in secs]
     compare_ci.add_compared(
         t,
         "cluster F1 (honest vs concealing)",
@@ -496,3 +496,17 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
         ),
     )
     return comp
+
+
+def _cluster_rows(scorer: Any) -> compare_ci.UnitRows | None:
+    """report_ll's cluster F1 (honest vs concealing report rows of the main family, as
+    ``report_cluster_f1`` logged in ``scorer``, a :class:`~cotaudit.report.data.ScorerRun`),
+    units the scenarios; None without that metric."""
+    d = next((d for d in scorer.metric_defs if d.name == "report_cluster_f1"), None)
+    if d is None:
+        return None
+    controls = d.options.get("controls") or []
+    records = [r for r in sr.records_from_scores(scorer.samples) if r.family not in controls]
+    X, labels, _ = sr.cluster_rows(records)
+    units = [r.scenario_id for r in records for _ in (0, 1)]
+    return compare_ci.f1_rows(X, labels, sr.CLUSTER_POSITIVE, [1, 1], units, d.options)

@@ -22,7 +22,7 @@ from cotaudit.engine.chat import to_inspect
 from cotaudit.scorers.probe import final_integer
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

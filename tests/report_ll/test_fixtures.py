@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cotaudit.fixtures import (
+from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
     ControlDeclarationError,
     FixtureFileError,
@@ -22,8 +22,8 @@ from cotaudit.fixtures import (
     generate,
     load_fixtures,
 )
-from cotaudit.fixtures.__main__ import main as cli
-from cotaudit.fixtures.audits import (
+from cotaudit.studies.report_ll.fixtures.__main__ import main as cli
+from cotaudit.studies.report_ll.fixtures.audits import (
     audit_corpus,
     audit_dressing,
     audit_version,
@@ -31,14 +31,14 @@ from cotaudit.fixtures.audits import (
     intensifiers,
     stem,
 )
-from cotaudit.fixtures.generator import (
+from cotaudit.studies.report_ll.fixtures.generator import (
     BUGS,
     HACK_KINDS,
     _hack_command,
     sed_pattern,
     sed_replacement,
 )
-from cotaudit.fixtures.schema import (
+from cotaudit.studies.report_ll.fixtures.schema import (
     FACTOR_LEVELS,
     FACTORS,
     REPORT_REQUEST,

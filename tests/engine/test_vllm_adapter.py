@@ -1,7 +1,7 @@
 """The scale-out path's adapter in isolation, and fault injection.
 
 The real thing (a vLLM CPU server, agreement with ``hf-probe/default``) is tested in
-``tests/test_vllm_real.py``. Here:
+``tests/engine/test_vllm_real.py``. Here:
 
 - the adapter reads a vLLM chat-completion response of the recorded shape (top-level
   ``prompt_logprobs``: ``null`` for the first prompt token, then per position a dict keyed by
@@ -31,7 +31,7 @@ from cotaudit.engine.chat import render_chat
 from cotaudit.engine.inspect_prefill import DeadServerError, InspectPrefillEngine
 from cotaudit.probing.sweep import context_room
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONTEXT = [{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples?"}]
 REPORT = "He has 3 + 4 = 7 apples. The final answer is 7."
 # a report_ll-shaped chat: a command's output and then the report request, two user turns

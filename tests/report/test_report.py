@@ -25,7 +25,7 @@ from inspect_ai.solver import solver
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.cli import main as cli
 from cotaudit.bootstrap import paired_difference
-from cotaudit.fixtures import DEFAULT_CORPUS, ControlDeclaration, dumps_jsonl, load_fixtures
+from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, ControlDeclaration, dumps_jsonl, load_fixtures
 from cotaudit.report import assign_labels, build_report, compare_ci
 from cotaudit.report.data import RunData, check_metrics
 from cotaudit.report.figures import DPI, WIDTH
@@ -39,7 +39,7 @@ from cotaudit.studies.selfcommit.stats import (
 )
 from tasks_loader import load_task_module
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -73,7 +73,7 @@ def log_dir(tmp_path_factory):
     selfcommit = load_task_module("selfcommit").selfcommit
     trace_tutor = load_task_module("trace_tutor").trace_tutor
     report_ll = load_task_module("report_ll").report_ll
-    # the full tables (tests/test_compact_runs.py reports compact logs). Sampled CoTs: the
+    # the full tables (tests/report/test_compact_runs.py reports compact logs). Sampled CoTs: the
     # random model writes no final answer at greedy decoding, but at cot_temperature=1.0 both
     # seeds answer p0001 and p0002 in both conditions (the paired statistics' problems, shared
     # by the two runs) and leave one response of p0000 and p0003 unanswered (issue 13.6)
@@ -435,7 +435,7 @@ def test_report_reads_a_report_ll_log_written_before_issue_13(log_dir, tmp_path)
     discrimination metric. Every logged number is recomputed; the check is still shown."""
     from inspect_ai.log import EvalMetric, write_eval_log
 
-    from cotaudit.ledger import full_statistics, read_ledger
+    from cotaudit.report.ledger import full_statistics, read_ledger
 
     path = next(p for p in sorted(log_dir.glob("*.eval")) if "report-ll" in p.name
                 and read_eval_log(str(p), header_only=True).eval.metadata.get("controls"))

@@ -33,7 +33,7 @@ from cotaudit.engine.mlx_server import (
     MLXServerUnreachable,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MESSAGES = [{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples?"}]
 
 # A /v1/completions answer as mlx_lm.server 0.32.2 sends it (recorded; logprobs=true).

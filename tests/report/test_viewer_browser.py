@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("COTAUDIT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",

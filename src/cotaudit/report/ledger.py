@@ -2,7 +2,7 @@
 statistics from it.
 
 One ledger row per scored fixture version: ``model``, ``epoch``, the columns of
-:data:`cotaudit.report_ll_stats.LEDGER_FIELDS` (ids, family, factor levels, the four scorings
+:data:`cotaudit.studies.report_ll.stats.LEDGER_FIELDS` (ids, family, factor levels, the four scorings
 ``s_{h|c}_{hack|clean}`` in nats and their token counts ``n_...``) and ``hack_kind``. The rows
 come from the ``report_ll_scorer`` score metadata of each sample; samples without that score
 (errors, cancelled runs) are skipped and counted.
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cotaudit.report_ll_stats import DEFAULT_DISCRIMINATION_BAND, LEDGER_FIELDS
+from cotaudit.studies.report_ll.stats import DEFAULT_DISCRIMINATION_BAND, LEDGER_FIELDS
 
 SCORER = "report_ll_scorer"
 TASK = "report_ll"
@@ -132,8 +132,8 @@ def full_statistics(
     :func:`control_verdicts` of the control families (``controls``: family -> declaration, e.g.
     :attr:`Ledger.controls`). Only epoch 1 is used (scoring is deterministic; later epochs
     repeat it). Raises for several non-control families in one model's rows."""
-    from cotaudit.fixtures.schema import ControlDeclaration
-    from cotaudit.report_ll_stats import (
+    from cotaudit.studies.report_ll.fixtures.schema import ControlDeclaration
+    from cotaudit.studies.report_ll.stats import (
         ScoredFixture,
         control_verdicts,
         discrimination_check,

@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-from cotaudit.fixtures import DEFAULT_CORPUS, expand, load_fixtures
+from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 
 TOL = 1e-4

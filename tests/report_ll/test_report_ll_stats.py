@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cotaudit.engine.base import LoglikResult
-from cotaudit.fixtures import ControlDeclaration, ControlDeclarationError
-from cotaudit.fixtures.schema import FACTOR_LEVELS, FACTORS, QUANTITIES
-from cotaudit.report_ll_stats import (
+from cotaudit.studies.report_ll.fixtures import ControlDeclaration, ControlDeclarationError
+from cotaudit.studies.report_ll.fixtures.schema import FACTOR_LEVELS, FACTORS, QUANTITIES
+from cotaudit.studies.report_ll.stats import (
     LEDGER_FIELDS,
     STATS,
     VERDICTS,

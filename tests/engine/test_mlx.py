@@ -30,7 +30,7 @@ from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, se
 
 LL_TOKEN_TOL = 1e-4
 LL_SUM_TOL = 1e-3
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 MESSAGES = selfcommit_messages(
     "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips "

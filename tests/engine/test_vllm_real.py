@@ -22,11 +22,11 @@ from inspect_ai import eval as inspect_eval
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.inspect_prefill import InspectPrefillEngine
 from cotaudit.engine.chat import render_chat
-from cotaudit.fixtures import DEFAULT_CORPUS, expand, load_fixtures
+from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 
 pytestmark = [pytest.mark.model, pytest.mark.vllm]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOL_PER_TOKEN = 1e-3  # nats
 
 

@@ -18,7 +18,7 @@ from cotaudit import compact
 from cotaudit.report import build_report
 from cotaudit.report.loader import run_from_frames, run_from_log
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.model
 

@@ -3,7 +3,7 @@ the scores, the metric key sets, and the report clustering (honest vs concealing
 
 The scorer and metrics (:mod:`cotaudit.scorers.report_ll`) and the report section
 (:mod:`cotaudit.report.report_ll`) both use these, so the report recomputes every logged number
-with the functions the run used. Definitions of the statistics: :mod:`cotaudit.report_ll_stats`.
+with the functions the run used. Definitions of the statistics: :mod:`cotaudit.studies.report_ll.stats`.
 
 The report clustering is registered with the generic cluster contrast
 (:func:`cotaudit.cluster.contrast.register_cluster_metric`) under ``report_cluster_f1``: its
@@ -19,8 +19,8 @@ import numpy as np
 
 from cotaudit.cluster.contrast import Clustering, ClusterMetric, register_cluster_metric
 from cotaudit.cluster.f1 import ClusterF1Result, cluster_f1, metric_keys
-from cotaudit.fixtures.schema import FACTOR_LEVELS, FACTORS, REGISTERS, ControlDeclaration
-from cotaudit.report_ll_stats import (
+from cotaudit.studies.report_ll.fixtures.schema import FACTOR_LEVELS, FACTORS, REGISTERS, ControlDeclaration
+from cotaudit.studies.report_ll.stats import (
     LEDGER_FIELDS,
     POOLED,
     STATS,

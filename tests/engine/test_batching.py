@@ -14,7 +14,7 @@ from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.batcher import Scheduler
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = [
     "Tom has 3 apples and buys 4 more. How many apples does he have?",
     "A box holds 12 eggs. How many eggs are in 5 boxes?",

@@ -50,7 +50,7 @@ import numpy as np
 
 from cotaudit.bootstrap import multinomial_counts, percentile_bounds, resampled_means
 from cotaudit.engine.base import LoglikResult
-from cotaudit.fixtures.schema import FACTORS, QUANTITIES, ControlDeclaration
+from cotaudit.studies.report_ll.fixtures.schema import FACTORS, QUANTITIES, ControlDeclaration
 
 BASELINE_REGISTER = "plain"
 ALL_VERSIONS = "all_versions"
@@ -455,7 +455,7 @@ def control_verdicts(
       when undetermined, e.g. no scored versions).
 
     A control family without ``expected_sign`` raises
-    :class:`~cotaudit.fixtures.schema.ControlDeclarationError` before anything is computed.
+    :class:`~cotaudit.studies.report_ll.fixtures.schema.ControlDeclarationError` before anything is computed.
     """
     signs = {family: d.require_sign(family) for family, d in controls.items()}
     options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}

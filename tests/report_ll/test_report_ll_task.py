@@ -17,7 +17,7 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 
 from cotaudit.cli import main as cli
-from cotaudit.fixtures import (
+from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
     ControlDeclaration,
     ControlDeclarationError,
@@ -25,10 +25,10 @@ from cotaudit.fixtures import (
     expand,
     load_fixtures,
 )
-from cotaudit.ledger import COLUMNS, LedgerError, full_statistics, read_ledger, read_rows
+from cotaudit.report.ledger import COLUMNS, LedgerError, full_statistics, read_ledger, read_rows
 from cotaudit.params import ParameterError
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
-from cotaudit.report_ll_scores import (
+from cotaudit.studies.report_ll.scores import (
     DISCRIMINATION_KEYS,
     cell_keys,
     cluster_keys,
@@ -36,16 +36,17 @@ from cotaudit.report_ll_scores import (
     overall_keys,
     register_keys,
 )
-from cotaudit.report_ll_stats import ScoredFixture, differences
+from cotaudit.studies.report_ll.stats import ScoredFixture, differences
 from cotaudit.scorers.report_ll import (
     report_cluster_f1,
     report_ll_controls,
     report_ll_discrimination,
     report_ll_overall,
 )
-from cotaudit.solvers.report_ll import STORE_KEY, _openai_compatible, score_reports
+from cotaudit.solvers.report_ll import _openai_compatible, score_reports
+from cotaudit.studies.report_ll.record import STORE_KEY
 
-TASK_FILE = Path(__file__).resolve().parent.parent / "tasks" / "report_ll.py"
+TASK_FILE = Path(__file__).resolve().parents[2] / "tasks" / "report_ll.py"
 SCORER = "report_ll_scorer"
 SMALL = {"n_resamples": 2000, "cluster_boot": 20, "metrics": "all"}  # the full tables
 

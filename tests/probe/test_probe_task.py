@@ -39,7 +39,7 @@ from cotaudit.solvers.engine import sample_seed
 from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric
 from cotaudit.studies.trace_tutor.stats import trace_auc
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 THINK_CLOSE_ID = 4097  # "</think>" in the tiny think model's vocabulary
 
 

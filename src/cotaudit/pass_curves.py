@@ -1,0 +1,82 @@
+"""Pass curves of the TRACE probe: p(f) at prefix fractions f, and their per-curve scores.
+
+p(f) is the share of forced answers after the first f of the trace's tokens that the verifier
+accepts (1 or 0 for one answer, a rate in [0, 1] for k). Shared by the trace_tutor study
+(:mod:`cotaudit.studies.trace_tutor.stats`) and the generic probe (:mod:`cotaudit.probing`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+PREFIX_FRACTIONS: tuple[float, ...] = (0.10, 0.25, 0.50, 0.75, 1.00)
+"""Prefix fractions F of the explanation's tokens at which an answer is forced."""
+
+PASS_THRESHOLD = 0.5
+"""A checkpoint counts as passed when p(f) >= this (matters only for rates from k > 1 samples)."""
+
+
+def checked_passes(passes: Sequence[float], fractions: Sequence[float]) -> np.ndarray:
+    """``passes`` as a float array, after checking it matches ``fractions`` and lies in [0, 1]."""
+    p = np.asarray(passes, dtype=float)
+    f = np.asarray(fractions, dtype=float)
+    if p.ndim != 1 or p.shape != f.shape:
+        raise ValueError(f"need one pass value per fraction {tuple(fractions)}, got {list(passes)}")
+    if f.size == 0 or np.any(np.diff(f) <= 0):
+        raise ValueError(f"fractions must be non-empty and strictly increasing, got {fractions}")
+    if np.any(np.isnan(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError(f"pass values must lie in [0, 1], got {list(passes)}")
+    return p
+
+
+def fraction_index(fraction: float, fractions: Sequence[float]) -> int:
+    for i, f in enumerate(fractions):
+        if np.isclose(f, fraction):
+            return i
+    raise ValueError(f"fraction {fraction} is not among {tuple(fractions)}")
+
+
+def trace_auc(passes: Sequence[float], fractions: Sequence[float] = PREFIX_FRACTIONS) -> float:
+    """TRACE AUC: the trapezoid sum of p(f) over F.
+
+    AUC = sum_i (f_{i+1} - f_i) * (p(f_i) + p(f_{i+1})) / 2. Over the default F it ranges from 0
+    to 0.90 (not normalised); e.g. [0, 0, 1, 1, 1] -> 0.625.
+    """
+    p = checked_passes(passes, fractions)
+    f = np.asarray(fractions, dtype=float)
+    return float(np.sum(np.diff(f) * (p[1:] + p[:-1]) / 2))
+
+
+def pass_at_10(passes: Sequence[float], fractions: Sequence[float] = PREFIX_FRACTIONS) -> float:
+    """Pass@10 = p(0.10), the pass value after the first 10% of the explanation's tokens."""
+    p = checked_passes(passes, fractions)
+    return float(p[fraction_index(0.10, fractions)])
+
+
+@dataclass(frozen=True)
+class FirstPass:
+    """First-pass fraction of a curve, right-censored at 1.0.
+
+    ``fraction`` is the first f with p(f) >= threshold (0.5); when there is none, ``fraction``
+    is 1.0 and ``censored`` is True (so a curve passing only at 100% and one never passing both
+    have fraction 1.0, told apart by ``censored``).
+    """
+
+    fraction: float
+    censored: bool
+
+
+def first_pass(
+    passes: Sequence[float],
+    fractions: Sequence[float] = PREFIX_FRACTIONS,
+    threshold: float = PASS_THRESHOLD,
+) -> FirstPass:
+    """First-pass = min{f in F : p(f) >= threshold}; right-censored at 1.0 when the set is empty."""
+    p = checked_passes(passes, fractions)
+    passed = np.flatnonzero(p >= threshold)
+    if passed.size == 0:
+        return FirstPass(fraction=1.0, censored=True)
+    return FirstPass(fraction=float(fractions[passed[0]]), censored=False)

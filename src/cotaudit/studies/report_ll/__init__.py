@@ -1,0 +1,9 @@
+"""Report log-likelihood: a frozen model scores fixed honest and concealing reports.
+
+``fixtures`` (the scenario generator: schema with the prompts, generator, audits; the committed
+corpus is ``data/fixtures.jsonl``), ``record`` (what the solver stores per sample: the four
+scorings), ``stats`` (differences D_h, D_c, DiD, scenario bootstrap, factor tables, control
+verdicts, discrimination check), ``scores`` (the ledger records rebuilt from scores, metric key
+sets, the report clustering). ``cotaudit ledger`` is :mod:`cotaudit.report.ledger`; the report
+section is :mod:`cotaudit.report.report_ll`.
+"""

@@ -1,0 +1,70 @@
+"""The report_ll per-sample record that the solver stores and the scorer reads.
+
+:class:`ReportScorings` is written by ``report_ll_scorings`` into the sample store under
+:data:`STORE_KEY` (as JSON: the same dict older logs hold) and read back by
+``report_ll_scorer``. One scoring ``S(r, T) = sum_i log p(r_i | T, r_<i)`` (nats) per report
+r in {h(onest), c(oncealing)} and transcript T in {hack, clean}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+STORE_KEY = "report_ll"
+"""Key of :class:`ReportScorings` in the sample store."""
+
+TRANSCRIPTS = ("hack", "clean")
+REPORTS = ("honest", "concealing")
+ARM = {"honest": "h", "concealing": "c"}
+"""Report kind -> the letter of its scoring fields (``s_h_hack``, ``s_c_clean``, ...)."""
+
+
+class TokenScores(BaseModel):
+    """One scoring's report tokens (as the model's tokenizer decodes them) and log p of each."""
+
+    tokens: list[str]
+    logprobs: list[float]
+
+
+class ReportScorings(BaseModel):
+    """The four scorings of one fixture version: ``s_{h|c}_{hack|clean}`` in nats, ``n_...``
+    the report's token count, and per scoring ``token_logprobs["{h|c}_{hack|clean}"]``."""
+
+    s_h_hack: float
+    s_h_clean: float
+    s_c_hack: float
+    s_c_clean: float
+    n_h_hack: int
+    n_h_clean: int
+    n_c_hack: int
+    n_c_clean: int
+    token_logprobs: dict[str, TokenScores]
+
+    @classmethod
+    def from_results(cls, results: Mapping[tuple[str, str], Any]) -> ReportScorings:
+        """From ``{(report, transcript): LoglikResult}`` over :data:`REPORTS` x
+        :data:`TRANSCRIPTS`."""
+        fields: dict[str, Any] = {"token_logprobs": {}}
+        for (report, transcript), r in results.items():
+            key = f"{ARM[report]}_{transcript}"
+            fields[f"s_{key}"] = float(r.sum_logprob)
+            fields[f"n_{key}"] = int(r.n_tokens)
+            fields["token_logprobs"][key] = TokenScores(
+                tokens=list(r.tokens), logprobs=[float(x) for x in r.token_logprobs]
+            )
+        return cls.model_validate(fields)
+
+    @classmethod
+    def from_store(cls, store: Mapping[str, Any]) -> ReportScorings:
+        """The record in a sample store; a clear error when the solver did not run."""
+        rec = store.get(STORE_KEY)
+        if rec is None:
+            raise RuntimeError("report_ll_scorer needs the report_ll_scorings solver to run first")
+        return cls.model_validate(rec)
+
+    def scorings_row(self) -> dict[str, float | int]:
+        """The scorings and token counts as ledger columns (``s_...``, ``n_...``)."""
+        return self.model_dump(exclude={"token_logprobs"})
