@@ -8,9 +8,9 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.answers import extract_final_answer, extract_forced_answer
-from cotaudit.curves import prefix_positions
-from cotaudit.probing.sweep import context_room, force_answers
 from cotaudit.engine.chat import to_plain
+from cotaudit.probing.positions import Schedule
+from cotaudit.probing.sweep import context_room, force_answers
 from cotaudit.studies.selfcommit.record import STORE_KEY, SelfcommitProbe
 from cotaudit.studies.selfcommit.schedule import (
     coarse_positions,
@@ -75,6 +75,8 @@ def selfcommit_probe(
       zero_probe: Also probe t = 0 (the prompt alone) and record it as ``c0``.
     """
 
+    positions = Schedule(kind="stride", stride=stride)
+
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         engine = probe_engine(model, tokenizer)
@@ -94,7 +96,7 @@ def selfcommit_probe(
             engine, prompt, cot_ids, forced_answer_tag, answer_max_tokens
         )
         a_final = extract_final_answer(cot)
-        full = prefix_positions(len(cot_ids), stride)
+        full = positions.positions(len(cot_ids))  # stride, 2*stride, ..., T
         zero = [0] if zero_probe else []
 
         async def probe(positions: list[int]) -> dict[int, list[str]]:

@@ -15,23 +15,16 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.answers import extract_final_answer, extract_forced_answer
-from cotaudit.probing.sweep import force_answers
 from cotaudit.engine.chat import to_plain
+from cotaudit.probing.positions import Schedule
+from cotaudit.probing.sweep import force_answers
 from cotaudit.studies.trace_tutor.prompts import tutor_messages
 from cotaudit.studies.trace_tutor.record import STORE_KEY, ContextProbe, TutorProbe
 from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS
 
 from .engine import completion_token_ids, probe_engine, sample_seed
 
-__all__ = ["STORE_KEY", "probe_positions", "trace_tutor_probe"]
-
-
-def probe_positions(length: int, fractions: Sequence[float]) -> list[int]:
-    """Cut positions: 0 (the 0% probe), then round(f * T) for each fraction f.
-
-    Python's ``round`` (half to even), so a tie like 0.10 * 25 = 2.5 cuts at 2 tokens.
-    """
-    return [0] + [round(f * length) for f in fractions]
+__all__ = ["STORE_KEY", "trace_tutor_probe"]
 
 
 @solver
@@ -66,6 +59,7 @@ def trace_tutor_probe(
       tokenizer: Tokenizer for token positions on providers without their own engine.
     """
     fractions = tuple(float(f) for f in fractions)
+    schedule = Schedule(kind="fractions", fractions=fractions, zero_probe=True)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         meta = state.metadata
@@ -87,7 +81,7 @@ def trace_tutor_probe(
         state.messages.append(output.message)
         explanation = output.completion
         token_ids = completion_token_ids(output, engine)
-        positions = probe_positions(len(token_ids), fractions)
+        positions = schedule.probed(len(token_ids))  # 0, then round(f * T) (half to even)
 
         probes = {}
         for name, messages in contexts.items():

@@ -29,7 +29,7 @@ from cotaudit.scorers import (
 )
 from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
-from cotaudit.solvers.trace_tutor import probe_positions
+from cotaudit.probing.positions import Schedule
 from tasks_loader import TASKS, load_task_module
 
 ROOT = TASKS.parent
@@ -171,9 +171,12 @@ def test_valid_parameters_build_one_sample_per_problem_and_condition():
 
 
 def test_probe_positions_are_zero_then_rounded_fractions():
-    assert probe_positions(40, ts.PREFIX_FRACTIONS) == [0, 4, 10, 20, 30, 40]
-    assert probe_positions(7, ts.PREFIX_FRACTIONS) == [0, 1, 2, 4, 5, 7]
-    assert probe_positions(0, ts.PREFIX_FRACTIONS) == [0] * 6
+    """The study's schedule: the 0% probe, then round(f * T), half to even (0.1 * 25 -> 2)."""
+    schedule = Schedule(kind="fractions", fractions=ts.PREFIX_FRACTIONS, zero_probe=True)
+    assert schedule.probed(40) == [0, 4, 10, 20, 30, 40]
+    assert schedule.probed(7) == [0, 1, 2, 4, 5, 7]
+    assert schedule.probed(25)[1] == 2
+    assert schedule.probed(0) == [0] * 6
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ Run-level functions return flat ``dict[str, float]`` whose keys are Inspect metr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -500,16 +500,28 @@ def delta_context_table(
     The mean difference is the mean Delta_context. Keys: ``visible_vs_masked/<condition>/<field>``.
     """
     shared_fractions(records)
+    return _visible_vs_masked(records, TraceRecord.auc, "visible_vs_masked", n_boot, seed)
+
+
+def _visible_vs_masked(
+    records: Sequence[TraceRecord],
+    value: Callable[[TraceRecord, Probe], float],
+    prefix: str,
+    n_boot: int,
+    seed: int,
+) -> dict[str, float]:
+    """:func:`paired_comparison` of ``value(r, "visible")`` vs ``value(r, "masked")`` over each
+    keyed condition's records, as metrics ``<prefix>/<condition>/<field>``."""
     out: dict[str, float] = {}
     for condition in KEYED_CONDITIONS:
         group = _of(records, condition)
         comparison = paired_comparison(
-            [r.auc("visible") for r in group],
-            [r.auc("masked") for r in group],
+            [value(r, "visible") for r in group],
+            [value(r, "masked") for r in group],
             n_boot=n_boot,
             seed=seed,
         )
-        out.update(comparison.as_metrics(f"visible_vs_masked/{condition}"))
+        out.update(comparison.as_metrics(f"{prefix}/{condition}"))
     return out
 
 
@@ -559,17 +571,7 @@ def zero_probe_drop_table(
     """
     shared_fractions(records)
     _by_problem(records)
-    out: dict[str, float] = {}
-    for condition in KEYED_CONDITIONS:
-        group = _of(records, condition)
-        comparison = paired_comparison(
-            [r.zero_probe("visible") for r in group],
-            [r.zero_probe("masked") for r in group],
-            n_boot=n_boot,
-            seed=seed,
-        )
-        out.update(comparison.as_metrics(f"zero_probe_drop/{condition}"))
-    return out
+    return _visible_vs_masked(records, TraceRecord.zero_probe, "zero_probe_drop", n_boot, seed)
 
 
 def pass_at_10_discordance(records: Sequence[TraceRecord]) -> dict[str, float]:
