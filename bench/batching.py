@@ -8,8 +8,8 @@ k 5, stride 30 by default) three times in one process, side by side, all at
 ``--max-connections`` (16):
 
 - ``unbatched``: ``-M max_batch_rows=1`` (one decode job at a time: samples run concurrently
-  but each decodes alone) with unpadded rows, i.e. the computation before batching (a lone
-  CoT decodes at 1 row);
+  but each decodes alone) with unpadded rows (``-M pad_rows=false`` on hf-probe), i.e. the
+  computation before batching (a lone CoT decodes at 1 row);
 - ``unbatched-padded``: the same with decode steps padded to a multiple of 4 rows, the
   reference the batched run must equal bit for bit (``cotaudit.engine.hf_batch``; skipped for
   ``mlx/``, which does not pad);
@@ -40,12 +40,9 @@ def study(log: Any) -> dict[Any, Any]:
     }
 
 
-def run(model: str, model_args: dict[str, Any], row_multiple: int,
+def run(model: str, model_args: dict[str, Any],
         args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
-    from cotaudit.engine import hf_batch
-
     get_model(model, **model_args)  # load the engine before the clock starts
-    hf_batch.ROW_MULTIPLE = row_multiple
     with tempfile.TemporaryDirectory() as log_dir:
         start = time.perf_counter()
         [log] = inspect_eval(
@@ -74,13 +71,14 @@ def main() -> None:
                         help="batched run's row cap (default: the engine's)")
     args = parser.parse_args()
     batched_args = {} if args.max_batch_rows is None else {"max_batch_rows": args.max_batch_rows}
-    runs = [("unbatched", {"max_batch_rows": 1}, 1)]
-    if args.model.startswith("hf-probe/"):
-        runs.append(("unbatched-padded", {"max_batch_rows": 1}, 4))
-    runs.append(("batched", batched_args, 4))
+    hf = args.model.startswith("hf-probe/")
+    runs = [("unbatched", {"max_batch_rows": 1} | ({"pad_rows": False} if hf else {}))]
+    if hf:
+        runs.append(("unbatched-padded", {"max_batch_rows": 1}))
+    runs.append(("batched", batched_args))
     rates, studies = {}, {}
-    for name, model_args, row_multiple in runs:
-        rates[name], studies[name] = run(args.model, model_args, row_multiple, args)
+    for name, model_args in runs:
+        rates[name], studies[name] = run(args.model, model_args, args)
         print(f"{args.model} {name} ({model_args or 'default rows'}): {len(studies[name])} "
               f"samples, {rates[name]:.2f} samples/min", flush=True)
     for name in rates:

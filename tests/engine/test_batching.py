@@ -204,6 +204,37 @@ def test_provider_max_batch_rows_arg():
             get_model("hf-probe/tiny", max_batch_rows=bad)
 
 
+def _forward_rows(engine, monkeypatch):
+    """The row count of every decode forward pass (input ids of one token per row)."""
+    rows = []
+    real = engine.model.forward
+
+    def forward(*args, input_ids=None, **kwargs):
+        if input_ids is not None and input_ids.shape[1] == 1:
+            rows.append(input_ids.shape[0])
+        return real(*args, input_ids=input_ids, **kwargs)
+
+    monkeypatch.setattr(engine.model, "forward", forward)
+    return rows
+
+
+def test_pad_rows_false_decodes_a_lone_cot_at_one_row(monkeypatch):
+    from inspect_ai.model import get_model
+
+    padded = get_model("hf-probe/tiny", max_batch_rows=1).api.probe_engine
+    unpadded = get_model("hf-probe/tiny", max_batch_rows=1, pad_rows="false").api.probe_engine
+    assert unpadded is not padded
+    gens = {}
+    for name, engine in (("padded", padded), ("unpadded", unpadded)):
+        rows = _forward_rows(engine, monkeypatch)
+        gens[name] = engine._locked(engine.generate_sync, MESSAGES[0], 8, 0.0, 0)[0]
+        # one CoT row: 4 rows per step padded (3 inert), 1 row unpadded
+        assert set(rows) == {4 if name == "padded" else 1}, rows
+    assert len(gens["unpadded"].token_ids) == len(gens["padded"].token_ids) == 8
+    with pytest.raises(ValueError, match="pad_rows must be true or false"):
+        get_model("hf-probe/tiny", pad_rows="sometimes")
+
+
 def test_selfcommit_study_is_the_same_batched_and_unbatched(tmp_path, monkeypatch):
     """The whole study through Inspect, 4 samples at --max-connections 4: every CoT and every
     forced answer of the batched run equals the unbatched run's (max_batch_rows=1)."""

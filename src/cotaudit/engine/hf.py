@@ -68,12 +68,15 @@ class HFEngine(SyncVerbs):
         sweep: Literal["auto", "batched", "forked"] = "auto",
         context_cache_size: int = 8,
         max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
+        pad_rows: bool = True,
     ) -> None:
         """``sweep``: decode all prefixes together over one shared cache (``batched``) or one
         prefix at a time from a cache view (``forked``); ``auto`` picks batched unless the model
         uses sliding-window attention (which the shared-prefix attention does not implement).
         ``context_cache_size``: prefilled scoring contexts kept for reuse (0 disables).
-        ``max_batch_rows``: rows decoding together across samples (1: one job at a time)."""
+        ``max_batch_rows``: rows decoding together across samples (1: one job at a time).
+        ``pad_rows``: pad decode steps to a multiple of 4 rows, so results do not depend on the
+        batch (:mod:`cotaudit.engine.hf_batch`); False decodes a lone job at its own rows."""
         import torch
 
         from cotaudit.engine import hf_batch, shared_prefix
@@ -94,7 +97,7 @@ class HFEngine(SyncVerbs):
         self.device = next(model.parameters()).device
         self._torch = torch
         self._scheduler = Scheduler("cotaudit-hf", torch.inference_mode)
-        self._stepper = HFStepper(self, max_batch_rows)
+        self._stepper = HFStepper(self, max_batch_rows, hf_batch.ROW_MULTIPLE if pad_rows else 1)
         self._waiters = ThreadPoolExecutor(max_workers=256, thread_name_prefix="cotaudit-hf-wait")
         first = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
         self.rows_independent = rows_independent(first.weight)
@@ -130,6 +133,7 @@ class HFEngine(SyncVerbs):
         dtype: str = "float32",
         device: str = "cpu",
         max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
+        pad_rows: bool = True,
     ) -> "HFEngine":
         """Load a local folder or hub id with ``from_pretrained``."""
         import torch
@@ -138,7 +142,7 @@ class HFEngine(SyncVerbs):
         torch_dtype = getattr(torch, dtype) if dtype != "auto" else "auto"
         tokenizer = AutoTokenizer.from_pretrained(str(path))
         model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype).to(device)
-        return cls(model, tokenizer, max_batch_rows=max_batch_rows)
+        return cls(model, tokenizer, max_batch_rows=max_batch_rows, pad_rows=pad_rows)
 
     @property
     def context_length(self) -> int | None:

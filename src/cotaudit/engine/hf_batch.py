@@ -16,6 +16,9 @@ start), but differently for 1-3 rows (a matrix-vector kernel) and, with 2 thread
 last rows of 5-11. So every step is padded to a multiple of ``ROW_MULTIPLE`` rows (inert rows:
 token 0, no attention), alone or batched: a row's floats then do not depend on which other rows
 share its batch, and greedy CoTs and seeded samples are identical batched and unbatched.
+``pad_rows=False`` (``-M pad_rows=false``) turns the padding off: a lone job then decodes at its
+own row count (a 1-row CoT at ~1.6x the speed of a padded one on this CPU), and results
+may differ from a run with another batch composition in the last float bits.
 Where :func:`rows_independent` is False (e.g. GPU GEMMs that change tiling with the row count),
 batching can change the last float bits, hence a greedy token at a near tie; ``max_batch_rows=1``
 gives the unbatched computation there.
@@ -35,9 +38,9 @@ ROW_MULTIPLE = 4
 """Decode steps run on a multiple of this many rows (see the module docstring)."""
 
 
-def padded_rows(rows: int) -> int:
-    """``rows`` rounded up to a multiple of :data:`ROW_MULTIPLE`."""
-    return -(-rows // ROW_MULTIPLE) * ROW_MULTIPLE
+def padded_rows(rows: int, multiple: int = ROW_MULTIPLE) -> int:
+    """``rows`` rounded up to a multiple of ``multiple``."""
+    return -(-rows // multiple) * multiple
 
 
 def rows_independent(weight: torch.Tensor, trials: int = 6) -> bool:
@@ -154,11 +157,13 @@ def register() -> None:
 
 
 class HFStepper:
-    """One decode step of the transformers engine for a list of jobs (padded rows)."""
+    """One decode step of the transformers engine for a list of jobs, padded to a multiple of
+    ``row_multiple`` rows (1: no padding)."""
 
-    def __init__(self, engine: Any, max_rows: int) -> None:
+    def __init__(self, engine: Any, max_rows: int, row_multiple: int = ROW_MULTIPLE) -> None:
         self.engine = engine
         self.max_rows = max_rows
+        self.row_multiple = row_multiple
 
     def step(self, jobs: Sequence[Any]) -> list[torch.Tensor]:
         engine = self.engine
@@ -166,7 +171,7 @@ class HFStepper:
         for job in jobs:
             spans.append((start, start + job.rows))
             start += job.rows
-        pad = padded_rows(start) - start
+        pad = padded_rows(start, self.row_multiple) - start
         zeros = torch.zeros(pad, dtype=torch.long, device=engine.device)
         tokens = torch.cat([j.decoder.next for j in jobs] + [zeros])
         positions = torch.cat([j.next_positions() for j in jobs] + [zeros])

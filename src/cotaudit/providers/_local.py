@@ -38,6 +38,18 @@ def resolve_model_path(model_name: str) -> str:
     return model_name
 
 
+def bool_arg(name: str, value: Any) -> bool:
+    """A ``-M name=true|false`` model arg as a bool (a clear error otherwise)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
 def batch_rows_arg(value: Any) -> int:
     """``-M max_batch_rows=N`` as a positive int (a clear error otherwise)."""
     try:

@@ -8,7 +8,9 @@ verbs (``continue_prefixes`` with KV-cache reuse, ``loglikelihood``) are reachab
 Model names: a local folder or hub id, ``default`` (the embedded SmolLM2-135M-Instruct) or
 ``tiny`` (a tiny random model for mechanical tests). Model args: ``-M dtype=float32|bfloat16|
 float16|auto``, ``-M device=cpu|cuda|mps``, ``-M max_batch_rows=N`` (rows decoding together
-across concurrently running samples, default 64; 1 decodes one sample's job at a time). With
+across concurrently running samples, default 64; 1 decodes one sample's job at a time),
+``-M pad_rows=false`` (decode steps at their own row count instead of a multiple of 4: faster
+one job at a time, but results then depend on the batch in the last float bits). With
 batching, ``--max-connections N`` lets up to N samples' CoTs decode in one batch.
 """
 
@@ -20,15 +22,23 @@ from typing import Any
 from inspect_ai.model import GenerateConfig
 
 from cotaudit.engine.hf import DEFAULT_MAX_BATCH_ROWS, HFEngine
-from cotaudit.providers._local import LocalEngineAPI, batch_rows_arg, resolve_model_path
+from cotaudit.providers._local import (
+    LocalEngineAPI,
+    batch_rows_arg,
+    bool_arg,
+    resolve_model_path,
+)
 
 
 @functools.lru_cache(maxsize=4)
 def _load_engine(
-    path: str, dtype: str, device: str, max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS
+    path: str, dtype: str, device: str, max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
+    pad_rows: bool = True,
 ) -> HFEngine:
-    """One loaded model per (path, dtype, device, max_batch_rows) per process."""
-    return HFEngine.load(path, dtype=dtype, device=device, max_batch_rows=max_batch_rows)
+    """One loaded model per (path, dtype, device, max_batch_rows, pad_rows) per process."""
+    return HFEngine.load(
+        path, dtype=dtype, device=device, max_batch_rows=max_batch_rows, pad_rows=pad_rows
+    )
 
 
 class HFProbeAPI(LocalEngineAPI):
@@ -43,6 +53,7 @@ class HFProbeAPI(LocalEngineAPI):
         dtype: str = "float32",
         device: str = "cpu",
         max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
+        pad_rows: bool | str = True,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
@@ -50,8 +61,9 @@ class HFProbeAPI(LocalEngineAPI):
         if model_args:
             raise ValueError(
                 f"hf-probe: unknown model args {sorted(model_args)}; "
-                "known: dtype, device, max_batch_rows"
+                "known: dtype, device, max_batch_rows, pad_rows"
             )
         self.probe_engine = _load_engine(
-            resolve_model_path(model_name), dtype, device, batch_rows_arg(max_batch_rows)
+            resolve_model_path(model_name), dtype, device, batch_rows_arg(max_batch_rows),
+            bool_arg("pad_rows", pad_rows),
         )
