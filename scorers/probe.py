@@ -61,6 +61,10 @@ GAP_KEYS = {"trace": ("auc", "pass_at_first"), "selfcommit": ("uncommitted", "ta
 """Summaries whose own-minus-replay difference is a run metric (``replay_gap/<key>``)."""
 
 
+class VerificationError(RuntimeError):
+    """The wrapped task's scorer failed on a verification copy (a forced answer)."""
+
+
 class Verifier:
     """The wrapped task's scorer applied to verification copies of one sample's state."""
 
@@ -82,7 +86,15 @@ class Verifier:
                 copy.messages[-1] = ChatMessageAssistant(content=text, model=str(self.state.model))
             if copy.choices:
                 remark_choices(copy, self.multiple_correct)
-            score = await self.task_scorer(copy, self.target)
+            try:
+                score = await self.task_scorer(copy, self.target)
+            except Exception as e:
+                raise VerificationError(
+                    f"sample {self.state.sample_id!r}: the task's scorer raised on the "
+                    f"verification copy {text!r} ({type(e).__name__}: {e}); the forced answers "
+                    "are kept in the sample's store under 'probe', so a fixed scorer can "
+                    "rescore the log without running the model again"
+                ) from e
             if score is None:
                 raise ValueError("the task's scorer returned no score for a verification copy")
             self._cache[text] = score

@@ -244,6 +244,32 @@ def test_bad_probe_arguments_are_named():
         cotaudit.probe("tasks/no_such_file.py@x")
 
 
+def test_task_scorer_raising_on_a_forced_answer_is_named_and_keeps_the_answers(tmp_path):
+    """A task scorer that fails on some forced answer: the sample's error names the sample and
+    the verification copy, and the forced answers (the model's work) stay in the log."""
+    from inspect_ai.scorer import Score, accuracy, scorer
+
+    @scorer(metrics=[accuracy()])
+    def fragile():
+        async def score(state: TaskState, target) -> Score:
+            if state.output.completion.startswith("The answer is"):  # a verification copy
+                raise KeyError("no such answer key")
+            return Score(value=0)
+
+        return score
+
+    task = capitals(limit=1)
+    task = Task(dataset=task.dataset, solver=task.solver, scorer=fragile())
+    [log] = inspect_eval(cotaudit.probe(task, "trace"), model="hf-probe/tiny", max_tokens=12,
+                         log_dir=str(tmp_path), display="none")
+    assert log.status == "error"
+    [sample] = log.samples
+    assert "the task's scorer raised on the verification copy 'The answer is" in sample.error.message
+    assert "KeyError" in sample.error.message and repr(sample.id) in sample.error.message
+    rec = _record(sample)
+    assert len(rec.context("own").answers) == len(rec.probed) == 6  # 0% probe + 5 fractions
+
+
 @pytest.mark.model
 def test_command_line_probe_file_task_tiny(tmp_path):
     env = dict(os.environ, PWD=str(ROOT))
