@@ -20,12 +20,9 @@ Value keys: the summaries of the own-prompt curve; with ``replay_under`` the sam
 from __future__ import annotations
 
 import math
-import re
-from collections import defaultdict
 from copy import deepcopy
 from typing import Any, Sequence
 
-import numpy as np
 from inspect_ai.model import ChatMessageAssistant, ModelOutput
 from inspect_ai.scorer import (
     CORRECT,
@@ -48,19 +45,15 @@ from cotaudit.curves import DEFAULT_THETAS
 from cotaudit.display import sparkline
 from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.record import STORE_KEY, ProbeRecord
-from cotaudit.probing.summaries import pass_rates, selfcommit_summaries, trace_summaries
+from cotaudit.probing.summaries import (
+    REPLAY_SUFFIX,
+    pass_rates,
+    run_metrics,
+    selfcommit_summaries,
+    trace_summaries,
+)
 
 _to_float = value_to_float()
-REPLAY_SUFFIX = "_replay"
-MAIN_KEYS = {
-    "trace": ("task_score", "auc", "pass_at_first", "first_pass", "p0"),
-    "selfcommit": ("task_score", "has_final", "uncommitted", "tau_0.8", "range_c", "c0"),
-}
-"""Value keys also reported per condition (``<key>/<condition>``)."""
-GAP_KEYS = {"trace": ("auc", "pass_at_first"), "selfcommit": ("uncommitted", "tau_0.8", "range_c")}
-"""Summaries whose own-minus-replay difference is a run metric (``replay_gap/<key>``)."""
-
-
 class VerificationError(RuntimeError):
     """The wrapped task's scorer failed on a verification copy (a forced answer)."""
 
@@ -255,15 +248,6 @@ def final_integer() -> Scorer:
     return score
 
 
-def _metric_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
-
-
-def _nanmean(values: list[float]) -> float:
-    arr = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
-    return float(arr.mean()) if arr.size else math.nan
-
-
 @metric
 def probe_summary(probe: str = "trace", condition_key: str = "condition") -> Metric:
     """Run metrics of the probe: the mean of every value key over the samples where it is
@@ -272,39 +256,10 @@ def probe_summary(probe: str = "trace", condition_key: str = "condition") -> Met
     overall and per condition; ``n_samples``."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        out: dict[str, float] = {"n_samples": float(len(scores))}
-        if not scores:
-            return out
         rows = [
             (s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {})
             for s in scores
         ]
-        keys = list(rows[0][0])
-        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for value, meta in rows:
-            if condition_key in meta:
-                groups[_metric_name(str(meta[condition_key]))].append(value)
-        main = [k for k in MAIN_KEYS[probe] if k in keys]
-        main += [f"{k}{REPLAY_SUFFIX}" for k in main if f"{k}{REPLAY_SUFFIX}" in keys]
-        for key in keys:
-            out[key] = _nanmean([float(v.get(key, math.nan)) for v, _ in rows])
-        for key in main:
-            for cond, values in groups.items():
-                mean = _nanmean([float(v.get(key, math.nan)) for v in values])
-                if not (key.endswith(REPLAY_SUFFIX) and math.isnan(mean)):
-                    out[f"{key}/{cond}"] = mean
-        for key in GAP_KEYS[probe]:
-            if f"{key}{REPLAY_SUFFIX}" not in keys:
-                continue
-
-            def gaps(values: list[dict[str, Any]], key: str = key) -> list[float]:
-                return [float(v[key]) - float(v[f"{key}{REPLAY_SUFFIX}"]) for v in values]
-
-            out[f"replay_gap/{key}"] = _nanmean(gaps([v for v, _ in rows]))
-            for cond, values in groups.items():
-                gap = _nanmean(gaps(values))
-                if not math.isnan(gap):
-                    out[f"replay_gap/{key}/{cond}"] = gap
-        return out
+        return run_metrics(rows, probe, condition_key)
 
     return compute

@@ -24,6 +24,8 @@ STUDIES = {
     "selfcommit": "cotaudit.report.selfcommit",
     "trace_tutor": "cotaudit.report.trace_tutor",
     "report_ll": "cotaudit.report.report_ll",
+    "probe_trace": "cotaudit.report.probe",
+    "probe_selfcommit": "cotaudit.report.probe",
 }
 """Study name (task metadata ``study``, else the task name) -> its report module."""
 

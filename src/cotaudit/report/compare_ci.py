@@ -89,7 +89,7 @@ def _compare_runs(
 def add_compared(table: Table, label: str, compared: Compared, reference: str) -> None:
     """Two rows: ``label`` (each run's estimate [CI]) and ``Δ label vs reference`` (paired
     difference [CI] and the number of shared units)."""
-    table.add(label, *(_ci_cell(i) for i in compared.runs))
+    table.add(label, *(interval_cell(i) for i in compared.runs))
     table.add(
         f"Δ {label} vs {reference}",
         Cell(math.nan, "(reference)"),
@@ -111,7 +111,8 @@ def note(unit: str, cluster: bool = False) -> str:
     )
 
 
-def _ci_cell(i: Interval | None) -> Cell:
+def interval_cell(i: Interval | None) -> Cell:
+    """``estimate [low, high]`` of an interval (a dash for none)."""
     if i is None:
         return Cell(math.nan, DASH)
     return Cell(i.estimate, fmt_ci(i.estimate, i.low, i.high))
@@ -207,6 +208,7 @@ __all__ = [
     "cluster_rows",
     "compare_runs",
     "f1_rows",
+    "interval_cell",
     "median_rows",
     "note",
 ]

@@ -1,0 +1,159 @@
+"""The report section of ``cotaudit.probe`` logs (studies ``probe_trace``, ``probe_selfcommit``).
+
+Per run: the run metrics recomputed from the per-sample scores with the function the run used
+(:func:`cotaudit.probing.summaries.run_metrics`) and checked against the log; a table of the
+main per-sample summaries, mean over samples with a 95% bootstrap interval over units (the
+samples' ``pair_key`` metadata when they carry it, so the conditions of one problem are resampled
+together; else the sample), per condition beside it. Comparison of runs: each summary's mean
+with its interval, and its paired difference against the first run over the shared units.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cotaudit.probing.summaries import GAP_KEYS, MAIN_KEYS, REPLAY_SUFFIX, run_metrics
+from cotaudit.report import compare_ci
+from cotaudit.report.data import RunData, ScoredSample, check_metrics
+from cotaudit.report.sections import Section
+from cotaudit.report.tables import Cell, Table, fmt
+
+SCORER = "probe_scorer"
+
+
+def _settings(run: RunData) -> dict[str, Any]:
+    return dict(run.task_metadata.get("probe") or {})
+
+
+def _probe(run: RunData) -> str:
+    return str(_settings(run).get("probe") or run.study.removeprefix("probe_"))
+
+
+def units_of(samples: Sequence[ScoredSample], pair_key: str | None) -> list[Hashable]:
+    """Each sample's bootstrap unit: its ``pair_key`` metadata when present, else its id."""
+    return [
+        str((s.sample_metadata or {}).get(pair_key, s.sample_id)) if pair_key else str(s.sample_id)
+        for s in samples
+    ]
+
+
+def _value(s: ScoredSample, key: str) -> float:
+    v = s.score.value if isinstance(s.score.value, dict) else {}
+    try:
+        return float(v.get(key, math.nan))
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def summary_keys(probe: str, samples: Sequence[ScoredSample]) -> list[str]:
+    """The main summaries present in the scores, then their replayed forms and gaps."""
+    present = set().union(*[
+        s.score.value.keys() for s in samples if isinstance(s.score.value, dict)
+    ]) if samples else set()
+    main = [k for k in MAIN_KEYS.get(probe, ()) if k in present]
+    replay = [f"{k}{REPLAY_SUFFIX}" for k in main if f"{k}{REPLAY_SUFFIX}" in present]
+    gaps = [f"replay_gap/{k}" for k in GAP_KEYS.get(probe, ()) if f"{k}{REPLAY_SUFFIX}" in present]
+    return main + replay + gaps
+
+
+def key_values(samples: Sequence[ScoredSample], key: str) -> list[float]:
+    """Per sample: the value of ``key``, or own - replayed for ``replay_gap/<summary>``."""
+    if key.startswith("replay_gap/"):
+        base = key.removeprefix("replay_gap/")
+        return [_value(s, base) - _value(s, f"{base}{REPLAY_SUFFIX}") for s in samples]
+    return [_value(s, key) for s in samples]
+
+
+def mean_rows(units: Sequence[Hashable], values: Sequence[float]) -> compare_ci.UnitRows:
+    """The mean of the values of rows ``(unit, value)``, NaN values left out (NaN if none)."""
+    arr = np.asarray(values, dtype=float)
+
+    def statistic(idx: NDArray[np.intp]) -> float:
+        v = arr[idx]
+        v = v[~np.isnan(v)]
+        return float(v.mean()) if v.size else math.nan
+
+    return compare_ci.UnitRows(list(units), statistic)
+
+
+def _condition_means(samples: Sequence[ScoredSample], key: str, condition_key: str,
+                     conditions: Sequence[str]) -> list[Cell]:
+    values = key_values(samples, key)
+    cells = []
+    for cond in conditions:
+        v = np.array([x for s, x in zip(samples, values)
+                      if str((s.sample_metadata or {}).get(condition_key)) == cond], dtype=float)
+        v = v[~np.isnan(v)]
+        mean = float(v.mean()) if v.size else math.nan
+        cells.append(Cell(mean, fmt(mean) if v.size else "–"))
+    return cells
+
+
+def section(run: RunData, out_dir: Path, stem: str) -> Section:
+    """The probe section of one run (no figures)."""
+    probe = _probe(run)
+    settings = _settings(run)
+    sec = Section(f"{run.study} · {run.label or run.model}", run=run)
+    scorer = run.scorer(SCORER)
+    if scorer is None or not scorer.samples:
+        sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
+        return sec
+    samples = scorer.samples
+    condition_key = str(settings.get("condition_key") or "condition")
+    pair_key = settings.get("pair_key")
+    rows = [(s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {})
+            for s in samples]
+    sec.recomputed = run_metrics(rows, probe, condition_key)
+    sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
+    units = units_of(samples, pair_key)
+    conditions = sorted({str((s.sample_metadata or {})[condition_key]) for s in samples
+                         if condition_key in (s.sample_metadata or {})})
+    keys = summary_keys(probe, samples)
+    sec.data.update(probe=probe, units=units, keys=keys)
+    head = (
+        f"Probe `{probe}` over task `{settings.get('wrapped_task', run.task)}` "
+        f"(answer form {settings.get('answer_form', '?')}, k = {settings.get('k', '?')}"
+        + (f", replayed under `{settings['replay_under']}`" if settings.get("replay_under") else "")
+        + f"): {len(samples)} samples, {len(set(units))} units."
+    )
+    sec.text(head)
+    sec.text(sec.consistency.line())
+    table = Table("Per-sample summaries: mean over samples", ["summary", "mean [95% CI]",
+                                                              *conditions])
+    compared = compare_ci.compare_runs([mean_rows(units, key_values(samples, k)) for k in keys])
+    for key, interval in zip(keys, compared.runs):
+        table.add(key, compare_ci.interval_cell(interval),
+                  *_condition_means(samples, key, condition_key, conditions))
+    table.note = (
+        f"[…]: 95% percentile bootstrap over {'`' + pair_key + '`' if pair_key else 'sample'} "
+        f"units ({compare_ci.N_BOOT} resamples, seed {compare_ci.SEED}); NaN values (no final "
+        "answer, no replay) left out. Definitions: docs/probe.md."
+    )
+    sec.table("summaries", table)
+    return sec
+
+
+def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
+    """Each summary across runs: mean [CI] per run, and Δ vs the first run over shared units."""
+    secs = [s for s in sections if s.run is not None and s.data.get("keys")]
+    if len(secs) < 2:
+        return None
+    comp = Section(f"{secs[0].run.study} · comparison of runs")  # type: ignore[union-attr]
+    labels = [s.run.label or s.run.model for s in secs]  # type: ignore[union-attr]
+    keys = [k for k in secs[0].data["keys"] if all(k in s.data["keys"] for s in secs)]
+    table = Table("Per-sample summaries across runs", ["summary", *labels])
+    for key in keys:
+        rows = [
+            mean_rows(s.data["units"], key_values(s.run.scorer(SCORER).samples, key))  # type: ignore[union-attr]
+            for s in secs
+        ]
+        compare_ci.add_compared(table, key, compare_ci.compare_runs(rows), labels[0])
+    table.note = compare_ci.note("unit")
+    comp.table("comparison", table)
+    return comp
