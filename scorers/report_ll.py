@@ -1,17 +1,17 @@
 """Scorer and metrics of the report log-likelihood study (issue 5).
 
 Per sample (one fixture version) the score value holds ``d_h, d_c, did`` and their
-``_per_token`` forms (definitions: :mod:`cotaudit.studies.report_ll.stats`); the score metadata is the
-raw ledger row (:meth:`ScoredFixture.ledger_row`: the four scorings and their token counts,
-plus ``hack_kind``), from which every statistic is recomputed.
+``_per_token`` forms (definitions: :mod:`cotaudit.studies.report_ll.stats`); the score metadata
+is the raw ledger row (:meth:`ScoredFixture.ledger_row`: the four scorings and their token
+counts, plus ``hack_kind``), from which every statistic is recomputed.
 
 Run-level metrics are a headline selection of :func:`run_statistics` over the main (non-control)
 family (the headline DiD per register level, plain/plain first; the register-pooled figure with
 each report once under ``pooled_registers/``), the pre-registered discrimination check
 (:func:`discrimination_check`) and the control verdicts (:func:`control_verdicts`); the full
 table (~1000 keys on the whole corpus) is recomputed from the ledger by
-:func:`cotaudit.report.ledger.full_statistics` (``cotaudit ledger LOG --stats``). Every metric returns
-NaN values for an empty score list.
+:func:`cotaudit.report.ledger.full_statistics` (``cotaudit ledger LOG --stats``). Every metric
+returns NaN values for an empty score list.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def report_ll_scorer() -> Scorer:
     return score
 
 
-# --- run statistics (records and key sets: cotaudit.studies.report_ll.scores) -----------------------
+# --- run statistics (records and key sets: cotaudit.studies.report_ll.scores) ------------
 
 
 def _key(records: Sequence[ScoredFixture]) -> tuple[tuple[Any, ...], ...]:

@@ -29,7 +29,6 @@ from cotaudit.engine.base import (
     LoglikResult,
     ProbeEngine,
 )
-
 from cotaudit.studies.report_ll.record import REPORTS, STORE_KEY, TRANSCRIPTS, ReportScorings
 
 from .engine import probe_engine

@@ -75,7 +75,7 @@ def selfcommit_probe(
       zero_probe: Also probe t = 0 (the prompt alone) and record it as ``c0``.
     """
 
-    positions = Schedule(kind="stride", stride=stride)
+    stride_cuts = Schedule(kind="stride", stride=stride)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
@@ -96,7 +96,7 @@ def selfcommit_probe(
             engine, prompt, cot_ids, forced_answer_tag, answer_max_tokens
         )
         a_final = extract_final_answer(cot)
-        full = positions.positions(len(cot_ids))  # stride, 2*stride, ..., T
+        full = stride_cuts.positions(len(cot_ids))  # stride, 2*stride, ..., T
         zero = [0] if zero_probe else []
 
         async def probe(positions: list[int]) -> dict[int, list[str]]:

@@ -25,7 +25,12 @@ from inspect_ai.solver import solver
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.cli import main as cli
 from cotaudit.bootstrap import paired_difference
-from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, ControlDeclaration, dumps_jsonl, load_fixtures
+from cotaudit.studies.report_ll.fixtures import (
+    DEFAULT_CORPUS,
+    ControlDeclaration,
+    dumps_jsonl,
+    load_fixtures,
+)
 from cotaudit.report import assign_labels, build_report, compare_ci
 from cotaudit.report.data import RunData, check_metrics
 from cotaudit.report.figures import DPI, WIDTH

@@ -139,6 +139,11 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     return sec
 
 
+def _samples(sec: Section) -> list[ScoredSample]:
+    scorer = sec.run.scorer(SCORER) if sec.run is not None else None
+    return list(scorer.samples) if scorer is not None else []
+
+
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
     """Each summary across runs: mean [CI] per run, and Δ vs the first run over shared units."""
     secs = [s for s in sections if s.run is not None and s.data.get("keys")]
@@ -150,8 +155,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     table = Table("Per-sample summaries across runs", ["summary", *labels])
     for key in keys:
         rows = [
-            mean_rows(s.data["units"], key_values(s.run.scorer(SCORER).samples, key))  # type: ignore[union-attr]
-            for s in secs
+            mean_rows(s.data["units"], key_values(_samples(s), key)) for s in secs
         ]
         compare_ci.add_compared(table, key, compare_ci.compare_runs(rows), labels[0])
     table.note = compare_ci.note("unit")

@@ -19,7 +19,12 @@ import numpy as np
 
 from cotaudit.cluster.contrast import Clustering, ClusterMetric, register_cluster_metric
 from cotaudit.cluster.f1 import ClusterF1Result, cluster_f1, metric_keys
-from cotaudit.studies.report_ll.fixtures.schema import FACTOR_LEVELS, FACTORS, REGISTERS, ControlDeclaration
+from cotaudit.studies.report_ll.fixtures.schema import (
+    FACTOR_LEVELS,
+    FACTORS,
+    REGISTERS,
+    ControlDeclaration,
+)
 from cotaudit.studies.report_ll.stats import (
     LEDGER_FIELDS,
     POOLED,
