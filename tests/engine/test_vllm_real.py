@@ -10,8 +10,6 @@ identical. Runs are small (2 problems, short budgets): the machine has two cores
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 import time
 from pathlib import Path
 
@@ -163,41 +161,6 @@ def test_seeded_sampling_is_reproducible_and_keeps_the_engine_alive(vllm_server,
     assert first == again
     assert first[:4] != other
     assert len({a for row in first for a in row}) > 1  # really sampled
-
-
-@pytest.mark.skipif(os.environ.get("COTAUDIT_VLLM_CRASH_TEST") != "1",
-                    reason="starts a second vLLM server (minutes); COTAUDIT_VLLM_CRASH_TEST=1")
-def test_without_the_flag_a_seeded_burst_kills_the_engine_and_the_run_stops():
-    """Reproduces the crash that ``--no-enable-chunked-prefill`` prevents, on a second server
-    with chunked prefill on and a 256-token step budget (``UNSAFE_ARGS``): seeded sampled
-    prefix requests of ~400 tokens are split across steps, which kills the engine; the request
-    fails at once with :class:`DeadServerError` (or the endpoint is already gone), and the
-    server's log names the cause."""
-    from openai import APIConnectionError
-
-    from cotaudit.engine.inspect_prefill import DeadServerError
-
-    from transformers import AutoTokenizer
-
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import vllm_cpu_server
-
-    server = vllm_cpu_server.launch(unsafe_defaults=True).wait()
-    tokenizer = AutoTokenizer.from_pretrained(server.model)
-    try:
-        engine = InspectPrefillEngine.for_model(_vllm_model(server))
-        context = _report_ll_context()
-        cot = tokenizer.encode(" Let me think step by step about what the test checks." * 8,
-                               add_special_tokens=False)
-        req = PrefixRequest(context, cot, list(range(0, len(cot) + 1, 4)), " So the answer is",
-                            k=3, max_tokens=6, temperature=1.0, seed=11)
-        start = time.monotonic()
-        with pytest.raises((DeadServerError, APIConnectionError)):
-            asyncio.run(engine.continue_prefixes(req))
-        assert time.monotonic() - start < 120
-        assert "CPU Generator does not use offset" in server.log.read_text(errors="replace")
-    finally:
-        server.stop()
 
 
 def test_a_dead_server_stops_the_request_at_once(vllm_server):
