@@ -154,9 +154,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     keys = [k for k in secs[0].data["keys"] if all(k in s.data["keys"] for s in secs)]
     table = Table("Per-sample summaries across runs", ["summary", *labels])
     for key in keys:
-        rows = [
-            mean_rows(s.data["units"], key_values(_samples(s), key)) for s in secs
-        ]
+        rows = [mean_rows(s.data["units"], key_values(_samples(s), key)) for s in secs]
         compare_ci.add_compared(table, key, compare_ci.compare_runs(rows), labels[0])
     table.note = compare_ci.note("unit")
     comp.table("comparison", table)
