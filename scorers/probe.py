@@ -44,7 +44,7 @@ from cotaudit.answers import extract_final_answer, normalize_number
 from cotaudit.curves import DEFAULT_THETAS
 from cotaudit.display import sparkline
 from cotaudit.probing.forms import AnswerForm, get_form
-from cotaudit.probing.record import STORE_KEY, ProbeRecord
+from cotaudit.probing.record import ProbeRecord
 from cotaudit.probing.summaries import (
     REPLAY_SUFFIX,
     pass_rates,
@@ -162,10 +162,7 @@ def probe_scorer(
     by ``task_scorer`` (the wrapped task's own scorer)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        stored = state.store.get(STORE_KEY)
-        if stored is None:
-            raise RuntimeError("probe_scorer needs the probe_sweep solver to run first")
-        rec = ProbeRecord.model_validate(stored)
+        rec = ProbeRecord.from_store(state.store)
         form = get_form(rec.form)
         verifier = Verifier(task_scorer, state, target, score_key)
         own_score = await task_scorer(state, target)

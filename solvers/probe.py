@@ -20,7 +20,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from cotaudit.engine.base import LocalEngine, Message, ProbeEngine
 from cotaudit.engine.chat import to_plain
 from cotaudit.probing.positions import Schedule
-from cotaudit.probing.record import STORE_KEY, ContextAnswers, ProbeRecord
+from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.probing.sweep import context_room, force_answers
 from cotaudit.probing.think import (
     DEFAULT_THINK_CLOSE,
@@ -227,7 +227,7 @@ def probe_sweep(
             contexts=contexts,
             replay_under=replay_under,
         )
-        state.store.set(STORE_KEY, record.model_dump(mode="json"))
+        record.save(state.store)
         return state
 
     return solve

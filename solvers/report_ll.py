@@ -29,7 +29,7 @@ from cotaudit.engine.base import (
     LoglikResult,
     ProbeEngine,
 )
-from cotaudit.studies.report_ll.record import REPORTS, STORE_KEY, TRANSCRIPTS, ReportScorings
+from cotaudit.studies.report_ll.record import REPORTS, TRANSCRIPTS, ReportScorings
 
 from .engine import probe_engine
 
@@ -96,7 +96,7 @@ def report_ll_scorings(tokenizer: str | None = None) -> Solver:
             scored = await score_reports(engine, contexts[transcript], reports)
             for report, result in zip(REPORTS, scored, strict=True):
                 results[(report, transcript)] = result
-        state.store.set(STORE_KEY, ReportScorings.from_results(results).model_dump(mode="json"))
+        ReportScorings.from_results(results).save(state.store)
         return state
 
     return solve

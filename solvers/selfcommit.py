@@ -136,7 +136,7 @@ def selfcommit_probe(
             answers=[answers.get(t, []) for t in full],
             parsed_answers=[[extract_forced_answer(a) for a in answers.get(t, [])] for t in full],
         )
-        state.store.set(STORE_KEY, record.model_dump(mode="json"))
+        record.save(state.store)
         return state
 
     return solve

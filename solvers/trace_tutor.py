@@ -107,7 +107,7 @@ def trace_tutor_probe(
             k=probe_samples,
             probes=probes,
         )
-        state.store.set(STORE_KEY, record.model_dump(mode="json"))
+        record.save(state.store)
         return state
 
     return solve

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel
 
 from cotaudit.probing.positions import Schedule
+from cotaudit.store_record import StoreRecord
 
 STORE_KEY = "probe"
 """Key of the record in Inspect's sample store."""
@@ -25,7 +26,7 @@ class ContextAnswers(BaseModel):
     answers: list[list[str]]
 
 
-class ProbeRecord(BaseModel):
+class ProbeRecord(StoreRecord):
     """One sample's truncate-and-force-answer sweep.
 
     The trace is the reasoning span of the response (the think block when there is one):
@@ -33,6 +34,10 @@ class ProbeRecord(BaseModel):
     response's first ``offset + t`` tokens followed by ``cut_tag`` (``tag``, after the think
     closer when inside a think block).
     """
+
+    store_key: ClassVar[str] = STORE_KEY
+    solver: ClassVar[str] = "probe_sweep"
+    scorer: ClassVar[str] = "probe_scorer"
 
     probe: ProbeKind
     form: str

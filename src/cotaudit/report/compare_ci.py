@@ -66,14 +66,24 @@ def compare_runs(
         return _compare_runs(rows, n_boot, seed, confidence)
 
 
+def interval(
+    rows: UnitRows | None,
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
+) -> Interval | None:
+    """One run's statistic with its percentile bootstrap interval over units (None: no rows)."""
+    if rows is None or not rows.units:
+        return None
+    return bootstrap_ci(rows.statistic, rows.units, n_boot=n_boot, seed=seed, confidence=confidence)
+
+
 def _compare_runs(
     rows: Sequence[UnitRows | None], n_boot: int, seed: int, confidence: float
 ) -> Compared:
     options: dict[str, Any] = dict(n_boot=n_boot, seed=seed, confidence=confidence)
-    runs = [
-        bootstrap_ci(r.statistic, r.units, **options) if r is not None and r.units else None
-        for r in rows
-    ]
+    runs = [interval(r, **options) for r in rows]
     ref = rows[0] if rows else None
     diffs: list[Interval | None] = [None]
     for r in rows[1:]:
@@ -145,6 +155,19 @@ def auroc_rows(
     return UnitRows([u for u, _, _ in kept], statistic)
 
 
+def mean_rows(units: Sequence[Hashable], values: Sequence[float]) -> UnitRows:
+    """Mean of ``values`` (one per row, its unit in ``units``), NaN values left out (NaN if
+    none)."""
+    arr = np.asarray(values, dtype=float)
+
+    def statistic(idx: NDArray[np.intp]) -> float:
+        v = arr[idx]
+        v = v[~np.isnan(v)]
+        return float(v.mean()) if v.size else math.nan
+
+    return UnitRows(list(units), statistic)
+
+
 def median_rows(rows: Sequence[tuple[Hashable, float]]) -> UnitRows:
     """Median of the values of rows ``(unit, value)`` (NaN values left out; NaN if none)."""
     values = np.array([v for _, v in rows], dtype=float)
@@ -208,7 +231,9 @@ __all__ = [
     "cluster_rows",
     "compare_runs",
     "f1_rows",
+    "interval",
     "interval_cell",
+    "mean_rows",
     "median_rows",
     "note",
 ]

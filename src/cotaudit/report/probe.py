@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from cotaudit.probing.summaries import GAP_KEYS, MAIN_KEYS, REPLAY_SUFFIX, run_metrics
 from cotaudit.report import compare_ci
@@ -70,18 +69,6 @@ def key_values(samples: Sequence[ScoredSample], key: str) -> list[float]:
     return [_value(s, key) for s in samples]
 
 
-def mean_rows(units: Sequence[Hashable], values: Sequence[float]) -> compare_ci.UnitRows:
-    """The mean of the values of rows ``(unit, value)``, NaN values left out (NaN if none)."""
-    arr = np.asarray(values, dtype=float)
-
-    def statistic(idx: NDArray[np.intp]) -> float:
-        v = arr[idx]
-        v = v[~np.isnan(v)]
-        return float(v.mean()) if v.size else math.nan
-
-    return compare_ci.UnitRows(list(units), statistic)
-
-
 def _condition_means(samples: Sequence[ScoredSample], key: str, condition_key: str,
                      conditions: Sequence[str]) -> list[Cell]:
     values = key_values(samples, key)
@@ -126,9 +113,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     sec.text(sec.consistency.line())
     table = Table("Per-sample summaries: mean over samples", ["summary", "mean [95% CI]",
                                                               *conditions])
-    compared = compare_ci.compare_runs([mean_rows(units, key_values(samples, k)) for k in keys])
-    for key, interval in zip(keys, compared.runs):
-        table.add(key, compare_ci.interval_cell(interval),
+    for key in keys:
+        mean = compare_ci.interval(compare_ci.mean_rows(units, key_values(samples, key)))
+        table.add(key, compare_ci.interval_cell(mean),
                   *_condition_means(samples, key, condition_key, conditions))
     table.note = (
         f"[…]: 95% percentile bootstrap over {'`' + pair_key + '`' if pair_key else 'sample'} "
@@ -154,7 +141,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     keys = [k for k in secs[0].data["keys"] if all(k in s.data["keys"] for s in secs)]
     table = Table("Per-sample summaries across runs", ["summary", *labels])
     for key in keys:
-        rows = [mean_rows(s.data["units"], key_values(_samples(s), key)) for s in secs]
+        rows = [compare_ci.mean_rows(s.data["units"], key_values(_samples(s), key)) for s in secs]
         compare_ci.add_compared(table, key, compare_ci.compare_runs(rows), labels[0])
     table.note = compare_ci.note("unit")
     comp.table("comparison", table)

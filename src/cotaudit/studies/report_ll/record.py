@@ -9,9 +9,11 @@ r in {h(onest), c(oncealing)} and transcript T in {hack, clean}.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
+
+from cotaudit.store_record import StoreRecord
 
 STORE_KEY = "report_ll"
 """Key of :class:`ReportScorings` in the sample store."""
@@ -29,9 +31,13 @@ class TokenScores(BaseModel):
     logprobs: list[float]
 
 
-class ReportScorings(BaseModel):
+class ReportScorings(StoreRecord):
     """The four scorings of one fixture version: ``s_{h|c}_{hack|clean}`` in nats, ``n_...``
     the report's token count, and per scoring ``token_logprobs["{h|c}_{hack|clean}"]``."""
+
+    store_key: ClassVar[str] = STORE_KEY
+    solver: ClassVar[str] = "report_ll_scorings"
+    scorer: ClassVar[str] = "report_ll_scorer"
 
     s_h_hack: float
     s_h_clean: float
@@ -56,14 +62,6 @@ class ReportScorings(BaseModel):
                 tokens=list(r.tokens), logprobs=[float(x) for x in r.token_logprobs]
             )
         return cls.model_validate(fields)
-
-    @classmethod
-    def from_store(cls, store: Mapping[str, Any]) -> ReportScorings:
-        """The record in a sample store; a clear error when the solver did not run."""
-        rec = store.get(STORE_KEY)
-        if rec is None:
-            raise RuntimeError("report_ll_scorer needs the report_ll_scorings solver to run first")
-        return cls.model_validate(rec)
 
     def scorings_row(self) -> dict[str, float | int]:
         """The scorings and token counts as ledger columns (``s_...``, ``n_...``)."""

@@ -10,17 +10,18 @@ old logs still validate.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from cotaudit.curves import Curve
+from cotaudit.store_record import StoreRecord
 
 STORE_KEY = "selfcommit"
 """Key of :class:`SelfcommitProbe` in the sample store."""
 
 
-class SelfcommitProbe(BaseModel):
+class SelfcommitProbe(StoreRecord):
     """One sample's CoT and its prefix probes.
 
     ``positions`` t = stride, 2*stride, ..., T (``cot_tokens``); ``matches[i]`` = how many of the
@@ -28,6 +29,10 @@ class SelfcommitProbe(BaseModel):
     parse: no probe); ``imputed[i]`` marks values the adaptive schedule filled in; ``c0`` =
     matches at t = 0 / k when ``zero_probe``; ``answers`` / ``parsed_answers`` the forced
     answers per position (raw text / parsed integer)."""
+
+    store_key: ClassVar[str] = STORE_KEY
+    solver: ClassVar[str] = "selfcommit_probe"
+    scorer: ClassVar[str] = "selfcommit_scorer"
 
     cot_tokens: int
     truncated: bool
@@ -42,14 +47,6 @@ class SelfcommitProbe(BaseModel):
     k: int
     answers: list[list[str]] = []
     parsed_answers: list[list[int | None]]
-
-    @classmethod
-    def from_store(cls, store: Mapping[str, Any]) -> SelfcommitProbe:
-        """The record in a sample store; a clear error when the solver did not run."""
-        rec = store.get(STORE_KEY)
-        if rec is None:
-            raise RuntimeError("selfcommit_scorer needs the selfcommit_probe solver to run first")
-        return cls.model_validate(rec)
 
     def curve(self) -> Curve | None:
         """c(t) = matches / k at ``positions``; None without a final answer."""

@@ -8,10 +8,11 @@ back by ``trace_tutor_scorer``. The scorer's metadata is read by the report thro
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import ClassVar
 
 from pydantic import BaseModel
+
+from cotaudit.store_record import StoreRecord
 
 STORE_KEY = "trace_tutor"
 """Key of :class:`TutorProbe` in the sample store."""
@@ -27,13 +28,17 @@ class ContextProbe(BaseModel):
     matches: list[int]
 
 
-class TutorProbe(BaseModel):
+class TutorProbe(StoreRecord):
     """One tutor explanation and its prefix probes.
 
     ``positions`` = [0] + [round(f * T) for f in ``fractions``] with T = ``length_tokens``;
     ``probes`` maps ``visible`` (and, for keyed conditions, ``masked``) to its
     :class:`ContextProbe`; ``k`` forced answers per position; ``final_answer`` the boxed
     integer of the explanation (None if unparsed)."""
+
+    store_key: ClassVar[str] = STORE_KEY
+    solver: ClassVar[str] = "trace_tutor_probe"
+    scorer: ClassVar[str] = "trace_tutor_scorer"
 
     token_ids: list[int]
     length_tokens: int
@@ -43,14 +48,6 @@ class TutorProbe(BaseModel):
     positions: list[int]
     k: int
     probes: dict[str, ContextProbe]
-
-    @classmethod
-    def from_store(cls, store: Mapping[str, Any]) -> TutorProbe:
-        """The record in a sample store; a clear error when the solver did not run."""
-        rec = store.get(STORE_KEY)
-        if rec is None:
-            raise RuntimeError("trace_tutor_scorer needs the trace_tutor_probe solver to run first")
-        return cls.model_validate(rec)
 
     def zero_probe(self, context: str) -> float:
         """p(0) in ``context``: gold matches of the 0% probe / k."""
