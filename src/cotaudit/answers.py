@@ -184,3 +184,12 @@ def extract_forced_answer(text: str) -> int | None:
         return _boxed_value(boxed.group(1))
     tokens = _tokens(text)
     return _read(tokens[0]) if tokens else None
+
+
+def extract_boxed_answer(text: str) -> int | None:
+    """The integer in the last ``\\boxed{}`` of a response, or None (no box, or a box holding no
+    single integer): the answer a prompt asking for a boxed integer states, with no fallback."""
+    if not isinstance(text, str) or not text:
+        return None
+    boxed = _BOXED_RE.findall(text)
+    return _boxed_value(boxed[-1]) if boxed else None
