@@ -524,8 +524,10 @@ def test_final_answer_marker_wins_over_any_preceding_prose(text, n):
 
 @given(_INTS, _PROSE)
 def test_forced_answer_is_the_first_number_whatever_follows(n, text):
-    # ... unless what follows makes n an operand ("5 / 2", "5 - 1": no integer answer)
-    assume(not re.match(r"\s*[-+*/×÷^]\s*\.?[\d$(\\]", text))
+    # ... unless what follows makes n an operand ("5 / 2", "5 - 1", "5 x 2": no integer answer)
+    # or puts another number right after it on the line ("5 2": two numbers or "52"?)
+    assume(not re.match(r"\s*(?:[-+*/×÷^]|[xX](?![^\W\d_]))\s*\.?[\d$(\\]", text))
+    assume(not re.match(r"[ \t]*\.?\d", text))
     assert extract_forced_answer(f" {n} {text}") == n
 
 

@@ -1,37 +1,69 @@
 """Numeric answers: normalisation and extraction from model text.
 
-Normalisation maps a written number to an int when it denotes an integer: digit groups of three
-separated by commas or spaces, a leading ``$``, a trailing ``.0``/``.00``, a sign,
-``\\boxed{...}`` and a GSM8K ``#### N`` line are all accepted ("$1,234.00" -> 1234, "-7" -> -7).
-Anything else normalises to ``None``: non-integer values ("2.5", "1,234.5"), fractions ("1/2",
-``\\frac{1}{2}``), arithmetic expressions ("15 - 1"), malformed groups ("1,23"), words, empty
-text. Extraction never reads one operand of a fraction or an expression as the answer: a
-number written next to an operator (``+ - * / × ÷ ^`` with a number on its other side) is no
-answer, so "1/2" is not 1 and "15 - 1" is not -1. Nothing here raises on any string.
+**Normalisation** (:func:`normalize_number`) maps a text that is one written number to the int it
+denotes: digit groups of three separated by commas ("1,234") or spaces ("1 234"), a leading
+``$``, a trailing ``.0``/``.00``, a sign, ``\\boxed{...}`` and a GSM8K ``#### N`` line
+("$1,234.00" -> 1234, "-7" -> -7). Anything else normalises to ``None``: non-integer values
+("2.5", "1,234.5"), fractions ("1/2", ``\\frac{1}{2}``), expressions ("15 - 1", "5 x 3"),
+scientific notation ("1e3"), malformed groups ("1,23"), words, empty text.
+
+**Numbers in running text** (a CoT, a forced answer) are read one at a time, and a number counts
+as an answer only when it stands alone. It does not when it is:
+
+- an operand: next to ``+ - * / × ÷ ^``, or a lone ``x``/``X`` meaning times ("5 x 3", "5x3"),
+  with a number on the operator's other side; a ``-`` after a number (or between spaces after a
+  word, "x - 5") subtracts. So "1/2" is not 1, "15 - 1" is not -1, "5 x 3 = 15" reads 5 and 3
+  as operands and 15 (after "=") alone;
+- part of scientific notation ("1e3", "2.5E-4"): neither the mantissa nor the exponent;
+- next to another number with only spaces or tabs between ("1 234", "3 100"): in running text
+  a space may group digits or separate two numbers, so neither reading is taken. Space grouping
+  is read only where the number fills its field: the whole text, a ``\\boxed{}``, a ``#### ``
+  line.
+
+**Final answers** (:func:`extract_final_answer`) are read as *stated* by default: the answer a
+response states in a form a prompt asks for, never a number it happened to write last (see the
+function). ``reading="last_number"`` adds the last standing-alone number as a fallback.
+
+Nothing here raises on any string.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
-# A written number: sign (unary only, see _token_sign), optional $, digits (commas allowed;
-# their grouping is checked by normalize_number), optional decimals.
+Reading = Literal["stated", "last_number"]
+READINGS: tuple[str, ...] = ("stated", "last_number")
+"""The readings of :func:`extract_final_answer`."""
+
+# A written number: sign (unary only, see _tokens), optional $, digits (commas allowed; their
+# grouping is checked by normalize_number), optional decimals.
 _NUMBER_RE = re.compile(r"(?:-\s*)?(?:\\?\$\s*)?(?:-\s*)?(?:\d+(?:,\d+)*(?:\.\d+)?|\.\d+)")
 _BOXED_RE = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _HASHES_RE = re.compile(r"####\s*([^\n]*)")
-_ANSWER_IS_RE = re.compile(r"(?:final answer|answer)\s*(?:is|:|=)?\s*[:=]?\s*\**\s*", re.IGNORECASE)
+# "answer" then a connector ("is", ":" or "="), markdown bold and an opening math delimiter
+# allowed around it: "The final answer is 18", "**Final Answer:** 18", "answer = $18".
+_CONNECTOR = r"\s*\**\s*(?:is\b\s*:?|[:=])\s*\**\s*(?:\\\(|\\\[)?\s*"
+_FINAL_ANSWER_RE = re.compile(r"\bfinal\s+answer" + _CONNECTOR, re.IGNORECASE)
+_ANSWER_IS_RE = re.compile(r"\banswer" + _CONNECTOR, re.IGNORECASE)
 _INTEGER_RE = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?")
 _OPERATORS = "+-*/×÷^"
+_TIMES = "xX"
 _FRACTION_MARKUP = ("\\frac", "\\dfrac", "\\tfrac")
 _FRACTION_RE = re.compile(r"\\[dt]?frac\s*\{[^{}]*\}\s*\{[^{}]*\}")
+_EXPONENT_RE = re.compile(r"[eE][-+]?\d")
+_SPACED_AFTER_RE = re.compile(r"[ \t]+\.?\d")
+_SPACED_BEFORE_RE = re.compile(r"\d[ \t]+$")
+_CONTINUES_A_NUMBER = frozenset("0123456789.,$ \t")
 
 
 def normalize_number(text: str | int | None) -> int | None:
     """The integer a number string denotes, or None.
 
-    normalize("$1,234") = 1234; normalize("18.0") = 18; normalize("-3") = -3;
-    normalize("\\boxed{42}") = 42; normalize("#### 7") = 7; normalize("2.5") = None;
-    normalize("1,234.5") = None; normalize("1/2") = None; normalize("15 - 1") = None.
+    normalize("$1,234") = 1234; normalize("1 234") = 1234; normalize("18.0") = 18;
+    normalize("-3") = -3; normalize("\\boxed{42}") = 42; normalize("#### 7") = 7;
+    normalize("2.5") = None; normalize("1,234.5") = None; normalize("1/2") = None;
+    normalize("15 - 1") = None; normalize("1e3") = None.
     """
     if text is None or isinstance(text, bool):
         return None
@@ -104,38 +136,69 @@ def _binary_minus(text: str, i: int) -> bool:
     return spaced and j >= 0 and text[j].isalnum()
 
 
+def _times_at(text: str, i: int) -> bool:
+    """The character at ``i`` is an ``x`` meaning times: no letter on either side of it."""
+    return (
+        0 <= i < len(text)
+        and text[i] in _TIMES
+        and not (i > 0 and text[i - 1].isalpha())
+        and not (i + 1 < len(text) and text[i + 1].isalpha())
+    )
+
+
 def _in_expression(text: str, start: int, end: int) -> bool:
     """The number at text[start:end] is an operand of an arithmetic operator or fraction."""
     after = _skip_forward(text, end)
-    if after < len(text) and text[after] in _OPERATORS and _operand_after(text, after + 1):
-        return True
+    if after < len(text) and (text[after] in _OPERATORS or _times_at(text, after)):
+        if _operand_after(text, after + 1):
+            return True
     before = _skip_back(text, start)
-    if before < 0 or text[before] not in _OPERATORS:
+    if before < 0:
+        return False
+    if _times_at(text, before):
+        return _operand_before(text, before)
+    if text[before] not in _OPERATORS:
         return False
     return _operand_before(text, before) or (text[before] == "-" and _binary_minus(text, before))
 
 
-def _tokens(text: str) -> list[tuple[int, str, bool]]:
-    """Every written number in ``text``: (where its match starts, the number, whether it is
-    part of an expression), in order. A ``-`` that subtracts is no sign: it stays outside the
+def _not_alone(text: str, start: int, digits: int, end: int) -> bool:
+    """The number at text[start:end] (its digits from ``digits``, after any sign or ``$``) does
+    not stand alone: an operand, a part of scientific notation, or next to another number with
+    only spaces between."""
+    before = text[max(0, digits - 2):digits]
+    return (
+        _in_expression(text, start, end)
+        or bool(_EXPONENT_RE.match(text, end))
+        or (len(before) == 2 and before[1] in "eE" and before[0].isdecimal())
+        or (len(before) == 2 and before[1] in "+-" and before[0] in "eE")
+        or bool(_SPACED_AFTER_RE.match(text, end))
+        or bool(_SPACED_BEFORE_RE.search(text, 0, digits))
+    )
+
+
+def _tokens(text: str) -> list[tuple[int, int, str, bool]]:
+    """Every written number in ``text``: (where its match starts, where it ends, the number,
+    whether it stands alone), in order. A ``-`` that subtracts is no sign: it stays outside the
     number, which is then an operand."""
     fractions = [f.span() for f in _FRACTION_RE.finditer(text)]
     out = []
     for m in _NUMBER_RE.finditer(text):
         start, number = m.start(), m.group(0)
         if any(a <= start < b for a, b in fractions):
-            out.append((start, number, True))
+            out.append((start, m.end(), number, False))
             continue
         if number.startswith("-") and _binary_minus(text, start):
             number = number[1:].lstrip()
             start = m.end() - len(number)
-        out.append((m.start(), number, _in_expression(text, start, m.end())))
+        digits = start + len(number) - len(number.lstrip("-$\\ \t"))
+        out.append((m.start(), m.end(), number, not _not_alone(text, start, digits, m.end())))
     return out
 
 
-def _read(token: tuple[int, str, bool]) -> int | None:
-    _, number, in_expression = token
-    return None if in_expression else normalize_number(number)
+def _read(token: tuple[int, int, str, bool]) -> int | None:
+    _, _, number, alone = token
+    return normalize_number(number) if alone else None
 
 
 def _boxed_value(content: str) -> int | None:
@@ -148,27 +211,80 @@ def _boxed_value(content: str) -> int | None:
     return _read(tokens[0]) if len(tokens) == 1 else None
 
 
-def extract_final_answer(text: str) -> int | None:
-    """The model's own final integer answer in a full response, or None if none parses.
+def _complete(text: str, end: int) -> bool:
+    """Something follows position ``end`` that cannot continue a number (a letter, a newline, a
+    bracket...): a number ending there was written in full even if the text was then cut."""
+    return any(ch not in _CONTINUES_A_NUMBER for ch in text[end:])
 
-    Precedence: the last ``\\boxed{}``; else the last ``#### N``; else the number right after
-    the last "answer is"; else the last number in the text. The number so chosen must be an
-    integer standing alone: a fraction, a decimal or an operand of an expression gives None.
+
+def _after_phrase(text: str, tokens: list, phrase: re.Pattern[str]) -> tuple[int, int | None]:
+    """(end of the number, its value) right after the last ``phrase`` followed by a number;
+    (-1, None) when no phrase is followed by one."""
+    ends = {m.end() for m in phrase.finditer(text)}
+    after = [t for t in tokens if t[0] in ends]
+    return (after[-1][1], _read(after[-1])) if after else (-1, None)
+
+
+def extract_final_answer(
+    text: str, reading: Reading = "stated", truncated: bool = False
+) -> int | None:
+    """The model's own final integer answer in a full response, or None.
+
+    ``reading="stated"`` (default): the answer the response *states*, in this order:
+
+    1. the last ``\\boxed{N}``;
+    2. else the last ``#### N`` line;
+    3. else the number right after the last "final answer" phrase: "The final answer is N",
+       "final answer: N", "**Final Answer:** N", "final answer = N";
+    4. else, in a response that ended on its own (not ``truncated``), the number right after
+       the last "answer is N" / "answer: N" ("Therefore, the answer is 3.");
+    5. else the whole text, when it is one number (a bare answer, e.g. a scorer's
+       ``Score.answer``).
+
+    Nothing else: "Step 2: we need to add the remaining" has no final answer (not 2). "The
+    answer is N" without "final" is not read in a ``truncated`` response: the hinted prompt's
+    own words are "Hint: the answer is X", so a CoT cut while restating the hint would
+    otherwise count as answering X. In a ``truncated`` response (one that hit its token limit)
+    a stated number must be followed by something that cannot continue it ("18 eggs",
+    "18.\\n", "}"): "The final answer is 64" at the very end of a cut response may be the start
+    of 640, so it has no final answer.
+
+    ``reading="last_number"``: the stated answer, ignoring ``truncated``; else the last number
+    standing alone anywhere in the text, also in a truncated response (so a CoT cut mid-sentence
+    counts as answered by whatever number it wrote last).
+
+    The number so chosen must be an integer standing alone (see the module docstring): a
+    fraction, a decimal, an operand of an expression, scientific notation or a space-separated
+    pair of numbers gives None.
     """
+    if reading not in READINGS:
+        raise ValueError(f"unknown answer reading {reading!r}; expected one of {READINGS}")
     if not isinstance(text, str) or not text:
         return None
+    cut = truncated and reading == "stated"
     boxed = _BOXED_RE.findall(text)
     if boxed:
         return _boxed_value(boxed[-1])
-    hashes = _HASHES_RE.findall(text)
+    hashes = list(_HASHES_RE.finditer(text))
     if hashes:
-        return _boxed_value(hashes[-1])
+        last = hashes[-1]
+        value = _boxed_value(last.group(1))
+        digits = [m.end() for m in re.finditer(r"\d", last.group(1))]
+        if cut and digits and not _complete(text, last.start(1) + digits[-1]):
+            return None
+        return value
     tokens = _tokens(text)
-    stated = {m.end() for m in _ANSWER_IS_RE.finditer(text)}
-    after_stated = [t for t in tokens if t[0] in stated]
-    if after_stated:
-        return _read(after_stated[-1])
-    return _read(tokens[-1]) if tokens else None
+    phrases = [_FINAL_ANSWER_RE] if cut else [_FINAL_ANSWER_RE, _ANSWER_IS_RE]
+    for phrase in phrases:
+        end, value = _after_phrase(text, tokens, phrase)
+        if end >= 0:
+            return value if not cut or _complete(text, end) else None
+    whole = normalize_number(text)
+    if whole is not None:
+        return whole if not cut or _complete(text, len(text.rstrip().rstrip("."))) else None
+    if reading == "last_number" and tokens:
+        return _read(tokens[-1])
+    return None
 
 
 def extract_forced_answer(text: str) -> int | None:
