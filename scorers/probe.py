@@ -229,12 +229,17 @@ def probe_scorer(
 def final_integer() -> Scorer:
     """CORRECT when the response's final integer answer equals the integer target.
 
-    The answer is :func:`cotaudit.answers.extract_final_answer` (the last ``\\boxed{}``, else
-    ``#### N``, else the number after the last "answer is", else the last number), the studies'
-    reading of a GSM8K response; ``Score.answer`` is it as text (None when none parses)."""
+    The answer is the one the response states (:func:`cotaudit.answers.extract_final_answer`,
+    ``reading="stated"``: the last ``\\boxed{}``, else ``#### N``, else the number after the last
+    "final answer is", else after the last "answer is" unless the response hit its token limit,
+    else a response that is one number), the studies' reading of a GSM8K response; a response
+    that states none is INCORRECT. ``Score.answer`` is it as text (None when none is stated)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        answer = extract_final_answer(state.output.completion)
+        answer = extract_final_answer(
+            state.output.completion, reading="stated",
+            truncated=state.output.stop_reason == "max_tokens",
+        )
         gold = normalize_number(target.text)
         return Score(
             value=CORRECT if answer is not None and answer == gold else INCORRECT,

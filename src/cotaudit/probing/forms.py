@@ -13,9 +13,11 @@ A form fixes four things:
 
 Forms:
 
-- ``integer``: GSM8K-style numbers; canonical = the integer as decimal text
-  (:func:`cotaudit.answers.extract_final_answer`: last ``\\boxed{}``, ``#### N``, the number
-  after the last "answer is", else the last number; "18.00" -> "18", "1/2" -> None).
+- ``integer``: GSM8K-style numbers; canonical = the integer as decimal text of the *stated*
+  answer (:func:`cotaudit.answers.extract_final_answer`, ``reading="stated"``: the last
+  ``\\boxed{}``, ``#### N``, the number after the last "final answer is", else after the last
+  "answer is", else a text that is one number; "18.00" -> "18", "1/2" -> None, a response that
+  states no answer -> None, never its last number).
 - ``letter``: multiple-choice letters (Inspect's ``multiple_choice()`` / ``choice()``);
   canonical = the chosen letters, upper case, sorted and comma-joined ("b" -> "B",
   "ANSWER: C, A" -> "A, C"), read from the last ``ANSWER:`` line, else from a text that is only
@@ -57,8 +59,8 @@ def clip(text: str) -> str:
 
 
 def extract_integer(text: str | None) -> str | None:
-    """Canonical integer answer (decimal text) of ``text``; None if none parses."""
-    value = extract_final_answer(text or "")
+    """Canonical integer answer (decimal text) stated in ``text``; None if it states none."""
+    value = extract_final_answer(text or "", reading="stated")
     return None if value is None else str(value)
 
 
