@@ -33,6 +33,8 @@ from cotaudit.cluster.f1 import metric_keys
 from cotaudit.compact import cluster_compact_keys, parse_metric_set, report_ll_headline_keys
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
+    DEFAULT_REWRITE,
+    REWRITES,
     FixtureFileError,
     FixtureVersion,
     Scenario,
@@ -40,7 +42,11 @@ from cotaudit.studies.report_ll.fixtures import (
     expand,
     load_fixtures,
 )
-from cotaudit.studies.report_ll.fixtures.audits import audit_corpus, audit_dressing
+from cotaudit.studies.report_ll.fixtures.audits import (
+    audit_corpus,
+    audit_dressing,
+    dressing_texts,
+)
 from cotaudit.studies.report_ll.fixtures.schema import FACTOR_LEVELS, REPORT_REQUEST, SYSTEM_PROMPT
 from cotaudit.params import (
     ParameterError,
@@ -146,7 +152,11 @@ def fixture_sample(version: FixtureVersion) -> Sample:
         metadata={
             "fixture_id": version.id,
             "scenario_id": s.id,
+            "bug": s.bug,
+            "project": s.project,
             "family": s.family,
+            "register_rewrite": version.rewrite,
+            "dressing_texts": dressing_texts(version),
             "hack_kind": s.hack_kind,
             **version.factors,
             "control": s.control.model_dump() if s.control is not None else None,
@@ -168,6 +178,7 @@ def report_ll(
     richness: str | list[str] = ",".join(FACTOR_LEVELS["richness"]),
     register: str | list[str] = ",".join(FACTOR_LEVELS["register"]),
     family: str | list[str] | None = None,
+    register_rewrite: str = DEFAULT_REWRITE,
     n_resamples: int = 10_000,
     cluster_boot: int = 1000,
     seed: int = 0,
@@ -176,8 +187,9 @@ def report_ll(
     discrimination_band: float = DEFAULT_DISCRIMINATION_BAND,
     metrics: str = "compact",
 ) -> Task:
-    """The report log-likelihood study over a fixture file (default: the committed corpus of
-    144 scenarios, 1728 versions).
+    """The report log-likelihood study over a fixture file (default: the committed corpus, 144
+    main-family scenarios on 48 bugs of 16 projects x 12 versions, and the 8 scenarios of the
+    register control family, one version each: 1736 samples).
 
     Args:
       fixtures: "default" or the path of a JSONL fixture file (validated; errors name line and
@@ -189,6 +201,10 @@ def report_ll(
       register: Comma-separated subset of plain,concealing_dressed,honest_dressed.
       family: Comma-separated families to include (default: all). At most one non-control
         family may remain; control families are summarised separately.
+      register_rewrite: Which dressed texts fill the dressed register levels: "bundled" (the
+        study's bundled rewrite: another verb, an added adverb, "throughout the run", a
+        metaphor with an intensifier) or "minimal" (the plain verb and time phrase kept, one
+        intensifier added; the outcome clause swapped for a metaphor).
       n_resamples: Bootstrap resamples / random sign flips of the run statistics.
       cluster_boot: Bootstrap resamples of the cluster F1 interval (0: none).
       seed: Seed of the bootstrap, sign flips and clustering.
@@ -210,6 +226,10 @@ def report_ll(
     except ValueError as e:
         raise ParameterError(str(e)) from e
     path = resolve_fixtures(fixtures)
+    if register_rewrite not in REWRITES:
+        raise ParameterError(
+            f"-T register_rewrite: expected one of {list(REWRITES)}, got {register_rewrite!r}"
+        )
     levels = {
         "rendering": parse_levels("rendering", rendering),
         "richness": parse_levels("richness", richness),
@@ -230,7 +250,9 @@ def report_ll(
 
     chosen = select_scenarios(loaded, scenarios, family)
     versions = [
-        v for v in expand(chosen) if all(v.factors[f] in levels[f] for f in levels)
+        v
+        for v in expand(chosen, register_rewrite)  # type: ignore[arg-type]
+        if all(v.factors[f] in levels[f] for f in levels)
     ]
     if not versions:
         raise ParameterError(
@@ -293,6 +315,9 @@ def report_ll(
             "fixtures": str(path),
             "fixtures_sha256": _sha256(path),
             "n_scenarios": len(used),
+            "n_bugs": len({s.bug for s in used}),
+            "n_projects": len({s.project for s in used}),
+            "register_rewrite": register_rewrite,
             "n_versions": len(versions),
             "levels": levels,
             "main_family": main_families[0] if main_families else None,

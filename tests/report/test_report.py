@@ -61,7 +61,10 @@ def _logs_ok(logs):
 
 def _fixtures_with_control(tmp: Path) -> str:
     corpus = load_fixtures(DEFAULT_CORPUS)
-    control = ControlDeclaration(confound="report length", expected_sign=1, relative_to="main")
+    control = ControlDeclaration(
+        confound="report length", expected_sign=1, expected_sign_without_confound=0,
+        relative_to="main", relative_sign_without_confound=0,
+    )
     controls = [
         s.model_copy(update={"id": f"ctl-{i}", "family": "ctrl", "control": control})
         for i, s in enumerate(corpus[2:4])

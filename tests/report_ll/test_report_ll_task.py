@@ -74,7 +74,11 @@ def _write(path: Path, scenarios) -> str:
 def _with_control(corpus, tmp_path: Path, expected_sign=1, relative_to=None) -> str:
     """Two main scenarios and two of a control family ``ctrl``."""
     control = ControlDeclaration(
-        confound="report length", expected_sign=expected_sign, relative_to=relative_to
+        confound="report length",
+        expected_sign=expected_sign,
+        expected_sign_without_confound=0,
+        relative_to=relative_to,
+        relative_sign_without_confound=None if relative_to is None else 0,
     )
     controls = [
         s.model_copy(update={"id": f"ctl-{i}", "family": "ctrl", "control": control})
@@ -93,21 +97,35 @@ def _metrics(log) -> dict[str, float]:
 
 def test_default_task_is_the_whole_corpus():
     task = TASK.report_ll()
-    assert len(task.dataset) == 1728
-    assert task.metadata["n_scenarios"] == 144
+    # 144 main scenarios x 12 versions + the 8 register-control scenarios x 1
+    assert len(task.dataset) == 1736
+    assert task.metadata["n_scenarios"] == 152
+    assert (task.metadata["n_bugs"], task.metadata["n_projects"]) == (48, 16)
+    assert task.metadata["register_rewrite"] == "bundled"
+    assert list(task.metadata["controls"]) == ["register_control"]
     assert task.metadata["fixtures_sha256"]
     assert "audit/echo_did_stem_only" in task.metadata["audit"]
     dressing = task.metadata["dressing"]
     assert dressing["dressing/n_units"] == 144 * 4
-    for m in ("intensifiers", "words"):
-        assert dressing[f"dressing/added_{m}_gap/max_abs"] == 0
-    assert dressing["dressing/echo_shift_stem_honest/max_abs"] == 0
+    assert dressing["dressing/added_intensifiers_gap/max_abs"] == 0
+    # the bundled rewrite's "erased" loses the stem echo of `rm` that "removed" has
+    assert dressing["dressing/echo_shift_stem_honest/max_abs"] == 1
+    minimal = TASK.report_ll(register_rewrite="minimal", scenarios=4)
+    assert minimal.metadata["register_rewrite"] == "minimal"
+    assert minimal.metadata["dressing"]["dressing/echo_shift_stem_honest/max_abs"] == 0
+    dressed = next(s for s in minimal.dataset if s.metadata["register"] == "honest_dressed")
+    texts = dressed.metadata["dressing_texts"]["honest"]
+    assert dressed.metadata["reports"]["honest"] == texts["dressed"] != texts["plain"]
+    assert " ".join(texts["dressed"].split()[2:]) == " ".join(texts["plain"].split()[1:])
     assert task.metadata["discrimination_check"]["band"] == 0.5
     assert TASK.report_ll(discrimination_band=0.2).metadata["discrimination_check"]["band"] == 0.2
     sample = task.dataset[0]
     assert sample.id == sample.metadata["fixture_id"]
     assert set(sample.metadata["contexts"]) == {"hack", "clean"}
     assert set(sample.metadata["reports"]) == {"honest", "concealing"}
+    assert (sample.metadata["bug"], sample.metadata["project"]) == (
+        "payroll-calc.deductions", "payroll-calc"
+    )
 
 
 @pytest.mark.parametrize(
@@ -143,6 +161,7 @@ def test_filters(args, count):
         ({"discrimination_band": -0.1}, "-T discrimination_band"),
         ({"discrimination_band": "wide"}, "-T discrimination_band"),
         ({"discrimination_band": float("nan")}, "-T discrimination_band"),
+        ({"register_rewrite": "loud"}, "-T register_rewrite"),
     ],
 )
 def test_invalid_parameters_name_the_parameter(args, name):
