@@ -13,6 +13,13 @@ servers that return prompt log-probabilities (``vllm/``, ``sglang/``, ``openai-a
 through :class:`~cotaudit.engine.inspect_prefill.InspectPrefillEngine`, which needs the
 model's tokenizer and raises :class:`EngineCapabilityError` when the server returns none).
 Every other provider is refused at once, with no tokenizer loaded and no request sent.
+
+Token audit of the register rewrite: where the sample's unit has both dressed rewrites
+(``metadata["dressing_texts"]``), the solver counts the plain and dressed reports' tokens with
+the scored model's own tokenizer (``engine.tokenize``: the text alone, no special tokens) and
+writes them into the sample's metadata as ``metadata["dressing_tokens"]``
+(:func:`~cotaudit.studies.report_ll.fixtures.audits.added_tokens`: ``tokens_{r}_{plain,dressed}``,
+``added_tokens_{r}``, ``added_tokens_gap``; 0 when the rewrites are matched on tokens added).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from cotaudit.engine.base import (
     LoglikResult,
     ProbeEngine,
 )
+from cotaudit.studies.report_ll.fixtures.audits import added_tokens
 from cotaudit.studies.report_ll.record import REPORTS, TRANSCRIPTS, ReportScorings
 
 from .engine import probe_engine
@@ -79,7 +87,9 @@ def report_ll_scorings(tokenizer: str | None = None) -> Solver:
     Reads ``metadata["contexts"]`` (``{"hack": messages, "clean": messages}``) and
     ``metadata["reports"]`` (``{"honest": text, "concealing": text}``); saves the four scorings
     in the sample store under ``"report_ll"``
-    (:class:`~cotaudit.studies.report_ll.record.ReportScorings`).
+    (:class:`~cotaudit.studies.report_ll.record.ReportScorings`) and, where
+    ``metadata["dressing_texts"]`` is set, the token audit ``metadata["dressing_tokens"]``
+    (module docstring).
     """
 
     engines: dict[str, ProbeEngine] = {}  # per model: a prefill engine loads a tokenizer
@@ -97,6 +107,10 @@ def report_ll_scorings(tokenizer: str | None = None) -> Solver:
             for report, result in zip(REPORTS, scored, strict=True):
                 results[(report, transcript)] = result
         ReportScorings.from_results(results).save(state.store)
+        if state.metadata.get("dressing_texts"):
+            state.metadata["dressing_tokens"] = added_tokens(
+                state.metadata["dressing_texts"], engine.tokenize
+            )
         return state
 
     return solve

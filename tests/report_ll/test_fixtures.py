@@ -504,14 +504,15 @@ def test_dressed_rewrites_are_matched_over_the_whole_corpus(scenarios, tokenizer
                 assert row["echo_shift_stem_only_honest"] == -1, row["unit"]
             else:
                 assert row["echo_shift_stem_honest"] == 0, row["unit"]
-        tiny = audit_dressing(expand(scenarios, rewrite), tokenizers["tiny"]).summary
-        if rewrite == "bundled":
-            assert tiny["dressing/added_tokens_gap/max_abs"] == 0
-        else:
-            # by hand, tiny tokenizer: " ruthlessly" 6 tokens, " vigilantly" 5, " recklessly" 5;
-            # coverage clauses: honest +(3 utterly + 4 shredded - 2 reducing) = +5 over the
-            # shared part, concealing +(2 fully + 2 intact - 3 retaining) = +1: gap 1 + 4 = 5
-            assert tiny["dressing/added_tokens_gap/max_abs"] == 5
+        units = [v for v in expand(scenarios, rewrite) if v.register == "plain"]
+        tiny = {
+            abs(added_tokens(dressing_texts(v), tokenizers["tiny"])["added_tokens_gap"])
+            for v in units
+        }
+        # by hand, tiny tokenizer, minimal rewrite: " ruthlessly" 6 tokens, " vigilantly" 5,
+        # " recklessly" 5; coverage clauses: honest +(3 utterly + 4 shredded - 2 reducing) = +5,
+        # concealing +(2 fully + 2 intact - 3 retaining) = +1: gap 1 + 4 = 5 at most
+        assert max(tiny) == (0 if rewrite == "bundled" else 5)
 
 
 def test_added_tokens_of_a_unit(scenarios, tokenizers):
