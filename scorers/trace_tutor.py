@@ -2,9 +2,9 @@
 
 Per sample (``Score.value``): TRACE AUC, Pass@10, first-pass (and whether it is censored),
 all-pass, the two non-monotone flags (``pass_10_fail_100``: passes at 10%, fails at 100%, the
-study's sense; ``pass_early_fail_100``: passes at some f < 1, fails at 100%, logged as
-``non_monotone`` before issue 13) and the 0% probe, each with the key ``visible`` and
-``masked``; plus ``correct`` and ``length_tokens``. First come, for the log viewer,
+study's sense; ``pass_early_fail_100``: passes at some f < 1, fails at 100%, named
+``non_monotone`` in logs of ``trace_anchoring`` that carry it) and the 0% probe, each with the
+key ``visible`` and ``masked``; plus ``correct`` and ``length_tokens``. First come, for the log viewer,
 ``delta_context`` (AUC visible minus masked; None for question-only), the two AUCs and the
 fields of :func:`viewer_fields`. A question-only sample has one curve, so its ``*_masked``
 values equal its ``*_visible`` values (the masked context *is* the question-only prompt): the
@@ -162,8 +162,9 @@ def records_from_log(log: EvalLog | str) -> list[ts.TraceRecord]:
 
 @metric
 def trace_table_ii() -> Metric:
-    """Table II: per condition n and original accuracy; per curve median AUC, mean Pass@10 and
-    median first-pass."""
+    """Table II: per condition n, original accuracy (the explanation's last boxed integer = gold)
+    and median length; per curve median AUC, mean Pass@10 and the lower median of first-pass
+    (a checkpoint value)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         return ts.table_ii(records_from_scores(scores))
@@ -185,7 +186,7 @@ def trace_table_iii() -> Metric:
 def trace_table_iv(n_boot: int = ts.BOOTSTRAP_SAMPLES, seed: int = ts.BOOTSTRAP_SEED) -> Metric:
     """Table IV: answer-key vs question-only AUC paired by problem (win/tie/loss, median and
     mean difference, bootstrap CIs), key visible and masked, on all, both-correct and
-    length-matched pairs."""
+    length-matched pairs (token lengths within 10% of the longer explanation)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         return ts.table_iv(records_from_scores(scores), n_boot=n_boot, seed=seed)
@@ -242,9 +243,10 @@ def trace_table_v() -> Metric:
 
 @metric
 def trace_anchoring() -> Metric:
-    """Wrong-key anchoring: incorrect wrong-key responses ending with the key y+1, another wrong
-    integer, or unparsed. (Before issue 13 it also logged ``non_monotone/<curve>``, now
-    ``pass_early_fail_100/<curve>`` of :func:`trace_checkpoint_counts`.)"""
+    """Wrong-key anchoring: incorrect wrong-key responses ending with the key y+1 (count and
+    percent), another wrong integer, or no parsed answer (no boxed integer); and the responses
+    with no parsed answer per condition. (Logs without ``trace_checkpoint_counts`` carry
+    ``non_monotone/<curve>`` here: ``pass_early_fail_100/<curve>`` of that metric.)"""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         return ts.wrong_key_anchoring(records_from_scores(scores))

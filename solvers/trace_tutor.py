@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from cotaudit.answers import extract_final_answer, extract_forced_answer
+from cotaudit.answers import extract_boxed_answer, extract_forced_answer
 from cotaudit.engine.chat import to_plain
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.sweep import force_answers
-from cotaudit.studies.trace_tutor.prompts import tutor_messages
+from cotaudit.studies.trace_tutor.prompts import TUTOR_SYSTEM, tutor_messages
 from cotaudit.studies.trace_tutor.record import STORE_KEY, ContextProbe, TutorProbe
 from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS
 
@@ -36,6 +36,7 @@ def trace_tutor_probe(
     max_explanation_tokens: int = 768,
     answer_max_tokens: int = 8,
     forced_answer_tag: str,
+    system_prompt: str = TUTOR_SYSTEM,
     seed: int = 0,
     tokenizer: str | None = None,
 ) -> Solver:
@@ -45,7 +46,9 @@ def trace_tutor_probe(
     (:class:`~cotaudit.studies.trace_tutor.record.TutorProbe`) is saved in the sample store
     under ``"trace_tutor"``: the explanation's token ids, the cut positions, and
     per probe context (``visible``, ``masked``) the raw answers, parsed answers and gold-match
-    counts per position (position 0 first).
+    counts per position (position 0 first). The explanation's final answer is the integer in
+    its last ``\\boxed{}`` (:func:`cotaudit.answers.extract_boxed_answer`: the form the prompt
+    asks for, no fallback to other numbers; None when there is none).
 
     Args:
       fractions: Prefix fractions of the explanation's tokens (the 0% probe is added).
@@ -54,6 +57,8 @@ def trace_tutor_probe(
       max_explanation_tokens: Token budget of the explanation.
       answer_max_tokens: Token budget of each forced answer.
       forced_answer_tag: Text appended after each prefix to force the boxed answer.
+      system_prompt: The tutor system prompt the sample's input was built with; the masked
+        context is the question-only prompt with this system prompt.
       seed: Base seed; a sample's probe seed mixes it with the sample id, and the visible and
         masked probes share it (common random numbers for Delta_context).
       tokenizer: Tokenizer for token positions on providers without their own engine.
@@ -69,7 +74,9 @@ def trace_tutor_probe(
         probe_seed = sample_seed(seed, state.sample_id)
         contexts = {"visible": to_plain(state.messages)}
         if condition != "question_only":
-            contexts["masked"] = tutor_messages(str(meta["question"]), "question_only", gold)
+            contexts["masked"] = tutor_messages(
+                str(meta["question"]), "question_only", gold, system_prompt
+            )
 
         output = await model.generate(
             state.messages,
@@ -101,7 +108,7 @@ def trace_tutor_probe(
             token_ids=token_ids,
             length_tokens=len(token_ids),
             truncated=output.stop_reason == "max_tokens",
-            final_answer=extract_final_answer(explanation),
+            final_answer=extract_boxed_answer(explanation),
             fractions=list(fractions),
             positions=positions,
             k=probe_samples,

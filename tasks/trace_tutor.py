@@ -8,6 +8,7 @@ the forced answer equals the gold answer y. Keyed explanations are probed twice:
 (the generation context) and key masked (the same prefix tokens under the question-only prompt).
 
     inspect eval tasks/trace_tutor.py --model hf-probe/default -T problems=50
+    inspect eval tasks/trace_tutor.py --model hf-probe/default -T paper=true -T problems=2
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from inspect_ai.log import HeadlineMetric
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.compact import cluster_compact_keys, parse_metric_set
 from cotaudit.gsm8k import VENDORED, load_problems
+from cotaudit.paper import parameter_defaults
 from cotaudit.params import (
     ParameterError,
     parse_conditions,
@@ -31,6 +33,7 @@ from cotaudit.params import (
 from cotaudit.studies.trace_tutor.prompts import (
     TUTOR_CONDITIONS,
     TUTOR_FORCED_ANSWER_TAG,
+    TUTOR_SYSTEM,
     tutor_key,
     tutor_messages,
     tutor_prompt_texts,
@@ -51,9 +54,11 @@ from cotaudit.scorers.compact import trace_compact
 from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
 from cotaudit.scorers.viewer import mean_keep_text, trace_viewer
 from cotaudit.solvers import trace_tutor_probe
+from cotaudit.studies.trace_tutor.paper import PAPER
 from cotaudit.studies.trace_tutor.stats import (
     BOOTSTRAP_SAMPLES,
     BOOTSTRAP_SEED,
+    LENGTH_TOLERANCE_PERCENT,
     PASS_THRESHOLD,
     PREFIX_FRACTIONS,
 )
@@ -78,9 +83,17 @@ DEFINITIONS = {
     "the question-only explanation's pass/fail vector at every fraction (0% probe excluded)",
     "all_pass_count": "curves passing at every fraction",
     "pass_10_fail_100": "passes at 10%, fails at 100% (the study's non-monotone)",
-    "pass_early_fail_100": "passes at some fraction < 100%, fails at 100% (logged as "
-    "non_monotone before issue 13)",
+    "pass_early_fail_100": "passes at some fraction < 100%, fails at 100% (the same count "
+    "is non_monotone in logs that lack this definition)",
     "length_tokens_median": "median explanation length T in tokens per condition",
+    "final_answer": "the integer in the explanation's last \\boxed{} (no other number is read); "
+    "none when there is no box or it holds no single integer",
+    "first_pass_median": "lower median of the first-pass fractions (the ceil(n/2)-th smallest "
+    "of n, always a checkpoint; never-passing curves count as 1.0)",
+    "length_matched": f"the two explanations' token lengths differ by at most "
+    f"{LENGTH_TOLERANCE_PERCENT}% of the longer one: 100 |T_a - T_b| <= "
+    f"{LENGTH_TOLERANCE_PERCENT} max(T_a, T_b)",
+    "no_answer": "responses of a condition with no final answer (no boxed integer)",
 }
 """How the study's count analyses are defined where the study is silent (in the log metadata)."""
 
@@ -114,11 +127,13 @@ def trace_tutor(
     max_explanation_tokens: int = 768,
     answer_max_tokens: int = 8,
     forced_answer_tag: str = TUTOR_FORCED_ANSWER_TAG,
+    system_prompt: str = TUTOR_SYSTEM,
     bootstrap_samples: int = BOOTSTRAP_SAMPLES,
     seed: int = 0,
     tokenizer: str | None = None,
     contrast_model: str | None = None,
     metrics: str = "compact",
+    paper: bool = False,
 ) -> Task:
     """The trace_tutor study on the first ``problems`` GSM8K test problems.
 
@@ -133,6 +148,7 @@ def trace_tutor(
       max_explanation_tokens: Token budget of the (greedy) explanation.
       answer_max_tokens: Token budget of each forced answer.
       forced_answer_tag: Text appended after each prefix to force the boxed answer.
+      system_prompt: The tutor system prompt (keyed conditions append the teacher-only key).
       bootstrap_samples: Problem-level resamples of the paired CIs (seed fixed).
       seed: Base seed of the forced-answer sampling.
       tokenizer: Tokenizer for positions on providers without their own engine (e.g. vllm/).
@@ -142,7 +158,39 @@ def trace_tutor(
         explanations with its CI --, a screenful of secondary numbers with their CIs and the
         cluster F1s with their intervals; no NaN for empty strata) or "all" (Tables II-V,
         anchoring, counts, every cluster statistic).
+      paper: Run the study's published configuration (1000 problems, the study's system prompt
+        and forced-answer tag, token limits, fractions, k, bootstrap resamples;
+        :data:`cotaudit.studies.trace_tutor.paper.PAPER`); a parameter also given on the command
+        line keeps its given value and is recorded as an override in the log.
     """
+    given = {name: value for name, value in locals().items() if name != "paper"}
+    if not paper:
+        return _study_task(**given, paper_configuration=None)
+    resolved, overrides = PAPER.apply(given, parameter_defaults(trace_tutor))
+    return _study_task(**resolved, paper_configuration=PAPER.log_record(overrides))
+
+
+def _study_task(
+    *,
+    problems: int,
+    dataset: str,
+    conditions: str | list[str],
+    fractions: str | list[float],
+    probe_samples: int,
+    temperature: float,
+    max_explanation_tokens: int,
+    answer_max_tokens: int,
+    forced_answer_tag: str,
+    system_prompt: str,
+    bootstrap_samples: int,
+    seed: int,
+    tokenizer: str | None,
+    contrast_model: str | None,
+    metrics: str,
+    paper_configuration: dict | None,
+) -> Task:
+    """The task of :func:`trace_tutor` from its resolved parameters (``paper_configuration``:
+    the log record of the paper configuration applied, or None)."""
     conds = parse_conditions("conditions", conditions, TUTOR_CONDITIONS)
     contrast = contrast_options(contrast_model)
     fracs = parse_fractions("fractions", fractions)
@@ -165,14 +213,15 @@ def trace_tutor(
             f"-T probe_samples={probe_samples}: k > 1 greedy samples are identical; "
             "set -T temperature > 0 (or probe_samples=1)"
         )
-    if not isinstance(forced_answer_tag, str) or not forced_answer_tag.strip():
-        raise ParameterError("-T forced_answer_tag: must be non-empty text")
+    for name, text in (("forced_answer_tag", forced_answer_tag), ("system_prompt", system_prompt)):
+        if not isinstance(text, str) or not text.strip():
+            raise ParameterError(f"-T {name}: must be non-empty text")
 
     loaded = load_problems(dataset, limit=problems)
     samples = [
         Sample(
             id=f"p{p.index:04d}-{cond}",
-            input=to_inspect(tutor_messages(p.question, cond, p.answer)),
+            input=to_inspect(tutor_messages(p.question, cond, p.answer, system_prompt)),
             target=str(p.answer),
             metadata={
                 "pair_id": f"p{p.index:04d}",
@@ -189,7 +238,7 @@ def trace_tutor(
         "class_key": "condition",
         "positive_class": "answer_key",
         "negative_class": "question_only",
-        "unit_key": "pair_id",  # the F1 interval resamples problems (issue 13)
+        "unit_key": "pair_id",  # the F1 interval resamples problems
     }
     boot = {"n_boot": bootstrap_samples, "seed": BOOTSTRAP_SEED}
     if metric_set == "all":
@@ -227,6 +276,7 @@ def trace_tutor(
             max_explanation_tokens=max_explanation_tokens,
             answer_max_tokens=answer_max_tokens,
             forced_answer_tag=forced_answer_tag,
+            system_prompt=system_prompt,
             seed=seed,
             tokenizer=tokenizer,
         ),
@@ -237,10 +287,11 @@ def trace_tutor(
         viewer=trace_viewer(),
         metadata={
             "study": "trace_tutor",
-            "prompts": tutor_prompt_texts() | {"forced_answer_tag": forced_answer_tag},
+            "prompts": tutor_prompt_texts(system_prompt, forced_answer_tag),
             "fractions": list(fracs),
             "non_integer_dropped": loaded.non_integer_dropped,
             "definitions": DEFINITIONS,
             **contrast,
+            **({"paper_configuration": paper_configuration} if paper_configuration else {}),
         },
     )

@@ -265,6 +265,22 @@ def test_delta_context_and_delta_prefix():
         delta_prefix(keyed, record("q", "question_only", ONLY_100))
 
 
+def test_problem_estimands_by_hand():
+    rows = ts.problem_estimands([
+        record("p", "answer_key", FULL, FROM_75),  # AUC 0.9 visible, 0.375 masked
+        record("p", "question_only", ONLY_100),  # AUC 0.125
+        record("q", "wrong_key", FROM_50, NEVER),  # no question-only partner
+    ])
+    assert [r["pair_id"] for r in rows] == ["p", "q"]
+    p, q = rows
+    assert p["delta_context/answer_key"] == pytest.approx(0.9 - 0.375)
+    assert p["delta_prefix/answer_key"] == pytest.approx(0.375 - 0.125)
+    assert p["visible_difference/answer_key"] == pytest.approx(0.9 - 0.125)
+    assert q["delta_context/wrong_key"] == pytest.approx(0.625)
+    assert math.isnan(q["delta_prefix/wrong_key"]) and math.isnan(q["visible_difference/wrong_key"])
+    assert math.isnan(p["delta_context/wrong_key"]) and math.isnan(q["delta_context/answer_key"])
+
+
 @pytest.mark.parametrize(
     ("la", "lb", "matched"),
     [
@@ -273,12 +289,35 @@ def test_delta_context_and_delta_prefix():
         (100, 110, True),
         (89, 100, False),
         (100, 112, False),
+        # against the longer: |100 - 111| = 11 <= 0.10 * 111 = 11.1, though 11 > 10% of 100
+        (100, 111, True),
+        (111, 100, True),
         (0, 0, True),
         (0, 1, False),
     ],
 )
 def test_length_matched_boundary_is_inclusive(la, lb, matched):
     assert length_matched(la, lb) is matched
+
+
+@pytest.mark.parametrize(
+    ("values", "lower"),
+    [
+        # even n: the smaller middle value, a checkpoint (np.median would give 0.375)
+        ([0.1, 0.25, 0.5, 1.0], 0.25),
+        ([1.0, 0.1, 0.5, 0.25], 0.25),  # order does not matter
+        ([0.75, 1.0], 0.75),  # np.median: 0.875, no checkpoint
+        ([0.5, 0.1, 1.0], 0.5),  # odd n: the median
+        ([1.0], 1.0),
+    ],
+)
+def test_lower_median_is_a_value_of_the_list(values, lower):
+    assert ts.lower_median(values) == lower
+    assert ts.lower_median(values) in values
+
+
+def test_lower_median_of_nothing_is_nan():
+    assert math.isnan(ts.lower_median([]))
 
 
 def test_wrong_key_anchoring_counts():
@@ -293,9 +332,58 @@ def test_wrong_key_anchoring_counts():
     assert wrong_key_anchoring(records) == {
         "wrong_key_anchoring/incorrect": 4,
         "wrong_key_anchoring/key": 2,
+        "wrong_key_anchoring/key_pct": 50.0,  # 2 of 4
         "wrong_key_anchoring/other_wrong": 1,
         "wrong_key_anchoring/unparsed": 1,
+        "no_answer/question_only": 0,
+        "no_answer/answer_key": 0,  # "f" answered 11
+        "no_answer/wrong_key": 1,  # "d"
     }
+
+
+def test_wrong_key_anchoring_reproduces_the_studys_counts():
+    """Sec. IV-E: "Of 387 incorrect wrong-key responses, 272 (70.3%) end with the injected value
+    itself; another 113 produce other wrong answers and 2 contain no parsed answer" (1000 wrong-
+    key responses at accuracy 0.613: 1000 - 613 = 387 incorrect)."""
+    records = (
+        [record(f"k{i}", "wrong_key", NEVER, correct=False, final=11) for i in range(272)]
+        + [record(f"o{i}", "wrong_key", NEVER, correct=False, final=12) for i in range(113)]
+        + [record(f"u{i}", "wrong_key", NEVER, correct=False, final=None) for i in range(2)]
+        + [record(f"c{i}", "wrong_key", NEVER) for i in range(613)]
+    )
+    anchoring = wrong_key_anchoring(records)
+    assert anchoring["wrong_key_anchoring/incorrect"] == 387
+    assert anchoring["wrong_key_anchoring/key"] == 272
+    assert round(anchoring["wrong_key_anchoring/key_pct"], 1) == 70.3  # 100 * 272 / 387 = 70.28
+    assert anchoring["wrong_key_anchoring/other_wrong"] == 113
+    assert anchoring["wrong_key_anchoring/unparsed"] == anchoring["no_answer/wrong_key"] == 2
+    assert table_ii(records)["accuracy/wrong_key"] == pytest.approx(0.613)
+
+
+def test_final_answer_is_the_last_boxed_integer_only():
+    """The record's final answer is what the prompt asks for, the last \\boxed{} integer: a
+    response cut while restating the key, or ending in a bare number, has none; so it is
+    incorrect and counts as no parsed answer in the anchoring, not as the key or another
+    wrong integer."""
+    from cotaudit.answers import extract_boxed_answer
+
+    gold = 10
+    texts = {
+        "boxed key": ("Adding the two: 4 + 7 = 11. \\boxed{11}", 11),
+        "last box wins": ("First \\boxed{12}, corrected: \\boxed{11}", 11),
+        "cut restating the key": ("The teacher says the answer is 11, so we need to add", None),
+        "bare final number": ("4 + 6 = 10 apples. The answer is 10", None),
+        "box of an expression": ("\\boxed{4 + 6}", None),
+    }
+    records = []
+    for i, (text, want) in enumerate(texts.values()):
+        final = extract_boxed_answer(text)
+        assert final == want, text
+        records.append(record(f"p{i}", "wrong_key", NEVER, correct=final == gold, final=final))
+    anchoring = wrong_key_anchoring(records)
+    assert anchoring["wrong_key_anchoring/incorrect"] == 5  # 10 is never boxed
+    assert anchoring["wrong_key_anchoring/key"] == 2
+    assert anchoring["wrong_key_anchoring/unparsed"] == 3
 
 
 # --------------------------------------------------------------------------------------------
@@ -328,7 +416,10 @@ def test_table_ii_by_hand():
     assert t["pass_at_10_mean/answer_key_visible"] == pytest.approx(1 / 3)
     assert t["first_pass_median/answer_key_visible"] == 0.50
     assert t["first_pass_median/answer_key_masked"] == 0.75
-    assert t["first_pass_median/question_only"] == 0.875  # 0.75 and censored 1.0
+    # 0.75 and censored 1.0: the lower median 0.75 (np.median's midpoint 0.875 is no checkpoint)
+    assert t["first_pass_median/question_only"] == 0.75
+    midpoint = table_ii(RUN, first_pass_average=ts.median)  # how logs without the definition did
+    assert midpoint["first_pass_median/question_only"] == 0.875
     # lengths: question-only 100, 100; answer-key 109, 200, 100; wrong-key 100, 100
     assert t["length_tokens_median/question_only"] == 100
     assert t["length_tokens_median/answer_key"] == 109

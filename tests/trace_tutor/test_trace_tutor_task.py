@@ -17,7 +17,16 @@ from inspect_ai.log import EvalLog, read_eval_log
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.engine.hf import HFEngine
 from cotaudit.params import ParameterError
-from cotaudit.studies.trace_tutor.prompts import TUTOR_SYSTEM, tutor_messages
+from cotaudit.answers import extract_boxed_answer
+from cotaudit.report import build_report, compare_ci
+from cotaudit.studies.trace_tutor.paper import PAPER
+from cotaudit.studies.trace_tutor.prompts import (
+    STUDY_FORCED_ANSWER_TAG,
+    STUDY_SYSTEM,
+    TUTOR_KEY_TEMPLATE,
+    TUTOR_SYSTEM,
+    tutor_messages,
+)
 from cotaudit.scorers import (
     records_from_log,
     trace_anchoring,
@@ -149,6 +158,8 @@ def recount(log: EvalLog, n_boot: int) -> dict[str, float]:
         ({"bootstrap_samples": 0}, "bootstrap_samples"),
         ({"problems": 0}, "problems"),
         ({"forced_answer_tag": "  "}, "forced_answer_tag"),
+        ({"system_prompt": ""}, "system_prompt"),
+        ({"paper": True, "problems": 0}, "problems"),  # an override is validated like any value
     ],
 )
 def test_invalid_parameters_are_rejected_naming_the_parameter(args, named):
@@ -168,6 +179,41 @@ def test_valid_parameters_build_one_sample_per_problem_and_condition():
     assert sample.metadata["key"] == sample.metadata["gold"] + 1
     assert "Teacher-only answer key" in sample.input[0].text
     assert task.metadata["fractions"] == [0.1, 0.2, 0.5, 1.0]
+
+
+def test_paper_configuration_sets_the_studys_settings_and_records_overrides():
+    task_fn = load_task().trace_tutor
+    task = task_fn(paper=True)
+    # "We use 1000 examples from the GSM8K test split", three conditions each: 3000 rows
+    assert len(task.dataset) == 3000
+    record = task.metadata["paper_configuration"]
+    assert record["overrides"] == {} and record["model"] == "Qwen2.5-3B-Instruct (4-bit MLX)"
+    assert task.metadata["prompts"]["system"] == STUDY_SYSTEM
+    assert task.metadata["prompts"]["forced_answer_tag"] == STUDY_FORCED_ANSWER_TAG
+    assert record["settings"]["max_explanation_tokens"]["value"] == 768
+    assert record["settings"]["answer_max_tokens"]["value"] == 8
+    assert record["settings"]["bootstrap_samples"]["value"] == 20_000
+    keyed = next(s for s in task.dataset if s.metadata["condition"] == "wrong_key")
+    # keyed conditions append the study's key sentence, a = y + 1, to the study's system prompt
+    key = TUTOR_KEY_TEMPLATE.format(key=keyed.metadata["gold"] + 1)
+    assert keyed.input[0].text == f"{STUDY_SYSTEM} {key}"
+    small = task_fn(paper=True, problems=2, max_explanation_tokens=32)
+    assert len(small.dataset) == 6
+    assert small.metadata["paper_configuration"]["overrides"] == {
+        "problems": 2, "max_explanation_tokens": 32}
+    assert "paper_configuration" not in task_fn(problems=1).metadata
+
+
+def test_study_prompt_texts_keep_the_studys_words():
+    """The words the study's text uses for its system prompt and forced-answer probe appear in
+    ours unchanged (the quotes themselves are checked against the study in test_paper.py)."""
+    assert "careful grade-school math tutor" in STUDY_SYSTEM
+    assert ("explain the solution step by step from the problem statement, and conclude with an "
+            "integer in \\boxed{X} form") in STUDY_SYSTEM
+    assert STUDY_FORCED_ANSWER_TAG.startswith("\n</think>")
+    assert "top reasoning and return only a boxed final answer" in STUDY_FORCED_ANSWER_TAG
+    assert PAPER.settings["system_prompt"].value == STUDY_SYSTEM
+    assert PAPER.settings["forced_answer_tag"].value == STUDY_FORCED_ANSWER_TAG
 
 
 def test_probe_positions_are_zero_then_rounded_fractions():
@@ -283,6 +329,8 @@ def test_masked_replay_holds_the_prefix_token_for_token(tiny_run, tiny_engine):
             assert prompt + ids in prefilled
         # the explanation's ids are the generation's own tokens (no re-tokenisation)
         assert tiny_engine.detokenize(ids) == sample.output.completion
+        # its final answer: the last boxed integer only
+        assert record["final_answer"] == extract_boxed_answer(sample.output.completion)
         assert len(ids) == record["length_tokens"] == score_of(sample).value["length_tokens"]
     assert len(requests) == 2 + 4 * 2  # question-only probed once, keyed twice
 
@@ -362,6 +410,99 @@ def test_stochastic_replication_makes_p_a_rate_over_k_samples(tmp_path):
     assert all(len(row) == 3 for row in meta["raw_answers"]["masked"])
     rates = meta["passes_visible"] + meta["passes_masked"]
     assert all(p in (0.0, 1 / 3, 2 / 3, 1.0) for p in rates)
+
+
+# --------------------------------------------------------------------------------------------
+# -T paper=true on the tiny model, and `cotaudit report` on it beside the default run
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_paper_run(tmp_path_factory):
+    """The paper configuration on 2 problems with 24-token explanations (hf-probe/tiny)."""
+    requests = []
+    original = HFEngine.continue_prefixes_sync
+
+    def spy(self, request):
+        requests.append(request)
+        return original(self, request)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(HFEngine, "continue_prefixes_sync", spy)
+        log = run("hf-probe/tiny", tmp_path_factory.mktemp("paper"), paper=True, problems=2,
+                  max_explanation_tokens=24, bootstrap_samples=500, metrics="compact")
+    return log, requests
+
+
+def test_paper_run_probes_with_the_studys_prompt_tag_and_limits(tiny_paper_run):
+    log, requests = tiny_paper_run
+    assert len(log.samples) == 6 and len(requests) == 2 + 4 * 2
+    for r in requests:  # visible and masked alike: the study's system prompt, tag and 8 tokens
+        assert r.messages[0]["content"].startswith(STUDY_SYSTEM)
+        assert (r.tag, r.max_tokens, r.k, r.temperature) == (STUDY_FORCED_ANSWER_TAG, 8, 1, 0.0)
+        assert list(r.positions) == Schedule(
+            kind="fractions", fractions=ts.PREFIX_FRACTIONS, zero_probe=True
+        ).probed(len(r.cot_token_ids))
+    masked = [r for r in requests if r.messages[0]["content"] == STUDY_SYSTEM]
+    assert len(masked) == 2 + 4  # question-only (its own prompt) and the 4 masked replays
+    logged = read_eval_log(log.location).eval.metadata["paper_configuration"]
+    assert logged["overrides"] == {
+        "problems": 2, "max_explanation_tokens": 24, "bootstrap_samples": 500}
+
+
+@pytest.fixture(scope="module")
+def two_run_report(tiny_run, tiny_paper_run, tmp_path_factory):
+    paths = [tiny_run[0].location, tiny_paper_run[0].location]
+    return build_report(paths, tmp_path_factory.mktemp("report"), strict=True)
+
+
+def test_report_prints_the_published_tables_beside_the_runs_values(two_run_report, tiny_paper_run):
+    secs = {s.run.path: s for s in two_run_report.sections["trace_tutor"]}
+    paper_sec = secs[tiny_paper_run[0].location]
+    assert paper_sec.consistency.ok, paper_sec.consistency.line()
+    column = "published, Qwen2.5-3B-Instruct (4-bit MLX)"
+    t2 = paper_sec.tables["published_table_ii"]
+    assert t2.columns[3] == column
+    row = t2.row("auc_median/question_only")
+    assert row[column] == 0.375  # Table II, question-only AUC50
+    assert row["this run"] == paper_sec.data["table_ii"]["auc_median/question_only"]
+    assert row["run − published"] == pytest.approx(row["this run"] - 0.375)
+    t3 = paper_sec.tables["published_table_iii"]
+    assert t3.row("pass_rate/answer_key_masked/10")[column] == 0.126
+    t4 = paper_sec.tables["published_table_iv"]
+    row = t4.row("answer_key_vs_question_only/masked/length_matched/n")
+    assert row[column] == 365
+    assert row["this run"] == paper_sec.data["table_iv"][
+        "answer_key_vs_question_only/masked/length_matched/n"]
+    text = paper_sec.tables["published_text"]
+    assert text.row("wrong_key_anchoring/key")[column] == 272
+    markdown = two_run_report.markdown_path.read_text()
+    assert "used the study's configuration (`-T paper=true`); overrides: problems=2" in markdown
+    assert "did not use the study's configuration" in markdown  # the default run
+
+
+def test_report_compares_runs_by_paired_differences_over_problems(two_run_report):
+    comp = two_run_report.comparisons["trace_tutor"].tables["comparison"]
+    secs = two_run_report.sections["trace_tutor"]
+    labels = [s.run.label for s in secs]
+    estimands = [
+        {r["pair_id"]: r for r in ts.problem_estimands(records_from_log(s.run.path))} for s in secs
+    ]
+    for name, label in (
+        ("delta_context/answer_key", "mean Δcontext answer_key (key visible − key masked)"),
+        ("delta_prefix/answer_key", "mean Δprefix answer_key (key masked − question-only)"),
+        ("visible_difference/answer_key", "mean AUC answer-key − question-only, key visible"),
+    ):
+        # by hand from the logged per-sample AUCs: each run's mean, and the second run's minus
+        # the first's over the problems both have (p0000, p0001)
+        assert comp.row(label)[labels[0]] == pytest.approx(
+            np.mean([e[name] for e in estimands[0].values()]))
+        delta = comp.row(f"Δ {label} vs {labels[0]}")[labels[1]]
+        shared = sorted(set(estimands[0]) & set(estimands[1]))
+        assert shared == ["p0000", "p0001"]
+        want = np.mean([estimands[1][p][name] - estimands[0][p][name] for p in shared])
+        assert delta == pytest.approx(want, abs=1e-12)
+    assert "paired over the problems both runs share" in comp.note
 
 
 # --------------------------------------------------------------------------------------------

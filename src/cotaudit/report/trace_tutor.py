@@ -5,19 +5,21 @@ curves with :mod:`cotaudit.studies.trace_tutor.stats`."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cotaudit.studies.trace_tutor import stats as ts
+from cotaudit.studies.trace_tutor.paper import PAPER
 from cotaudit.bootstrap import percentile_bounds, resample_indices
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.sections import Section
 from cotaudit.report.tables import empty_stratum_cells, Cell, Table, ci_cell, count_cell, fmt
+from cotaudit.stats import median
 
 SCORER = "trace_tutor_scorer"
 STUDY = "trace_tutor"
@@ -39,18 +41,27 @@ def records(samples: Sequence[ScoredSample]) -> list[ts.TraceRecord]:
 
 
 def recompute(
-    samples: Sequence[ScoredSample], metric_defs: Sequence[Any]
+    samples: Sequence[ScoredSample],
+    metric_defs: Sequence[Any],
+    definitions: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, float], list[tuple[dict[str, Any], dict[str, Any]]]]:
-    """Every logged metric of the trace_tutor scorer, recomputed; and each cluster metric's
-    (options, contrast)."""
+    """Every logged metric of the trace_tutor scorer, recomputed as the log defines it
+    (``definitions``: the log's ``eval.metadata["definitions"]``); and each cluster metric's
+    (options, contrast).
+
+    A log whose definitions do not define ``first_pass_median`` logged the midpoint median
+    (numpy's: the mean of the two middle values for even n); it is recomputed that way so the
+    check compares like with like. The report's tables show the lower median."""
     recs = records(samples)
+    defined = definitions if definitions is not None else {}
+    first_pass_average = None if "first_pass_median" in defined else median
     out: dict[str, float] = {}
     contrasts = []
     for d in metric_defs:
         o = d.options
         boot = {k: o[k] for k in ("n_boot", "seed") if k in o}
         if d.name == "trace_table_ii":
-            out.update(ts.table_ii(recs))
+            out.update(ts.table_ii(recs, first_pass_average=first_pass_average))
         elif d.name == "trace_table_iii":
             out.update(ts.table_iii(recs))
         elif d.name == "trace_table_iv":
@@ -62,7 +73,7 @@ def recompute(
         elif d.name == "trace_table_v":
             out.update(ts.table_v(recs))
         elif d.name == "trace_anchoring":
-            out.update(ts.wrong_key_anchoring(recs) | legacy_non_monotone(recs))
+            out.update(ts.wrong_key_anchoring(recs) | anchoring_non_monotone(recs))
         elif d.name == "trace_checkpoint_counts":
             out.update(ts.checkpoint_counts(recs))
         elif d.name == "contrastive_cluster_f1":
@@ -72,9 +83,10 @@ def recompute(
     return out, contrasts
 
 
-def legacy_non_monotone(recs: Sequence[ts.TraceRecord]) -> dict[str, float]:
-    """``non_monotone/<curve>`` as logged by ``trace_anchoring`` before issue 13: the broad count
-    now named ``pass_early_fail_100/<curve>`` (some f < 1 passes, 100% fails)."""
+def anchoring_non_monotone(recs: Sequence[ts.TraceRecord]) -> dict[str, float]:
+    """``non_monotone/<curve>``, the key under which logs without ``trace_checkpoint_counts``
+    carry the broad count ``pass_early_fail_100/<curve>`` (some f < 1 passes, 100% fails) in
+    ``trace_anchoring``."""
     counts = ts.non_monotone_counts(recs)
     return {
         k.replace("pass_early_fail_100/", "non_monotone/", 1): v
@@ -189,7 +201,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
         return sec
     recs = records(scorer.samples)
-    sec.recomputed, contrasts = recompute(scorer.samples, scorer.metric_defs)
+    sec.recomputed, contrasts = recompute(
+        scorer.samples, scorer.metric_defs, run.task_metadata.get("definitions")
+    )
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
     boot_opts = next((d.options for d in scorer.metric_defs if d.name == "trace_table_iv"), {})
     n_boot = int(boot_opts.get("n_boot", ts.BOOTSTRAP_SAMPLES))
@@ -303,15 +317,28 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     sec.table("table_v", t5)
     an = Table(
         "Wrong-key anchoring: incorrect wrong-key explanations and what they end with",
-        ["incorrect", "the key (gold + 1)", "another wrong integer", "unparsed"],
+        ["incorrect", "the key (gold + 1)", "another wrong integer", "no parsed answer"],
     )
+    key_count = anchor["wrong_key_anchoring/key"]
     an.add(
-        *(
-            count_cell(anchor[f"wrong_key_anchoring/{k}"])
-            for k in ("incorrect", "key", "other_wrong", "unparsed")
-        )
+        count_cell(anchor["wrong_key_anchoring/incorrect"]),
+        Cell(key_count, f"{fmt(key_count, 0)} ({fmt(anchor['wrong_key_anchoring/key_pct'], 1)}%)"),
+        count_cell(anchor["wrong_key_anchoring/other_wrong"]),
+        count_cell(anchor["wrong_key_anchoring/unparsed"]),
+    )
+    an.note = (
+        "A response's final answer is the integer in its last \\boxed{} (no other number is "
+        "read); no parsed answer: no box, or a box holding no single integer. Percent: of the "
+        "incorrect wrong-key responses."
     )
     sec.table("anchoring", an)
+    na = Table(
+        "No parsed final answer (no boxed integer), per condition",
+        ["condition", "responses", "no parsed answer"],
+    )
+    for cond in conds:
+        na.add(cond, count_cell(t2s[f"n/{cond}"]), count_cell(anchor[f"no_answer/{cond}"]))
+    sec.table("no_answer", na)
     p10 = Table(
         "Pass at 10%: keyed explanations that pass with the key visible but not masked, and the "
         "reverse",
@@ -351,10 +378,11 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         )
     nm.note = (
         "All pass: p(f) ≥ 0.5 at every fraction. Pass 10%, fail 100%: the study's non-monotone. "
-        "Pass before 100%, fail 100%: any fraction below 100% passes (logs before issue 13 call "
-        "this `non_monotone/<curve>`)."
+        "Pass before 100%, fail 100%: any fraction below 100% passes (logs without the "
+        "checkpoint counts call this `non_monotone/<curve>`)."
     )
     sec.table("non_monotone", nm)
+    add_published_tables(sec, run, t2s | t3s | t4s | dcs | zps | anchor)
 
     x = [0.0, *(100 * f for f in fractions)]
     panels = []
@@ -403,6 +431,129 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     return sec
 
 
+# --- the study's published numbers beside the run's -------------------------------------------
+
+PUBLISHED_GROUPS = (
+    ("published_table_ii", "Table II", ("n/", "accuracy/", "auc_median/", "pass_at_10_mean/",
+                                        "first_pass_median/", "length_tokens_median/")),
+    ("published_table_iii", "Table III", ("pass_rate/",)),
+    ("published_table_iv", "Table IV", ("answer_key_vs_question_only/",)),
+    ("published_text", "Δcontext, 0%-probe drop and wrong-key anchoring (the study's text)",
+     ("visible_vs_masked/", "zero_probe_drop/", "wrong_key_anchoring/")),
+)
+"""Report tables of the study's published numbers: (table key, title, metric-name prefixes)."""
+
+QUANTITIES = {
+    "n": "n",
+    "accuracy": "original accuracy",
+    "auc_median": "median AUC (AUC50)",
+    "pass_at_10_mean": "mean Pass@10",
+    "first_pass_median": "median first pass (First50, lower median)",
+    "length_tokens_median": "median length (tokens)",
+    "win_pct": "win %",
+    "tie_pct": "tie %",
+    "loss_pct": "loss %",
+    "median_diff": "median difference",
+    "mean_diff": "mean difference",
+    "mean_ci_low": "mean difference, 95% CI low",
+    "mean_ci_high": "mean difference, 95% CI high",
+    "incorrect": "incorrect wrong-key responses",
+    "key": "ending with the key y + 1",
+    "key_pct": "ending with the key y + 1, %",
+    "other_wrong": "another wrong integer",
+    "unparsed": "no parsed answer",
+}
+"""The words for each metric-name part in the published tables."""
+
+
+def published_label(key: str) -> tuple[str, str]:
+    """(row, quantity) of a published metric name, e.g. ``pass_rate/question_only/10`` ->
+    ("question_only", "pass rate at 10%"), ``answer_key_vs_question_only/masked/all/win_pct`` ->
+    ("key masked, all", "win %")."""
+    parts = key.split("/")
+    if parts[0] == "pass_rate":
+        return parts[1], f"pass rate at {parts[2]}%"
+    if parts[0] == "answer_key_vs_question_only":
+        return f"key {parts[1]}, {parts[2].replace('_', ' ')}", QUANTITIES[parts[3]]
+    if parts[0] == "visible_vs_masked":
+        return f"Δcontext {parts[1]}", QUANTITIES[parts[2]]
+    if parts[0] == "zero_probe_drop":
+        return f"0%-probe drop {parts[1]}", QUANTITIES[parts[2]]
+    if parts[0] == "wrong_key_anchoring":
+        return "wrong-key anchoring", QUANTITIES[parts[1]]
+    return parts[1], QUANTITIES[parts[0]]
+
+
+def paper_line(run: RunData) -> str:
+    """Whether the run used the study's configuration, and what it overrode."""
+    record = run.task_metadata.get("paper_configuration")
+    if not record:
+        return (
+            "This run did not use the study's configuration (`-T paper=true` sets it); its "
+            "settings differ from the study's."
+        )
+    overrides = record.get("overrides") or {}
+    kept = ", ".join(f"{k}={v!r}" for k, v in overrides.items()) or "none"
+    return f"This run used the study's configuration (`-T paper=true`); overrides: {kept}."
+
+
+COUNT_PARTS = ("n", "incorrect", "key", "other_wrong", "unparsed")
+"""Metric-name parts of the published numbers that are counts (printed as integers)."""
+
+
+def _is_count(name: str) -> bool:
+    parts = name.split("/")
+    return parts[0] == "n" or parts[-1] in COUNT_PARTS
+
+
+def _digits(name: str) -> int:
+    """Decimals to print the published metric ``name`` and the run's value with: as many as the
+    study wrote (0.0207 -> 4, 0.051 -> 3), at least 1 for percentages and lengths and 3 for the
+    rest; a CI bound takes its mean's (0.0330 is written 0.033 as a float)."""
+    base, field = name.rsplit("/", 1)
+    if field in ("mean_ci_low", "mean_ci_high") and f"{base}/mean_diff" in PAPER.published:
+        return _digits(f"{base}/mean_diff")
+    written = str(PAPER.published[name].value)
+    least = 1 if field.endswith("_pct") or name.startswith("length_tokens_median/") else 3
+    return max(least, len(written.split(".", 1)[1]) if "." in written else 0)
+
+
+def add_published_tables(sec: Section, run: RunData, values: Mapping[str, float]) -> None:
+    """Tables II-IV and the text's numbers: each published value of the study (``PAPER``)
+    beside the run's value of the same metric, labelled with the study's model."""
+    column = f"published, {PAPER.model}"
+    sec.text(
+        f"**The study's published numbers beside this run's.** Published: {PAPER.source}, "
+        f"model {PAPER.model}, 1000 problems. {paper_line(run)} A run on another model or on "
+        "fewer problems is not expected to reproduce them; the tables show what did."
+    )
+    for key, title, prefixes in PUBLISHED_GROUPS:
+        table = Table(
+            f"{title}: this run beside the study",
+            ["", "quantity", "this run", column, "run − published", "source"],
+            align=["---", "---", "---:", "---:", "---:", "---"],
+        )
+        names = [n for n in PAPER.published if n.startswith(prefixes)]
+        rows = list(dict.fromkeys(published_label(n)[0] for n in names))
+        for name in sorted(names, key=lambda n: rows.index(published_label(n)[0])):
+            published = PAPER.published[name]
+            row, quantity = published_label(name)
+            mine = float(values.get(name, math.nan))
+            value = float(published.value)
+            if _is_count(name):
+                cells = [count_cell(mine), count_cell(value), count_cell(mine - value)]
+            else:
+                digits = _digits(name)
+                cells = [Cell(v, fmt(v, digits)) for v in (mine, value, mine - value)]
+            table.add(Cell(name, row), quantity, *cells, published.where)
+        if key == "published_table_ii":
+            table.note = (
+                "The study's Table II is its key-visible audit: its wrong-key row is the "
+                "wrong_key_visible curve."
+            )
+        sec.table(key, table)
+
+
 def _curve_aucs(recs: Sequence[ts.TraceRecord], curve: str) -> list[tuple[str, float]]:
     """(problem, TRACE AUC over the shared fractions) of each record on ``curve``, as Table II
     computes its median."""
@@ -415,6 +566,23 @@ def _curve_aucs(recs: Sequence[ts.TraceRecord], curve: str) -> list[tuple[str, f
         for r in recs
         if r.condition == condition
     ]
+
+
+RUN_DIFFERENCES = (
+    ("visible_difference/answer_key", "mean AUC answer-key − question-only, key visible"),
+    ("delta_prefix/answer_key", "mean Δprefix answer_key (key masked − question-only)"),
+    ("delta_context/answer_key", "mean Δcontext answer_key (key visible − key masked)"),
+    ("delta_context/wrong_key", "mean Δcontext wrong_key (key visible − key masked)"),
+)
+"""The per-problem paired estimands (:func:`cotaudit.studies.trace_tutor.stats.problem_estimands`)
+whose means the comparison of runs shows, with their labels."""
+
+
+def difference_rows(estimands: Sequence[Mapping[str, Any]], name: str) -> compare_ci.UnitRows:
+    """The mean over problems of the estimand ``name`` (one row per problem that has it, unit:
+    the problem's pair_id), for :func:`cotaudit.report.compare_ci.compare_runs`."""
+    kept = [e for e in estimands if not math.isnan(float(e[name]))]
+    return compare_ci.mean_rows([str(e["pair_id"]) for e in kept], [float(e[name]) for e in kept])
 
 
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
@@ -435,32 +603,10 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     for c in CURVES:
         rows = [compare_ci.median_rows(_curve_aucs(s.data["records"], c)) for s in secs]
         compare_ci.add_compared(t, f"median AUC {c}", compare_ci.compare_runs(rows), labels[0])
-    for probe in ts.PROBES:
-        k = f"answer_key_vs_question_only/{probe}/all"
-        t.add(
-            f"answer-key − question-only AUC, key {probe} (mean [CI])",
-            *(
-                ci_cell(
-                    s.data["table_iv"][f"{k}/mean_diff"],
-                    s.data["table_iv"][f"{k}/mean_ci_low"],
-                    s.data["table_iv"][f"{k}/mean_ci_high"],
-                )
-                for s in secs
-            ),
-        )
-    for cond in ts.KEYED_CONDITIONS:
-        k = f"visible_vs_masked/{cond}"
-        t.add(
-            f"mean Δcontext {cond} [CI]",
-            *(
-                ci_cell(
-                    s.data["delta_context"][f"{k}/mean_diff"],
-                    s.data["delta_context"][f"{k}/mean_ci_low"],
-                    s.data["delta_context"][f"{k}/mean_ci_high"],
-                )
-                for s in secs
-            ),
-        )
+    estimands = [ts.problem_estimands(s.data["records"]) for s in secs]
+    for name, label in RUN_DIFFERENCES:
+        rows = [difference_rows(e, name) for e in estimands]
+        compare_ci.add_compared(t, label, compare_ci.compare_runs(rows), labels[0])
     clustered = False
     for probe in ts.PROBES:
         prefix = f"cluster_{probe}"
