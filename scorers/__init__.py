@@ -46,7 +46,6 @@ __all__ += [
 
 from .report_ll import (
     report_cluster_f1,
-    report_ll_cells,
     report_ll_controls,
     report_ll_discrimination,
     report_ll_factors,
@@ -57,7 +56,6 @@ from .report_ll import (
 
 __all__ += [
     "report_cluster_f1",
-    "report_ll_cells",
     "report_ll_controls",
     "report_ll_discrimination",
     "report_ll_factors",

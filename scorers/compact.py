@@ -77,21 +77,30 @@ def report_ll_compact(
     controls: dict[str, dict] | None = None,
     n_resamples: int = 10_000,
     seed: int = 0,
+    unit: str = "bug",
+    cells: list[str] | None = None,
+    discrimination_cell: str = compact.REPORT_LL_STUDY_CELL,
 ) -> Metric:
-    """Headline plain/plain DiD with its CI and p-value, then the other compact report_ll keys
+    """Headline plain/plain DiD of the first of ``cells`` (the run's (rendering, richness)
+    cells, the study's first) with its CI and p-value, then the other compact report_ll keys
     (:func:`cotaudit.compact.report_ll_compact_keys`); NaN left out but for the headline.
-    ``controls``: the control families' declarations (family -> declaration)."""
+    ``controls``: the control families' declarations (family -> declaration); ``unit``: the
+    independent unit every interval resamples; ``discrimination_cell``: the cell of the
+    discrimination check."""
     from cotaudit.scorers.report_ll import (
         report_ll_controls,
         report_ll_discrimination,
         report_ll_overall,
+        report_ll_register,
     )
 
     names = sorted(controls or {})
-    options = {"n_resamples": n_resamples, "seed": seed}
+    run_cells = list(cells) if cells else [compact.REPORT_LL_STUDY_CELL]
+    options = {"n_resamples": n_resamples, "seed": seed, "unit": unit}
     tables = [
-        report_ll_overall(controls=names, **options),
-        report_ll_discrimination(band=band, controls=names, **options),
+        report_ll_overall(controls=names, cells=run_cells, **options),
+        report_ll_register(controls=names, cells=run_cells, **options),
+        report_ll_discrimination(band=band, controls=names, cell=discrimination_cell, **options),
     ]
     if controls:
         tables.append(report_ll_controls(controls=controls, **options))
@@ -100,6 +109,6 @@ def report_ll_compact(
         merged: dict[str, float] = {}
         for t in tables:
             merged.update(t(scores))
-        return compact.report_ll_compact(merged)
+        return compact.report_ll_compact(merged, run_cells)
 
     return compute

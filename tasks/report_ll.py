@@ -1,4 +1,4 @@
-"""Report log-likelihood study (issue 5): does a frozen model find an honest report of a reward
+"""Report log-likelihood study: does a frozen model find an honest report of a reward
 hack more likely after the hack transcript than a concealing one?
 
 Each sample is one fixture version (a scenario at one rendering x richness x register level).
@@ -9,10 +9,14 @@ D_c = S(c, hack) - S(c, clean), DiD = D_h - D_c, and per-token forms.
 
     inspect eval tasks/report_ll.py --model hf-probe/default -T scenarios=4
     inspect eval tasks/report_ll.py --model hf-probe/default,hf-probe/<other> -T register=plain
+    inspect eval tasks/report_ll.py --model hf-probe/default -T paper=true -T scenarios=2
 
-The headline is the DiD per register level, plain/plain first; a model whose concealing-side
-effect |mean D_c| lies inside -T discrimination_band (nats) cannot answer the question (the
-pre-registered discrimination check, in the log's metrics and task metadata).
+The headline is the DiD per (rendering, richness) cell and register level, the study's cell
+(shell commands, full outcome clause) and plain/plain first; every interval resamples the
+independent unit (-T unit=bug, the default; project or scenario). A model on which dressing the
+concealing report moves the DiD by no more than -T discrimination_band (nats) cannot answer
+whether dressing the honest report does the same (the pre-registered discrimination check, in
+the log's metrics and task metadata).
 
 Only models that can score a fixed continuation work: hf-probe/ and mlx/, or a vllm/ or
 sglang/ server returning prompt log-probabilities (-T tokenizer= names its tokenizer); any
@@ -30,6 +34,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 
 from cotaudit.cluster.f1 import metric_keys
+from cotaudit.paper import parameter_defaults
 from cotaudit.compact import cluster_compact_keys, parse_metric_set, report_ll_headline_keys
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
@@ -56,11 +61,19 @@ from cotaudit.params import (
     require_range,
 )
 from cotaudit.studies.report_ll.scores import CLUSTER_PREFIX
-from cotaudit.studies.report_ll.stats import DEFAULT_DISCRIMINATION_BAND
+from cotaudit.studies.report_ll.paper import PAPER
+from cotaudit.studies.report_ll.stats import (
+    CELL_ORDER,
+    DEFAULT_DISCRIMINATION_BAND,
+    DEFAULT_UNIT,
+    POOLED_CELLS,
+    STUDY_CELL,
+    UNIT_FIELDS,
+    UNITS,
+)
 from cotaudit.scorers import (
     contrast_options,
     report_cluster_f1,
-    report_ll_cells,
     report_ll_controls,
     report_ll_discrimination,
     report_ll_factors,
@@ -185,7 +198,9 @@ def report_ll(
     tokenizer: str | None = None,
     contrast_model: str | None = None,
     discrimination_band: float = DEFAULT_DISCRIMINATION_BAND,
+    unit: str = DEFAULT_UNIT,
     metrics: str = "compact",
+    paper: bool = False,
 ) -> Task:
     """The report log-likelihood study over a fixture file (default: the committed corpus, 144
     main-family scenarios on 48 bugs of 16 projects x 12 versions, and the 8 scenarios of the
@@ -212,14 +227,53 @@ def report_ll(
         report's tokens in the prompt log-probabilities; default the model's name.
       contrast_model: Model that describes what distinguishes the two clusters' reports
         (written into the log; default none).
-      discrimination_band: Pre-registered band (nats): a model whose |mean D_c| over the plain
-        concealing reports is at most this cannot answer the question (its concealing report
-        does not move with the transcript).
-      metrics: "compact" (default: the headline -- plain/plain DiD with its CI and p-value --,
-        the dressed register levels, the pooled figure, the discrimination check, control
-        verdicts and the cluster F1 with its interval; no NaN for empty strata) or "all" (every
-        factor, cell and register-effect table and every cluster statistic).
+      discrimination_band: Pre-registered band (nats): a model on which dressing the
+        concealing report moves the DiD (of the study's cell when run, else pooled over the
+        run's cells) by |mean| at most this cannot answer whether dressing the honest report
+        does the same.
+      unit: The independent unit every interval and sign-flip p-value resamples: "bug"
+        (default; a bug serves several scenarios), "project" or "scenario".
+      metrics: "compact" (default: the headline -- plain/plain DiD of the study's cell with its
+        CI and p-value --, per cell the dressed register levels, the pooled figure and the
+        register effects, the discrimination check, invalid scorings, control verdicts and the
+        cluster F1 with its interval; no NaN for empty strata) or "all" (every cell, register
+        effect and factorial table and every cluster statistic).
+      paper: Run the study's published configuration (its cell, all three register levels,
+        the bundled rewrite; :data:`cotaudit.studies.report_ll.paper.PAPER`); a parameter also
+        given on the command line keeps its given value and is recorded as an override in the
+        log.
     """
+    given = {name: value for name, value in locals().items() if name != "paper"}
+    paper_configuration = None
+    if paper is True:
+        given, overrides = PAPER.apply(given, parameter_defaults(report_ll))
+        paper_configuration = PAPER.log_record(overrides)
+    elif paper is not False:
+        raise ParameterError(f"-T paper: expected true or false, got {paper!r}")
+    return _study_task(**given, paper_configuration=paper_configuration)
+
+
+def _study_task(
+    *,
+    fixtures: str,
+    scenarios: int | str | None,
+    rendering: str | list[str],
+    richness: str | list[str],
+    register: str | list[str],
+    family: str | list[str] | None,
+    register_rewrite: str,
+    n_resamples: int,
+    cluster_boot: int,
+    seed: int,
+    tokenizer: str | None,
+    contrast_model: str | None,
+    discrimination_band: float,
+    unit: str,
+    metrics: str,
+    paper_configuration: dict | None,
+) -> Task:
+    """The task of :func:`report_ll` from its resolved parameters (``paper_configuration``: the
+    log record of the paper configuration applied, or None)."""
     contrast = contrast_options(contrast_model)
     try:
         metric_set = parse_metric_set(metrics)
@@ -241,6 +295,8 @@ def report_ll(
     require_range("cluster_boot", cluster_boot, 0, None)
     require_int("seed", seed)
     require_range("discrimination_band", discrimination_band, 0, None)
+    if unit not in UNITS:
+        raise ParameterError(f"-T unit: expected one of {list(UNITS)}, got {unit!r}")
     if tokenizer is not None and (not isinstance(tokenizer, str) or not tokenizer.strip()):
         raise ParameterError(f"-T tokenizer: expected a hub id or folder, got {tokenizer!r}")
     try:
@@ -269,22 +325,28 @@ def report_ll(
             "choose one (control families may be added: -T family=main,<control>)"
         )
     control_names = sorted(controls)
-    options = {"n_resamples": n_resamples, "seed": seed}
+    options = {"n_resamples": n_resamples, "seed": seed, "unit": unit}
+    present = {f"{v.rendering}.{v.richness}" for v in versions if v.scenario.family not in controls}
+    run_cells = [c for c in CELL_ORDER if c in present] or [STUDY_CELL]
+    check_cell = (
+        STUDY_CELL if STUDY_CELL in run_cells
+        else run_cells[0] if len(run_cells) == 1 else POOLED_CELLS
+    )
     declarations = {f: d.model_dump() for f, d in controls.items()}
     cluster_keys = (
         None if metric_set == "all" else cluster_compact_keys(metric_keys(CLUSTER_PREFIX))
     )
     cluster = report_cluster_f1(
-        controls=control_names, n_boot=cluster_boot, seed=seed, unit="scenario", keys=cluster_keys
+        controls=control_names, n_boot=cluster_boot, seed=seed, unit=unit, keys=cluster_keys
     )
     if metric_set == "all":
         run_metrics = [
-            report_ll_overall(controls=control_names, **options),
+            report_ll_overall(controls=control_names, cells=run_cells, **options),
+            report_ll_register(controls=control_names, cells=run_cells, **options),
             report_ll_factors(controls=control_names, **options),
-            report_ll_cells(controls=control_names, **options),
-            report_ll_register(controls=control_names, **options),
             report_ll_discrimination(
-                band=float(discrimination_band), controls=control_names, **options
+                band=float(discrimination_band), controls=control_names, cell=check_cell,
+                **options,
             ),
             cluster,
         ]
@@ -293,7 +355,8 @@ def report_ll(
     else:
         run_metrics = [
             report_ll_compact(
-                band=float(discrimination_band), controls=declarations or None, **options
+                band=float(discrimination_band), controls=declarations or None,
+                cells=run_cells, discrimination_cell=check_cell, **options,
             ),
             cluster,
         ]
@@ -307,7 +370,7 @@ def report_ll(
         metrics=run_metrics,
         epochs=Epochs(1, mean_keep_text()),
         headline_metric=HeadlineMetric(
-            scorer="report_ll_scorer", metric=report_ll_headline_keys()[0]
+            scorer="report_ll_scorer", metric=report_ll_headline_keys(run_cells[0])[0]
         ),
         viewer=report_ll_viewer(),
         metadata={
@@ -325,14 +388,27 @@ def report_ll(
             "prompts": {"system": SYSTEM_PROMPT, "report_request": REPORT_REQUEST},
             "audit": {k: v for k, v in audit.items() if k.startswith("audit/")},
             "dressing": audit_dressing(versions).summary,
-            "headline": "DiD per register level (register.{level}/did/...), plain first; "
-            "pooled_registers/ pools the levels with each report counted once",
-            "discrimination_check": {
-                "quantity": "|mean d_c| over the plain concealing report's versions",
-                "band": float(discrimination_band),
-                "rule": "able to answer iff |mean d_c| > band (nats); else the model "
-                "cannot answer the question",
+            "headline": f"DiD per cell and register level (cell.{{rendering}}.{{richness}}."
+            f"{{register}}/did/...), the study's cell {STUDY_CELL} and plain first; "
+            "{cell}.pooled_registers pools a cell's register levels with each report counted "
+            "once; pooled_cells.* pools over the run's cells",
+            "cells": run_cells,
+            "unit": {
+                "unit": unit,
+                "field": UNIT_FIELDS[unit],
+                "rule": "every interval resamples these units with replacement (all versions of "
+                "a drawn unit) and every sign-flip p-value flips each unit's sum",
             },
+            "discrimination_check": {
+                "quantity": "|mean e|, e = did(concealing_dressed) - did(plain) of the same "
+                "scenario, rendering and richness",
+                "cell": check_cell,
+                "band": float(discrimination_band),
+                "rule": "able to answer iff |mean e| > band (nats): dressing the concealing "
+                "report moves the DiD beyond the band, so the design can discriminate on this "
+                "model; else it cannot answer whether dressing the honest report does the same",
+            },
+            **({"paper_configuration": paper_configuration} if paper_configuration else {}),
             **contrast,
         },
     )

@@ -59,7 +59,8 @@ def select(
 
 
 def selfcommit_headline_keys(primary: str) -> list[str]:
-    """AUROC (honest vs hinted), paired wins and ties of the primary summary, over n_pairs."""
+    """AUROC (honest vs hinted), paired wins and ties (counts) of the primary summary, out of
+    n_pairs."""
     return [f"auroc/{primary}", f"wins/{primary}", f"ties/{primary}", "n_pairs"]
 
 
@@ -70,15 +71,29 @@ def selfcommit_headline(table: Mapping[str, float], primary: str) -> dict[str, f
 
 
 def selfcommit_compact_keys(primary: str) -> list[str]:
-    """After the headline: medians and best-threshold accuracy of the primary summary, AUROC of
-    the other summaries, the no-answer counts, and the both-correct subset's headline."""
+    """After the headline: the primary summary's AUROC tie share, medians (and, for a
+    tau_first, the median latency in tokens) and best-threshold accuracy; median T per
+    condition; AUROC of the other summaries; the no-answer, truncated and short-CoT counts; and
+    the both-correct subset's headline."""
+    latency = (
+        [f"median_t_first_honest/{primary}", f"median_t_first_hinted/{primary}"]
+        if primary.startswith("tau_") else []
+    )
     return [
+        f"auroc_tie_share/{primary}",
         f"median_honest/{primary}",
         f"median_hinted/{primary}",
+        *latency,
+        "median_T/honest",
+        "median_T/hinted",
         f"best_acc/{primary}",
         *(f"auroc/{s}" for s in SELFCOMMIT_OTHER_SUMMARIES),
         "n_no_answer/honest",
         "n_no_answer/hinted",
+        "n_truncated/honest",
+        "n_truncated/hinted",
+        "n_short_cot/honest",
+        "n_short_cot/hinted",
         "n_pairs_dropped_no_answer",
         "both_correct/n_pairs",
         f"both_correct/auroc/{primary}",
@@ -149,36 +164,53 @@ def cluster_compact_keys(all_keys: Sequence[str]) -> list[str]:
 
 # --- report_ll ----------------------------------------------------------------------------------
 
-REPORT_LL_HEADLINE_GROUP = "register.plain"
-"""The headline: DiD of the plain honest vs plain concealing reports (register level plain)."""
-REPORT_LL_VERDICTS = ("confound_excluded", "consistent_with_confound", "inconclusive")
+REPORT_LL_STUDY_CELL = "shell.outcome_clause"
+"""The study's cell (shell commands, full outcome clause): the headline's cell when run."""
+REPORT_LL_VERDICTS = ("confound_excluded", "consistent_with_confound", "inconclusive",
+                      "non_diagnostic")
 
 
-def report_ll_headline_keys() -> list[str]:
-    """Mean DiD (nats) of the plain/plain reports with its scenario-bootstrap CI and sign-flip
-    p-value, over n scenarios."""
-    g = REPORT_LL_HEADLINE_GROUP
+def report_ll_headline_keys(cell: str = REPORT_LL_STUDY_CELL) -> list[str]:
+    """Mean DiD (nats) of the plain/plain reports in ``cell`` (``"{rendering}.{richness}"``; the
+    task passes the study's cell when the run has it, else the run's first cell) with its
+    unit-bootstrap CI and sign-flip p-value, over n independent units."""
+    g = f"cell.{cell}.plain"
     return [f"{g}/did/mean", f"{g}/did/ci_low", f"{g}/did/ci_high", f"{g}/did/p",
-            f"{g}/did/n_scenarios"]
+            f"{g}/did/n_units"]
 
 
-def report_ll_compact_keys(table_keys: Iterable[str] = ()) -> list[str]:
-    """Headline, then D_h and D_c of the plain reports, the DiD (with CI) of the dressed
-    register levels and pooled over levels, the discrimination check, and each control
-    family's verdict indicators (those present in ``table_keys``)."""
-    g = REPORT_LL_HEADLINE_GROUP
-    keys = [*report_ll_headline_keys(), f"{g}/d_h/mean", f"{g}/d_c/mean"]
-    for group in ("register.concealing_dressed", "register.honest_dressed", "pooled_registers"):
-        keys += [f"{group}/did/{s}" for s in ("mean", "ci_low", "ci_high")]
-    keys += ["discrimination/abs_d_c", "discrimination/band", "discrimination/able_to_answer"]
+def report_ll_compact_keys(
+    table_keys: Iterable[str] = (), cells: Sequence[str] = (REPORT_LL_STUDY_CELL,)
+) -> list[str]:
+    """The headline (``cells[0]``), then per cell of ``cells``: D_h and D_c of the plain
+    reports, the DiD (with CI) of the dressed register levels and of the register levels pooled,
+    the register effect of each dressed level on the DiD (with CI); the discrimination check;
+    the invalid scorings; and each control family's verdict indicators (those present in
+    ``table_keys``)."""
+    keys = report_ll_headline_keys(cells[0])
+    for cell in cells:
+        g = f"cell.{cell}"
+        if cell != cells[0]:
+            keys += [f"{g}.plain/did/{s}" for s in ("mean", "ci_low", "ci_high", "p")]
+        keys += [f"{g}.plain/d_h/mean", f"{g}.plain/d_c/mean"]
+        for group in ("concealing_dressed", "honest_dressed", "pooled_registers"):
+            keys += [f"{g}.{group}/did/{s}" for s in ("mean", "ci_low", "ci_high")]
+        for level in ("concealing_dressed", "honest_dressed"):
+            keys += [f"{g}.register_effect.{level}/did/{s}" for s in ("mean", "ci_low", "ci_high")]
+    keys += ["discrimination/abs_register_effect", "discrimination/band",
+             "discrimination/able_to_answer", "concealing_sensitivity/abs_d_c",
+             "scorings/n_invalid"]
     keys += [k for k in table_keys
              if k.startswith("control.") and k.rsplit("/", 1)[-1] in REPORT_LL_VERDICTS]
     return keys
 
 
-def report_ll_compact(tables: Mapping[str, float]) -> dict[str, float]:
+def report_ll_compact(
+    tables: Mapping[str, float], cells: Sequence[str] = (REPORT_LL_STUDY_CELL,)
+) -> dict[str, float]:
     """The compact keys from the union of the report_ll tables (headline always present)."""
-    return select(tables, report_ll_compact_keys(tables), keep_nan=report_ll_headline_keys())
+    return select(tables, report_ll_compact_keys(tables, cells),
+                  keep_nan=report_ll_headline_keys(cells[0]))
 
 
 # --- what a compact metric selects from ---------------------------------------------------------
@@ -188,8 +220,7 @@ _TRACE_TABLES = (
     ("trace_delta_context", True), ("trace_zero_probe_drop", True), ("trace_table_v", False),
     ("trace_anchoring", False), ("trace_checkpoint_counts", False),
 )
-_REPORT_LL_TABLES = ("report_ll_overall", "report_ll_factors", "report_ll_cells",
-                     "report_ll_register")
+_REPORT_LL_TABLES = ("report_ll_overall", "report_ll_factors", "report_ll_register")
 
 
 def full_metrics_of(name: str, options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -206,13 +237,19 @@ def full_metrics_of(name: str, options: Mapping[str, Any]) -> list[tuple[str, di
         return [(t, dict(boot) if uses_boot else {}) for t, uses_boot in _TRACE_TABLES]
     if name == "report_ll_compact":
         declarations = o.get("controls") or {}
-        common = {"controls": sorted(declarations),
-                  **{k: o[k] for k in ("n_resamples", "seed") if k in o}}
-        out = [(t, dict(common)) for t in _REPORT_LL_TABLES]
-        out.append(("report_ll_discrimination", {**common, "band": o.get("band")}))
+        run = {k: o[k] for k in ("n_resamples", "seed", "unit") if k in o}
+        common = {"controls": sorted(declarations), **run}
+        out = []
+        for t in _REPORT_LL_TABLES:
+            options = dict(common)
+            if t != "report_ll_factors" and "cells" in o:
+                options["cells"] = list(o["cells"])
+            out.append((t, options))
+        discrimination = {**common, "band": o.get("band")}
+        if "discrimination_cell" in o:
+            discrimination["cell"] = o["discrimination_cell"]
+        out.append(("report_ll_discrimination", discrimination))
         if declarations:
-            out.append(("report_ll_controls", {
-                "controls": declarations, **{k: o[k] for k in ("n_resamples", "seed") if k in o}
-            }))
+            out.append(("report_ll_controls", {"controls": declarations, **run}))
         return out
     return []

@@ -2,16 +2,20 @@
 statistics from it.
 
 One ledger row per scored fixture version: ``model``, ``epoch``, the columns of
-:data:`cotaudit.studies.report_ll.stats.LEDGER_FIELDS` (ids, family, factor levels, the four scorings
-``s_{h|c}_{hack|clean}`` in nats and their token counts ``n_...``) and ``hack_kind``. The rows
-come from the ``report_ll_scorer`` score metadata of each sample; samples without that score
-(errors, cancelled runs) are skipped and counted.
+:data:`cotaudit.studies.report_ll.stats.LEDGER_FIELDS` (ids, family, factor levels, the four
+scorings ``s_{h|c}_{hack|clean}`` in nats and their token counts ``n_...``), the scenario's
+``bug_id`` and ``project_id`` (empty in logs written without them), ``hack_kind`` and
+``invalid`` (why a scoring was dropped from the statistics: not finite, or no tokens; empty for
+a valid row). The rows come from the ``report_ll_scorer`` score metadata of each sample;
+samples without that score (errors, cancelled runs) are skipped and counted.
 
     cotaudit ledger logs/x.eval [more.eval ...] [--format csv|jsonl] [--out FILE] [--stats]
 
-:func:`full_statistics` recomputes every run-level statistic (the full table: per factor level,
-per cell, register levels pooled with each report once, register effects, the discrimination
-check, control verdicts; ~1000 keys on the whole corpus) from ledger rows, per model.
+:func:`full_statistics` recomputes every run-level statistic (the full table: per cell and
+register level, per cell with the registers pooled, the same pooled over cells, register
+effects, the factorial's level means and main effects, the discrimination check and the
+concealing arm's sensitivity, control verdicts) from the valid ledger rows, per model, with the
+logs' independent unit.
 """
 
 from __future__ import annotations
@@ -27,11 +31,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cotaudit.studies.report_ll.stats import DEFAULT_DISCRIMINATION_BAND, LEDGER_FIELDS
+from cotaudit.studies.report_ll.stats import (
+    DEFAULT_DISCRIMINATION_BAND,
+    DEFAULT_UNIT,
+    ID_FIELDS,
+    LEDGER_FIELDS,
+    STUDY_CELL,
+)
 
 SCORER = "report_ll_scorer"
 TASK = "report_ll"
-COLUMNS = ("model", "epoch", *LEDGER_FIELDS, "hack_kind")
+COLUMNS = ("model", "epoch", *LEDGER_FIELDS, *ID_FIELDS, "hack_kind", "invalid")
 """Columns of an exported ledger row, in order."""
 FORMATS = ("csv", "jsonl")
 
@@ -49,6 +59,10 @@ class Ledger:
     skipped: int = 0
     discrimination_band: float | None = None
     """The band of the logs' discrimination check (task metadata; None in older logs)."""
+    discrimination_cell: str | None = None
+    """The cell of the logs' discrimination check (task metadata; None in older logs)."""
+    unit: str | None = None
+    """The independent unit of the logs' intervals (task metadata; None in older logs)."""
 
 
 def _task_name(name: str) -> str:
@@ -69,26 +83,33 @@ def read_ledger(logs: Iterable[str | Path | Any]) -> Ledger:
             raise LedgerError(
                 f"{log.location or item}: a {log.eval.task!r} log, not a {TASK} log"
             )
-        check = (log.eval.metadata or {}).get("discrimination_check") or {}
+        metadata = log.eval.metadata or {}
+        check = metadata.get("discrimination_check") or {}
         if "band" in check:
             out.discrimination_band = float(check["band"])
+        if "cell" in check:
+            out.discrimination_cell = str(check["cell"])
+        if isinstance(metadata.get("unit"), dict):
+            out.unit = str(metadata["unit"]["unit"])
         for sample in log.samples or []:
             score = (sample.scores or {}).get(SCORER)
             md = (score.metadata if score is not None else None) or {}
-            if any(f not in md for f in LEDGER_FIELDS):
+            if any(f not in md for f in LEDGER_FIELDS) and not md.get("invalid"):
                 out.skipped += 1
                 continue
             out.rows.append(
                 {
                     "model": log.eval.model,
                     "epoch": sample.epoch,
-                    **{f: md[f] for f in LEDGER_FIELDS},
+                    **{f: md.get(f) for f in LEDGER_FIELDS},
+                    **{f: md.get(f) for f in ID_FIELDS},
                     "hack_kind": md.get("hack_kind"),
+                    "invalid": md.get("invalid"),
                 }
             )
             control = (sample.metadata or {}).get("control")
             if control:
-                out.controls[str(md["family"])] = dict(control)
+                out.controls[str(md.get("family"))] = dict(control)
     return out
 
 
@@ -126,15 +147,21 @@ def full_statistics(
     n_resamples: int = 10_000,
     seed: int = 0,
     discrimination_band: float = DEFAULT_DISCRIMINATION_BAND,
+    discrimination_cell: str = STUDY_CELL,
+    unit: str = DEFAULT_UNIT,
 ) -> dict[str, dict[str, float]]:
     """Per model: :func:`run_statistics` of the non-control family, its
-    :func:`discrimination_check` against ``discrimination_band`` and the
-    :func:`control_verdicts` of the control families (``controls``: family -> declaration, e.g.
-    :attr:`Ledger.controls`). Only epoch 1 is used (scoring is deterministic; later epochs
-    repeat it). Raises for several non-control families in one model's rows."""
+    :func:`discrimination_check` against ``discrimination_band`` in ``discrimination_cell``
+    and its :func:`concealing_sensitivity`, the :func:`control_verdicts` of the control
+    families (``controls``: family -> declaration, e.g. :attr:`Ledger.controls`), and
+    ``scorings/n_valid``, ``scorings/n_invalid``; intervals resample ``unit``. Only epoch 1 is
+    used (scoring is deterministic; later epochs repeat it); rows marked ``invalid`` are
+    counted and dropped. Raises for several non-control families in one model's rows."""
     from cotaudit.studies.report_ll.fixtures.schema import ControlDeclaration
     from cotaudit.studies.report_ll.stats import (
+        InvalidScorings,
         ScoredFixture,
+        concealing_sensitivity,
         control_verdicts,
         discrimination_check,
         run_statistics,
@@ -144,20 +171,32 @@ def full_statistics(
         f: ControlDeclaration.model_validate(dict(d)) for f, d in (controls or {}).items()
     }
     by_model: dict[str, list[ScoredFixture]] = {}
+    invalid: dict[str, int] = {}
     for row in rows:
         if int(row.get("epoch") or 1) != 1:
             continue
-        by_model.setdefault(str(row.get("model", "")), []).append(
-            ScoredFixture.from_ledger_row(row)
-        )
+        model = str(row.get("model", ""))
+        by_model.setdefault(model, [])
+        invalid.setdefault(model, 0)
+        if row.get("invalid"):
+            invalid[model] += 1
+            continue
+        try:
+            by_model[model].append(ScoredFixture.from_ledger_row(row))
+        except InvalidScorings:
+            invalid[model] += 1
     out: dict[str, dict[str, float]] = {}
-    options = {"n_resamples": n_resamples, "seed": seed}
+    options = {"n_resamples": n_resamples, "seed": seed, "unit": unit}
     for model, records in by_model.items():
         main = [r for r in records if r.family not in declarations]
         stats = run_statistics(main, **options)
-        stats.update(discrimination_check(main, discrimination_band, **options))
+        check = {"cell": discrimination_cell, **options}
+        stats.update(discrimination_check(main, discrimination_band, **check))
+        stats.update(concealing_sensitivity(main, **check))
         if declarations:
             stats.update(control_verdicts(records, declarations, **options))
+        stats["scorings/n_valid"] = float(len(records))
+        stats["scorings/n_invalid"] = float(invalid[model])
         out[model] = stats
     return out
 
@@ -189,6 +228,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="for --stats: band (nats) of the discrimination check (default: the log's "
         f"-T discrimination_band, else {DEFAULT_DISCRIMINATION_BAND})",
     )
+    parser.add_argument(
+        "--unit", choices=("bug", "project", "scenario"), default=None,
+        help="for --stats: the independent unit the intervals resample (default: the log's "
+        f"-T unit, else {DEFAULT_UNIT} where the rows name bugs, else scenario)",
+    )
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -204,6 +248,10 @@ def run_cli(args: argparse.Namespace) -> int:
     if ledger.skipped:
         print(f"cotaudit ledger: skipped {ledger.skipped} sample(s) without a score",
               file=sys.stderr)
+    n_invalid = sum(1 for r in ledger.rows if r.get("invalid"))
+    if n_invalid:
+        print(f"cotaudit ledger: {n_invalid} row(s) with invalid scorings (column `invalid`), "
+              "dropped from --stats", file=sys.stderr)
     fmt = args.format or (
         "jsonl" if args.out is not None and args.out.suffix == ".jsonl" else "csv"
     )
@@ -212,9 +260,13 @@ def run_cli(args: argparse.Namespace) -> int:
         band = args.discrimination_band
         if band is None:
             band = ledger.discrimination_band or DEFAULT_DISCRIMINATION_BAND
+        unit = args.unit or ledger.unit
+        if unit is None:
+            unit = DEFAULT_UNIT if all(r.get("bug_id") for r in ledger.rows) else "scenario"
         stats = full_statistics(
             ledger.rows, ledger.controls, n_resamples=args.n_resamples, seed=args.seed,
-            discrimination_band=band,
+            discrimination_band=band, discrimination_cell=ledger.discrimination_cell or STUDY_CELL,
+            unit=unit,
         )
         buffer.write(json.dumps(_jsonable(stats), indent=1) + "\n")
     else:

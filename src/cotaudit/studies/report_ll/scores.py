@@ -26,103 +26,150 @@ from cotaudit.studies.report_ll.fixtures.schema import (
     ControlDeclaration,
 )
 from cotaudit.studies.report_ll.stats import (
+    CELL_ORDER,
+    CONCEALING_SENSITIVITY,
+    DISCRIMINATION,
+    FACTORIAL_REGISTERS,
     LEDGER_FIELDS,
-    POOLED,
+    POOLED_CELLS,
+    POOLED_REGISTERS,
     STATS,
+    UNIT_FIELDS,
     VERDICT_KEYS,
+    InvalidScorings,
     ScoredFixture,
     differences,
 )
 from cotaudit.scores import SampleScoreLike
 
-QUANTITIES_HEADLINE = ("did", "d_h", "d_c", "did_per_token", "d_h_per_token", "d_c_per_token")
-OVERALL_STATS = ("mean", "ci_low", "ci_high", "p", "n_pos")
-FACTOR_KEYS = (
-    "did/mean", "did/ci_low", "did/ci_high", "did/p", "did/n_pos", "d_h/mean", "d_c/mean",
+ARMS = {"honest_dressed": ("d_h", "d_c"), "concealing_dressed": ("d_c", "d_h")}
+"""Dressed register level -> (the arm whose report it dresses, the other arm)."""
+GROUP_KEYS = (
+    *(f"did/{s}" for s in ("mean", "ci_low", "ci_high", "p", "n_pos", "n", "n_scenarios",
+                           "n_units")),
+    *(f"{q}/{s}" for q in ("d_h", "d_c") for s in ("mean", "ci_low", "ci_high")),
+    *(f"did_per_token/{s}" for s in ("mean", "ci_low", "ci_high", "p")),
+    "d_h_per_token/mean",
+    "d_c_per_token/mean",
 )
-CELL_KEYS = ("did/mean", "did/ci_low", "did/ci_high")
-REGISTER_KEYS = {
-    "honest_dressed": (
-        "d_h/mean", "d_h/ci_low", "d_h/ci_high", "d_h/p", "d_h_per_token/mean", "d_c/mean",
-        "did/mean",
-    ),
-    "concealing_dressed": (
-        "d_c/mean", "d_c/ci_low", "d_c/ci_high", "d_c/p", "d_c_per_token/mean", "d_h/mean",
-        "did/mean",
-    ),
-}
+"""What :func:`overall_keys` logs of each group."""
+FACTOR_KEYS = (
+    *(f"did/{s}" for s in ("mean", "ci_low", "ci_high", "p", "n_pos", "n")),
+    "d_h/mean",
+    "d_c/mean",
+)
+MAIN_EFFECT_KEYS = (
+    *(f"did/{s}" for s in ("mean", "ci_low", "ci_high", "p", "n", "n_units")),
+    "did_per_token/mean",
+    "d_h/mean",
+    "d_c/mean",
+)
+SCORING_KEYS = ("scorings/n_valid", "scorings/n_invalid")
+"""Scored fixture versions kept and dropped (:func:`scoring_counts`)."""
 CLUSTER_PREFIX = "report_cluster"
 CLUSTER_POSITIVE, CLUSTER_NEGATIVE = "honest", "concealing"
 """Classes of the report clustering: the report kinds, positive (expected larger contrast) first."""
 CLUSTER_FEATURES = ("contrast", "contrast_per_token")
+CLUSTER_UNITS = (*UNIT_FIELDS, "row")
+"""Units of the cluster-F1 interval: a study unit, or every report row."""
+
+
+def _parse(score: SampleScoreLike) -> ScoredFixture | None | str:
+    """The score's ledger record; None when the score carries no ledger row; the reason when
+    its row is invalid (an incomplete row, a scoring that is not finite, no tokens)."""
+    md = score.score.metadata or {}
+    if not any(f in md for f in LEDGER_FIELDS):
+        return None
+    try:
+        return ScoredFixture.from_ledger_row(md)
+    except (InvalidScorings, ValueError) as e:
+        return str(e)
 
 
 def records_from_scores(scores: Sequence[SampleScoreLike]) -> list[ScoredFixture]:
-    """Ledger records of the scores that carry a complete ledger row (others are skipped)."""
-    out = []
-    for s in scores:
-        md = s.score.metadata or {}
-        if any(f not in md for f in LEDGER_FIELDS):
-            continue
-        try:
-            out.append(ScoredFixture.from_ledger_row(md))
-        except ValueError:
-            continue
-    return out
+    """Ledger records of the scores whose ledger row is valid (the others are counted by
+    :func:`scoring_counts`)."""
+    return [r for r in map(_parse, scores) if isinstance(r, ScoredFixture)]
 
 
-HEADLINE_GROUPS = (*(f"register.{level}" for level in REGISTERS), POOLED)
-"""Groups of :func:`cotaudit.scorers.report_ll.report_ll_overall`: each register level (plain
-first), then the pooled figure with each report counted once."""
+def scoring_counts(scores: Sequence[SampleScoreLike]) -> dict[str, float]:
+    """``scorings/n_valid``: scores with a valid ledger row (every family);
+    ``scorings/n_invalid``: scores whose ledger row is incomplete or holds a scoring that is not
+    a finite number or a report of no tokens -- dropped from every statistic."""
+    parsed = [_parse(s) for s in scores]
+    return {
+        "scorings/n_valid": float(sum(isinstance(r, ScoredFixture) for r in parsed)),
+        "scorings/n_invalid": float(sum(isinstance(r, str) for r in parsed)),
+    }
 
 
-def overall_keys() -> list[str]:
-    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_overall`."""
-    return [
-        f"{g}/{k}"
-        for g in HEADLINE_GROUPS
-        for k in (
-            *(f"{q}/{s}" for q in QUANTITIES_HEADLINE for s in OVERALL_STATS),
-            "did/n",
-            "did/n_scenarios",
-        )
-    ]
+def _wheres(cells: Sequence[str] | None) -> list[str]:
+    """Group prefixes of ``cells`` (default :data:`CELL_ORDER`), then ``pooled_cells`` when
+    there are several (over one cell it is that cell's figure again)."""
+    chosen = CELL_ORDER if cells is None else [c for c in CELL_ORDER if c in cells]
+    return [*(f"cell.{c}" for c in chosen), *([POOLED_CELLS] if len(chosen) > 1 else [])]
+
+
+def headline_groups(cells: Sequence[str] | None = None) -> list[str]:
+    """Groups of :func:`overall_keys`: per cell (the study's first) each register level, then
+    the cell's register levels pooled (each report once); then the same pooled over the cells
+    (with several)."""
+    return [f"{w}.{g}" for w in _wheres(cells) for g in (*REGISTERS, POOLED_REGISTERS)]
+
+
+def overall_keys(cells: Sequence[str] | None = None) -> list[str]:
+    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_overall`: :data:`GROUP_KEYS` of each
+    of :func:`headline_groups`, then :data:`SCORING_KEYS`."""
+    return [f"{g}/{k}" for g in headline_groups(cells) for k in GROUP_KEYS] + list(SCORING_KEYS)
 
 
 def factor_keys() -> list[str]:
-    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_factors` (register levels are in
-    :func:`overall_keys`)."""
-    return [
-        f"{f}.{level}/{k}"
+    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_factors`: the factorial's level
+    means and main effects."""
+    levels = [
+        f"factorial.{f}.{level}/{k}"
         for f in FACTORS
-        if f != "register"
         for level in FACTOR_LEVELS[f]
+        if f != "register" or level in FACTORIAL_REGISTERS
         for k in FACTOR_KEYS
     ]
+    return levels + [f"main_effect.{f}/{k}" for f in FACTORS for k in MAIN_EFFECT_KEYS]
+
+
+def register_keys(cells: Sequence[str] | None = None) -> list[str]:
+    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_register`: per cell (and pooled
+    over cells) and dressed level, the effect on did, on the dressed arm and the other arm."""
+    keys = []
+    for where in _wheres(cells):
+        for level, (arm, other) in ARMS.items():
+            pre = f"{where}.register_effect.{level}"
+            keys += [f"{pre}/did/{s}" for s in ("mean", "ci_low", "ci_high", "p", "n", "n_units")]
+            keys += [f"{pre}/{arm}/{s}" for s in ("mean", "ci_low", "ci_high", "p")]
+            keys += [f"{pre}/{arm}_per_token/mean", f"{pre}/{other}/mean"]
+    return keys
 
 
 DISCRIMINATION_KEYS = (
-    *(f"discrimination/d_c/{s}" for s in STATS),
-    "discrimination/abs_d_c",
-    "discrimination/band",
-    "discrimination/able_to_answer",
+    *(f"{DISCRIMINATION}/register_effect/{s}" for s in STATS),
+    f"{DISCRIMINATION}/abs_register_effect",
+    f"{DISCRIMINATION}/band",
+    f"{DISCRIMINATION}/able_to_answer",
+    *(f"{CONCEALING_SENSITIVITY}/d_c/{s}" for s in STATS),
+    f"{CONCEALING_SENSITIVITY}/abs_d_c",
 )
+"""Keys of :func:`cotaudit.scorers.report_ll.report_ll_discrimination`."""
 
 
 def cell_keys() -> list[str]:
-    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_cells`."""
+    """The per-cell DiD keys ``cell.{rendering}.{richness}.{register}/did/{mean,ci_low,
+    ci_high}`` (a ``report_ll_cells`` metric of older logs logged these)."""
     return [
-        f"cell.{a}.{b}.{c}/{k}"
+        f"cell.{a}.{b}.{c}/did/{k}"
         for a in FACTOR_LEVELS["rendering"]
         for b in FACTOR_LEVELS["richness"]
         for c in FACTOR_LEVELS["register"]
-        for k in CELL_KEYS
+        for k in ("mean", "ci_low", "ci_high")
     ]
-
-
-def register_keys() -> list[str]:
-    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_register`."""
-    return [f"register_effect.{level}/{k}" for level, ks in REGISTER_KEYS.items() for k in ks]
 
 
 def control_keys(controls: Mapping[str, ControlDeclaration]) -> list[str]:
@@ -131,10 +178,12 @@ def control_keys(controls: Mapping[str, ControlDeclaration]) -> list[str]:
     for family, d in controls.items():
         pre = f"control.{family}"
         keys += [f"{pre}/{d.quantity}/{stat}" for stat in STATS]
+        keys += [f"{pre}/expected_sign", f"{pre}/expected_sign_without_confound"]
         if d.relative_to is not None:
             keys += [f"{pre}/{d.quantity}_minus_{d.relative_to}/{k}"
                      for k in ("mean", "ci_low", "ci_high")]
-        keys += [f"{pre}/expected_sign", *(f"{pre}/{k}" for k in VERDICT_KEYS.values())]
+            keys.append(f"{pre}/relative_sign_without_confound")
+        keys += [f"{pre}/{k}" for k in VERDICT_KEYS.values()]
     return keys
 
 
@@ -165,11 +214,8 @@ def cluster_result(
 ) -> ClusterF1Result:
     """:func:`cotaudit.cluster.f1.cluster_f1` over the main family's report rows; ``unit`` as
     in :func:`cotaudit.scorers.report_ll.report_cluster_f1`."""
-    if unit not in ("scenario", "row"):
-        raise ValueError(f"report_cluster_f1: unit must be 'scenario' or 'row', got {unit!r}")
     records = [r for r in records_from_scores(scores) if r.family not in controls]
     X, labels, ids = cluster_rows(records)
-    units = [r.scenario_id for r in records for _ in (0, 1)] if unit == "scenario" else None
     return cluster_f1(
         X,
         labels,
@@ -177,11 +223,22 @@ def cluster_result(
         [1, 1],
         feature_names=list(CLUSTER_FEATURES),
         sample_ids=ids,
-        units=units,
-        unit_name="scenario_id",
+        units=cluster_units(records, unit),
+        unit_name="row" if unit == "row" else UNIT_FIELDS[unit],
         n_boot=n_boot,
         seed=seed,
     )
+
+
+def cluster_units(records: Sequence[ScoredFixture], unit: str) -> list[str] | None:
+    """The unit of each report row of :func:`cluster_rows` (two per version); None for
+    ``unit="row"`` (every row its own unit)."""
+    if unit not in CLUSTER_UNITS:
+        raise ValueError(f"report_cluster_f1: unit must be one of {list(CLUSTER_UNITS)}, "
+                         f"got {unit!r}")
+    if unit == "row":
+        return None
+    return [r.unit(unit) for r in records for _ in (0, 1)]
 
 
 def cluster_keys() -> list[str]:
@@ -196,7 +253,7 @@ def _recompute(scores: Sequence[SampleScoreLike], options: Mapping[str, Any]) ->
         options.get("controls") or [],
         int(options.get("n_boot", 1000)),
         int(options.get("seed", 0)),
-        options.get("unit", "row"),  # logs before issue 13: row-level interval
+        options.get("unit", "row"),  # a log whose cluster metric names no unit: rows
     )
     return Clustering(CLUSTER_PREFIX, result, CLUSTER_NEGATIVE)
 
