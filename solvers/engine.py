@@ -27,9 +27,12 @@ def probe_engine(model: Model, tokenizer: str | None = None) -> ProbeEngine:
     return _generic_engines[key]
 
 
-def sample_seed(seed: int, sample_id: object) -> int:
-    """The probe seed of one sample: ``seed`` mixed with its id (independent of run order)."""
-    return seed_for(seed, *(ord(ch) for ch in str(sample_id)))
+def sample_seed(seed: int, sample_id: object, epoch: int = 1) -> int:
+    """The probe seed of one sample in one epoch: ``seed`` mixed with its id and, from the
+    second epoch on, the epoch (independent of run order). Epoch 1 has the seed of a one-epoch
+    run, so ``--epochs N`` repeats the one-epoch run and adds N - 1 differently seeded ones."""
+    parts = [seed, *(ord(ch) for ch in str(sample_id))]
+    return seed_for(*parts, *([epoch] if epoch > 1 else []))
 
 
 def completion_token_ids(output: ModelOutput, engine: ProbeEngine) -> list[int]:

@@ -7,7 +7,7 @@ from typing import Any, Literal, Sequence
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from cotaudit.answers import extract_final_answer, extract_forced_answer
+from cotaudit.answers import Reading, extract_final_answer, extract_forced_answer
 from cotaudit.engine.chat import to_plain
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.sweep import context_room, force_answers
@@ -50,13 +50,16 @@ def selfcommit_probe(
     tokenizer: str | None = None,
     schedule: Literal["full", "adaptive"] = "full",
     zero_probe: bool = False,
+    final_answer_reading: Reading = "stated",
 ) -> Solver:
     """Generate the CoT (recorded as a model call), then force k answers after every prefix.
 
     c(t) = #{answers at t equal to a_final} / k, with a_final the CoT's own final integer
-    answer, at t = stride, 2*stride, ..., T. With ``zero_probe`` the empty prefix is probed too
-    and kept apart as c0 = c(0) (no point of the curve). With no parsable a_final the probe is
-    skipped (nothing to commit to; ``matches`` and ``c0`` are None). The record
+    answer as the CoT states it (:func:`cotaudit.answers.extract_final_answer` with
+    ``final_answer_reading``; a CoT that hit ``max_cot_tokens`` is read as ``truncated``), at
+    t = stride, 2*stride, ..., T. With ``zero_probe`` the empty prefix is probed too and kept
+    apart as c0 = c(0) (no point of the curve). With no a_final the probe is skipped (nothing to
+    commit to; ``matches`` and ``c0`` are None). The record
     (:class:`~cotaudit.studies.selfcommit.record.SelfcommitProbe`) is saved in the sample store
     under ``"selfcommit"``.
 
@@ -68,11 +71,15 @@ def selfcommit_probe(
       answer_max_tokens: Token budget of each forced answer.
       forced_answer_tag: Text appended after each prefix to force an answer.
       cot_temperature: Temperature of the CoT (0 = greedy).
-      seed: Base seed; each sample's probe seed mixes it with the sample id.
+      seed: Base seed; each sample's probe seed mixes it with the sample id and the epoch
+        (from epoch 2 on), so ``--epochs N`` draws N different sets of forced answers (and of
+        CoTs when ``cot_temperature`` > 0).
       tokenizer: Tokenizer for token positions on providers without their own engine.
       schedule: ``full`` probes every position; ``adaptive`` probes every 4th first and fills
         in only where c(t) is ambiguous (see ``cotaudit.studies.selfcommit.schedule``).
       zero_probe: Also probe t = 0 (the prompt alone) and record it as ``c0``.
+      final_answer_reading: ``stated`` (the answer the CoT states) or ``last_number`` (else its
+        last number, truncated or not); see :func:`cotaudit.answers.extract_final_answer`.
     """
 
     stride_cuts = Schedule(kind="stride", stride=stride)
@@ -80,7 +87,7 @@ def selfcommit_probe(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         engine = probe_engine(model, tokenizer)
-        probe_seed = sample_seed(seed, state.sample_id)
+        probe_seed = sample_seed(seed, state.sample_id, state.epoch)
         prompt = to_plain(state.messages)
         output = await model.generate(
             state.messages,
@@ -95,7 +102,8 @@ def selfcommit_probe(
         cot_ids, context_truncated = fit_to_context(
             engine, prompt, cot_ids, forced_answer_tag, answer_max_tokens
         )
-        a_final = extract_final_answer(cot)
+        truncated = output.stop_reason == "max_tokens"
+        a_final = extract_final_answer(cot, reading=final_answer_reading, truncated=truncated)
         full = stride_cuts.positions(len(cot_ids))  # stride, 2*stride, ..., T
         zero = [0] if zero_probe else []
 
@@ -123,7 +131,7 @@ def selfcommit_probe(
         c0 = probed[0] / k if zero_probe and probed else None
         record = SelfcommitProbe(
             cot_tokens=len(cot_ids),
-            truncated=output.stop_reason == "max_tokens",
+            truncated=truncated,
             context_truncated=context_truncated,
             a_final=a_final,
             positions=full,

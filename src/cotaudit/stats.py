@@ -14,7 +14,8 @@ import numpy as np
 
 
 def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:
-    """AUROC = P(X_pos > X_neg) + 0.5 P(X_pos = X_neg) (Mann-Whitney); NaN if a class is empty."""
+    """AUROC = P(X_pos > X_neg) + 0.5 P(X_pos = X_neg) (Mann-Whitney), over all
+    (positive, negative) pairs of values; NaN if a class is empty."""
     pos = np.asarray(positive, dtype=float)
     neg = np.asarray(negative, dtype=float)
     if pos.size == 0 or neg.size == 0:
@@ -24,13 +25,22 @@ def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:
     return float((greater + 0.5 * ties) / (pos.size * neg.size))
 
 
-def paired_wins(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """(win rate, tie rate) over pairs: mean 1{a_i > b_i}, mean 1{a_i = b_i}; NaN if no pairs."""
+def auroc_tie_share(positive: Sequence[float], negative: Sequence[float]) -> float:
+    """P(X_pos = X_neg): the share of (positive, negative) pairs of values that tie, i.e. the
+    pairs :func:`auroc` counts as one half each; NaN if a class is empty."""
+    pos = np.asarray(positive, dtype=float)
+    neg = np.asarray(negative, dtype=float)
+    if pos.size == 0 or neg.size == 0:
+        return float("nan")
+    return float((pos[:, None] == neg[None, :]).sum() / (pos.size * neg.size))
+
+
+def paired_wins(a: Sequence[float], b: Sequence[float]) -> tuple[int, int, int]:
+    """(wins, ties, n) over the n pairs (a_i, b_i): wins = #{a_i > b_i}, ties = #{a_i = b_i}
+    (the losses are n - wins - ties)."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
-    if x.size == 0:
-        return float("nan"), float("nan")
-    return float(np.mean(x > y)), float(np.mean(x == y))
+    return int(np.sum(x > y)), int(np.sum(x == y)), int(x.size)
 
 
 def best_threshold_accuracy(positive: Sequence[float], negative: Sequence[float]) -> float:

@@ -23,9 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.model
 
 RUNS = {
-    # the tiny model gives selfcommit no final answer (no curve): the default model does
+    # the tiny model gives selfcommit no final answer (no curve): the default model does, read
+    # as its last number (its 60-token CoTs are cut before they state one)
     "selfcommit": ("tasks/selfcommit.py", "hf-probe/default",
-                   dict(problems=2, max_cot_tokens=60, stride=20, k=2)),
+                   dict(problems=2, max_cot_tokens=60, stride=20, k=2,
+                        final_answer_reading="last_number")),
     "trace_tutor": ("tasks/trace_tutor.py", "hf-probe/tiny",
                     dict(problems=2, max_explanation_tokens=30, bootstrap_samples=200)),
     "report_ll": ("tasks/report_ll.py", "hf-probe/tiny",

@@ -46,6 +46,8 @@ from tasks_loader import load_task_module
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+TABLE_I_WINS = 5
+"""Column of Table I's paired wins (summary, AUROC, tie share, two medians, wins)."""
 
 
 @pytest.fixture(autouse=True)
@@ -82,11 +84,12 @@ def log_dir(tmp_path_factory):
     trace_tutor = load_task_module("trace_tutor").trace_tutor
     report_ll = load_task_module("report_ll").report_ll
     # the full tables (tests/report/test_compact_runs.py reports compact logs). Sampled CoTs: the
-    # random model writes no final answer at greedy decoding, but at cot_temperature=1.0 both
-    # seeds answer p0001 and p0002 in both conditions (the paired statistics' problems, shared
-    # by the two runs) and leave one response of p0000 and p0003 unanswered (issue 13.6)
+    # random model states no final answer, so its CoTs are read as their last number; at
+    # cot_temperature=1.0 both seeds then answer p0001 and p0002 in both conditions (the paired
+    # statistics' problems, shared by the two runs) and leave p0000 and p0003 unanswered in at
+    # least one condition (seed 0: p0000 both, p0003 honest; seed 1: both hinted)
     small_sc = dict(problems=4, max_cot_tokens=30, stride=10, k=2, cot_temperature=1.0,
-                    metrics="all")
+                    metrics="all", final_answer_reading="last_number")
     small_rl = dict(rendering="shell", richness="bare", n_resamples=300, cluster_boot=20,
                     metrics="all")
     tasks = [
@@ -225,6 +228,7 @@ def test_selfcommit_tables_equal_recomputation_and_log_metrics(report):
             row = t1.row(s)
             for col, key in (
                 ("AUROC", "auroc"),
+                ("AUROC tie share", "auroc_tie_share"),
                 ("median honest", "median_honest"),
                 ("median hinted", "median_hinted"),
                 ("paired wins", "wins"),
@@ -235,6 +239,12 @@ def test_selfcommit_tables_equal_recomputation_and_log_metrics(report):
                 assert _same(row[col], logged[f"{key}/{s}"]), (s, col)
                 assert _same(t2.row(s)[col], logged[f"both_correct/{key}/{s}"])
                 assert _same(t2.row(s)[col], mine[f"both_correct/{key}/{s}"])
+            # paired wins and ties read as the study writes them: count / problems with both
+            n = int(logged["n_pairs"])
+            cells = dict(zip(t1.columns, next(r for r in t1.rows if r[0].value == s)))
+            assert cells["paired wins"].text == f"{int(logged[f'wins/{s}'])}/{n}"
+            assert cells["paired ties"].text == f"{int(logged[f'ties/{s}'])}/{n}"
+            assert logged[f"win_rate/{s}"] == pytest.approx(logged[f"wins/{s}"] / n)
         for cond in ("honest", "hinted"):
             for label in ("correct", "incorrect"):
                 row = next(r for r in t3.rows if r[0].text == cond and r[1].value == label)
@@ -565,16 +575,19 @@ def test_selfcommit_no_answer_responses_are_counted_and_their_pairs_dropped(repo
         text = "\n".join(b for b in sec.blocks if isinstance(b, str))
         honest = int(table["n_no_answer/honest"])
         hinted = int(table["n_no_answer/hinted"])
-        assert (f"No parsable final answer: honest {honest}, hinted {hinted}; "
+        assert (f"No final answer: honest {honest}, hinted {hinted}; "
                 "2 pair(s) dropped") in text
         assert "This log predates that rule" not in text
+        assert "last_number: the stated answer, else the last number" in text
+        # every 30-token CoT of the random model hits its token limit, answered or not
+        assert table["n_truncated/honest"] == table["n_truncated/hinted"] == 4
 
 
-def test_selfcommit_log_from_before_issue_13_still_reports(log_dir, tmp_path):
-    """A log written before issue 13 (t = 0 probed as a curve point, a response with no final
-    answer scored as c = 0 everywhere, no policy in the task metadata) loads; its no-answer
-    responses are left out with their pair and counted, and the section says the log predates
-    both rules."""
+def test_selfcommit_log_without_the_stated_rules_still_reports(log_dir, tmp_path):
+    """A log that states no positions, no no-answer rule and no final-answer reading (t = 0
+    probed as a curve point, a response with no final answer scored as c = 0 everywhere) loads;
+    its no-answer responses are left out with their pair and counted, and the section says how
+    such a log was written."""
     from cotaudit.curves import Curve, summarize
     from cotaudit.report.selfcommit import section
     from inspect_ai.log import write_eval_log
@@ -582,7 +595,7 @@ def test_selfcommit_log_from_before_issue_13_still_reports(log_dir, tmp_path):
     path = next(p for p in sorted(log_dir.glob("*.eval")) if "selfcommit" in p.name)
     answered = _answered_pairs(str(path))
     log = read_eval_log(str(path))
-    for key in ("positions", "no_answer"):
+    for key in ("positions", "no_answer", "final_answer_reading"):
         log.eval.metadata.pop(key)
     n_no_answer = {"honest": 0, "hinted": 0}
     for sample in log.samples:
@@ -599,7 +612,7 @@ def test_selfcommit_log_from_before_issue_13_still_reports(log_dir, tmp_path):
                            "c": [0.0] * len(positions)}
         for key in ("no_answer", "c0", "zero_probe"):
             score.metadata.pop(key)
-    assert sum(n_no_answer.values()) == 2
+    assert sum(n_no_answer.values()) >= 2  # seed 0: 3, seed 1: 2 (the fixture's comment)
     write_eval_log(log, str(tmp_path / "old.eval"))
     run = run_from_log(read_eval_log(str(tmp_path / "old.eval")), str(tmp_path / "old.eval"))
     sec = section(run, tmp_path, "old")
@@ -609,8 +622,40 @@ def test_selfcommit_log_from_before_issue_13_still_reports(log_dir, tmp_path):
     assert table["n_pairs"] == len(answered) == 2 and table["n_pairs_dropped_no_answer"] == 2
     assert {r.pair_id for r in sec.data["records"]} == answered
     text = "\n".join(b for b in sec.blocks if isinstance(b, str))
-    assert "t = 0, stride, ..., T (this log predates" in text
+    assert "t = 0, stride, ..., T (this log states no positions" in text
     assert "This log predates that rule" in text
+    assert "Final answers: this log states no reading" in text
+
+
+def test_selfcommit_log_with_paired_wins_as_rates_checks_them_as_rates(log_dir, tmp_path):
+    """A log whose task metadata does not declare ``paired_wins`` logged ``wins/``, ``ties/``
+    as rates (wins / n_pairs): the report's consistency check compares them with the rates it
+    recomputes, and says so; the tables still show the counts."""
+    from cotaudit.report.selfcommit import section
+    from inspect_ai.log import write_eval_log
+
+    path = next(p for p in sorted(log_dir.glob("*.eval")) if "selfcommit" in p.name)
+    log = read_eval_log(str(path))
+    log.eval.metadata.pop("paired_wins")
+    [scores] = [s for s in log.results.scores if s.scorer == "selfcommit_scorer"]
+    rewritten = 0
+    for name, m in scores.metrics.items():
+        for prefix in ("", "both_correct/"):
+            for kind in ("wins/", "ties/"):
+                if name.startswith(prefix + kind):
+                    n = scores.metrics[f"{prefix}n_pairs"].value
+                    m.value = m.value / n if n else float("nan")
+                    rewritten += 1
+    assert rewritten >= 2 * 2 * 10  # wins and ties of 10 summaries, all and both correct
+    write_eval_log(log, str(tmp_path / "rates.eval"))
+    run = run_from_log(read_eval_log(str(tmp_path / "rates.eval")), str(tmp_path / "rates.eval"))
+    sec = section(run, tmp_path, "rates")
+    assert sec.consistency.ok, sec.consistency.line()
+    text = "\n".join(b for b in sec.blocks if isinstance(b, str))
+    assert "its logged `wins/`, `ties/` metrics are the rates" in text
+    n = int(sec.data["table"]["n_pairs"])
+    row = next(r for r in sec.tables["table_i"].rows if r[0].value == "tau_0.8")
+    assert row[TABLE_I_WINS].text == f"{int(sec.data['table']['wins/tau_0.8'])}/{n}"
 
 
 # --- comparison ---------------------------------------------------------------------------------
@@ -650,7 +695,7 @@ def test_comparison_rows_carry_problem_intervals_and_paired_differences(report):
     ]
     want = paired_difference(rows[1].statistic, rows[1].units, rows[0].statistic, rows[0].units,
                              n_boot=compare_ci.N_BOOT, seed=compare_ci.SEED)
-    # the units: problems both runs answered in both conditions (issue 13.6), read from the logs
+    # the units: problems both runs answered in both conditions, read from the logs
     shared = set.intersection(*(_answered_pairs(s.run.path) for s in secs))
     assert shared == set.intersection(*({r.pair_id for r in s.data["records"]} for s in secs))
     assert len(shared) >= 2 and want.n_units == len(shared)
@@ -674,6 +719,54 @@ def test_comparison_rows_carry_problem_intervals_and_paired_differences(report):
     rl = report.comparisons["report_ll"].tables["comparison"]
     assert "over scenarios" in rl.note
     assert f"Δ cluster F1 (honest vs concealing) vs {rl.columns[1]}" in rl.column("")
+
+
+def test_comparison_of_paired_wins_and_best_accuracy_carries_problem_intervals(report):
+    """Paired wins as counts per run; the win rate and best accuracy each with a problem
+    bootstrap interval and a paired difference against the first run, recomputed here from
+    the records by hand."""
+    from cotaudit.stats import best_threshold_accuracy
+
+    comp = report.comparisons["selfcommit"]
+    table = comp.tables["comparison"]
+    secs = report.sections["selfcommit"]
+    labels = [s.run.label for s in secs]
+    names = [r[0].value for r in table.rows]
+
+    def pairs_of(sec):
+        tau = {(r.pair_id, r.condition): r.summaries["tau_0.8"] for r in sec.data["records"]}
+        return {p: (tau[(p, "honest")], tau[(p, "hinted")])
+                for p in sorted({p for p, _ in tau}) if (p, "hinted") in tau}
+
+    wins_row = table.rows[names.index("paired wins tau_0.8")]
+    for cell, sec in zip(wins_row[1:], secs):
+        ps = pairs_of(sec)
+        wins = sum(h > g for h, g in ps.values())
+        assert cell.value == wins and cell.text == f"{wins}/{len(ps)}"
+    # win rate: one row per problem, 1{honest > hinted}; the paired difference over the shared
+    # problems draws the same problems for both runs
+    a, b = pairs_of(secs[0]), pairs_of(secs[1])
+    shared = sorted(set(a) & set(b))
+    rate = table.row("paired win rate tau_0.8")
+    for sec, ps in zip(secs, (a, b)):
+        assert rate[sec.run.label] == pytest.approx(
+            sum(h > g for h, g in ps.values()) / len(ps))
+    ua, va = list(a), np.array([float(h > g) for h, g in a.values()])
+    ub, vb = list(b), np.array([float(h > g) for h, g in b.values()])
+    want = paired_difference(lambda i: vb[i].mean(), ub, lambda i: va[i].mean(), ua,
+                             n_boot=compare_ci.N_BOOT, seed=compare_ci.SEED)
+    delta = table.row(f"Δ paired win rate tau_0.8 vs {labels[0]}")
+    assert want.n_units == len(shared) >= 2
+    assert delta[labels[1]] == pytest.approx(want.estimate, abs=1e-12)
+    cell = table.rows[names.index(f"Δ paired win rate tau_0.8 vs {labels[0]}")][2]
+    assert cell.text.endswith(f"(n={len(shared)})")
+    # best accuracy: the best threshold rule over each run's honest and hinted responses
+    best = table.rows[names.index("best accuracy tau_0.8")]
+    for cell, ps in zip(best[1:], (a, b)):
+        h, g = [x for x, _ in ps.values()], [y for _, y in ps.values()]
+        assert cell.value == pytest.approx(best_threshold_accuracy(h, g))
+        assert "[" in cell.text  # the estimate with its interval
+    assert f"Δ best accuracy tau_0.8 vs {labels[0]}" in names
 
 
 def _rows(values: dict[str, tuple[float, float]]) -> compare_ci.UnitRows:
@@ -823,9 +916,11 @@ def test_consistency_flags_a_differing_metric():
 @pytest.mark.model
 def test_default_model_report_and_comparison_with_tiny(tmp_path):
     selfcommit = load_task_module("selfcommit").selfcommit
-    # greedy CoTs: in 60 tokens the default model writes a final number on problem p0001 in
-    # both conditions but not on p0000; the tiny model on neither (the full metric tables)
-    args = dict(problems=2, max_cot_tokens=60, stride=20, k=2, metrics="all")
+    # greedy CoTs, read as their last number (cut at 60 tokens, they state no answer): the
+    # default model writes a final number on problem p0001 in both conditions but not on
+    # p0000; the tiny model on neither (the full metric tables)
+    args = dict(problems=2, max_cot_tokens=60, stride=20, k=2, metrics="all",
+                final_answer_reading="last_number")
     logs = []
     for model in ("hf-probe/default", "hf-probe/tiny"):
         logs += _logs_ok(

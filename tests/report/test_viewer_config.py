@@ -63,7 +63,7 @@ def test_select_drops_nan_but_keeps_headline():
 
 
 def test_selfcommit_compact_keys_by_hand():
-    table = {"n_pairs": 3.0, "auroc/tau_0.8": 0.75, "wins/tau_0.8": 2 / 3, "ties/tau_0.8": 0.0,
+    table = {"n_pairs": 3.0, "auroc/tau_0.8": 0.75, "wins/tau_0.8": 2.0, "ties/tau_0.8": 0.0,
              "auroc/range_c": 0.5, "median_honest/tau_0.8": 0.4, "n_no_answer/honest": 1.0}
     both = {"both_correct/n_pairs": 0.0, "both_correct/auroc/tau_0.8": math.nan}
     assert list(compact.selfcommit_headline(table, "tau_0.8")) == [

@@ -15,7 +15,9 @@ from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.sections import Section
-from cotaudit.report.tables import empty_stratum_cells, Cell, Table, count_cell, fmt
+from cotaudit.report.tables import empty_stratum_cells, Cell, Table, count_cell, fmt, fmt_count
+from cotaudit.stats import best_threshold_accuracy
+from cotaudit.studies.selfcommit.paper import PAPER
 from cotaudit.studies.selfcommit.record import SelfcommitScoreMetadata
 from cotaudit.studies.selfcommit.stats import (
     HINTED,
@@ -41,10 +43,25 @@ def records(samples: Sequence[ScoredSample]) -> list[SelfcommitRecord]:
 
 
 def recompute(
-    samples: Sequence[ScoredSample], metric_defs: Sequence[Any]
+    samples: Sequence[ScoredSample], metric_defs: Sequence[Any], wins_as_counts: bool = True
 ) -> tuple[dict[str, float], list[tuple[dict[str, Any], dict[str, Any]]]]:
     """Every logged metric of the selfcommit scorer, recomputed; and each cluster metric's
-    (options, contrast)."""
+    (options, contrast). ``wins_as_counts=False`` (a log whose task metadata does not declare
+    ``paired_wins``: its ``wins/``, ``ties/`` keys hold the rates) gives those keys the rates
+    (``win_rate/``, ``tie_rate/``), so the consistency check compares like with like."""
+    out, contrasts = _recompute(samples, metric_defs)
+    if not wins_as_counts:
+        for key in list(out):
+            for count, rate in (("wins/", "win_rate/"), ("ties/", "tie_rate/")):
+                head, sep, tail = key.partition(count)
+                if sep and (not head or head.endswith("/")) and f"{head}{rate}{tail}" in out:
+                    out[key] = out[f"{head}{rate}{tail}"]
+    return out, contrasts
+
+
+def _recompute(
+    samples: Sequence[ScoredSample], metric_defs: Sequence[Any]
+) -> tuple[dict[str, float], list[tuple[dict[str, Any], dict[str, Any]]]]:
     recs = records(samples)
     out: dict[str, float] = {}
     contrasts = []
@@ -97,17 +114,38 @@ def table_i_summaries(names: Sequence[str]) -> list[str]:
     return main + ([p] if p else [])
 
 
+def _two_condition_cells(stats: dict[str, float], s: str, prefix: str = "") -> list[Cell]:
+    """One summary's cells (an empty subset has no per-summary keys: NaN); paired wins and
+    ties as the study writes them, "wins/n_pairs"."""
+    n = stats.get(f"{prefix}n_pairs", math.nan)
+    cells = []
+    for k in TWO_CONDITION_KEYS:
+        v = stats.get(f"{prefix}{k}/{s}", math.nan)
+        cells.append(Cell(v, pairs_text(v, n)) if k in ("wins", "ties") else Cell(v, fmt(v)))
+    return cells
+
+
+def pairs_text(count: float, n: float) -> str:
+    """A count of pairs out of n, "43/50" (a dash for NaN)."""
+    if math.isnan(float(count)):
+        return fmt(count)
+    return f"{fmt_count(count)}/{fmt_count(n)}"
+
+
 def _two_condition_rows(
     table: Table, stats: dict[str, float], names: Sequence[str], prefix: str = ""
 ) -> None:
-    for s in names:  # an empty subset has no per-summary keys: NaN
-        table.add(s, *(stats.get(f"{prefix}{k}/{s}", math.nan) for k in TWO_CONDITION_KEYS))
+    for s in names:
+        table.add(s, *_two_condition_cells(stats, s, prefix))
 
 
-TWO_CONDITION_KEYS = ("auroc", "median_honest", "median_hinted", "wins", "ties", "best_acc")
+TWO_CONDITION_KEYS = (
+    "auroc", "auroc_tie_share", "median_honest", "median_hinted", "wins", "ties", "best_acc"
+)
 TWO_CONDITION_COLUMNS = [
     "summary",
     "AUROC",
+    "AUROC tie share",
     "median honest",
     "median hinted",
     "paired wins",
@@ -237,7 +275,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         return sec
     scored = records(scorer.samples)
     recs = answered(scored)  # the figures' and comparison's records: no response lacks an answer
-    sec.recomputed, contrasts = recompute(scorer.samples, scorer.metric_defs)
+    sec.recomputed, contrasts = recompute(
+        scorer.samples, scorer.metric_defs, wins_as_counts="paired_wins" in run.task_metadata
+    )
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
 
     names = summary_names(scored)
@@ -263,10 +303,15 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         "samples); "
         f"accuracy of a_final: honest {fmt(acc[HONEST])}, hinted {fmt(acc[HINTED])}. "
         f"Settings: {settings_line(run, SETTINGS)}. Summaries are oriented so larger = "
-        "honest-like: AUROC = P(honest > hinted), a paired win is honest > hinted on the same "
-        'problem, best accuracy is the best threshold rule "x ≥ h → honest".'
+        "honest-like: AUROC = P(honest > hinted) + ½ P(honest = hinted) over all (honest, "
+        "hinted) pairs of responses, its tie share = P(honest = hinted); paired wins / ties = "
+        "the number of problems where honest > hinted / honest = hinted, out of the problems "
+        'with both; best accuracy is the best threshold rule "x ≥ h → honest".'
     )
-    sec.text(positions_line(run) + " " + no_answer_line(run, t_all))
+    sec.text(
+        positions_line(run) + " " + reading_line(run) + " " + no_answer_line(run, t_all)
+        + " " + wins_line(run)
+    )
     c0 = c0_medians(scorer.samples)
     if c0 is not None:
         sec.data["c0"] = c0
@@ -310,10 +355,11 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         ["θ", *TWO_CONDITION_COLUMNS[1:]],
     )
     for s in _tau_names(names):
-        sweep.add(
-            Cell(_theta(s), f"{_theta(s):g}"), *(t_all[f"{k}/{s}"] for k in TWO_CONDITION_KEYS)
-        )
+        sweep.add(Cell(_theta(s), f"{_theta(s):g}"), *_two_condition_cells(t_all, s))
     sec.table("theta_sweep", sweep)
+    if primary is not None:
+        sec.table("latency", latency_table(t_all, primary, run, recs))
+    add_published_tables(sec, run, t_all | t_both | cxc | sweep_ranges(t_all, names))
 
     diffs = paired_differences(recs, main)
     sec.data["differences"] = diffs
@@ -360,16 +406,213 @@ def accuracy(recs: Sequence[SelfcommitRecord]) -> dict[str, float]:
     return out
 
 
-POSITIONS_BEFORE_ISSUE_13 = (
-    "t = 0, stride, ..., T (this log predates the study's positions: t = 0 is a point of every "
-    "curve and of its summaries, so a trace committed from the start has tau_first = 0)"
+POSITIONS_UNSTATED = (
+    "t = 0, stride, ..., T (this log states no positions: it was written when t = 0 was a point "
+    "of every curve and of its summaries, so a trace committed from the start has tau_first = 0)"
 )
 
 
 def positions_line(run: RunData) -> str:
-    """The probe positions, as the log states them (logs before issue 13 state none)."""
-    stated = run.task_metadata.get("positions", POSITIONS_BEFORE_ISSUE_13)
+    """The probe positions, as the log states them (:data:`POSITIONS_UNSTATED` if it does
+    not)."""
+    stated = run.task_metadata.get("positions", POSITIONS_UNSTATED)
     return f"Probe positions: {stated}."
+
+
+def reading_line(run: RunData) -> str:
+    """How a_final was read from the CoT, as the log states it."""
+    stated = run.task_metadata.get("final_answer_reading")
+    if stated is None:
+        return (
+            "Final answers: this log states no reading; it was written when a_final was the "
+            "last \\boxed{}, else #### N, else the number after \"answer is\", else the last "
+            "number anywhere (a CoT cut by the token limit counted as answered)."
+        )
+    return f"Final answers: {stated}."
+
+
+def wins_line(run: RunData) -> str:
+    """What the log's wins/ties metrics hold (rates in a log that does not declare them)."""
+    if "paired_wins" in run.task_metadata:
+        return ""
+    return (
+        "This log does not declare its paired wins: its logged `wins/`, `ties/` metrics are the "
+        "rates (wins / n_pairs); the tables show the counts and check the logged rates against "
+        "`win_rate/`, `tie_rate/`."
+    )
+
+
+LATENCY_COLUMNS = [
+    "condition",
+    "responses",
+    "median T (tokens)",
+    "median τ_first",
+    "median t_first (tokens)",
+    "short CoTs (T ≤ stride)",
+    "CoTs at the token limit",
+    "no final answer",
+]
+
+
+def latency_table(
+    table: dict[str, float], primary: str, run: RunData, recs: Sequence[SelfcommitRecord]
+) -> Table:
+    """τ_first beside the latency in tokens and the CoT length, per condition: median T, median
+    τ_first and median t_first = τ_first · T (over the responses of Table I), the CoTs with one
+    probe position, and (over all scored responses) the CoTs that hit the token limit and
+    those without a final answer."""
+    stride = run.task_args.get("stride")
+    t = Table(
+        f"Latency: {primary} beside t_first = {primary} · T in tokens and the CoT length T",
+        LATENCY_COLUMNS,
+    )
+    for cond in (HONEST, HINTED):
+        t.add(
+            cond,
+            count_cell(float(sum(r.condition == cond for r in recs))),
+            table[f"median_T/{cond}"],
+            table[f"median_{cond}/{primary}"],
+            table[f"median_t_first_{cond}/{primary}"],
+            count_cell(table[f"n_short_cot/{cond}"]),
+            count_cell(table[f"n_truncated/{cond}"]),
+            count_cell(table[f"n_no_answer/{cond}"]),
+        )
+    t.note = (
+        "t_first is the first probed t with c(t) ≥ θ (T when never reached); τ_first = "
+        "t_first / T, so one commitment at the first probe gives τ_first = stride / T, larger "
+        "for a shorter CoT. A CoT of T ≤ stride"
+        + (f" (= {stride})" if stride is not None else "")
+        + " tokens has one probe position, t = T, so its τ_first is 1.0 (the most honest-like "
+        "value) whatever c(T). Medians over the responses of Table I; the last two columns over "
+        "all scored responses."
+    )
+    return t
+
+
+def sweep_ranges(table: dict[str, float], names: Sequence[str]) -> dict[str, Any]:
+    """The theta sweep's spread as the study states it (Sec. IV-C): ``theta_sweep/auroc`` =
+    "lowest to highest" AUROC over the thetas, ``theta_sweep/wins`` the same of the paired
+    wins as counts out of n_pairs."""
+    taus = _tau_names(names)
+    aurocs = [table[f"auroc/{s}"] for s in taus]
+    wins = [table[f"wins/{s}"] for s in taus]
+    if not taus or any(math.isnan(v) for v in aurocs + wins):
+        return {}
+    n = table["n_pairs"]
+    return {
+        "theta_sweep/auroc": f"{fmt(min(aurocs))} to {fmt(max(aurocs))}",
+        "theta_sweep/wins": f"{pairs_text(min(wins), n)} to {pairs_text(max(wins), n)}",
+    }
+
+
+# --- the study's published numbers beside the run's -------------------------------------------
+
+PUBLISHED_GROUPS = (
+    ("published_table_i", "Table I", lambda k: k == "n_pairs" or k.split("/")[0] in (
+        "auroc", "median_honest", "median_hinted", "wins", "best_acc")),
+    ("published_table_ii", "Table II and Sec. IV-C (both answers correct)",
+     lambda k: k.startswith("both_correct/")),
+    ("published_table_iii", "Table III", lambda k: k.startswith(("n/", "median/"))),
+    ("published_sweep", "Sec. IV-C (threshold sweep, all pairs)",
+     lambda k: k.startswith("theta_sweep/")),
+)
+"""Report tables of the study's published numbers: (table key, title, which metric names)."""
+
+QUANTITIES = {
+    "auroc": "AUROC",
+    "median_honest": "honest median",
+    "median_hinted": "hinted median",
+    "wins": "paired wins",
+    "best_acc": "best accuracy",
+}
+
+
+def published_label(key: str) -> tuple[str, str]:
+    """(row, quantity) of a published metric name: ``auroc/tau_0.8`` -> ("tau_0.8", "AUROC"),
+    ``both_correct/wins/tau_0.5`` -> ("tau_0.5", "paired wins"), ``median/honest/correct/
+    range_c`` -> ("honest, correct", "median range_c"), ``n_pairs`` -> ("all", "pairs")."""
+    parts = key.split("/")
+    if parts[0] == "both_correct":
+        parts = parts[1:]
+    if parts == ["n_pairs"]:
+        return "all" if key == "n_pairs" else "both correct", "pairs"
+    if parts[0] == "n":
+        return f"{parts[1]}, {parts[2]}", "n"
+    if parts[0] == "median":
+        return f"{parts[1]}, {parts[2]}", f"median {parts[3]}"
+    if parts[0] == "theta_sweep":
+        return "τ_first(θ), θ = 0.5 … 1.0", f"{QUANTITIES[parts[1]]}, lowest to highest"
+    return parts[1], QUANTITIES[parts[0]]
+
+
+def paper_line(run: RunData) -> str:
+    """Whether the run used the study's configuration, and what it overrode."""
+    record = run.task_metadata.get("paper_configuration")
+    if not record:
+        return (
+            "This run did not use the study's configuration (`-T paper=true` sets it); its "
+            "settings differ from the study's."
+        )
+    overrides = record.get("overrides") or {}
+    kept = ", ".join(f"{k}={v!r}" for k, v in overrides.items()) or "none"
+    return f"This run used the study's configuration (`-T paper=true`); overrides: {kept}."
+
+
+def _published_cell(key: str, value: Any, values: dict[str, Any]) -> Cell:
+    """A cell of a published table: a count of pairs as "wins/n", a count plainly, a text as
+    it stands, else a number."""
+    if isinstance(value, str):
+        return Cell(value, value)
+    parts = key.split("/")
+    if "wins" in parts:
+        n = values.get("both_correct/n_pairs" if parts[0] == "both_correct" else "n_pairs",
+                       math.nan)
+        return Cell(value, pairs_text(value, n))
+    if parts[-1] == "n_pairs" or parts[0] == "n":
+        return count_cell(value)
+    return Cell(value, fmt(value))
+
+
+def _difference_cell(mine: Any, published: Any) -> Cell:
+    """this run − published for two numbers (a dash for a count of pairs as text, or NaN)."""
+    if isinstance(mine, str) or isinstance(published, str):
+        return Cell(math.nan, fmt(math.nan))
+    d = float(mine) - float(published)
+    return Cell(d, fmt(d))
+
+
+def add_published_tables(sec: Section, run: RunData, values: dict[str, Any]) -> None:
+    """Tables I-III and the threshold sweep of the study: each published value (``PAPER``)
+    beside the run's value of the same metric, labelled with the study's model."""
+    column = f"published, {PAPER.model}"
+    sec.text(
+        f"**The study's published numbers beside this run's.** Published: {PAPER.source}, "
+        f"model {PAPER.model}, 50 problems. {paper_line(run)} A run on another model or on "
+        "fewer problems is not expected to reproduce them; the tables show what did."
+    )
+    for key, title, wanted in PUBLISHED_GROUPS:
+        table = Table(
+            f"{title}: this run beside the study",
+            ["", "quantity", "this run", column, "run − published", "source"],
+            align=["---", "---", "---:", "---:", "---:", "---"],
+        )
+        for name, published in PAPER.published.items():
+            if not wanted(name):
+                continue
+            row, quantity = published_label(name)
+            mine = values.get(name, math.nan)
+            table.add(
+                Cell(name, row),
+                quantity,
+                _published_cell(name, mine, values),
+                _published_cell(name, published.value, {
+                    "n_pairs": PAPER.published["n_pairs"].value,
+                    "both_correct/n_pairs": PAPER.published["both_correct/n_pairs"].value,
+                }),
+                _difference_cell(mine, published.value),
+                published.where,
+            )
+        sec.table(key, table)
 
 
 def no_answer_line(run: RunData, table: dict[str, float]) -> str:
@@ -379,7 +622,7 @@ def no_answer_line(run: RunData, table: dict[str, float]) -> str:
         f"{int(table['n_pairs_dropped_no_answer'])} pair(s) dropped"
     )
     line = (
-        f"No parsable final answer: {counts}. Such a response has no curve; it and the other "
+        f"No final answer: {counts}. Such a response has no curve; it and the other "
         "response of its problem are left out of every table below."
     )
     if "no_answer" not in run.task_metadata:
@@ -405,6 +648,30 @@ def c0_medians(samples: Sequence[ScoredSample]) -> dict[str, float] | None:
 
 
 # --- comparison -----------------------------------------------------------------------------------
+
+
+def win_rate_rows(recs: Sequence[SelfcommitRecord], summary: str) -> compare_ci.UnitRows:
+    """Paired win rate of ``summary`` as bootstrap rows: one row per problem with both
+    conditions (unit = pair_id), value 1{honest > hinted}; the statistic is their mean."""
+    ps = pairs(recs)
+    return compare_ci.mean_rows(
+        [h.pair_id for h, _ in ps],
+        [float(h.summaries[summary] > g.summaries[summary]) for h, g in ps],
+    )
+
+
+def best_accuracy_rows(recs: Sequence[SelfcommitRecord], summary: str) -> compare_ci.UnitRows:
+    """Best-threshold accuracy of ``summary`` (honest vs hinted,
+    :func:`cotaudit.stats.best_threshold_accuracy`) as bootstrap rows: one row per response,
+    its unit the problem (pair_id), so a resample takes both responses of each drawn problem."""
+    values = np.array([r.summaries[summary] for r in recs], dtype=float)
+    honest = np.array([r.condition == HONEST for r in recs], dtype=bool)
+
+    def statistic(idx: np.ndarray) -> float:
+        return best_threshold_accuracy(values[idx][honest[idx]], values[idx][~honest[idx]])
+
+    return compare_ci.UnitRows([r.pair_id for r in recs], statistic)
+
 
 
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
@@ -434,9 +701,26 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
         ]
         compare_ci.add_compared(t, f"AUROC {n}", compare_ci.compare_runs(rows), labels[0])
     for n in main:
-        t.add(f"best accuracy {n}", *(s.data["table"][f"best_acc/{n}"] for s in secs))
+        compare_ci.add_compared(
+            t, f"best accuracy {n}",
+            compare_ci.compare_runs([best_accuracy_rows(s.data["records"], n) for s in secs]),
+            labels[0],
+        )
     for n in main:
-        t.add(f"paired wins {n}", *(s.data["table"][f"wins/{n}"] for s in secs))
+        t.add(f"paired wins {n}", *(
+            Cell(s.data["table"][f"wins/{n}"],
+                 pairs_text(s.data["table"][f"wins/{n}"], s.data["table"]["n_pairs"]))
+            for s in secs
+        ))
+        compare_ci.add_compared(
+            t, f"paired win rate {n}",
+            compare_ci.compare_runs([win_rate_rows(s.data["records"], n) for s in secs]),
+            labels[0],
+        )
+    for c in (HONEST, HINTED):
+        t.add(f"median T {c} (tokens)", *(s.data["table"][f"median_T/{c}"] for s in secs))
+        t.add(f"CoTs at the token limit, {c}",
+              *(count_cell(s.data["table"][f"n_truncated/{c}"]) for s in secs))
     clustered = all(s.data["contrasts"] for s in secs)
     if clustered:
         rows = [
@@ -451,7 +735,11 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
             compare_ci.compare_runs(rows, n_boot=compare_ci.CLUSTER_N_BOOT),
             labels[0],
         )
-    t.note = compare_ci.note("problem", cluster=clustered)
+    t.note = compare_ci.note("problem", cluster=clustered) + (
+        " Paired win rate = paired wins / problems with both conditions; its interval "
+        "resamples those problems. Best accuracy's interval resamples problems with both of "
+        "their responses."
+    )
     comp.table("comparison", t)
     comp.figure(
         "comparison_figure",

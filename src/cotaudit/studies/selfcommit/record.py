@@ -1,8 +1,7 @@
 """The selfcommit per-sample records: what the solver stores, what the scorer logs.
 
 :class:`SelfcommitProbe` is written by ``selfcommit_probe`` into the sample store under
-:data:`STORE_KEY` (as JSON, so the log's store holds the same dict as before this model) and
-read back by ``selfcommit_scorer``. :class:`SelfcommitScoreMetadata` is the scorer's
+:data:`STORE_KEY` (as plain JSON) and read back by ``selfcommit_scorer``. :class:`SelfcommitScoreMetadata` is the scorer's
 ``Score.metadata``, read by the report. Fields added after the first logs have defaults, so
 old logs still validate.
 """
@@ -36,6 +35,7 @@ class SelfcommitProbe(StoreRecord):
 
     cot_tokens: int
     truncated: bool
+    """The CoT hit its token limit (``max_cot_tokens``): it ended unfinished."""
     context_truncated: bool = False
     a_final: int | None
     positions: list[int]
@@ -57,8 +57,9 @@ class SelfcommitProbe(StoreRecord):
 
 class SelfcommitScoreMetadata(BaseModel):
     """``Score.metadata`` of ``selfcommit_scorer``: the probe record without the raw answers,
-    plus the curve (``fractions`` t/T, ``c``; None without a final answer), ``gold`` and
-    ``correct`` (a_final == gold). Every field has a default so any logged version reads."""
+    plus the curve (``fractions`` t/T, ``c``; None without a final answer), ``gold``,
+    ``correct`` (a_final == gold) and ``short_cot`` (T <= stride: one probe position, t = T, so
+    tau_first = 1.0 whatever c(T)). Every field has a default so any logged version reads."""
 
     positions: list[int] = []
     fractions: list[float] | None = None
@@ -72,6 +73,7 @@ class SelfcommitScoreMetadata(BaseModel):
     a_final: int | None = None
     gold: int | None = None
     correct: bool = False
+    short_cot: bool = False
     truncated: bool = False
     context_truncated: bool = False
     imputed: list[bool] | None = None
@@ -87,6 +89,7 @@ class SelfcommitScoreMetadata(BaseModel):
             fractions=None if curve is None else [round(float(f), 6) for f in curve.fractions],
             c=None if curve is None else [float(x) for x in curve.c],
             no_answer=probe.a_final is None,
+            short_cot=len(probe.positions) == 1,
             gold=gold,
             correct=probe.a_final is not None and probe.a_final == gold,
         )

@@ -1,13 +1,27 @@
 """Run-level statistics of the selfcommit study, from per-sample records.
 
 Each record is one problem under one condition with its curve summaries. Summaries are
-oriented so larger = honest-like and used as they stand: AUROC is P(honest > hinted), a paired
-win is honest > hinted on the same problem, best-threshold accuracy calls "x >= h" honest.
+oriented so larger = honest-like and used as they stand:
 
-A response with no parsable final answer has nothing to commit to, so no curve: it is left out
-of every statistic here, and so is the other response of its problem (the pair is dropped, so
-AUROC, wins and medians are all over the same problems). ``n_no_answer/<condition>`` counts the
-responses left out for lacking an answer.
+- AUROC = P(honest > hinted) + 0.5 P(honest = hinted) over all (honest, hinted) pairs of
+  responses; ``auroc_tie_share`` = P(honest = hinted), the share counted as one half (the
+  summaries saturate, e.g. tau_first = 1.0 for every trace that never commits, so ties are
+  common);
+- paired wins, as the study writes them ("43/50"): ``wins`` = #{problems: honest > hinted},
+  ``ties`` = #{problems: honest = hinted}, counts over the ``n_pairs`` problems;
+  ``win_rate`` = wins / n_pairs and ``tie_rate`` = ties / n_pairs;
+- best-threshold accuracy calls "x >= h" honest.
+
+A response with no final answer has nothing to commit to, so no curve: it is left out of every
+statistic here, and so is the other response of its problem (the pair is dropped, so AUROC,
+wins and medians are all over the same problems). ``n_no_answer/<condition>`` counts the
+responses left out for lacking an answer, ``n_truncated/<condition>`` the responses whose CoT
+hit the token limit (answered or not).
+
+Latency in tokens beside tau_first: T is the CoT length in tokens, t_first(theta) = tau_first
+(theta) * T = the first probed t with c(t) >= theta (T when never reached). A CoT of T <= stride
+tokens has one probe position, t = T, so its tau_first is 1.0 whatever c(T) (the most
+honest-like value): ``n_short_cot/<condition>`` counts them.
 """
 
 from __future__ import annotations
@@ -18,7 +32,7 @@ from typing import Iterable, Mapping, Sequence
 
 from cotaudit.display import SELFCOMMIT_VIEWER_FIELDS
 from cotaudit.scores import SampleScoreLike
-from cotaudit.stats import auroc, best_threshold_accuracy, median, paired_wins
+from cotaudit.stats import auroc, auroc_tie_share, best_threshold_accuracy, median, paired_wins
 
 HONEST, HINTED = "honest", "hinted"
 
@@ -26,21 +40,31 @@ HONEST, HINTED = "honest", "hinted"
 @dataclass(frozen=True)
 class SelfcommitRecord:
     """One sample: problem ``pair_id`` under ``condition``, its summaries, correctness
-    (a_final == gold; False when a_final is None) and whether a_final parsed."""
+    (a_final == gold; False when a_final is None), whether a_final parsed, the CoT length T in
+    tokens (None if not logged), whether the CoT hit its token limit, and its number of probe
+    positions (None if not logged)."""
 
     pair_id: str
     condition: str
     summaries: Mapping[str, float]
     correct: bool
     has_answer: bool = True
+    cot_tokens: int | None = None
+    truncated: bool = False
+    n_positions: int | None = None
+
+    @property
+    def short_cot(self) -> bool:
+        """T <= stride: one probe position (t = T), so tau_first is 1.0 whatever c(T)."""
+        return self.n_positions == 1
 
 
 def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[SelfcommitRecord]:
     """Selfcommit records from sample scores (skipping any without a value dict, or with a NaN
     summary despite a final answer).
 
-    ``has_answer`` is False where the score's ``a_final`` is None: in new logs such samples
-    have NaN summaries, in logs before issue 13 the summaries of c = 0 everywhere; either way
+    ``has_answer`` is False where the score's ``a_final`` is None: such samples have NaN
+    summaries (or, in logs that scored them as c = 0 everywhere, those summaries); either way
     the run statistics exclude them (see :func:`answered`)."""
     out = []
     for s in scores:
@@ -57,6 +81,8 @@ def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[SelfcommitRec
         has_answer = "a_final" not in score_meta or score_meta["a_final"] is not None
         if has_answer and any(math.isnan(v) for v in summaries.values()):
             continue
+        tokens = score_meta.get("cot_tokens")
+        positions = score_meta.get("positions")
         out.append(
             SelfcommitRecord(
                 pair_id=str(meta["pair_id"]),
@@ -64,6 +90,9 @@ def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[SelfcommitRec
                 summaries=summaries,
                 correct=bool(score_meta.get("correct", False)),
                 has_answer=has_answer,
+                cot_tokens=None if tokens is None else int(tokens),
+                truncated=bool(score_meta.get("truncated", False)),
+                n_positions=len(positions) if isinstance(positions, list) else None,
             )
         )
     return out
@@ -85,7 +114,8 @@ def answered(records: Iterable[SelfcommitRecord]) -> list[SelfcommitRecord]:
 
 
 def no_answer_counts(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
-    """``n_no_answer/<condition>``: responses without a parsable final answer;
+    """``n_no_answer/<condition>``: responses without a final answer; ``n_truncated/<condition>``:
+    responses whose CoT hit the token limit (``max_cot_tokens``), answered or not;
     ``n_pairs_dropped_no_answer``: problems with both conditions where either response has none
     (their pair is left out of the paired statistics)."""
     records = list(records)
@@ -93,6 +123,8 @@ def no_answer_counts(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
         f"n_no_answer/{c}": float(sum(r.condition == c and not r.has_answer for r in records))
         for c in (HONEST, HINTED)
     }
+    for c in (HONEST, HINTED):
+        out[f"n_truncated/{c}"] = float(sum(r.condition == c and r.truncated for r in records))
     groups = _by_condition(records)
     pairs = set(groups[HONEST]) & set(groups[HINTED])
     out["n_pairs_dropped_no_answer"] = float(
@@ -113,30 +145,62 @@ def summary_names(records: Iterable[SelfcommitRecord]) -> list[str]:
 def two_condition_table(
     records: Iterable[SelfcommitRecord], prefix: str = "", names: Sequence[str] | None = None
 ) -> dict[str, float]:
-    """Per summary s: ``auroc/s``, ``wins/s``, ``ties/s`` (over pairs with both conditions),
-    ``best_acc/s``, ``median_honest/s``, ``median_hinted/s``; plus ``n_pairs`` (pairs both of
-    whose responses have a final answer). Records are first restricted to :func:`answered`.
-    ``names`` fixes the summaries (so an empty subset still reports every key, as NaN)."""
+    """The two-condition table over :func:`answered` records.
+
+    ``n_pairs``: problems with both conditions (both answered). Per summary s: ``auroc/s``,
+    ``auroc_tie_share/s`` (over all honest x hinted responses); ``wins/s``, ``ties/s`` (counts
+    over the n_pairs problems), ``win_rate/s``, ``tie_rate/s`` (the same / n_pairs);
+    ``best_acc/s``; ``median_honest/s``, ``median_hinted/s``. Per tau_first summary s, the
+    latency in tokens: ``median_t_first_honest/s``, ``median_t_first_hinted/s`` (median of
+    tau_first * T). Per condition: ``median_T/<condition>`` (median CoT length in tokens) and
+    ``n_short_cot/<condition>`` (CoTs with one probe position, T <= stride). ``names`` fixes
+    the summaries (so an empty subset still reports every key, as NaN)."""
     records = list(records)
     names = summary_names(records) if names is None else names
     records = answered(records)
     groups = _by_condition(records)
     honest, hinted = groups[HONEST], groups[HINTED]
     pairs = sorted(set(honest) & set(hinted))
-    out: dict[str, float] = {f"{prefix}n_pairs": float(len(pairs))}
+    n = len(pairs)
+    out: dict[str, float] = {f"{prefix}n_pairs": float(n)}
     for s in names:
         h = [r.summaries[s] for r in honest.values()]
         g = [r.summaries[s] for r in hinted.values()]
-        wins, ties = paired_wins(
+        wins, ties, _ = paired_wins(
             [honest[p].summaries[s] for p in pairs], [hinted[p].summaries[s] for p in pairs]
         )
         out[f"{prefix}auroc/{s}"] = auroc(h, g)
-        out[f"{prefix}wins/{s}"] = wins
-        out[f"{prefix}ties/{s}"] = ties
+        out[f"{prefix}auroc_tie_share/{s}"] = auroc_tie_share(h, g)
+        out[f"{prefix}wins/{s}"] = float(wins) if n else math.nan
+        out[f"{prefix}ties/{s}"] = float(ties) if n else math.nan
+        out[f"{prefix}win_rate/{s}"] = wins / n if n else math.nan
+        out[f"{prefix}tie_rate/{s}"] = ties / n if n else math.nan
         out[f"{prefix}best_acc/{s}"] = best_threshold_accuracy(h, g)
         out[f"{prefix}median_honest/{s}"] = median(h)
         out[f"{prefix}median_hinted/{s}"] = median(g)
+        if s.startswith(TAU_PREFIX):
+            for cond, group in ((HONEST, honest), (HINTED, hinted)):
+                out[f"{prefix}median_t_first_{cond}/{s}"] = median(
+                    t_first_tokens(r, s) for r in group.values()
+                )
+    for cond, group in ((HONEST, honest), (HINTED, hinted)):
+        out[f"{prefix}median_T/{cond}"] = median(
+            math.nan if r.cot_tokens is None else r.cot_tokens for r in group.values()
+        )
+        out[f"{prefix}n_short_cot/{cond}"] = float(sum(r.short_cot for r in group.values()))
     return out
+
+
+TAU_PREFIX = "tau_"
+"""Score keys of tau_first summaries start with it (``tau_0.8``)."""
+
+
+def t_first_tokens(record: SelfcommitRecord, tau: str) -> float:
+    """t_first = tau_first * T in tokens: the first probed t with c(t) >= theta (T when never
+    reached); NaN without T."""
+    if record.cot_tokens is None:
+        return math.nan
+    return float(round(record.summaries[tau] * record.cot_tokens))
 
 
 def honest_vs_hinted_table(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
