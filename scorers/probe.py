@@ -2,15 +2,24 @@
 
 For a forced answer a (clipped to its first line), the *verification copy* is a copy of the
 sample's state whose output (and last assistant message) is the answer form's ``lead + a``
-("ANSWER: B", "The final answer is 18", "The answer is Paris"); for a multiple-choice sample its
-choices are re-marked from that text as Inspect's ``multiple_choice()`` does. The task's scorer
-then scores the copy against the sample's target.
+("ANSWER: B", "The final answer is 18", "The answer is Paris"), whose choices are those of the
+prompt a was forced under, in the order that prompt shows them, re-marked from that text as
+Inspect's ``multiple_choice()`` does. The task's scorer then scores the copy against the target
+of the sample whose prompt a was forced under: the sample's own for its own prompt, the
+sibling's for a replayed answer (both recorded per prompt,
+:class:`cotaudit.probing.record.ContextAnswers`). So a letter forced under a sibling whose
+choices are ordered differently is read in the sibling's order and checked against the
+sibling's target.
 
 - TRACE: p(t) = mean over the k forced answers of the copy's score value (CORRECT = 1).
 - Self-commitment: a_final = the canonical answer (answer form) of ``Score.answer`` when the task
   scorer scores a copy whose output is the trace's final-answer text (after the think block), and
   c(t) = share of the k forced answers whose copy's ``Score.answer`` has the same canonical
-  answer. A trace with no final answer has no c(t) (summaries NaN, ``has_final`` = 0).
+  answer. A trace with no final answer has no c(t) (summaries NaN, ``has_final`` = 0). For the
+  letter form on a sample with choices, the canonical answer of a copy is the choices marked in
+  it, named by the probed sample's dataset letters
+  (:func:`cotaudit.probing.choices.dataset_letters`), so an answer forced under a differently
+  ordered prompt matches a_final when it picks the same choice.
 
 Value keys: the summaries of the own-prompt curve; with ``replay_under`` the same keys with
 ``_replay`` for the replayed curve (NaN for samples of the replay condition itself);
@@ -38,13 +47,14 @@ from inspect_ai.scorer import (
     stderr,
     value_to_float,
 )
-from inspect_ai.solver import TaskState
+from inspect_ai.solver import Choice, Choices, TaskState
 
 from cotaudit.answers import extract_final_answer, normalize_number
 from cotaudit.curves import DEFAULT_THETAS
 from cotaudit.display import sparkline
+from cotaudit.probing.choices import ShownChoice, dataset_letters, shown_letters
 from cotaudit.probing.forms import AnswerForm, get_form
-from cotaudit.probing.record import ProbeRecord
+from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.probing.summaries import (
     REPLAY_SUFFIX,
     pass_rates,
@@ -52,6 +62,7 @@ from cotaudit.probing.summaries import (
     selfcommit_summaries,
     trace_summaries,
 )
+from cotaudit.solvers.probe import shown_choices
 
 _to_float = value_to_float()
 class VerificationError(RuntimeError):
@@ -59,14 +70,23 @@ class VerificationError(RuntimeError):
 
 
 class Verifier:
-    """The wrapped task's scorer applied to verification copies of one sample's state."""
+    """The wrapped task's scorer applied to verification copies of one sample's state, against the
+    target and choices of the prompt the answers were forced under (``choices`` in the order
+    that prompt shows them; None: the state's own)."""
 
     def __init__(
-        self, task_scorer: Scorer, state: TaskState, target: Target, score_key: str | None
+        self,
+        task_scorer: Scorer,
+        state: TaskState,
+        target: Target,
+        score_key: str | None,
+        choices: Sequence[ShownChoice] | None = None,
     ) -> None:
         self.task_scorer, self.state, self.target = task_scorer, state, target
         self.score_key = score_key
+        self.choices = list(choices) if choices is not None else shown_choices(state.choices)
         self._cache: dict[str, Score] = {}
+        self._selected: dict[str, list[ShownChoice]] = {}
         letters = [t for t in target.target if t.strip()]
         self.multiple_correct = len(letters) > 1 or any("," in t for t in letters)
 
@@ -77,8 +97,12 @@ class Verifier:
             copy.output = ModelOutput.from_content(model=str(self.state.model), content=text)
             if copy.messages and isinstance(copy.messages[-1], ChatMessageAssistant):
                 copy.messages[-1] = ChatMessageAssistant(content=text, model=str(self.state.model))
-            if copy.choices:
+            if self.choices:
+                copy.choices = Choices(
+                    [Choice(value=c.value, correct=None, original_position=c.original_position) for c in self.choices]
+                )
                 remark_choices(copy, self.multiple_correct)
+                self._selected[text] = [c for c, m in zip(self.choices, copy.choices) if m.correct is True]
             try:
                 score = await self.task_scorer(copy, self.target)
             except Exception as e:
@@ -93,6 +117,10 @@ class Verifier:
             self._cache[text] = score
         return self._cache[text]
 
+    def selected(self, text: str) -> list[ShownChoice] | None:
+        """The choices marked in the (already scored) copy for ``text``; None without choices."""
+        return self._selected.get(text) if self.choices else None
+
     def value(self, score: Score) -> float:
         """The score's value as a float (CORRECT = 1, INCORRECT = 0, ...)."""
         value = score.value
@@ -104,6 +132,21 @@ class Verifier:
                 )
             value = value[self.score_key]
         return float(_to_float(value))
+
+    def target_shown(self) -> str | None:
+        """The letters the target's choices have in the prompt's order (None without choices)."""
+        return shown_letters(self.target.target, self.choices) if self.choices else None
+
+
+def context_verifier(
+    task_scorer: Scorer, state: TaskState, target: Target, score_key: str | None, ctx: ContextAnswers
+) -> Verifier:
+    """The verifier of one prompt's forced answers: its recorded target and choices where the
+    record has them, else the sample's."""
+    return Verifier(
+        task_scorer, state, Target(ctx.target) if ctx.target is not None else target, score_key,
+        choices=ctx.choices,
+    )
 
 
 def remark_choices(state: TaskState, multiple_correct: bool) -> None:
@@ -121,20 +164,30 @@ def remark_choices(state: TaskState, multiple_correct: bool) -> None:
         set_choices_based_on_generated_response(state, answers)
 
 
-def answer_of(score: Score, text: str, form: AnswerForm) -> str | None:
-    """Canonical answer of a scored text: from ``Score.answer``, else from the text itself."""
+def answer_of(
+    score: Score, text: str, form: AnswerForm,
+    selected: list[ShownChoice] | None = None, letters_of: Sequence[ShownChoice] | None = None,
+) -> str | None:
+    """Canonical answer of a scored text: for the letter form with choices (``selected`` = the
+    copy's marked choices), their letters among ``letters_of`` (the probed sample's choices,
+    :func:`cotaudit.probing.choices.dataset_letters`); else from ``Score.answer``, else from the
+    text itself."""
+    if form.name == "letter" and selected is not None and letters_of:
+        return dataset_letters(selected, letters_of)
     return form.extract(score.answer if score.answer is not None else text)
 
 
 async def _verify(
-    verifier: Verifier, form: AnswerForm, rec: ProbeRecord, rows: list[list[str]]
+    verifier: Verifier, form: AnswerForm, rows: list[list[str]], letters_of: Sequence[ShownChoice] | None
 ) -> tuple[list[list[float]], list[list[str | None]]]:
     values, answers = [], []
     for row in rows:
         texts = [form.verification_text(a) for a in row]
         scores = [await verifier.score(t) for t in texts]
         values.append([verifier.value(s) for s in scores])
-        answers.append([answer_of(s, t, form) for s, t in zip(scores, texts)])
+        answers.append(
+            [answer_of(s, t, form, verifier.selected(t), letters_of) for s, t in zip(scores, texts)]
+        )
     return values, answers
 
 
@@ -164,10 +217,14 @@ def probe_scorer(
     async def score(state: TaskState, target: Target) -> Score:
         rec = ProbeRecord.from_store(state.store)
         form = get_form(rec.form)
-        verifier = Verifier(task_scorer, state, target, score_key)
+        verifiers = {
+            ctx.name: context_verifier(task_scorer, state, target, score_key, ctx) for ctx in rec.contexts
+        }
+        own = verifiers["own"]
+        letters_of = own.choices  # canonical letters: the probed sample's dataset letters
         own_score = await task_scorer(state, target)
         value: dict[str, float] = {
-            "task_score": verifier.value(own_score) if own_score is not None else math.nan
+            "task_score": own.value(own_score) if own_score is not None else math.nan
         }
         metadata: dict[str, Any] = {
             "form": rec.form, "tag": rec.tag, "cut_tag": rec.cut_tag, "think": rec.think_source,
@@ -180,13 +237,17 @@ def probe_scorer(
         final_text = rec.final_text
         a_final = None
         if rec.probe == "selfcommit":
-            fs = await verifier.score(final_text) if final_text.strip() else None
-            a_final = answer_of(fs, final_text, form) if fs is not None else None
+            fs = await own.score(final_text) if final_text.strip() else None
+            a_final = (
+                None if fs is None
+                else answer_of(fs, final_text, form, own.selected(final_text), letters_of)
+            )
             value["has_final"] = float(a_final is not None)
             metadata["a_final"] = a_final
         for ctx in rec.contexts:
             suffix = "" if ctx.name == "own" else REPLAY_SUFFIX
-            values, answers = await _verify(verifier, form, rec, ctx.answers)
+            verifier = verifiers[ctx.name]
+            values, answers = await _verify(verifier, form, ctx.answers, letters_of)
             if rec.probe == "trace":
                 p = pass_rates(values)
                 curves[ctx.name] = p
@@ -201,6 +262,9 @@ def probe_scorer(
             value |= {f"{key}{suffix}": v for key, v in summaries.items()}
             metadata[ctx.name] = {
                 "condition": ctx.condition,
+                "sample_id": ctx.sample_id,
+                "target": verifier.target.target,
+                "target_shown": verifier.target_shown(),
                 "answers": ctx.answers,
                 "canonical": answers,
                 "values": values,

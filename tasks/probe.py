@@ -11,7 +11,8 @@ with the task's own scorer:
   as the task's scorer extracts it (stride 30 tokens, k = 5, temperature 0.7).
 - ``replay_under=<condition>``: also force answers with the same trace tokens under the prompt
   of the sample's sibling of that condition (same ``pair_id``), e.g. hinted traces under the
-  honest prompt.
+  honest prompt; those answers are verified against the sibling's target and choices (in the
+  order the sibling's prompt shows them).
 
     inspect eval tasks/probe.py -T task=cotaudit/gsm8k_mc -T probe=trace --model hf-probe/default
     inspect eval tasks/probe.py -T task=path/to/my_task.py@my_task -T probe=selfcommit
@@ -152,8 +153,9 @@ def probe_task(
       pair_key: Sample metadata key pairing a problem's conditions (replay).
       condition_key: Sample metadata key naming a sample's condition.
       score_key: Entry of a dict-valued task score that says whether an answer is correct.
-      replay_prompt: (state, condition) -> prompt to replay under (default: the sibling
-        sample's prompt as the task's solver chain builds it).
+      replay_prompt: (state, condition) -> prompt to replay under, a ``Replay`` or a bare prompt
+        (default: the sibling sample's prompt as the task's solver chain builds it, with the
+        sibling's target and choices).
       task_args: Arguments of the task named by ``task`` (a mapping or YAML text).
     """
     if probe not in PROBE_KINDS:
@@ -190,24 +192,22 @@ def probe_task(
     if replay_under is not None and replay_prompt is None:
         replay_prompt = SiblingPrompts(samples, wrapped.solver, pair_key=pair_key, condition_key=condition_key)
     theta_values = parse_thetas("thetas", thetas)
-    chain = [
-        wrapped.solver,
-        probe_sweep(
-            probe=probe,
-            form=form.name,
-            forced_answer_tag=tag,
-            schedule=schedule,
-            k=k,
-            temperature=temperature,
-            answer_max_tokens=answer_max_tokens or form.answer_max_tokens,
-            seed=seed,
-            tokenizer=tokenizer,
-            think_close=think_close,
-            replay_under=replay_under,
-            condition_key=condition_key,
-            replay_prompt=replay_prompt,
-        ),
-    ]
+    sweep = probe_sweep(
+        chain=wrapped.solver,
+        probe=probe,
+        form=form.name,
+        forced_answer_tag=tag,
+        schedule=schedule,
+        k=k,
+        temperature=temperature,
+        answer_max_tokens=answer_max_tokens or form.answer_max_tokens,
+        seed=seed,
+        tokenizer=tokenizer,
+        think_close=think_close,
+        replay_under=replay_under,
+        condition_key=condition_key,
+        replay_prompt=replay_prompt,
+    )
     settings = {
         "probe": probe, "wrapped_task": wrapped.name, "answer_form": form.name,
         "forced_answer_tag": tag, "think_close": think_close, "schedule": schedule.model_dump(),
@@ -219,7 +219,7 @@ def probe_task(
     resolve_scorer_metrics([verifier], [probe_summary(probe=probe, condition_key=condition_key)])
     return task_with(
         wrapped,
-        solver=chain,
+        solver=sweep,
         scorer=[verifier, *wrapped.scorer],
         metrics=None,
         name=f"{wrapped.name}_{probe}",

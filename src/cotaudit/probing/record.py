@@ -6,6 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel
 
+from cotaudit.probing.choices import ShownChoice
 from cotaudit.probing.positions import Schedule
 from cotaudit.store_record import StoreRecord
 
@@ -19,11 +20,18 @@ PROBE_KINDS: tuple[str, ...] = ("trace", "selfcommit")
 class ContextAnswers(BaseModel):
     """Forced answers under one prompt: ``own`` (the prompt the trace was written under) or
     ``replay`` (another condition's prompt, same trace tokens). ``answers[i]`` holds the k raw
-    continuations after the tag at ``ProbeRecord.probed[i]``."""
+    continuations after the tag at ``ProbeRecord.probed[i]``.
+
+    ``target`` and ``choices`` are what the answers are verified against: the target of the
+    sample whose prompt they were forced under (``sample_id``; for ``replay`` the sibling) and
+    its choices in the order that prompt shows them. None: the probed sample's own."""
 
     name: Literal["own", "replay"]
     condition: str | None = None
     answers: list[list[str]]
+    sample_id: str | None = None
+    target: list[str] | None = None
+    choices: list[ShownChoice] | None = None
 
 
 class ProbeRecord(StoreRecord):
