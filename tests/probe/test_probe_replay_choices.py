@@ -157,7 +157,7 @@ def test_solve_time_shuffle_replay_and_self_commitment_compare_choices_not_lette
 # --- the solver's side: the sibling's prompt and choices, the trace as generated ------------------
 
 
-def _pair(choices_by_condition: dict[str, list[str]] | None = None) -> list[Sample]:
+def _pair() -> list[Sample]:
     return [
         Sample(
             id=f"{JANET.id}-{cond}",
