@@ -18,11 +18,13 @@ from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.engine.hf import HFEngine
 from cotaudit.params import ParameterError
 from cotaudit.answers import extract_boxed_answer
-from cotaudit.report import build_report, compare_ci
+from cotaudit.report import build_report
+from cotaudit.report.trace_tutor import run_settings
 from cotaudit.studies.trace_tutor.paper import PAPER
 from cotaudit.studies.trace_tutor.prompts import (
     STUDY_FORCED_ANSWER_TAG,
     STUDY_SYSTEM,
+    TUTOR_FORCED_ANSWER_TAG,
     TUTOR_KEY_TEMPLATE,
     TUTOR_SYSTEM,
     tutor_messages,
@@ -478,6 +480,13 @@ def test_report_prints_the_published_tables_beside_the_runs_values(two_run_repor
     assert text.row("wrong_key_anchoring/key")[column] == 272
     markdown = two_run_report.markdown_path.read_text()
     assert "used the study's configuration (`-T paper=true`); overrides: problems=2" in markdown
+    # the settings line shows the values used (Inspect logs the paper knobs at their defaults)
+    assert paper_sec.run.task_args["forced_answer_tag"] == TUTOR_FORCED_ANSWER_TAG
+    assert run_settings(paper_sec.run)["forced_answer_tag"] == STUDY_FORCED_ANSWER_TAG
+    assert run_settings(paper_sec.run)["problems"] == 2
+    assert "Settings: problems=2, conditions=question_only,answer_key,wrong_key, fractions=0.1," \
+        "0.25,0.5,0.75,1, probe_samples=1, temperature=0.0, max_explanation_tokens=24, " \
+        "bootstrap_samples=500" in markdown
     assert "did not use the study's configuration" in markdown  # the default run
 
 

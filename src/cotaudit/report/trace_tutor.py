@@ -1,6 +1,9 @@
 """trace_tutor: Tables II-V, Delta_context, the 0%-probe drop, wrong-key anchoring, the study's
 checkpoint counts, Figures 1-2 and the cluster contrasts, recomputed from the per-sample pass
-curves with :mod:`cotaudit.studies.trace_tutor.stats`."""
+curves with :mod:`cotaudit.studies.trace_tutor.stats`; the study's published numbers
+(:data:`cotaudit.studies.trace_tutor.paper.PAPER`) beside the run's; and, across runs, each
+run's statistics with problem-level intervals and their paired differences against the first
+run (:mod:`cotaudit.report.compare_ci`)."""
 
 from __future__ import annotations
 
@@ -183,6 +186,20 @@ SETTINGS = (
 )
 
 
+def run_settings(run: RunData) -> dict[str, Any]:
+    """The parameters the run used: its task arguments, with the paper configuration's values
+    in place where the run set ``paper=true`` (Inspect logs the arguments as given, so there a
+    knob the paper fixes shows its default; the log's ``paper_configuration`` holds the
+    values used and the overrides kept)."""
+    used = dict(run.task_args)
+    record = run.task_metadata.get("paper_configuration")
+    if record:
+        for name, setting in record.get("settings", {}).items():
+            used[name] = setting["value"]
+        used.update(record.get("overrides") or {})
+    return used
+
+
 def _conditions(recs: Sequence[ts.TraceRecord]) -> list[str]:
     present = {r.condition for r in recs}
     return [c for c in ts.CONDITIONS if c in present]
@@ -238,7 +255,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     problems = len({r.pair_id for r in recs})
     sec.text(
         f"{problems} problems, {len(recs)} explanations ({', '.join(conds)}). Settings: "
-        f"{', '.join(f'{k}={run.task_args[k]}' for k in SETTINGS if k in run.task_args)}. "
+        f"{', '.join(f'{k}={v}' for k, v in run_settings(run).items() if k in SETTINGS)}. "
         "p(f) = 1 when the answer forced after the first f of the explanation's tokens equals the "
         "gold answer; AUC is the trapezoid sum of p over the fractions (max "
         f"{fractions[-1] - fractions[0]:g}); *key masked* replays the keyed explanation's prefix "
@@ -586,7 +603,10 @@ def difference_rows(estimands: Sequence[Mapping[str, Any]], name: str) -> compar
 
 
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
-    """One column per run: headline numbers; figure: mean pass curves, one line per run."""
+    """One column per run: accuracy; median AUC per curve and the means of
+    :data:`RUN_DIFFERENCES` (Δcontext, Δprefix, the key-visible difference) and the cluster F1s,
+    each with its problem-level interval and a Δ row (paired difference against the first run
+    over the shared problems); figure: mean pass curves, one line per run."""
     secs = [s for s in sections if "table_ii" in s.data]
     if len(secs) < 2:
         return None
