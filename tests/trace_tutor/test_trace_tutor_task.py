@@ -403,6 +403,35 @@ def test_run_metrics_are_in_the_log_and_match_trace_stats(tiny_run):
     assert log.eval.metadata["definitions"]["pass_10_fail_100"].startswith("passes at 10%")
 
 
+def test_report_checks_first_pass_median_as_the_log_defines_it(tiny_run, tmp_path):
+    """Question-only first passes 0.75 and 1.0 (censored): the lower median is 0.75, the
+    midpoint median 0.875. A log defining first_pass_median is checked against the lower
+    median; one without that definition logged the midpoint and is checked against it; the
+    table shows the lower median either way."""
+    from cotaudit.report.loader import run_from_log
+    from cotaudit.report.trace_tutor import section
+
+    path = tiny_run[0].location
+    for defined, logged in ((True, 0.75), (False, 0.875)):
+        log = read_eval_log(path)
+        qo = sorted(str(s.id) for s in log.samples if s.metadata["condition"] == "question_only")
+        [reduction] = log.reductions  # the scores the report reads (the metrics' own order)
+        for score in reduction.samples:
+            if str(score.sample_id) in qo:
+                score.metadata["passes_visible"] = (
+                    [0, 0, 0, 1, 1] if str(score.sample_id) == qo[0] else [0, 0, 0, 0, 0]
+                )
+        [scores] = log.results.scores
+        scores.metrics["first_pass_median/question_only"].value = logged
+        if not defined:
+            del log.eval.metadata["definitions"]["first_pass_median"]
+        sec = section(run_from_log(log, path), tmp_path, f"defined-{defined}")
+        checked = {k for k, *_ in sec.consistency.mismatches}  # other keys see the edited curves
+        assert "first_pass_median/question_only" not in checked, (defined, checked)
+        row = sec.tables["table_ii"].row("question_only")
+        assert row["median first pass (lower median)"] == 0.75
+
+
 def test_stochastic_replication_makes_p_a_rate_over_k_samples(tmp_path):
     log = run("hf-probe/tiny", tmp_path, problems=1, conditions="answer_key",
               max_explanation_tokens=8, probe_samples=3, temperature=1.5, bootstrap_samples=10)

@@ -270,7 +270,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             "median length (tokens)",
             "median AUC",
             "mean Pass@10",
-            "median first pass",
+            "median first pass (lower median)",
         ],
     )
     for c in curves:
@@ -304,8 +304,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             )
     t4.note = (
         f"Differences answer-key minus question-only; CIs: problem-level percentile "
-        f"bootstrap ({n_boot} resamples, seed {seed}). Length-matched: lengths within "
-        f"{ts.LENGTH_TOLERANCE_PERCENT}%."
+        f"bootstrap ({n_boot} resamples, seed {seed}). Both correct: both explanations' last "
+        "boxed integer equals the gold answer. Length-matched: token lengths differ by at most "
+        f"{ts.LENGTH_TOLERANCE_PERCENT}% of the longer explanation's."
     )
     sec.table("table_iv", t4)
     dc = Table("Δcontext: key visible vs key masked AUC of the same explanation", PAIRED_COLUMNS)
