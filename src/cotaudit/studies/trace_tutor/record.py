@@ -1,7 +1,7 @@
 """The trace_tutor per-sample record that the solver stores and the scorer reads.
 
 :class:`TutorProbe` is written by ``trace_tutor_probe`` into the sample store under
-:data:`STORE_KEY` (as JSON: the log's store holds the same dict as before this model) and read
+:data:`STORE_KEY` (as JSON: the log's store holds a plain dict) and read
 back by ``trace_tutor_scorer``. The scorer's metadata is read by the report through
 :func:`cotaudit.studies.trace_tutor.stats.record_from_score`.
 """
@@ -33,8 +33,9 @@ class TutorProbe(StoreRecord):
 
     ``positions`` = [0] + [round(f * T) for f in ``fractions``] with T = ``length_tokens``;
     ``probes`` maps ``visible`` (and, for keyed conditions, ``masked``) to its
-    :class:`ContextProbe`; ``k`` forced answers per position; ``final_answer`` the boxed
-    integer of the explanation (None if unparsed)."""
+    :class:`ContextProbe`; ``k`` forced answers per position; ``final_answer`` the integer in
+    the explanation's last ``\\boxed{}`` (:func:`cotaudit.answers.extract_boxed_answer`; None
+    when there is none)."""
 
     store_key: ClassVar[str] = STORE_KEY
     solver: ClassVar[str] = "trace_tutor_probe"
