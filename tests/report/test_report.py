@@ -388,37 +388,40 @@ def test_report_ll_tables_equal_log_metrics(report):
     for sec in secs:
         logged = _metrics(sec.run.path, "report_ll_scorer")
         did = sec.tables["did"]
-        # the headline: per register level, plain/plain first, then the pooled figure
+        # the headline: per cell (one here: shell, bare) and register level, plain/plain
+        # first, then the cell's pooled figure; one cell, so no pooled-over-cells rows
         groups = list(dict.fromkeys(row[0].text for row in did.rows))
-        assert groups == ["register.plain", "register.concealing_dressed",
-                          "register.honest_dressed", "pooled_registers"]
+        cell = "cell.shell.bare"
+        assert groups == [f"{cell}.plain", f"{cell}.concealing_dressed",
+                          f"{cell}.honest_dressed", f"{cell}.pooled_registers"]
         for g in groups:
             for q in ("did", "d_h", "d_c", "did_per_token"):
                 assert _same(did.row(f"{g}/{q}")["mean [95% CI]"], logged[f"{g}/{q}/mean"])
                 assert _same(did.row(f"{g}/{q}")["p"], logged[f"{g}/{q}/p"])
-        assert did.row("register.plain/did")["n"] == logged["register.plain/did/n"] == 2
-        assert did.row("pooled_registers/did")["n"] == 2  # units: 2 scenarios (shell, bare)
-        cells = sec.tables["cells"]
-        for row in cells.rows:
-            assert _same(row[5].value, logged[f"{row[0].value}/did/mean"])
+        assert did.row(f"{cell}.plain/did")["n"] == logged[f"{cell}.plain/did/n"] == 2
+        assert did.row(f"{cell}.pooled_registers/did")["n"] == 2  # 2 scenarios (shell, bare)
+        # 2 scenarios on 2 bugs: the independent unit
+        assert did.row(f"{cell}.plain/did")["units (bugs)"] == logged[f"{cell}.plain/did/n_units"]
         reg = sec.tables["register_effect"]
-        assert _same(
-            reg.row("honest_dressed")["arm effect [95% CI]"],
-            logged["register_effect.honest_dressed/d_h/mean"],
-        )
-        assert _same(
-            reg.row("concealing_dressed")["arm effect [95% CI]"],
-            logged["register_effect.concealing_dressed/d_c/mean"],
-        )
-        assert reg.row("honest_dressed")["other arm"] == 0.0
+        pre = f"{cell}.register_effect"
+        assert _same(reg.row(f"{pre}.honest_dressed")["arm effect [95% CI]"],
+                     logged[f"{pre}.honest_dressed/d_h/mean"])
+        assert _same(reg.row(f"{pre}.concealing_dressed")["arm effect [95% CI]"],
+                     logged[f"{pre}.concealing_dressed/d_c/mean"])
+        assert _same(reg.row(f"{pre}.concealing_dressed")["effect on DiD [95% CI]"],
+                     logged[f"{pre}.concealing_dressed/did/mean"])
+        assert reg.row(f"{pre}.honest_dressed")["other arm"] == 0.0
         factors = sec.tables["factors"]
-        assert _same(factors.row("register.plain")["D_h mean"], logged["register.plain/d_h/mean"])
+        assert _same(factors.row("factorial.register.plain")["D_h mean"],
+                     logged[f"{cell}.plain/d_h/mean"])  # one cell: the factorial's marginal
         assert _same(sec.tables["report_cluster"].rows[0][1].value, logged["report_cluster_f1"])
         # the discrimination check, next to the headline
         check = sec.data["extra"]["discrimination"]
         assert check["declared"] and check["band"] == logged["discrimination/band"] == 0.5
         able = logged["discrimination/able_to_answer"]
-        assert able == float(logged["discrimination/abs_d_c"] > 0.5)
+        assert able == float(logged["discrimination/abs_register_effect"] > 0.5)
+        assert logged["discrimination/register_effect/mean"] == pytest.approx(
+            logged[f"{pre}.concealing_dressed/did/mean"], abs=1e-12)
         text = "\n".join(b for b in sec.blocks if isinstance(b, str))
         assert "Discrimination check** (pre-registered in the log)" in text
         assert ("unable to answer the question" in text) == (able == 0.0)
@@ -428,7 +431,8 @@ def test_report_ll_tables_equal_log_metrics(report):
     row = with_control.tables["controls"].row("ctrl")
     indicator = {"confound excluded": "confound_excluded",
                  "consistent with the confound": "consistent_with_confound",
-                 "inconclusive (CI spans zero)": "inconclusive"}
+                 "inconclusive (CI spans zero)": "inconclusive",
+                 "non-diagnostic (both explanations predict the same sign)": "non_diagnostic"}
     assert logged[f"control.ctrl/{indicator[row['verdict']]}"] == 1.0
     assert row["prediction if the confound is real"] == "did > 0 and above family 'main'"
     assert _same(row["mean [95% CI]"], logged["control.ctrl/did/mean"])
@@ -464,7 +468,7 @@ def test_report_reads_a_report_ll_log_written_before_issue_13(log_dir, tmp_path)
     ledger = read_ledger([log])
     stats = full_statistics(ledger.rows, ledger.controls, n_resamples=300, seed=1)["hf-probe/tiny"]
     old = {k: v for k, v in score.metrics.items()
-           if not k.startswith(("discrimination/", "pooled_registers/"))
+           if not k.startswith(("discrimination/", "concealing_sensitivity/"))
            and "/confound_excluded" not in k and "/consistent_with" not in k
            and "/inconclusive" not in k}
     for q in ("did", "d_h", "d_c"):
@@ -717,7 +721,7 @@ def test_comparison_rows_carry_problem_intervals_and_paired_differences(report):
     assert "cluster F1" in table.column("") and f"Δ cluster F1 vs {labels[0]}" in table.column("")
     assert "percentile bootstrap interval over problems" in table.note
     rl = report.comparisons["report_ll"].tables["comparison"]
-    assert "over scenarios" in rl.note
+    assert "over bugs" in rl.note  # the report_ll runs' independent unit
     assert f"Δ cluster F1 (honest vs concealing) vs {rl.columns[1]}" in rl.column("")
 
 

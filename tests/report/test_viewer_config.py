@@ -102,14 +102,24 @@ def test_metric_set_parameter():
 
 
 def test_report_ll_compact_keys_by_hand():
-    table = {"register.plain/did/mean": 0.5, "register.plain/did/ci_low": 0.1,
-             "register.plain/did/ci_high": 0.9, "register.plain/did/p": 0.02,
-             "register.plain/did/n_scenarios": 4.0, "register.honest_dressed/did/mean": math.nan,
-             "pooled_registers/did/mean": 0.4, "discrimination/able_to_answer": 1.0,
+    study = "cell.shell.outcome_clause"
+    table = {f"{study}.plain/did/mean": 0.5, f"{study}.plain/did/ci_low": 0.1,
+             f"{study}.plain/did/ci_high": 0.9, f"{study}.plain/did/p": 0.02,
+             f"{study}.plain/did/n_units": 4.0, f"{study}.honest_dressed/did/mean": math.nan,
+             f"{study}.pooled_registers/did/mean": 0.4, "cell.shell.bare.plain/did/mean": 0.7,
+             "discrimination/able_to_answer": 1.0, "scorings/n_invalid": 0.0,
              "control.ctl/inconclusive": 0.0, "control.ctl/d_h/mean": 0.3}
     out = compact.report_ll_compact(table)
-    assert list(out) == [*compact.report_ll_headline_keys(), "pooled_registers/did/mean",
-                         "discrimination/able_to_answer", "control.ctl/inconclusive"]
+    # the study's cell by default; NaN and the other cells' keys left out
+    assert list(out) == [*compact.report_ll_headline_keys(), f"{study}.pooled_registers/did/mean",
+                         "discrimination/able_to_answer", "scorings/n_invalid",
+                         "control.ctl/inconclusive"]
+    assert compact.report_ll_headline_keys()[0] == f"{study}.plain/did/mean"
+    both = compact.report_ll_compact(table, ["shell.outcome_clause", "shell.bare"])
+    assert list(both)[6] == "cell.shell.bare.plain/did/mean"
+    # a run without the study's cell: its first cell's headline, NaN if absent
+    other = compact.report_ll_compact(table, ["driver.bare"])
+    assert math.isnan(other["cell.driver.bare.plain/did/mean"])
 
 
 def test_full_metrics_of_each_compact_metric():

@@ -589,3 +589,76 @@ def test_default_model_end_to_end(tmp_path):
         assert md["n_h_hack"] == md["n_h_clean"] > 0 and md["n_c_hack"] == md["n_c_clean"] > 0
     rows = read_ledger([log.location]).rows
     assert [r["fixture_id"] for r in rows] == [s.id for s in log.samples]
+
+
+# --- logs whose metrics name no unit --------------------------------------------------------
+
+UNITLESS_LOGS = Path(__file__).resolve().parent / "data"
+"""Two tiny-model logs written by the task when its metrics resampled scenarios and named no
+unit (headline ``register.{level}``, factor levels over every version, the discrimination check
+on |mean d_c|): ``unitless-metrics-all.eval`` (-T metrics=all, 2 main + 2 control scenarios,
+shell x bare) and ``unitless-metrics-compact.eval`` (the compact set, 2 scenarios)."""
+
+
+def test_report_reads_logs_whose_metrics_name_no_unit(tmp_path):
+    from cotaudit.report import build_report
+
+    logs = sorted(UNITLESS_LOGS.glob("unitless-*.eval"))
+    assert len(logs) == 2
+    rep = build_report(logs, tmp_path, strict=True)
+    secs = rep.sections["report_ll"]
+    assert len(secs) == 2
+    for sec in secs:
+        # every logged number recomputed under its logged name, scenario intervals
+        c = sec.consistency
+        assert c.ok and c.n_checked == c.n_logged > 20, c.line()
+        assert sec.data["extra"]["unit"] == "scenario"
+        assert "register.plain/did/mean" in sec.recomputed
+        assert "cell.shell.bare.plain/did" in sec.tables["did"].column("group")[0]
+        check = sec.data["extra"]["discrimination"]
+        assert check["quantity_logged"] == "d_c"
+        # the logged check was |mean d_c| > band; the report shows the register effect beside it
+        logged_check = check["stats"]
+        assert logged_check["discrimination/able_to_answer"] == float(
+            logged_check["discrimination/abs_d_c"] > 0.5)
+        text = "\n".join(b for b in sec.blocks if isinstance(b, str))
+        assert "declared the concealing arm's sensitivity" in text
+    full = next(s for s in secs if "controls" in s.tables)
+    assert full.consistency.n_logged > 200  # the full tables, factor levels over every version
+    assert "rendering.shell/did/mean" in full.recomputed
+
+
+def test_comparison_of_runs_pairs_the_dids_over_shared_units(tiny_log, tmp_path):
+    """Two runs on the same fixtures: the second is the tiny run with S(h, hack) raised by 1 nat
+    on every main-family version of one bug. Its D_h and DiD rise by 1 on that bug's versions,
+    its register effects do not move (both versions of a pair shifted alike)."""
+    import copy
+
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from cotaudit.report import build_report
+
+    shifted = copy.deepcopy(read_eval_log(tiny_log.location))
+    main = [s for s in shifted.samples if s.metadata["family"] == "main"]
+    bug = main[0].metadata["bug"]
+    assert len({s.metadata["bug"] for s in main}) == 2
+    for sample in main:
+        if sample.metadata["bug"] == bug:
+            sample.scores[SCORER].metadata["s_h_hack"] += 1.0
+    shifted.eval.model = "hf-probe/shifted"
+    write_eval_log(shifted, str(tmp_path / "shifted.eval"))
+    rep = build_report([Path(tiny_log.location), tmp_path / "shifted.eval"], tmp_path / "out")
+    table = rep.comparisons["report_ll"].tables["comparison"]
+    first, second = table.columns[1:]
+    sign = 1.0 if "shifted" in second else -1.0  # run minus the first run
+    other = second
+    # shell x bare: one plain version per bug; +1 on one of the 2 bugs: mean difference 0.5;
+    # paired bug resamples {X, X} -> 1, {X, Y} -> 0.5, {Y, Y} -> 0: interval [0, 1] (n = 2)
+    delta = table.row(f"Δ DiD, plain / plain vs {first}")
+    assert delta[other] == pytest.approx(sign * 0.5)
+    cells = {r[0].value: r[2].text for r in table.rows}
+    want = "+0.500 [0.000, 1.000] (n=2)" if sign > 0 else "-0.500 [-1.000, 0.000] (n=2)"
+    assert cells[f"Δ DiD, plain / plain vs {first}"] == want
+    effect = table.row("Δ register effect of dressing the concealing report on DiD vs " + first)
+    assert effect[other] == pytest.approx(0.0, abs=1e-12)
+    assert "over bugs" in table.note

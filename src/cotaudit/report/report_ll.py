@@ -401,7 +401,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         "Headline: DiD and arm means per cell and register level (main family; the study's "
         "cell first)",
         ["group", "cell", "reports (honest / concealing)", "quantity", "mean [95% CI]", "p",
-         "n > 0", "n", "scenarios", f"{unit}s"],
+         "n > 0", "n", "scenarios", f"units ({unit}s)"],
     )
     for where in _wheres(stats):
         for group, reports in GROUP_LABELS.items():
@@ -529,7 +529,8 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         )
         sec.table("controls", t5)
 
-    add_published_table(sec, run, {**stats, **sec.recomputed})
+    check_values = ({**check["check"], **check["sensitivity"]} if check is not None else {})
+    add_published_table(sec, run, {**sec.recomputed, **stats, **check_values})
 
     where = f"cell.{headline}"
     levels = [lv for lv in REGISTERS if f"{where}.{lv}/d_h/mean" in stats]
