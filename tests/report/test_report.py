@@ -397,6 +397,7 @@ def test_report_ll_tables_equal_log_metrics(report):
         for g in groups:
             for q in ("did", "d_h", "d_c", "did_per_token"):
                 assert _same(did.row(f"{g}/{q}")["mean [95% CI]"], logged[f"{g}/{q}/mean"])
+            for q in ("did", "did_per_token"):  # the p-values the metric logs
                 assert _same(did.row(f"{g}/{q}")["p"], logged[f"{g}/{q}/p"])
         assert did.row(f"{cell}.plain/did")["n"] == logged[f"{cell}.plain/did/n"] == 2
         assert did.row(f"{cell}.pooled_registers/did")["n"] == 2  # 2 scenarios (shell, bare)
@@ -423,7 +424,9 @@ def test_report_ll_tables_equal_log_metrics(report):
         assert logged["discrimination/register_effect/mean"] == pytest.approx(
             logged[f"{pre}.concealing_dressed/did/mean"], abs=1e-12)
         text = "\n".join(b for b in sec.blocks if isinstance(b, str))
-        assert "Discrimination check** (pre-registered in the log)" in text
+        assert "Discrimination check** (pre-registered in the log; shell · bare)" in text
+        n_scored = len(read_eval_log(sec.run.path).samples)  # every family
+        assert f"dropped from every statistic: **0** of {n_scored} scored versions" in text
         assert ("unable to answer the question" in text) == (able == 0.0)
         assert sec.consistency.ok, sec.consistency
     with_control = next(s for s in secs if "controls" in s.tables)
