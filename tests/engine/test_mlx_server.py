@@ -324,6 +324,7 @@ def test_prefix_requests_are_k_concurrent_requests(tokenizer):
 
 
 def test_provider_base_url_and_args(tokenizer, monkeypatch, tiny_path):
+    from cotaudit.providers._local import ModelNameError
     from cotaudit.providers.mlx_server_provider import MLXServerAPI
 
     monkeypatch.setenv("MLX_SERVER_BASE_URL", "http://127.0.0.1:9/v1")
@@ -334,8 +335,10 @@ def test_provider_base_url_and_args(tokenizer, monkeypatch, tiny_path):
     assert MLXServerAPI("x", tokenizer=tiny_path).probe_engine.base_url == "http://127.0.0.1:8080"
     with pytest.raises(ValueError, match="unknown model args"):
         MLXServerAPI("tiny", temperature=1)
-    with pytest.raises(RuntimeError, match="-M tokenizer="):
+    with pytest.raises(ModelNameError, match="^mlx-server//nonexistent/model: no such model"):
         MLXServerAPI("/nonexistent/model")
+    with pytest.raises(ModelNameError, match="^-M tokenizer=/nonexistent: no such model"):
+        MLXServerAPI("x", tokenizer="/nonexistent")
 
 
 # --- a real mlx_lm.server --------------------------------------------------------------------

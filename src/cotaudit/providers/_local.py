@@ -1,9 +1,12 @@
-"""Shared Inspect ``generate`` for in-process engines (``hf-probe/``, ``mlx/``)."""
+"""Shared parts of the local providers: Inspect ``generate`` for in-process engines
+(``hf-probe/``, ``mlx/``) and the model names they take (aliases, folders, hub ids)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessageAssistant,
@@ -14,6 +17,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.model._chat_message import ChatMessage
 from inspect_ai.tool import ToolChoice, ToolInfo
+from rich.markup import escape
 
 from cotaudit.engine.base import LocalEngine
 from cotaudit.engine.chat import to_plain
@@ -21,8 +25,29 @@ from cotaudit.engine.chat import to_plain
 DEFAULT_MAX_TOKENS = 1024
 
 
-def resolve_model_path(model_name: str) -> str:
-    """``default`` and ``tiny`` name the embedded models; anything else is passed through."""
+MODEL_ALIASES = ("default", "tiny", "tiny-think")
+"""Model names the local providers resolve themselves: the embedded SmolLM2-135M-Instruct, the
+tiny random model for mechanical tests, and the tiny model with a think-block chat template."""
+
+HUB_LOOKUP_TIMEOUT = 10.0
+"""Seconds one look-up of a hub id may take before the hub counts as unreachable."""
+
+
+class ModelNameError(PrerequisiteError):
+    """A model name that names no model: Inspect prints the one line, without a traceback."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(escape(text))  # Inspect prints the message as rich markup
+        self.args = (text,)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def resolve_model_path(model_name: str, label: str = "hf-probe/") -> str:
+    """The folder of an alias (:data:`MODEL_ALIASES`, built or converted on first use); any
+    other name is checked (:func:`check_model_name`; ``label`` names where it was given) and
+    passed through."""
     if model_name == "default":
         from cotaudit.default_model import default_model_path
 
@@ -31,11 +56,95 @@ def resolve_model_path(model_name: str) -> str:
         from cotaudit.tiny_model import tiny_model_path
 
         return str(tiny_model_path())
-    if model_name == "tiny-think":  # the tiny model with a think-block chat template
+    if model_name == "tiny-think":
         from cotaudit.tiny_model import tiny_think_model_path
 
         return str(tiny_think_model_path())
+    check_model_name(model_name, label)
     return model_name
+
+
+def check_model_name(model_name: str, label: str = "hf-probe/") -> None:
+    """Raise :class:`ModelNameError` at once unless ``model_name`` is an alias, a local folder
+    or a loadable hub id; the message starts with ``label + model_name`` ("hf-probe/x").
+
+    A hub id (``owner/name`` or ``name``) is loadable when it is in the local Hugging Face cache,
+    or else when the hub, asked once with a :data:`HUB_LOOKUP_TIMEOUT` timeout, knows it
+    (gated repositories count; an answer other than "not found", 404, or "unauthorised", 401,
+    which the hub answers for a missing or private repository, is left to the loader). With
+    ``HF_HUB_OFFLINE`` set only the cache counts. A name of another shape is no hub id.
+    """
+    if model_name in MODEL_ALIASES:
+        return
+    problem = _name_problem(model_name)
+    if problem is not None:
+        aliases = ", ".join(MODEL_ALIASES)
+        raise ModelNameError(
+            f"{label}{model_name}: no such model ({problem}). Give a model folder, a "
+            f"Hugging Face hub id (owner/name) or an alias: {aliases}."
+        )
+
+
+def _name_problem(name: str) -> str | None:
+    """Why ``name`` is neither a local folder nor a loadable hub id (None: it is one)."""
+    path = Path(name).expanduser()
+    if path.is_dir():
+        if any((path / f).is_file() for f in _MODEL_FILES):
+            return None
+        return f"the folder {name} has no {' or '.join(_MODEL_FILES)}"
+    if path.exists():
+        return f"{name} is a file, not a model folder"
+    from huggingface_hub import constants, try_to_load_from_cache
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HFValidationError,
+        HfHubHTTPError,
+        RepositoryNotFoundError,
+    )
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return "not a local folder, nor a hub id"
+    if any(isinstance(try_to_load_from_cache(name, f), str) for f in _MODEL_FILES):
+        return None
+    if constants.HF_HUB_OFFLINE:
+        return "not a local folder, nor in the local Hugging Face cache, and HF_HUB_OFFLINE is set"
+    from huggingface_hub import HfApi
+
+    try:
+        HfApi().model_info(name, timeout=HUB_LOOKUP_TIMEOUT)
+    except GatedRepoError:
+        return None
+    except HfHubHTTPError as e:
+        status = getattr(e.response, "status_code", None)
+        if not (isinstance(e, RepositoryNotFoundError) or status in (401, 404)):
+            return None  # the hub answered otherwise (a server error): the loader retries
+        return (
+            f"not a local folder, and the hub {constants.ENDPOINT} answers {status} for it: no "
+            "such model, or a private one needing `hf auth login`"
+        )
+    except Exception as e:  # noqa: BLE001 - only an unreachable hub stops the run here
+        if not _is_transport_error(e):
+            return None  # anything else is the loader's to report
+        return (
+            "not a local folder, nor in the local Hugging Face cache, and the hub "
+            f"{constants.ENDPOINT} cannot be reached to look it up: {type(e).__name__}"
+        )
+    return None
+
+
+_MODEL_FILES = ("config.json", "tokenizer_config.json")
+"""A model folder (or a tokenizer's, for ``mlx-server/``) has one of these files; a hub id counts
+as cached when one of them is in the local Hugging Face cache."""
+
+
+def _is_transport_error(e: BaseException) -> bool:
+    """A connection failure or timeout (OSError and TimeoutError, or httpx's TransportError)."""
+    return isinstance(e, (OSError, TimeoutError)) or any(
+        c.__name__ == "TransportError" for c in type(e).__mro__
+    )
 
 
 def bool_arg(name: str, value: Any) -> bool:

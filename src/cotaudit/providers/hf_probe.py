@@ -17,11 +17,10 @@ batching, ``--max-connections N`` lets up to N samples' CoTs decode in one batch
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspect_ai.model import GenerateConfig
 
-from cotaudit.engine.hf import DEFAULT_MAX_BATCH_ROWS, HFEngine
 from cotaudit.providers._local import (
     LocalEngineAPI,
     batch_rows_arg,
@@ -29,15 +28,23 @@ from cotaudit.providers._local import (
     resolve_model_path,
 )
 
+if TYPE_CHECKING:
+    from cotaudit.engine.hf import HFEngine
+
 
 @functools.lru_cache(maxsize=4)
 def _load_engine(
-    path: str, dtype: str, device: str, max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
+    path: str, dtype: str, device: str, max_batch_rows: int | None = None,
     pad_rows: bool = True,
 ) -> HFEngine:
-    """One loaded model per (path, dtype, device, max_batch_rows, pad_rows) per process."""
+    """One loaded model per (path, dtype, device, max_batch_rows, pad_rows) per process
+    (``max_batch_rows`` None: the engine's default). torch is imported here, on first load."""
+    from cotaudit.engine.hf import DEFAULT_MAX_BATCH_ROWS, HFEngine
+
     return HFEngine.load(
-        path, dtype=dtype, device=device, max_batch_rows=max_batch_rows, pad_rows=pad_rows
+        path, dtype=dtype, device=device,
+        max_batch_rows=DEFAULT_MAX_BATCH_ROWS if max_batch_rows is None else max_batch_rows,
+        pad_rows=pad_rows,
     )
 
 
@@ -52,7 +59,7 @@ class HFProbeAPI(LocalEngineAPI):
         config: GenerateConfig = GenerateConfig(),
         dtype: str = "float32",
         device: str = "cpu",
-        max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
+        max_batch_rows: int | None = None,
         pad_rows: bool | str = True,
         **model_args: Any,
     ) -> None:
@@ -64,6 +71,7 @@ class HFProbeAPI(LocalEngineAPI):
                 "known: dtype, device, max_batch_rows, pad_rows"
             )
         self.probe_engine = _load_engine(
-            resolve_model_path(model_name), dtype, device, batch_rows_arg(max_batch_rows),
+            resolve_model_path(model_name, "hf-probe/"), dtype, device,
+            None if max_batch_rows is None else batch_rows_arg(max_batch_rows),
             bool_arg("pad_rows", pad_rows),
         )

@@ -70,5 +70,5 @@ class MLXAPI(LocalEngineAPI):
                 f"mlx: unknown model args {sorted(model_args)}; known: openblas, max_batch_rows"
             )
         self.probe_engine = _load_engine(
-            resolve_model_path(model_name), openblas, batch_rows_arg(max_batch_rows)
+            resolve_model_path(model_name, "mlx/"), openblas, batch_rows_arg(max_batch_rows)
         )

@@ -51,11 +51,11 @@ BACKEND = "mlx-server"
 logger = logging.getLogger(__name__)
 
 
-def _load_tokenizer(name: str, model_name: str) -> Any:
+def _load_tokenizer(path: str, name: str, model_name: str) -> Any:
     from transformers import AutoTokenizer
 
     try:
-        return AutoTokenizer.from_pretrained(resolve_model_path(name))
+        return AutoTokenizer.from_pretrained(path)
     except Exception as e:  # noqa: BLE001 - say which tokenizer failed and how to fix it
         raise RuntimeError(
             f"mlx-server/{model_name}: cannot load tokenizer {name!r} to render the chat "
@@ -64,7 +64,7 @@ def _load_tokenizer(name: str, model_name: str) -> Any:
         ) from e
 
 
-def _warn_rope_parameters(name: str) -> None:
+def _warn_rope_parameters(path: str) -> None:
     """mlx_lm.server (0.32) reads ``rope_theta`` only from the top level of config.json; a
     folder written by transformers >= 5 has it under ``rope_parameters`` and is served with
     the default 10000. The in-process ``mlx/`` provider corrects this; the server cannot be
@@ -72,7 +72,7 @@ def _warn_rope_parameters(name: str) -> None:
     import json
     from pathlib import Path
 
-    config = Path(resolve_model_path(name)) / "config.json"
+    config = Path(path) / "config.json"
     if not config.is_file():
         return
     try:
@@ -115,10 +115,13 @@ class MLXServerAPI(ModelAPI):
             )
         url = base_url or url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
         super().__init__(model_name=model_name, base_url=url, api_key=api_key, config=config)
-        _warn_rope_parameters(tokenizer or model_name)
+        tokenizer_path = resolve_model_path(
+            tokenizer or model_name, f"{BACKEND}/" if tokenizer is None else "-M tokenizer="
+        )
+        _warn_rope_parameters(tokenizer_path)
         self.probe_engine = MLXServerEngine(
             url,
-            _load_tokenizer(tokenizer or model_name, model_name),
+            _load_tokenizer(tokenizer_path, tokenizer or model_name, model_name),
             name=f"mlx-server/{model_name}",
             timeout=timeout,
             connect_timeout=connect_timeout,
