@@ -518,6 +518,15 @@ PUBLISHED_GROUPS = (
 )
 """Report tables of the study's published numbers: (table key, title, which metric names)."""
 
+STUDY_SYMBOLS = {
+    "range_c": "range_c",
+    "uncommitted": "E[1−c]",
+    "lowcommit": "Pr[c<0.5]",
+    "tau_0.8": "τ_first(0.8)",
+    "rho_back": "ρ_back",
+}
+"""The study's names of the Table I summaries."""
+
 QUANTITIES = {
     "auroc": "AUROC",
     "median_honest": "honest median",
@@ -528,9 +537,10 @@ QUANTITIES = {
 
 
 def published_label(key: str) -> tuple[str, str]:
-    """(row, quantity) of a published metric name: ``auroc/tau_0.8`` -> ("tau_0.8", "AUROC"),
-    ``both_correct/wins/tau_0.5`` -> ("tau_0.5", "paired wins"), ``median/honest/correct/
-    range_c`` -> ("honest, correct", "median range_c"), ``n_pairs`` -> ("all", "pairs")."""
+    """(row, quantity) of a published metric name: ``auroc/tau_0.8`` -> ("tau_0.8
+    (τ_first(0.8))", "AUROC"), ``both_correct/wins/tau_0.5`` -> ("tau_0.5", "paired wins"),
+    ``median/honest/correct/range_c`` -> ("honest, correct", "median range_c"), ``n_pairs`` ->
+    ("all", "pairs")."""
     parts = key.split("/")
     if parts[0] == "both_correct":
         parts = parts[1:]
@@ -542,7 +552,9 @@ def published_label(key: str) -> tuple[str, str]:
         return f"{parts[1]}, {parts[2]}", f"median {parts[3]}"
     if parts[0] == "theta_sweep":
         return "τ_first(θ), θ = 0.5 … 1.0", f"{QUANTITIES[parts[1]]}, lowest to highest"
-    return parts[1], QUANTITIES[parts[0]]
+    symbol = STUDY_SYMBOLS.get(parts[1])
+    row = parts[1] if symbol in (None, parts[1]) else f"{parts[1]} ({symbol})"
+    return row, QUANTITIES[parts[0]]
 
 
 def paper_line(run: RunData) -> str:
@@ -573,12 +585,13 @@ def _published_cell(key: str, value: Any, values: dict[str, Any]) -> Cell:
     return Cell(value, fmt(value))
 
 
-def _difference_cell(mine: Any, published: Any) -> Cell:
-    """this run − published for two numbers (a dash for a count of pairs as text, or NaN)."""
+def _difference_cell(key: str, mine: Any, published: Any) -> Cell:
+    """this run − published for two numbers, a count as a count (a dash for a text, or NaN)."""
     if isinstance(mine, str) or isinstance(published, str):
         return Cell(math.nan, fmt(math.nan))
     d = float(mine) - float(published)
-    return Cell(d, fmt(d))
+    parts = key.split("/")
+    return count_cell(d) if parts[-1] == "n_pairs" or parts[0] == "n" else Cell(d, fmt(d))
 
 
 def add_published_tables(sec: Section, run: RunData, values: dict[str, Any]) -> None:
@@ -609,7 +622,7 @@ def add_published_tables(sec: Section, run: RunData, values: dict[str, Any]) -> 
                     "n_pairs": PAPER.published["n_pairs"].value,
                     "both_correct/n_pairs": PAPER.published["both_correct/n_pairs"].value,
                 }),
-                _difference_cell(mine, published.value),
+                _difference_cell(name, mine, published.value),
                 published.where,
             )
         sec.table(key, table)
