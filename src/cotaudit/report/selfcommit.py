@@ -258,12 +258,19 @@ SETTINGS = (
     "seed",
     "schedule",
     "zero_probe",
+    "final_answer_reading",
 )
 
 
 def settings_line(run: RunData, keys: Sequence[str]) -> str:
-    items = [f"{k}={run.task_args[k]}" for k in keys if k in run.task_args]
-    return ", ".join(items)
+    """``k=v, ...`` of the parameters the run used: its task arguments (as Inspect logs them),
+    with a paper configuration's values and overrides in place."""
+    used = dict(run.task_args)
+    record = run.task_metadata.get("paper_configuration")
+    if record:
+        used |= {name: s["value"] for name, s in record.get("settings", {}).items()}
+        used |= record.get("overrides") or {}
+    return ", ".join(f"{k}={used[k]}" for k in keys if k in used)
 
 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
