@@ -182,21 +182,17 @@ def report_ll_headline_keys(cell: str = REPORT_LL_STUDY_CELL) -> list[str]:
 def report_ll_compact_keys(
     table_keys: Iterable[str] = (), cells: Sequence[str] = (REPORT_LL_STUDY_CELL,)
 ) -> list[str]:
-    """The headline (``cells[0]``), then per cell of ``cells``: D_h and D_c of the plain
-    reports, the DiD (with CI) of the dressed register levels and of the register levels pooled,
-    the register effect of each dressed level on the DiD (with CI); the discrimination check;
-    the invalid scorings; and each control family's verdict indicators (those present in
-    ``table_keys``)."""
-    keys = report_ll_headline_keys(cells[0])
-    for cell in cells:
-        g = f"cell.{cell}"
-        if cell != cells[0]:
-            keys += [f"{g}.plain/did/{s}" for s in ("mean", "ci_low", "ci_high", "p")]
-        keys += [f"{g}.plain/d_h/mean", f"{g}.plain/d_c/mean"]
-        for group in ("concealing_dressed", "honest_dressed", "pooled_registers"):
-            keys += [f"{g}.{group}/did/{s}" for s in ("mean", "ci_low", "ci_high")]
-        for level in ("concealing_dressed", "honest_dressed"):
-            keys += [f"{g}.register_effect.{level}/did/{s}" for s in ("mean", "ci_low", "ci_high")]
+    """The headline (``cells[0]``, the study's cell when run); in that cell D_h and D_c of the
+    plain reports, the DiD of each dressed register level and the register effect of each
+    dressed level on the DiD (with CI); the plain/plain DiD of the run's other cells; the
+    discrimination check; the invalid scorings; and each control family's verdict indicators
+    (those present in ``table_keys``)."""
+    g = f"cell.{cells[0]}"
+    keys = [*report_ll_headline_keys(cells[0]), f"{g}.plain/d_h/mean", f"{g}.plain/d_c/mean",
+            f"{g}.concealing_dressed/did/mean", f"{g}.honest_dressed/did/mean"]
+    for level in ("concealing_dressed", "honest_dressed"):
+        keys += [f"{g}.register_effect.{level}/did/{s}" for s in ("mean", "ci_low", "ci_high")]
+    keys += [f"cell.{cell}.plain/did/mean" for cell in cells[1:]]
     keys += ["discrimination/abs_register_effect", "discrimination/band",
              "discrimination/able_to_answer", "concealing_sensitivity/abs_d_c",
              "scorings/n_invalid"]

@@ -662,3 +662,29 @@ def test_comparison_of_runs_pairs_the_dids_over_shared_units(tiny_log, tmp_path)
     effect = table.row("Δ register effect of dressing the concealing report on DiD vs " + first)
     assert effect[other] == pytest.approx(0.0, abs=1e-12)
     assert "over bugs" in table.note
+
+
+def test_scorer_scores_invalid_scorings_as_nan_and_says_why():
+    from inspect_ai.model import ModelName
+    from inspect_ai.scorer import SampleScore, Target
+    from inspect_ai.solver import TaskState
+
+    from cotaudit.engine.base import LoglikResult
+    from cotaudit.scorers.report_ll import report_ll_scorer
+    from cotaudit.studies.report_ll.record import ReportScorings
+
+    meta = {"fixture_id": "s/shell/bare/plain", "scenario_id": "s", "family": "main",
+            "rendering": "shell", "richness": "bare", "register": "plain", "bug": "p.b",
+            "project": "p", "hack_kind": "skip_test", "reports": {}}
+    # a report token of probability 0 (as float16 can give): S(c, clean) = -inf
+    results = {(r, t): LoglikResult(-2.0 if (r, t) != ("concealing", "clean") else float("-inf"),
+                                    1, [-2.0], ["x"])
+               for r in ("honest", "concealing") for t in ("hack", "clean")}
+    state = TaskState(ModelName("mockllm/model"), "s", 1, "x", [], metadata=meta)
+    ReportScorings.from_results(results).save(state.store)
+    score = asyncio.run(report_ll_scorer()(state, Target("")))
+    assert math.isnan(score.value["did"]) and math.isnan(score.value["d_c_per_token"])
+    assert "s_c_clean" in score.metadata["invalid"] and "Invalid scorings" in score.explanation
+    assert (score.metadata["bug_id"], score.metadata["project_id"]) == ("p.b", "p")
+    assert scoring_counts([SampleScore(score=score, sample_id="s")]) == {
+        "scorings/n_valid": 0.0, "scorings/n_invalid": 1.0}
