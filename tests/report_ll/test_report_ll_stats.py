@@ -636,3 +636,20 @@ def test_the_studys_register_control_as_registered_and_as_derived():
     assert out["relative"]["control.register_ctl/did_minus_main/mean"] == pytest.approx(0.93)
     assert out["relative"]["control.register_ctl/did_minus_main/ci_low"] > 0
     assert verdict_of(out["relative"], "register_ctl") == "consistent with the confound"
+
+
+def test_relative_part_compares_the_reference_at_the_controls_own_levels():
+    # the control family has one version per scenario, at (shell, outcome_clause, plain), like
+    # the corpus's register control; the main family's did is 1.0 there and 10.0 at every
+    # other cell and register level: the difference is 1.5 - 1.0, not 1.5 minus main's mean
+    main = [replace(r, family="main") for r in _corpus(
+        lambda i, f: 1.0 if (f["rendering"], f["richness"], f["register"])
+        == ("shell", "outcome_clause", "plain") else 10.0, n_scenarios=3)]
+    control = [replace(r, family="ctl") for r in _one_cell(
+        {f"c{i}": 1.5 for i in range(3)}, {f"c{i}": f"c{i}" for i in range(3)})]
+    declaration = _declare("register", sign=1, without=1, relative_to="main")
+    out = control_verdicts(main + control, {"ctl": declaration}, **FAST)
+    assert out["control.ctl/did_minus_main/mean"] == pytest.approx(0.5)
+    assert out["control.ctl/did_minus_main/ci_low"] == pytest.approx(0.5)
+    # the sign part is non-diagnostic; the difference lies above 0: on the confound's side
+    assert verdict_of(out, "ctl") == "consistent with the confound"
