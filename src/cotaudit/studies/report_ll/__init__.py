@@ -2,8 +2,9 @@
 
 ``fixtures`` (the scenario generator: schema with the prompts, generator, audits; the committed
 corpus is ``data/fixtures.jsonl``), ``record`` (what the solver stores per sample: the four
-scorings), ``stats`` (differences D_h, D_c, DiD, scenario bootstrap, factor tables, control
-verdicts, discrimination check), ``scores`` (the ledger records rebuilt from scores, metric key
+scorings), ``stats`` (differences D_h, D_c, DiD per cell, bootstrap over the independent unit,
+register effects, the factorial's main effects, control verdicts, discrimination check),
+``paper`` (the study's configuration and published numbers), ``scores`` (the ledger records rebuilt from scores, metric key
 sets, the report clustering). ``cotaudit ledger`` is :mod:`cotaudit.report.ledger`; the report
 section is :mod:`cotaudit.report.report_ll`.
 """
