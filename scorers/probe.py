@@ -57,6 +57,7 @@ from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.probing.summaries import (
     REPLAY_SUFFIX,
+    Headline,
     pass_rates,
     run_metrics,
     selfcommit_summaries,
@@ -315,17 +316,24 @@ def final_integer() -> Scorer:
 
 
 @metric
-def probe_summary(probe: str = "trace", condition_key: str = "condition") -> Metric:
-    """Run metrics of the probe: the mean of every value key over the samples where it is
-    defined (NaN left out); per condition (``<key>/<condition>``) for the main keys; with
-    replay, ``replay_gap/<key>`` = mean over replayed samples of (own - replayed summary),
-    overall and per condition; ``n_samples``."""
+def probe_summary(
+    probe: str = "trace",
+    condition_key: str = "condition",
+    headline: dict[str, Any] | None = None,
+) -> Metric:
+    """Run metrics of the probe (:func:`cotaudit.probing.summaries.run_metrics`): first the
+    headline (``headline``: a :meth:`cotaudit.probing.summaries.Headline.record`), its 95%
+    bootstrap interval over units and ``n_units``; ``n_samples``; the mean of every value key
+    over the samples where it is defined (NaN left out); per condition (``<key>/<condition>``)
+    for the main keys; with replay, ``replay_gap/<key>`` = mean over replayed samples of (own -
+    replayed summary), overall and per condition."""
+    spec = Headline.from_record(headline)
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         rows = [
             (s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {})
             for s in scores
         ]
-        return run_metrics(rows, probe, condition_key)
+        return run_metrics(rows, probe, condition_key, spec)
 
     return compute

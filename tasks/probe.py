@@ -14,6 +14,10 @@ with the task's own scorer:
   honest prompt; those answers are verified against the sibling's target and choices (in the
   order the sibling's prompt shows them).
 
+The run's headline (the log list's score): TRACE, the mean AUC; self-commitment, the AUROC of
+tau_first(0.8) between a reference condition and the others when the samples have conditions,
+else its mean; each with its bootstrap interval over units and ``n_units`` beside it.
+
     inspect eval tasks/probe.py -T task=cotaudit/gsm8k_mc -T probe=trace --model hf-probe/default
     inspect eval tasks/probe.py -T task=path/to/my_task.py@my_task -T probe=selfcommit
 """
@@ -29,13 +33,16 @@ from inspect_ai import Task, task, task_with
 from inspect_ai._eval.task.task import resolve_scorer_metrics
 from inspect_ai._util.registry import registry_params
 from inspect_ai.dataset import Sample
+from inspect_ai.log import HeadlineMetric
 
 from cotaudit.answers import normalize_number
+from cotaudit.compact import primary_summary
 from cotaudit.curves import DEFAULT_THETAS
 from cotaudit.params import ParameterError, parse_thetas
 from cotaudit.probing.forms import FORM_NAMES, get_form
 from cotaudit.probing.positions import DEFAULT_STRIDE, Schedule, parse_fractions
 from cotaudit.probing.record import PROBE_KINDS
+from cotaudit.probing.summaries import Headline
 from cotaudit.probing.think import DEFAULT_THINK_CLOSE
 from cotaudit.scorers.probe import probe_scorer, probe_summary
 from cotaudit.solvers.probe import ReplayPrompt, SiblingPrompts, probe_sweep
@@ -98,6 +105,52 @@ def detect_form(t: Task, samples: Sequence[Sample]) -> str:
     return "string"
 
 
+def dataset_conditions(samples: Sequence[Sample], condition_key: str) -> list[str]:
+    """The distinct ``condition_key`` metadata values of the samples, in dataset order."""
+    return list(dict.fromkeys(
+        str(s.metadata[condition_key]) for s in samples if s.metadata and condition_key in s.metadata
+    ))
+
+
+def probe_headline(
+    probe: str,
+    conditions: Sequence[str],
+    thetas: Sequence[float],
+    *,
+    reference_condition: str | None,
+    replay_under: str | None,
+    pair_key: str,
+    condition_key: str,
+) -> Headline:
+    """The run's headline: TRACE, the mean AUC; self-commitment, the AUROC of tau_first(0.8)
+    (the middle theta when 0.8 is not among ``thetas``) between the reference condition and the
+    others when the task's samples have two or more conditions, else its mean. The reference is
+    ``reference_condition``, else ``replay_under``, else the dataset's first condition."""
+    if probe == "trace":
+        if reference_condition is not None:
+            raise ParameterError("-T reference_condition: applies to probe=selfcommit only")
+        return Headline("auc", None, pair_key)
+    summary = primary_summary(thetas)
+    if len(conditions) < 2:
+        if reference_condition is not None:
+            raise ParameterError(
+                f"-T reference_condition={reference_condition!r}: the task's samples have "
+                f"{len(conditions)} {condition_key!r} value(s) {conditions}; an AUROC needs two"
+            )
+        return Headline(summary, None, pair_key)
+    reference, given = (
+        (reference_condition, "-T reference_condition") if reference_condition is not None
+        else (replay_under, "-T replay_under") if replay_under is not None
+        else (conditions[0], "")
+    )
+    if reference not in conditions:
+        raise ParameterError(
+            f"{given}={reference!r}: not a {condition_key!r} value of the task's samples; "
+            f"choose from {conditions}"
+        )
+    return Headline(summary, reference, pair_key)
+
+
 def _parse_task_args(value: dict[str, Any] | str | None) -> dict[str, Any]:
     if value is None or isinstance(value, dict):
         return dict(value or {})
@@ -127,6 +180,7 @@ def probe_task(
     pair_key: str = "pair_id",
     condition_key: str = "condition",
     score_key: str | None = None,
+    reference_condition: str | None = None,
     replay_prompt: ReplayPrompt | None = None,
     task_args: dict[str, Any] | str | None = None,
 ) -> Task:
@@ -153,6 +207,9 @@ def probe_task(
       pair_key: Sample metadata key pairing a problem's conditions (replay).
       condition_key: Sample metadata key naming a sample's condition.
       score_key: Entry of a dict-valued task score that says whether an answer is correct.
+      reference_condition: selfcommit with conditions: the condition the headline AUROC tells
+        the others from (larger tau_first = more like it; default: ``replay_under``, else the
+        dataset's first condition).
       replay_prompt: (state, condition) -> prompt to replay under, a ``Replay`` or a bare prompt
         (default: the sibling sample's prompt as the task's solver chain builds it, with the
         sibling's target and choices).
@@ -192,6 +249,11 @@ def probe_task(
     if replay_under is not None and replay_prompt is None:
         replay_prompt = SiblingPrompts(samples, wrapped.solver, pair_key=pair_key, condition_key=condition_key)
     theta_values = parse_thetas("thetas", thetas)
+    headline = probe_headline(
+        probe, dataset_conditions(samples, condition_key), theta_values,
+        reference_condition=reference_condition, replay_under=replay_under, pair_key=pair_key,
+        condition_key=condition_key,
+    )
     sweep = probe_sweep(
         chain=wrapped.solver,
         probe=probe,
@@ -212,16 +274,20 @@ def probe_task(
         "probe": probe, "wrapped_task": wrapped.name, "answer_form": form.name,
         "forced_answer_tag": tag, "think_close": think_close, "schedule": schedule.model_dump(),
         "k": k, "temperature": temperature, "seed": seed, "replay_under": replay_under,
-        "pair_key": pair_key, "condition_key": condition_key,
+        "pair_key": pair_key, "condition_key": condition_key, "headline": headline.record(),
     }
     verifier = probe_scorer(wrapped.scorer[0], thetas=theta_values, score_key=score_key)
     # the run metrics belong to the probe scorer alone (the task's scorers keep theirs)
-    resolve_scorer_metrics([verifier], [probe_summary(probe=probe, condition_key=condition_key)])
+    resolve_scorer_metrics(
+        [verifier],
+        [probe_summary(probe=probe, condition_key=condition_key, headline=headline.record())],
+    )
     return task_with(
         wrapped,
         solver=sweep,
         scorer=[verifier, *wrapped.scorer],
         metrics=None,
+        headline_metric=HeadlineMetric(scorer="probe_scorer", metric=headline.metric),
         name=f"{wrapped.name}_{probe}",
         metadata=(wrapped.metadata or {}) | {"study": f"probe_{probe}", "probe": settings},
     )
@@ -247,6 +313,7 @@ def probe(
     pair_key: str = "pair_id",
     condition_key: str = "condition",
     score_key: str | None = None,
+    reference_condition: str | None = None,
     task_args: str | None = None,
 ) -> Task:
     """Probe the task named by ``task`` (see :func:`probe_task` for every argument)."""
@@ -260,5 +327,5 @@ def probe(
         zero_probe=zero_probe, k=k, temperature=temperature,
         answer_max_tokens=answer_max_tokens, thetas=thetas, seed=seed, tokenizer=tokenizer,
         think_close=think_close, pair_key=pair_key, condition_key=condition_key,
-        score_key=score_key, task_args=task_args,
+        score_key=score_key, reference_condition=reference_condition, task_args=task_args,
     )

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from cotaudit.probing.summaries import GAP_KEYS, MAIN_KEYS, REPLAY_SUFFIX, run_metrics
+from cotaudit.probing.summaries import GAP_KEYS, MAIN_KEYS, REPLAY_SUFFIX, Headline, run_metrics
 from cotaudit.report import compare_ci
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.sections import Section
@@ -96,7 +96,8 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     pair_key = settings.get("pair_key")
     rows = [(s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {})
             for s in samples]
-    sec.recomputed = run_metrics(rows, probe, condition_key)
+    sec.recomputed = run_metrics(rows, probe, condition_key,
+                                 Headline.from_record(settings.get("headline")))
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
     units = units_of(samples, pair_key)
     conditions = sorted({str((s.sample_metadata or {})[condition_key]) for s in samples
