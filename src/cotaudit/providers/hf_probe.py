@@ -6,7 +6,8 @@ verbs (``continue_prefixes`` with KV-cache reuse, ``loglikelihood``) are reachab
 ``get_model().api.probe_engine``.
 
 Model names: a local folder or hub id, ``default`` (the embedded SmolLM2-135M-Instruct) or
-``tiny`` (a tiny random model for mechanical tests). Model args: ``-M dtype=float32|bfloat16|
+``tiny`` (a tiny random model for mechanical tests); any other name fails at once, in one line
+(:func:`cotaudit.providers._local.check_model_name`). Model args: ``-M dtype=float32|bfloat16|
 float16|auto``, ``-M device=cpu|cuda|mps``, ``-M max_batch_rows=N`` (rows decoding together
 across concurrently running samples, default 64; 1 decodes one sample's job at a time),
 ``-M pad_rows=false`` (decode steps at their own row count instead of a multiple of 4: faster

@@ -7,7 +7,8 @@ The MLX counterpart of ``hf-probe/``: a final assistant message is continued (pr
 
 Model names: a local folder (HF safetensors or MLX-converted, e.g. a 4-bit
 ``mlx-community/Qwen2.5-3B-Instruct-4bit`` download) or hub id, ``default`` (the embedded
-SmolLM2-135M-Instruct) or ``tiny`` (the tiny random model). Model args: ``-M openblas=true``
+SmolLM2-135M-Instruct) or ``tiny`` (the tiny random model); any other name fails at once, in
+one line (:func:`cotaudit.providers._local.check_model_name`). Model args: ``-M openblas=true``
 preloads the system OpenBLAS on Linux CPU (see :mod:`cotaudit.engine.openblas`); ``-M
 max_batch_rows=N``: rows decoding together across concurrently running samples (default 64;
 1 decodes one job at a time).
