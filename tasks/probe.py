@@ -108,7 +108,8 @@ def detect_form(t: Task, samples: Sequence[Sample]) -> str:
 def dataset_conditions(samples: Sequence[Sample], condition_key: str) -> list[str]:
     """The distinct ``condition_key`` metadata values of the samples, in dataset order."""
     return list(dict.fromkeys(
-        str(s.metadata[condition_key]) for s in samples if s.metadata and condition_key in s.metadata
+        str(s.metadata[condition_key])
+        for s in samples if s.metadata and condition_key in s.metadata
     ))
 
 

@@ -14,7 +14,8 @@ import pytest
 from cotaudit import default_model
 from cotaudit.default_model import DEFAULT_MODEL_NAME, default_model_path
 
-PREFIX = f"cotaudit: preparing the embedded default model {DEFAULT_MODEL_NAME}, once (about a minute): "
+PREFIX = (f"cotaudit: preparing the embedded default model {DEFAULT_MODEL_NAME}, once (about a "
+          "minute): ")
 SUFFIX = ("is de-quantised to fp32 safetensors (540 MB) in {target} ($COTAUDIT_CACHE moves it); "
           "later runs load it in about a second.")
 
