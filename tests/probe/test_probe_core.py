@@ -96,7 +96,11 @@ def test_forms_have_their_tags_and_same():
     assert get_form("integer").tag == "\n\nThe final answer is "
     assert get_form("letter").verification_text(" C) 18\nbecause") == "ANSWER: C) 18"
     assert get_form("string").verification_text("Paris.") == "The answer is Paris."
-    assert get_form("integer").same("18 dollars", "The final answer is 18.")
+    assert get_form("integer").same("The final answer is 18 dollars", "The final answer is 18.")
+    assert get_form("integer").same("18", "\\boxed{18}")  # a bare answer (a Score.answer)
+    # the integer form reads a stated answer: a text that states none has none, whatever number
+    # it ends with (the last-number reading would read 18 here and call the two the same)
+    assert not get_form("integer").same("Step 2: we need to add 18", "The final answer is 18.")
     assert not get_form("integer").same(None, None)
     with pytest.raises(ValueError, match="unknown answer form 'float'"):
         get_form("float")
