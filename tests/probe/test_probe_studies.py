@@ -58,12 +58,15 @@ def _plain_task(messages_of, conditions: list[str], dataset: str = "vendored") -
 
 @pytest.mark.model
 def test_selfcommit_study_equals_the_generic_selfcommit_probe(tmp_path):
+    # problem 0 hinted: the CoT ends on its own after 171 tokens stating "The final answer is
+    # 18." (both read the stated answer: final_integer, the study's a_final)
     study = _eval("tasks/selfcommit.py", "hf-probe/default", tmp_path / "study",
-                  task_args={"problems": 1, "max_cot_tokens": 90, "stride": 30, "k": 2})
+                  task_args={"problems": 1, "conditions": "hinted", "max_cot_tokens": 180,
+                             "stride": 30, "k": 2})
     generic = _eval(
-        cotaudit.probe(_plain_task(selfcommit_messages, ["honest", "hinted"]), "selfcommit",
+        cotaudit.probe(_plain_task(selfcommit_messages, ["hinted"]), "selfcommit",
                        stride=30, k=2, temperature=0.7, forced_answer_tag=SELFCOMMIT_FORCED_ANSWER_TAG),
-        "hf-probe/default", tmp_path / "generic", max_tokens=90,
+        "hf-probe/default", tmp_path / "generic", max_tokens=180,
     )
     assert study.keys() == generic.keys()
     compared = 0
