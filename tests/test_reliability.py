@@ -147,7 +147,9 @@ def _per_sample(log: EvalLog) -> dict[str, dict[str, object]]:
 # --------------------------------------------------------------------------------------------
 
 # 10 samples; a sampled CoT (seeded per sample) so each has a final answer and the probe runs
-RUN_ARGS = {"problems": 5, "max_cot_tokens": 60, "stride": 10, "k": 2, "cot_temperature": 1.0}
+# the tiny model states no answer: its sampled CoTs are read as their last number, so it probes
+RUN_ARGS = {"problems": 5, "max_cot_tokens": 60, "stride": 10, "k": 2, "cot_temperature": 1.0,
+            "final_answer_reading": "last_number"}
 
 
 def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterrupted_run(tmp_path):
@@ -396,7 +398,8 @@ def test_cot_longer_than_context_is_truncated_and_flagged_end_to_end(tmp_path):
     [log] = inspect_eval(SELFCOMMIT, model=f"hf-probe/{small}", display="none",
                          log_dir=str(tmp_path / "logs"),
                          task_args={"problems": 1, "conditions": "honest", "max_cot_tokens": 200,
-                                    "stride": 5, "k": 2, "cot_temperature": 1.0})
+                                    "stride": 5, "k": 2, "cot_temperature": 1.0,
+                                    "final_answer_reading": "last_number"})
     assert log.status == "success", log.error
     [sample] = read_eval_log(log.location).samples
     record = sample.store["selfcommit"]

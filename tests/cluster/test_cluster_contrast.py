@@ -345,7 +345,8 @@ def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, 
         "tasks/selfcommit.py",
         model="hf-probe/default",
         task_args=dict(problems=6, max_cot_tokens=200, stride=40, k=2,
-                       contrast_model="hf-probe/tiny"),
+                       contrast_model="hf-probe/tiny",
+                       final_answer_reading="last_number"),  # CoTs cut at 200 tokens
         display="none",
         log_dir=str(tmp_path),
     )

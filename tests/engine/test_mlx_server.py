@@ -426,7 +426,8 @@ def test_selfcommit_end_to_end_on_real_mlx_server(real_server, tmp_path, monkeyp
         model="mlx-server/tiny",
         model_base_url=url,
         task_args={"problems": 1, "max_cot_tokens": 48, "stride": 16, "k": 3,
-                   "cot_temperature": 1.0, "answer_max_tokens": 4},
+                   "cot_temperature": 1.0, "answer_max_tokens": 4,
+                   "final_answer_reading": "last_number"},  # the tiny model states none
         log_dir=str(tmp_path),
         display="none",
     )

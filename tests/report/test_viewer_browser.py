@@ -139,7 +139,8 @@ def viewed(tmp_path_factory):
     log_dir = tmp_path_factory.mktemp("viewer") / "logs"
     logs = {
         "selfcommit": _run("tasks/selfcommit.py", "hf-probe/default", log_dir, problems=2,
-                           max_cot_tokens=60, stride=20, k=2),
+                           max_cot_tokens=60, stride=20, k=2,
+                           final_answer_reading="last_number"),  # cut before they state one
         "trace_tutor": _run("tasks/trace_tutor.py", "hf-probe/tiny", log_dir, problems=2,
                             max_explanation_tokens=30, bootstrap_samples=200),
         "report_ll": _run("tasks/report_ll.py", "hf-probe/tiny", log_dir, scenarios=1,
