@@ -104,8 +104,9 @@ def test_report_ll_agrees_with_hf_probe(vllm_server, tmp_path):
 
 
 def test_selfcommit_agrees_with_hf_probe(vllm_server, tmp_path):
+    # 48-token CoTs are cut before they state an answer: read as their last number, so they probe
     args = dict(problems=2, conditions="honest,hinted", max_cot_tokens=48, stride=16, k=1,
-                temperature=0.0, answer_max_tokens=4)
+                temperature=0.0, answer_max_tokens=4, final_answer_reading="last_number")
     ref = _run("selfcommit", "hf-probe/default", tmp_path / "hf", **args)
     got = _run("selfcommit", f"vllm/{vllm_server.model}", tmp_path / "vllm", vllm_server,
                **args)
