@@ -1,9 +1,9 @@
 """The selfcommit per-sample records: what the solver stores, what the scorer logs.
 
 :class:`SelfcommitProbe` is written by ``selfcommit_probe`` into the sample store under
-:data:`STORE_KEY` (as plain JSON) and read back by ``selfcommit_scorer``. :class:`SelfcommitScoreMetadata` is the scorer's
-``Score.metadata``, read by the report. Fields added after the first logs have defaults, so
-old logs still validate.
+:data:`STORE_KEY` (as plain JSON) and read back by ``selfcommit_scorer``.
+:class:`SelfcommitScoreMetadata` is the scorer's ``Score.metadata``, read by the report. Fields
+added after the first logs have defaults, so old logs still validate.
 """
 
 from __future__ import annotations
