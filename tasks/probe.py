@@ -39,6 +39,7 @@ from cotaudit.answers import normalize_number
 from cotaudit.compact import primary_summary
 from cotaudit.curves import DEFAULT_THETAS
 from cotaudit.params import ParameterError, parse_thetas
+from cotaudit.prerequisite import checked_task
 from cotaudit.probing.forms import FORM_NAMES, get_form
 from cotaudit.probing.positions import DEFAULT_STRIDE, Schedule, parse_fractions
 from cotaudit.probing.record import PROBE_KINDS
@@ -295,6 +296,7 @@ def probe_task(
 
 
 @task
+@checked_task
 def probe(
     task: str,
     probe: str = "trace",

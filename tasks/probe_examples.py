@@ -21,6 +21,7 @@ from inspect_ai.solver import generate, multiple_choice, prompt_template
 
 from cotaudit.gsm8k import load_problems
 from cotaudit.params import parse_conditions
+from cotaudit.prerequisite import checked_task
 from cotaudit.probing.datasets import load_capitals, load_gsm8k_mc
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_CONDITIONS, selfcommit_messages
 from cotaudit.engine.chat import to_inspect
@@ -32,6 +33,7 @@ CAPITALS_TEMPLATE = (
 
 
 @task
+@checked_task
 def gsm8k_mc(problems: int = 50, cot: bool = True) -> Task:
     """GSM8K multiple choice (shipped ``gsm8k_mc.jsonl``) with Inspect's multiple_choice/choice."""
     items = load_gsm8k_mc(limit=problems)
@@ -47,6 +49,7 @@ def gsm8k_mc(problems: int = 50, cot: bool = True) -> Task:
 
 
 @task
+@checked_task
 def capitals(limit: int = 30) -> Task:
     """Capital cities (shipped ``capitals.jsonl``), answered after a short reasoning, match()."""
     items = load_capitals(limit=limit)
@@ -60,6 +63,7 @@ def capitals(limit: int = 30) -> Task:
 
 
 @task
+@checked_task
 def gsm8k_numeric(problems: int = 20, conditions: str = "honest") -> Task:
     """GSM8K with the selfcommit prompt (honest / hinted), match(numeric=True)."""
     conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)

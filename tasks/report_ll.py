@@ -60,6 +60,7 @@ from cotaudit.params import (
     require_positive,
     require_range,
 )
+from cotaudit.prerequisite import checked_task
 from cotaudit.studies.report_ll.scores import CLUSTER_PREFIX
 from cotaudit.studies.report_ll.paper import PAPER
 from cotaudit.studies.report_ll.stats import (
@@ -184,6 +185,7 @@ def _sha256(path: Path) -> str:
 
 
 @task
+@checked_task
 def report_ll(
     fixtures: str = DEFAULT_FIXTURES,
     scenarios: int | str | None = None,

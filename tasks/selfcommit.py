@@ -36,6 +36,7 @@ from cotaudit.params import (
     require_range,
     require_text,
 )
+from cotaudit.prerequisite import checked_task
 from cotaudit.studies.selfcommit.paper import PAPER
 from cotaudit.studies.selfcommit.prompts import (
     SELFCOMMIT_CONDITIONS,
@@ -123,6 +124,7 @@ def selfcommit_metrics(metric_set: str, primary: str) -> list:
 
 
 @task
+@checked_task
 def selfcommit(
     problems: int = 50,
     dataset: str = VENDORED,

@@ -30,6 +30,7 @@ from cotaudit.params import (
     require_positive,
     require_range,
 )
+from cotaudit.prerequisite import checked_task
 from cotaudit.studies.trace_tutor.prompts import (
     TUTOR_CONDITIONS,
     TUTOR_FORCED_ANSWER_TAG,
@@ -117,6 +118,7 @@ def parse_fractions(name: str, value: str | list[float]) -> tuple[float, ...]:
 
 
 @task
+@checked_task
 def trace_tutor(
     problems: int = 50,
     dataset: str = VENDORED,

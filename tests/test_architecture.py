@@ -38,6 +38,7 @@ NOT_PURE = (
     "cotaudit.contrast_cli",
     "cotaudit.report.ledger",  # ``cotaudit ledger LOG`` reads an Inspect log
     "cotaudit.engine",
+    "cotaudit.prerequisite",  # bad input as Inspect's PrerequisiteError
     "cotaudit.providers",
     "cotaudit.report",
     *GLUE,

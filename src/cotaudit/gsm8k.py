@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from cotaudit.answers import normalize_number
+from cotaudit.params import InputError
 
 VENDORED = "vendored"
 HUB_ID = "openai/gsm8k"
 
 
-class DatasetError(ValueError):
-    """A malformed dataset row: the message names the file, line and field."""
+class DatasetError(InputError):
+    """A missing dataset file or a malformed row: the message names the file, line and field."""
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,45 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Sequence
 
 
-class ParameterError(ValueError):
-    """An invalid ``-T`` value; the message names the parameter and what it accepts."""
+class InputError(ValueError):
+    """A mistake in what the user gave a task: a ``-T`` value, or a dataset or fixture file it
+    names. The message is one line naming the parameter, file or row (``inspect eval`` prints it
+    alone, without a traceback: :mod:`cotaudit.prerequisite`)."""
+
+
+class ParameterError(InputError):
+    """An invalid ``-T`` value or name; the message names the parameter and what it accepts."""
+
+
+NAME_CUTOFF = 0.6
+"""Least similarity (:class:`difflib.SequenceMatcher` ratio, 2 * matching characters / total
+characters) of a suggested parameter name to the name given: ``strid`` -> ``stride`` is
+2 * 5 / 11 = 0.91."""
+
+
+def nearest_name(name: str, known: Sequence[str]) -> str | None:
+    """The known name most similar to ``name`` (ratio at least :data:`NAME_CUTOFF`), else None."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=NAME_CUTOFF)
+    return close[0] if close else None
+
+
+def unknown_parameters_message(task: str, unknown: Sequence[str], known: Sequence[str]) -> str:
+    """The one-line error for ``-T`` names that ``task`` does not take: the names, the nearest
+    known name of each that has one (:func:`nearest_name`), then all the task's parameters."""
+    given = ", ".join(f"-T {name}" for name in unknown)
+    nearest = {name: nearest_name(name, known) for name in unknown}
+    if len(unknown) == 1:
+        hints = [f"-T {n}" for n in nearest.values() if n]
+    else:
+        hints = [f"-T {n} for -T {name}" for name, n in nearest.items() if n]
+    hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+    noun = "a parameter" if len(unknown) == 1 else "parameters"
+    return f"{given}: not {noun} of task {task}{hint}; its parameters: {', '.join(known)}"
 
 
 def as_list(value: str | Sequence[object] | None) -> list[str]:

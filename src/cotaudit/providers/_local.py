@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessageAssistant,
@@ -17,12 +18,14 @@ from inspect_ai.model import (
 )
 from inspect_ai.model._chat_message import ChatMessage
 from inspect_ai.tool import ToolChoice, ToolInfo
-from rich.markup import escape
 
 from cotaudit.engine.base import LocalEngine
 from cotaudit.engine.chat import to_plain
+from cotaudit.prerequisite import InputErrorReport
 
 DEFAULT_MAX_TOKENS = 1024
+
+logger = logging.getLogger(__name__)
 
 
 MODEL_ALIASES = ("default", "tiny", "tiny-think")
@@ -33,21 +36,21 @@ HUB_LOOKUP_TIMEOUT = 10.0
 """Seconds one look-up of a hub id may take before the hub counts as unreachable."""
 
 
-class ModelNameError(PrerequisiteError):
+class ModelNameError(InputErrorReport):
     """A model name that names no model: Inspect prints the one line, without a traceback."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(escape(text))  # Inspect prints the message as rich markup
-        self.args = (text,)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 def resolve_model_path(model_name: str, label: str = "hf-probe/") -> str:
     """The folder of an alias (:data:`MODEL_ALIASES`, built or converted on first use); any
     other name is checked (:func:`check_model_name`; ``label`` names where it was given) and
     passed through."""
+    check_model_name(model_name, label)
+    return alias_path(model_name)
+
+
+def alias_path(model_name: str) -> str:
+    """The folder of an alias (:data:`MODEL_ALIASES`, built or converted on first use); any
+    other name as given (checked beforehand by :func:`check_model_name`)."""
     if model_name == "default":
         from cotaudit.default_model import default_model_path
 
@@ -60,7 +63,6 @@ def resolve_model_path(model_name: str, label: str = "hf-probe/") -> str:
         from cotaudit.tiny_model import tiny_think_model_path
 
         return str(tiny_think_model_path())
-    check_model_name(model_name, label)
     return model_name
 
 
@@ -194,17 +196,38 @@ def completion_output(
     )
 
 
+_ENGINE_LOAD = threading.Lock()
+"""Held while a local provider loads its engine."""
+
+
 class LocalEngineAPI(ModelAPI):
     """A provider whose ``probe_engine`` runs in this process.
 
     Plain chat generation continues a final assistant message (prefill); ``num_choices``
     samples come back as choices of one batch; the CoT's own token ids are returned in
     ``ModelOutput.metadata["token_ids"]`` (one list per choice) for the probes.
-    Subclasses set ``probe_engine`` and ``backend`` in ``__init__``.
+    Subclasses set ``backend`` and ``load_engine`` (a function returning the engine) in
+    ``__init__``, after checking the model name and model args: the weights load on the first
+    use of :attr:`probe_engine` (the first generate or probe call), not when the provider
+    starts, so a task's parameters are checked before any model loads.
     """
 
-    probe_engine: LocalEngine
     backend: str
+    load_engine: Callable[[], LocalEngine]
+    _engine: LocalEngine | None = None
+
+    @property
+    def probe_engine(self) -> LocalEngine:
+        """The engine, loaded on first use (one load at a time in the process: concurrent first
+        uses wait for the one load)."""
+        engine = self._engine
+        if engine is None:
+            with _ENGINE_LOAD:
+                if self._engine is None:
+                    logger.info(f"{self.backend}/{self.model_name}: loading the model")
+                    self._engine = self.load_engine()
+                engine = self._engine
+        return engine
 
     def max_connections(self) -> int:
         # One model in this process: requests queue on the engine's worker thread, where

@@ -7,7 +7,8 @@ verbs (``continue_prefixes`` with KV-cache reuse, ``loglikelihood``) are reachab
 
 Model names: a local folder or hub id, ``default`` (the embedded SmolLM2-135M-Instruct) or
 ``tiny`` (a tiny random model for mechanical tests); any other name fails at once, in one line
-(:func:`cotaudit.providers._local.check_model_name`). Model args: ``-M dtype=float32|bfloat16|
+(:func:`cotaudit.providers._local.check_model_name`); the weights load on the first generate
+or probe call, not when the provider starts. Model args: ``-M dtype=float32|bfloat16|
 float16|auto``, ``-M device=cpu|cuda|mps``, ``-M max_batch_rows=N`` (rows decoding together
 across concurrently running samples, default 64; 1 decodes one sample's job at a time),
 ``-M pad_rows=false`` (decode steps at their own row count instead of a multiple of 4: faster
@@ -24,9 +25,11 @@ from inspect_ai.model import GenerateConfig
 
 from cotaudit.providers._local import (
     LocalEngineAPI,
+    alias_path,
     batch_rows_arg,
     bool_arg,
-    resolve_model_path,
+    check_model_name,
+    resolve_model_path,  # noqa: F401 - with _load_engine, a loaded engine without a provider
 )
 
 if TYPE_CHECKING:
@@ -71,8 +74,7 @@ class HFProbeAPI(LocalEngineAPI):
                 f"hf-probe: unknown model args {sorted(model_args)}; "
                 "known: dtype, device, max_batch_rows, pad_rows"
             )
-        self.probe_engine = _load_engine(
-            resolve_model_path(model_name, "hf-probe/"), dtype, device,
-            None if max_batch_rows is None else batch_rows_arg(max_batch_rows),
-            bool_arg("pad_rows", pad_rows),
-        )
+        check_model_name(model_name, "hf-probe/")
+        rows = None if max_batch_rows is None else batch_rows_arg(max_batch_rows)
+        pad = bool_arg("pad_rows", pad_rows)
+        self.load_engine = lambda: _load_engine(alias_path(model_name), dtype, device, rows, pad)

@@ -8,7 +8,8 @@ The MLX counterpart of ``hf-probe/``: a final assistant message is continued (pr
 Model names: a local folder (HF safetensors or MLX-converted, e.g. a 4-bit
 ``mlx-community/Qwen2.5-3B-Instruct-4bit`` download) or hub id, ``default`` (the embedded
 SmolLM2-135M-Instruct) or ``tiny`` (the tiny random model); any other name fails at once, in
-one line (:func:`cotaudit.providers._local.check_model_name`). Model args: ``-M openblas=true``
+one line (:func:`cotaudit.providers._local.check_model_name`); the weights load on the first
+generate or probe call, not when the provider starts. Model args: ``-M openblas=true``
 preloads the system OpenBLAS on Linux CPU (see :mod:`cotaudit.engine.openblas`); ``-M
 max_batch_rows=N``: rows decoding together across concurrently running samples (default 64;
 1 decodes one job at a time).
@@ -24,7 +25,12 @@ from typing import Any
 
 from inspect_ai.model import GenerateConfig
 
-from cotaudit.providers._local import LocalEngineAPI, batch_rows_arg, resolve_model_path
+from cotaudit.providers._local import (
+    LocalEngineAPI,
+    alias_path,
+    batch_rows_arg,
+    check_model_name,
+)
 
 DEFAULT_MAX_BATCH_ROWS = 64
 """Same default as :data:`cotaudit.engine.mlx.DEFAULT_MAX_BATCH_ROWS` (not imported here:
@@ -36,16 +42,21 @@ MLX_MISSING = (
 )
 
 
+def _require_mlx() -> None:
+    """RuntimeError(:data:`MLX_MISSING`) unless mlx and mlx-lm are installed (found, not
+    imported: OpenBLAS must be preloaded before anything imports mlx)."""
+    import importlib.util
+
+    if importlib.util.find_spec("mlx_lm") is None or importlib.util.find_spec("mlx") is None:
+        raise RuntimeError(MLX_MISSING)
+
+
 @functools.lru_cache(maxsize=4)
 def _load_engine(
     path: str, openblas: bool | None, max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS
 ) -> Any:
     """One loaded model per (path, openblas, max_batch_rows) per process."""
-    import importlib.util
-
-    # find_spec, not import: OpenBLAS must be preloaded before anything imports mlx
-    if importlib.util.find_spec("mlx_lm") is None or importlib.util.find_spec("mlx") is None:
-        raise RuntimeError(MLX_MISSING)
+    _require_mlx()
     from cotaudit.engine.mlx import MLXEngine
 
     return MLXEngine.load(path, openblas=openblas, max_batch_rows=max_batch_rows)
@@ -70,6 +81,7 @@ class MLXAPI(LocalEngineAPI):
             raise ValueError(
                 f"mlx: unknown model args {sorted(model_args)}; known: openblas, max_batch_rows"
             )
-        self.probe_engine = _load_engine(
-            resolve_model_path(model_name, "mlx/"), openblas, batch_rows_arg(max_batch_rows)
-        )
+        check_model_name(model_name, "mlx/")
+        rows = batch_rows_arg(max_batch_rows)
+        _require_mlx()
+        self.load_engine = lambda: _load_engine(alias_path(model_name), openblas, rows)

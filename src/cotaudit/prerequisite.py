@@ -1,0 +1,123 @@
+"""Bad input as Inspect reports it: a :class:`PrerequisiteError`, which ``inspect eval`` prints
+as its message alone, without a traceback, and exits with status 1.
+
+:class:`InputErrorReport` is that error with a plain-text message (a model name, ``-T`` value or
+file that names nothing: :class:`cotaudit.providers._local.ModelNameError`, and the library's
+:class:`cotaudit.params.InputError` raised by a task). :func:`checked_task`, applied to every
+cotaudit task under ``@task``, refuses ``-T`` names the task does not take and reports the
+task's input errors this way; both happen while Inspect creates the task, before any model
+loads (the local providers load weights on first use).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import logging
+import sys
+from typing import Any, Callable, TypeVar
+
+import rich
+from inspect_ai._util.error import PrerequisiteError
+from rich.markup import escape
+
+from cotaudit.params import InputError, ParameterError, unknown_parameters_message
+
+logger = logging.getLogger(__name__)
+
+TaskFunction = TypeVar("TaskFunction", bound=Callable[..., Any])
+
+
+class InputErrorReport(PrerequisiteError):
+    """A mistake in the user's input, printed by Inspect as this one message (taken as plain
+    text: Inspect prints a PrerequisiteError's message as rich markup)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(escape(text))
+        self.args = (text,)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@functools.cache
+def _report_class(kind: type[InputError]) -> type[InputError]:
+    """``kind`` that is also an :class:`InputErrorReport` (same name, module and docstring)."""
+    return type(
+        kind.__name__,
+        (InputErrorReport, kind),
+        {"__module__": kind.__module__, "__qualname__": kind.__qualname__, "__doc__": kind.__doc__},
+    )
+
+
+def as_report(error: InputError) -> InputError:
+    """``error`` as an instance of its own class and of :class:`InputErrorReport` (``except
+    ParameterError`` still catches it), with the same message and traceback."""
+    if isinstance(error, InputErrorReport):
+        return error
+    report = _report_class(type(error))(str(error))
+    report.__cause__ = error.__cause__
+    return report.with_traceback(error.__traceback__)
+
+
+_creating: contextvars.ContextVar[bool] = contextvars.ContextVar("cotaudit_creating_task")
+"""Set while a checked task is being created (a task may create another: the probe)."""
+
+_PARAMETERS_BY_MODULE: dict[str, set[str]] = {}
+"""The parameter names of the checked tasks of each module (``inspect eval FILE -T ...`` passes
+the same ``-T`` values to every task in FILE)."""
+
+
+def checked_task(task_function: TaskFunction) -> TaskFunction:
+    """``task_function`` that refuses ``-T`` names it does not take and reports its input errors.
+
+    Inspect passes a task only the ``-T`` names its signature lists (warning about the others
+    and running with the defaults) unless the signature takes ``**kwargs``; so the checked
+    function advertises ``**unknown`` and, called with a name that neither it nor another
+    checked task of its module takes, raises :class:`~cotaudit.params.ParameterError` naming
+    the task's parameters and the nearest one (:func:`~cotaudit.params.nearest_name`). A name
+    only a sibling task of the module takes is dropped with Inspect's warning. An
+    :class:`~cotaudit.params.InputError` the task raises is re-raised as :func:`as_report`.
+    Under ``--display none`` Inspect prints no PrerequisiteError (its console is quiet), so
+    the outermost checked task writes the message to stderr itself before raising.
+    Python callers pass keyword arguments as before; an unknown one raises the same
+    ParameterError (instead of a TypeError).
+    """
+    signature = inspect.signature(task_function)
+    names = [
+        name for name, p in signature.parameters.items()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    siblings = _PARAMETERS_BY_MODULE.setdefault(task_function.__module__, set())
+    siblings.update(names)
+    task_name = task_function.__name__
+
+    @functools.wraps(task_function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        outermost = _creating.set(True)
+        try:
+            unknown = [name for name in kwargs if name not in names]
+            refused = [name for name in unknown if name not in siblings]
+            if refused:
+                message = unknown_parameters_message(task_name, refused, names)
+                raise as_report(ParameterError(message))
+            for name in unknown:
+                logger.warning(f"param '{name}' not used by task '{task_name}'")
+                del kwargs[name]
+            try:
+                return task_function(*args, **kwargs)
+            except InputError as e:
+                raise as_report(e) from e.__cause__
+        except InputErrorReport as e:
+            if outermost.old_value is contextvars.Token.MISSING and rich.get_console().quiet:
+                print(f"\n{e}\n", file=sys.stderr, flush=True)
+            raise
+        finally:
+            _creating.reset(outermost)
+
+    unknown_names = inspect.Parameter("unknown", inspect.Parameter.VAR_KEYWORD)
+    checked.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), unknown_names]
+    )
+    return checked  # type: ignore[return-value]
