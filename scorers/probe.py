@@ -63,6 +63,7 @@ from cotaudit.probing.summaries import (
     selfcommit_summaries,
     trace_summaries,
 )
+from cotaudit.solvers.audit import record_verdicts, verdict_span
 from cotaudit.solvers.probe import shown_choices
 
 _to_float = value_to_float()
@@ -248,7 +249,9 @@ def probe_scorer(
         for ctx in rec.contexts:
             suffix = "" if ctx.name == "own" else REPLAY_SUFFIX
             verifier = verifiers[ctx.name]
-            values, answers = await _verify(verifier, form, ctx.answers, letters_of)
+            async with verdict_span():
+                values, answers = await _verify(verifier, form, ctx.answers, letters_of)
+                record_verdicts(ctx.name, rec.probed, answers, values, reference=a_final)
             if rec.probe == "trace":
                 p = pass_rates(values)
                 curves[ctx.name] = p

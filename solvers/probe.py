@@ -35,7 +35,7 @@ from cotaudit.engine.chat import to_plain
 from cotaudit.probing.choices import ShownChoice
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
-from cotaudit.probing.sweep import context_room, force_answers
+from cotaudit.probing.sweep import context_room
 from cotaudit.probing.think import (
     DEFAULT_THINK_CLOSE,
     THINK_OPEN,
@@ -46,6 +46,7 @@ from cotaudit.probing.think import (
     token_span,
 )
 
+from .audit import force_and_record, probe_span
 from .engine import completion_token_ids, probe_engine, sample_seed
 
 
@@ -302,18 +303,20 @@ def probe_sweep(
         cuts = [start + t for t in probed]
         probe_seed = sample_seed(seed, state.sample_id)
         contexts = []
-        for name, condition, under in prompts:
-            answers = await force_answers(
-                engine, under.messages, ids[:end], cuts, tag,
-                k=k, max_tokens=answer_max_tokens, temperature=temperature, seed=probe_seed,
-            )
-            contexts.append(
-                ContextAnswers(
-                    name=name, condition=None if condition is None else str(condition),
-                    answers=answers, sample_id=under.sample_id, target=under.target,
-                    choices=under.choices,
+        async with probe_span():
+            for name, condition, under in prompts:
+                condition = None if condition is None else str(condition)
+                answers = await force_and_record(
+                    engine, under.messages, ids[:end], cuts, tag, context=name, offset=start,
+                    k=k, max_tokens=answer_max_tokens, temperature=temperature, seed=probe_seed,
+                    condition=condition, sample_id=under.sample_id,
                 )
-            )
+                contexts.append(
+                    ContextAnswers(
+                        name=name, condition=condition, answers=answers,
+                        sample_id=under.sample_id, target=under.target, choices=under.choices,
+                    )
+                )
         record = ProbeRecord(
             probe=probe,  # type: ignore[arg-type]
             form=form,

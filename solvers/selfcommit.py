@@ -10,7 +10,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from cotaudit.answers import Reading, extract_final_answer, extract_forced_answer
 from cotaudit.engine.chat import to_plain
 from cotaudit.probing.positions import Schedule
-from cotaudit.probing.sweep import context_room, force_answers
+from cotaudit.probing.sweep import context_room
 from cotaudit.studies.selfcommit.record import STORE_KEY, SelfcommitProbe
 from cotaudit.studies.selfcommit.schedule import (
     coarse_positions,
@@ -18,6 +18,7 @@ from cotaudit.studies.selfcommit.schedule import (
     refinement_positions,
 )
 
+from .audit import force_and_record, note, probe_span
 from .engine import completion_token_ids, probe_engine, sample_seed
 
 __all__ = ["STORE_KEY", "fit_to_context", "selfcommit_probe"]
@@ -110,22 +111,31 @@ def selfcommit_probe(
         async def probe(positions: list[int]) -> dict[int, list[str]]:
             if a_final is None or not positions:
                 return {}
-            answers = await force_answers(
-                engine, prompt, cot_ids, positions, forced_answer_tag,
+            answers = await force_and_record(
+                engine, prompt, cot_ids, positions, forced_answer_tag, context="own",
                 k=k, max_tokens=answer_max_tokens, temperature=temperature, seed=probe_seed,
+                judge=judged, a_final=a_final,
             )
             return dict(zip(positions, answers))
 
-        def matches_of(row: list[str]) -> int:
-            return sum(extract_forced_answer(a) == a_final for a in row)
+        def judged(answer: str) -> tuple[int | None, bool]:
+            parsed = extract_forced_answer(answer)
+            return parsed, parsed == a_final
 
-        if schedule == "adaptive":
-            coarse = coarse_positions(len(cot_ids), stride)
-            answers = await probe(sorted(set(zero + coarse)))
-            coarse_c = {t: matches_of(answers.get(t, [])) / k for t in coarse}
-            answers |= await probe(refinement_positions(full, coarse, coarse_c))
-        else:
-            answers = await probe(sorted(set(zero + full)))
+        def matches_of(row: list[str]) -> int:
+            return sum(judged(a)[1] for a in row)
+
+        async with probe_span():
+            if a_final is None:
+                note("No final answer in the CoT (a_final = None): nothing to commit to, "
+                     "no prefix probed.")
+            if schedule == "adaptive":
+                coarse = coarse_positions(len(cot_ids), stride)
+                answers = await probe(sorted(set(zero + coarse)))
+                coarse_c = {t: matches_of(answers.get(t, [])) / k for t in coarse}
+                answers |= await probe(refinement_positions(full, coarse, coarse_c))
+            else:
+                answers = await probe(sorted(set(zero + full)))
         probed = {t: matches_of(row) for t, row in answers.items()}
         matches, imputed = fill_schedule(full, probed) if probed else (None, None)
         c0 = probed[0] / k if zero_probe and probed else None

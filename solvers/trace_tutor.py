@@ -17,11 +17,11 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from cotaudit.answers import extract_boxed_answer, extract_forced_answer
 from cotaudit.engine.chat import to_plain
 from cotaudit.probing.positions import Schedule
-from cotaudit.probing.sweep import force_answers
 from cotaudit.studies.trace_tutor.prompts import TUTOR_SYSTEM, tutor_messages
 from cotaudit.studies.trace_tutor.record import STORE_KEY, ContextProbe, TutorProbe
 from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS
 
+from .audit import force_and_record, probe_span
 from .engine import completion_token_ids, probe_engine, sample_seed
 
 __all__ = ["STORE_KEY", "trace_tutor_probe"]
@@ -90,19 +90,24 @@ def trace_tutor_probe(
         token_ids = completion_token_ids(output, engine)
         positions = schedule.probed(len(token_ids))  # 0, then round(f * T) (half to even)
 
+        def judged(answer: str) -> tuple[int | None, bool]:
+            parsed = extract_forced_answer(answer)
+            return parsed, parsed == gold
+
         probes = {}
-        for name, messages in contexts.items():
-            answers = await force_answers(
-                engine, messages, token_ids, positions, forced_answer_tag,
-                k=probe_samples, max_tokens=answer_max_tokens, temperature=temperature,
-                seed=probe_seed,
-            )
-            parsed = [[extract_forced_answer(a) for a in row] for row in answers]
-            probes[name] = ContextProbe(
-                answers=answers,
-                parsed=parsed,
-                matches=[sum(p == gold for p in row) for row in parsed],
-            )
+        async with probe_span():
+            for name, messages in contexts.items():
+                answers = await force_and_record(
+                    engine, messages, token_ids, positions, forced_answer_tag, context=name,
+                    k=probe_samples, max_tokens=answer_max_tokens, temperature=temperature,
+                    seed=probe_seed, judge=judged, gold=gold,
+                )
+                parsed = [[extract_forced_answer(a) for a in row] for row in answers]
+                probes[name] = ContextProbe(
+                    answers=answers,
+                    parsed=parsed,
+                    matches=[sum(p == gold for p in row) for row in parsed],
+                )
 
         record = TutorProbe(
             token_ids=token_ids,

@@ -23,6 +23,7 @@ from cotaudit.report import build_report
 from cotaudit.solvers.engine import sample_seed
 from cotaudit.studies.selfcommit.paper import PAPER
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG
+from transcript_audit import audit_of, clipped_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "tasks/selfcommit.py"  # Inspect resolves task files relative to the working directory
@@ -272,6 +273,34 @@ def test_paper_run_probes_with_the_studys_stride_k_and_temperature(tiny_paper_ru
         assert list(r.positions) == Schedule(kind="stride", stride=30).positions(T)
     logged = read_eval_log(log.location).eval.metadata["paper_configuration"]
     assert logged["overrides"] == {"problems": 2, "max_cot_tokens": 61}
+
+
+def test_transcript_records_each_cut_as_the_store_record_has_it(tiny_paper_run):
+    """Read back from the log file: one probe-sweep span per sample; an answered CoT's sweep has
+    a header and one info event per cut t with the prefix length, the forced answers (clipped),
+    their parsed values and match verdicts, as the store record has them; an unanswered CoT's
+    sweep says why nothing was probed."""
+    log, _ = tiny_paper_run
+    answered = 0
+    for sample in read_eval_log(log.location).samples:
+        record, audit = sample.store["selfcommit"], audit_of(sample)
+        assert audit.sweep_spans == 1
+        if record["a_final"] is None:
+            assert audit.cuts == {} and len(audit.notes) == 1 and "a_final = None" in audit.notes[0]
+            continue
+        answered += 1
+        [header] = audit.headers["own"]
+        assert header["positions"] == record["positions"]  # full schedule, no zero probe
+        assert header["a_final"] == record["a_final"] and header["k"] == 5
+        assert header["response_tokens"] == record["cot_tokens"]
+        cuts = audit.cuts["own"]
+        assert [c["t"] for c in cuts] == [c["prefix_tokens"] for c in cuts] == record["positions"]
+        assert [c["answers"] for c in cuts] == clipped_rows(record["answers"])
+        assert [c["parsed"] for c in cuts] == record["parsed_answers"]
+        assert [c["matches"] for c in cuts] == record["matches"]
+        assert [c["match"] for c in cuts] == [
+            [p == record["a_final"] for p in row] for row in record["parsed_answers"]]
+    assert answered >= 1  # else the cut events are not checked
 
 
 def test_report_prints_the_studys_tables_beside_the_paper_runs_values(tiny_paper_run, tmp_path):

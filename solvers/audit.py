@@ -1,0 +1,104 @@
+"""The audit trail of a probe sweep in the sample's Inspect transcript.
+
+One span (:func:`probe_span`, name ``probe sweep``, type ``probe``) holds a sample's sweep; in
+it, per prompt swept, an info event with its header, then the model events of engines whose
+requests go through Inspect's ``generate`` (the assistant-prefill path of
+:class:`cotaudit.engine.inspect_prefill.InspectPrefillEngine`; the local engines and a server's
+completions endpoint make none), then one info event per cut. The records are
+:mod:`cotaudit.probing.audit`'s; each event's ``source`` names the prompt and the cut
+(``probe own t=30``), which is the event's title in ``inspect view``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncContextManager, Sequence
+
+from inspect_ai.log import transcript
+from inspect_ai.util import span
+
+from cotaudit.engine.base import Message, ProbeEngine
+from cotaudit.probing.audit import (
+    PREFIX_END_TOKENS,
+    Judge,
+    cut_record,
+    sweep_header,
+    verdict_record,
+)
+from cotaudit.probing.sweep import force_answers
+
+SPAN_NAME = "probe sweep"
+SPAN_TYPE = "probe"
+VERDICT_SPAN_NAME = "probe verdicts"
+
+
+def probe_span() -> AsyncContextManager[None]:
+    """The span a sample's probe sweep is recorded in."""
+    return span(SPAN_NAME, type=SPAN_TYPE)
+
+
+def verdict_span() -> AsyncContextManager[None]:
+    """The span a task scorer's verification of one prompt's forced answers is recorded in."""
+    return span(VERDICT_SPAN_NAME, type=SPAN_TYPE)
+
+
+def note(text: str) -> None:
+    """A plain-text info event in the sweep (why nothing was probed)."""
+    transcript().info(text, source="probe")
+
+
+async def force_and_record(
+    engine: ProbeEngine,
+    prompt: Sequence[Message],
+    token_ids: Sequence[int],
+    cuts: Sequence[int],
+    tag: str,
+    *,
+    context: str,
+    k: int,
+    max_tokens: int,
+    temperature: float,
+    seed: int,
+    offset: int = 0,
+    judge: Judge | None = None,
+    **reference: Any,
+) -> list[list[str]]:
+    """:func:`cotaudit.probing.sweep.force_answers` at the absolute ``cuts``, recorded: the
+    sweep's header first, then one event per cut (t = cut - ``offset``; ``judge`` parses each
+    answer and gives its verdict; ``reference`` goes into the header)."""
+    positions = [c - offset for c in cuts]
+    transcript().info(
+        sweep_header(
+            context=context, tag=tag, k=k, temperature=temperature, max_tokens=max_tokens,
+            response_tokens=len(token_ids), positions=positions, offset=offset,
+            **reference,
+        ),
+        source=f"probe {context}",
+    )
+    answers = await force_answers(
+        engine, prompt, token_ids, cuts, tag,
+        k=k, max_tokens=max_tokens, temperature=temperature, seed=seed,
+    )
+    for c, t, row in zip(cuts, positions, answers):
+        first = max(c - PREFIX_END_TOKENS, 0)
+        transcript().info(
+            cut_record(
+                context=context, t=t, offset=offset,
+                prefix_text=engine.detokenize(token_ids[first:c]), whole_prefix=first == 0,
+                answers=row, judge=judge,
+            ),
+            source=f"probe {context} t={t}",
+        )
+    return answers
+
+
+def record_verdicts(
+    context: str, positions: Sequence[int], canonical: Sequence[Sequence[Any]],
+    values: Sequence[Sequence[float]], reference: Any = None,
+) -> None:
+    """One info event per cut with a task scorer's verification of its answers (``reference``:
+    what a match is, see :func:`cotaudit.probing.audit.verdict_record`)."""
+    for t, row, vals in zip(positions, canonical, values):
+        transcript().info(
+            verdict_record(context=context, t=t, canonical=row, values=vals, reference=reference),
+            source=f"probe verdict {context} t={t}",
+        )
