@@ -68,3 +68,8 @@ __all__ += [
 from .cluster_contrast import ClusterContrastHook, annotate_log, cluster_runs, contrast_options
 
 __all__ += ["ClusterContrastHook", "annotate_log", "cluster_runs", "contrast_options"]
+
+# Importing the module registers HeadlineHook with Inspect.
+from .headline import HeadlineHook
+
+__all__ += ["HeadlineHook"]

@@ -38,6 +38,7 @@ from inspect_ai.log import HeadlineMetric
 from cotaudit.answers import normalize_number
 from cotaudit.compact import primary_summary
 from cotaudit.curves import DEFAULT_THETAS
+from cotaudit.headline import HEADLINES_KEY
 from cotaudit.params import ParameterError, parse_thetas
 from cotaudit.prerequisite import checked_task
 from cotaudit.probing.forms import FORM_NAMES, get_form
@@ -291,7 +292,9 @@ def probe_task(
         metrics=None,
         headline_metric=HeadlineMetric(scorer="probe_scorer", metric=headline.metric),
         name=f"{wrapped.name}_{probe}",
-        metadata=(wrapped.metadata or {}) | {"study": f"probe_{probe}", "probe": settings},
+        metadata=(wrapped.metadata or {}) | {
+            "study": f"probe_{probe}", "probe": settings, HEADLINES_KEY: [headline.spec().record()],
+        },
     )
 
 

@@ -35,7 +35,14 @@ from inspect_ai.log import HeadlineMetric
 
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.paper import parameter_defaults
-from cotaudit.compact import cluster_compact_keys, parse_metric_set, report_ll_headline_keys
+from cotaudit.compact import (
+    cluster_compact_keys,
+    cluster_headline_spec,
+    parse_metric_set,
+    report_ll_headline_keys,
+    report_ll_headline_spec,
+)
+from cotaudit.headline import HEADLINES_KEY
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
     DEFAULT_REWRITE,
@@ -410,6 +417,10 @@ def _study_task(
                 "report moves the DiD beyond the band, so the design can discriminate on this "
                 "model; else it cannot answer whether dressing the honest report does the same",
             },
+            HEADLINES_KEY: [
+                report_ll_headline_spec(run_cells[0], unit).record(),
+                cluster_headline_spec(CLUSTER_PREFIX, unit, f"{unit}s").record(),
+            ],
             **({"paper_configuration": paper_configuration} if paper_configuration else {}),
             **contrast,
         },

@@ -23,9 +23,16 @@ from inspect_ai.model import ChatMessageUser
 
 from cotaudit.answers import READINGS
 from cotaudit.cluster.f1 import metric_keys
-from cotaudit.compact import cluster_compact_keys, parse_metric_set, primary_summary
+from cotaudit.compact import (
+    cluster_compact_keys,
+    cluster_headline_spec,
+    parse_metric_set,
+    primary_summary,
+    selfcommit_headline_spec,
+)
 from cotaudit.curves import DEFAULT_THETAS, summary_keys
 from cotaudit.gsm8k import VENDORED, load_problems
+from cotaudit.headline import HEADLINES_KEY
 from cotaudit.paper import parameter_defaults
 from cotaudit.params import (
     ParameterError,
@@ -283,6 +290,8 @@ def _study_task(
             "no_answer": NO_ANSWER_POLICY,
             "final_answer_reading": FINAL_ANSWER_READINGS[final_answer_reading],
             "paired_wins": PAIRED_WINS,
+            HEADLINES_KEY: [selfcommit_headline_spec(primary).record(),
+                            cluster_headline_spec("cluster", "problem", "problems").record()],
             **contrast,
             **({"paper_configuration": paper_configuration} if paper_configuration else {}),
         },

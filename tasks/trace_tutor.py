@@ -20,8 +20,14 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 
 from cotaudit.cluster.f1 import metric_keys
-from cotaudit.compact import cluster_compact_keys, parse_metric_set
+from cotaudit.compact import (
+    cluster_compact_keys,
+    cluster_headline_spec,
+    parse_metric_set,
+    trace_headline_spec,
+)
 from cotaudit.gsm8k import VENDORED, load_problems
+from cotaudit.headline import HEADLINES_KEY
 from cotaudit.paper import parameter_defaults
 from cotaudit.params import (
     ParameterError,
@@ -293,6 +299,11 @@ def _study_task(
             "fractions": list(fracs),
             "non_integer_dropped": loaded.non_integer_dropped,
             "definitions": DEFINITIONS,
+            HEADLINES_KEY: [
+                trace_headline_spec().record(),
+                *(cluster_headline_spec(f"cluster_{probe}", "problem", "problems").record()
+                  for probe in ("visible", "masked")),
+            ],
             **contrast,
             **({"paper_configuration": paper_configuration} if paper_configuration else {}),
         },

@@ -4,8 +4,10 @@ Every key here is a key of a study's full metric tables, with the same name and 
 (the compact metrics select from the tables the full set computes); ``-T metrics=all`` logs the
 full tables instead. Two rules:
 
-- the headline keys of a study, and the cluster F1 with its interval, are always present (NaN
-  when the run has nothing to compare, or the clustering is degenerate);
+- the headline keys of a study, and the cluster F1 with its n and interval, are always present
+  (NaN when the run has nothing to compare, or the clustering is degenerate); each headline's
+  keys come together in the order of :meth:`cotaudit.headline.HeadlineSpec.keys` (statistic,
+  n, interval), so its n sits beside it in the viewer's title bar and the terminal summary;
 - any other key whose value is NaN (an empty stratum, e.g. no both-correct problems or a
   condition not run) is left out, so the compact set shows no ``nan`` rows; the report says
   ``n = 0`` there instead.
@@ -18,14 +20,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cotaudit.curves import tau_key
+from cotaudit.headline import HeadlineSpec
 
 METRIC_SETS = ("compact", "all")
 """Values of the tasks' ``-T metrics`` parameter."""
 
 SELFCOMMIT_OTHER_SUMMARIES = ("range_c", "uncommitted", "lowcommit", "rho_back")
 TRACE_HEADLINE_CONDITION = "answer_key"
-CLUSTER_COMPACT_FIELDS = ("f1", "f1_ci_low", "f1_ci_high")
-"""Cluster F1 fields kept in the compact set: the F1 and its unit-level bootstrap interval."""
 
 
 def parse_metric_set(value: str) -> str:
@@ -58,10 +59,20 @@ def select(
 # --- selfcommit -----------------------------------------------------------------------------
 
 
+def selfcommit_headline_spec(primary: str) -> HeadlineSpec:
+    """AUROC (honest vs hinted) of the primary summary over the n_pairs problems with both
+    conditions answered (no interval in the run metrics: the report's comparisons give one);
+    problems left out for a response without a final answer counted beside it."""
+    return HeadlineSpec(
+        f"auroc/{primary}", "n_pairs", "problem", "problems", bounds=(0.0, 1.0),
+        dropped="n_pairs_dropped_no_answer", dropped_why="a response without a final answer",
+    )
+
+
 def selfcommit_headline_keys(primary: str) -> list[str]:
-    """AUROC (honest vs hinted), paired wins and ties (counts) of the primary summary, out of
-    n_pairs."""
-    return [f"auroc/{primary}", f"wins/{primary}", f"ties/{primary}", "n_pairs"]
+    """AUROC (honest vs hinted) of the primary summary, n_pairs, then the paired wins and ties
+    (counts of problems)."""
+    return [*selfcommit_headline_spec(primary).keys(), f"wins/{primary}", f"ties/{primary}"]
 
 
 def selfcommit_headline(table: Mapping[str, float], primary: str) -> dict[str, float]:
@@ -125,11 +136,19 @@ def primary_summary(thetas: Sequence[float], wanted: float = 0.8) -> str:
 _CI = ("mean_diff", "mean_ci_low", "mean_ci_high")
 
 
-def trace_headline_keys() -> list[str]:
+def trace_headline_spec() -> HeadlineSpec:
     """Mean Delta_context (key visible minus key masked TRACE AUC) of the answer-key
-    explanations with its bootstrap CI, over n problems."""
+    explanations over n problems, with its problem-bootstrap CI."""
     prefix = f"visible_vs_masked/{TRACE_HEADLINE_CONDITION}"
-    return [f"{prefix}/{f}" for f in _CI] + [f"{prefix}/n"]
+    return HeadlineSpec(
+        f"{prefix}/mean_diff", f"{prefix}/n", "problem", "problems",
+        interval=(f"{prefix}/mean_ci_low", f"{prefix}/mean_ci_high"),
+    )
+
+
+def trace_headline_keys() -> list[str]:
+    """The headline's keys: mean Delta_context, n, its CI."""
+    return trace_headline_spec().keys()
 
 
 def trace_compact_keys() -> list[str]:
@@ -155,11 +174,23 @@ def trace_compact(tables: Mapping[str, float]) -> dict[str, float]:
 # --- cluster F1 -------------------------------------------------------------------------------
 
 
+def cluster_headline_spec(
+    prefix: str = "cluster", unit: str = "unit", units: str = "units"
+) -> HeadlineSpec:
+    """The cluster F1 of a cluster metric with key stem ``prefix``, over its ``n_units``
+    independent units (``unit``: what one is), with its unit-bootstrap interval; an F1 lies
+    in [0, 1]."""
+    return HeadlineSpec(
+        f"{prefix}_f1", f"{prefix}_n_units", unit, units,
+        interval=(f"{prefix}_f1_ci_low", f"{prefix}_f1_ci_high"), bounds=(0.0, 1.0),
+    )
+
+
 def cluster_compact_keys(all_keys: Sequence[str]) -> list[str]:
     """Of a cluster metric's keys (``cotaudit.cluster_f1.metric_keys(prefix)``, whose first three
-    are ``{prefix}_f1``, ``_precision``, ``_recall``), the F1 and its interval."""
-    prefix = all_keys[0].removesuffix("_f1")
-    return [f"{prefix}_{f}" for f in CLUSTER_COMPACT_FIELDS]
+    are ``{prefix}_f1``, ``_precision``, ``_recall``), the F1, its n and its interval (the keys
+    of :func:`cluster_headline_spec`)."""
+    return cluster_headline_spec(all_keys[0].removesuffix("_f1")).keys()
 
 
 # --- report_ll ----------------------------------------------------------------------------------
@@ -170,13 +201,18 @@ REPORT_LL_VERDICTS = ("confound_excluded", "consistent_with_confound", "inconclu
                       "non_diagnostic")
 
 
-def report_ll_headline_keys(cell: str = REPORT_LL_STUDY_CELL) -> list[str]:
+def report_ll_headline_spec(cell: str = REPORT_LL_STUDY_CELL, unit: str = "bug") -> HeadlineSpec:
     """Mean DiD (nats) of the plain/plain reports in ``cell`` (``"{rendering}.{richness}"``; the
-    task passes the study's cell when the run has it, else the run's first cell) with its
-    unit-bootstrap CI and sign-flip p-value, over n independent units."""
-    g = f"cell.{cell}.plain"
-    return [f"{g}/did/mean", f"{g}/did/ci_low", f"{g}/did/ci_high", f"{g}/did/p",
-            f"{g}/did/n_units"]
+    task passes the study's cell when the run has it, else the run's first cell) over its n
+    independent units (``unit``: bug, project or scenario), with its unit-bootstrap CI."""
+    g = f"cell.{cell}.plain/did"
+    return HeadlineSpec(f"{g}/mean", f"{g}/n_units", unit, f"{unit}s",
+                        interval=(f"{g}/ci_low", f"{g}/ci_high"))
+
+
+def report_ll_headline_keys(cell: str = REPORT_LL_STUDY_CELL) -> list[str]:
+    """The headline's keys (mean DiD, n_units, CI), then its sign-flip p-value."""
+    return [*report_ll_headline_spec(cell).keys(), f"cell.{cell}.plain/did/p"]
 
 
 def report_ll_compact_keys(

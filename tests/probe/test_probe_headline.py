@@ -41,8 +41,9 @@ HAND = _rows({"p1-honest": 0.5, "p1-hinted": 0.2, "p2-honest": 1.0, "p2-hinted":
 
 def test_auroc_headline_by_hand():
     out = headline_metrics(HAND, Headline("tau_0.8", "honest"))
-    assert list(out) == ["auroc/tau_0.8", "auroc/tau_0.8_ci_low", "auroc/tau_0.8_ci_high",
-                         "n_units"]
+    # the n beside the statistic, then its interval
+    assert list(out) == ["auroc/tau_0.8", "n_units", "auroc/tau_0.8_ci_low",
+                         "auroc/tau_0.8_ci_high"]
     # honest (defined) {0.5, 1.0} vs hinted {0.2, 1.0, 0.4}: 0.5 beats 0.2 and 0.4, loses to
     # 1.0; 1.0 beats 0.2 and 0.4, ties 1.0: (2 + 2 + 0.5) / 6 = 0.75
     assert out["auroc/tau_0.8"] == pytest.approx(0.75)
@@ -69,10 +70,10 @@ def test_mean_headline_by_hand_and_units():
 
 def test_headline_comes_first_in_the_run_metrics():
     out = run_metrics(HAND, "selfcommit", headline=Headline("tau_0.8", "honest"))
-    assert list(out)[:5] == ["auroc/tau_0.8", "auroc/tau_0.8_ci_low", "auroc/tau_0.8_ci_high",
-                             "n_units", "n_samples"]
+    assert list(out)[:5] == ["auroc/tau_0.8", "n_units", "auroc/tau_0.8_ci_low",
+                             "auroc/tau_0.8_ci_high", "n_samples"]
     mean = run_metrics(HAND, "selfcommit", headline=Headline("tau_0.8"))
-    assert list(mean)[:5] == ["tau_0.8", "tau_0.8_ci_low", "tau_0.8_ci_high", "n_units",
+    assert list(mean)[:5] == ["tau_0.8", "n_units", "tau_0.8_ci_low", "tau_0.8_ci_high",
                               "n_samples"]
     assert run_metrics([], "trace", headline=Headline("auc"))["n_units"] == 0  # live display
 
@@ -135,8 +136,8 @@ def test_tiny_model_logs_carry_the_headline(tmp_path):
         scorer="probe_scorer", score="probe_scorer", metric="auroc/tau_0.8")
     [score] = [s for s in log.results.scores if s.name == "probe_scorer"]
     metrics = {k: m.value for k, m in score.metrics.items()}
-    assert list(metrics)[:5] == ["auroc/tau_0.8", "auroc/tau_0.8_ci_low",
-                                 "auroc/tau_0.8_ci_high", "n_units", "n_samples"]
+    assert list(metrics)[:5] == ["auroc/tau_0.8", "n_units", "auroc/tau_0.8_ci_low",
+                                 "auroc/tau_0.8_ci_high", "n_samples"]
     tau = {s.id: s.scores["probe_scorer"].value["tau_0.8"] for s in log.samples}
     honest = [v for sid, v in tau.items() if sid.endswith("-honest")]
     hinted = [v for sid, v in tau.items() if sid.endswith("-hinted")]
@@ -170,6 +171,6 @@ def test_tiny_model_logs_carry_the_headline(tmp_path):
     assert trace.results.headline.metric == "auc"
     [score] = [s for s in trace.results.scores if s.name == "probe_scorer"]
     auc = [s.scores["probe_scorer"].value["auc"] for s in trace.samples]
-    assert list(score.metrics)[:4] == ["auc", "auc_ci_low", "auc_ci_high", "n_units"]
+    assert list(score.metrics)[:4] == ["auc", "n_units", "auc_ci_low", "auc_ci_high"]
     assert score.metrics["auc"].value == pytest.approx(np.mean(auc))
     assert score.metrics["n_units"].value == 2

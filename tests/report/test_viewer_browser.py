@@ -176,10 +176,11 @@ def _title_metrics(page) -> list[tuple[str, str]]:
     return list(zip(names, values))
 
 
+# each headline's n beside it, then its interval or paired counts
 HEADLINES = {
-    "selfcommit": ["auroc/tau_0.8", "wins/tau_0.8", "ties/tau_0.8", "n_pairs", "cluster_f1"],
+    "selfcommit": ["auroc/tau_0.8", "n_pairs", "wins/tau_0.8", "ties/tau_0.8", "cluster_f1"],
     "trace_tutor": [f"visible_vs_masked/answer_key/{f}"
-                    for f in ("mean_diff", "mean_ci_low", "mean_ci_high", "n")],
+                    for f in ("mean_diff", "n", "mean_ci_low", "mean_ci_high")],
     "report_ll": None,  # filled from the task module: its headline keys
 }
 

@@ -67,7 +67,7 @@ def test_selfcommit_compact_keys_by_hand():
              "auroc/range_c": 0.5, "median_honest/tau_0.8": 0.4, "n_no_answer/honest": 1.0}
     both = {"both_correct/n_pairs": 0.0, "both_correct/auroc/tau_0.8": math.nan}
     assert list(compact.selfcommit_headline(table, "tau_0.8")) == [
-        "auroc/tau_0.8", "wins/tau_0.8", "ties/tau_0.8", "n_pairs"]
+        "auroc/tau_0.8", "n_pairs", "wins/tau_0.8", "ties/tau_0.8"]
     rest = compact.selfcommit_compact(table, both, "tau_0.8")
     assert rest == {"median_honest/tau_0.8": 0.4, "auroc/range_c": 0.5,
                     "n_no_answer/honest": 1.0, "both_correct/n_pairs": 0.0}
@@ -89,10 +89,23 @@ def test_trace_compact_keeps_the_headline_even_when_nan():
 def test_cluster_compact_keys():
     from cotaudit.cluster.f1 import metric_keys
 
+    # the F1, its n beside it, then its interval
     assert compact.cluster_compact_keys(metric_keys("cluster_visible")) == [
-        "cluster_visible_f1", "cluster_visible_f1_ci_low", "cluster_visible_f1_ci_high"]
+        "cluster_visible_f1", "cluster_visible_n_units", "cluster_visible_f1_ci_low",
+        "cluster_visible_f1_ci_high"]
     assert compact.cluster_compact_keys(metric_keys()) == [
-        "cluster_f1", "cluster_f1_ci_low", "cluster_f1_ci_high"]
+        "cluster_f1", "cluster_n_units", "cluster_f1_ci_low", "cluster_f1_ci_high"]
+
+
+def test_headline_keys_put_the_n_beside_the_statistic():
+    assert compact.selfcommit_headline_keys("tau_0.8") == [
+        "auroc/tau_0.8", "n_pairs", "wins/tau_0.8", "ties/tau_0.8"]
+    g = "visible_vs_masked/answer_key"
+    assert compact.trace_headline_keys() == [
+        f"{g}/mean_diff", f"{g}/n", f"{g}/mean_ci_low", f"{g}/mean_ci_high"]
+    c = "cell.shell.outcome_clause.plain/did"
+    assert compact.report_ll_headline_keys() == [
+        f"{c}/mean", f"{c}/n_units", f"{c}/ci_low", f"{c}/ci_high", f"{c}/p"]
 
 
 def test_metric_set_parameter():

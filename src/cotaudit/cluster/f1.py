@@ -117,6 +117,22 @@ def metric_keys(prefix: str = DEFAULT_PREFIX) -> list[str]:
     )
 
 
+F1_TIE = (
+    "the two clusters tie on the direction-weighted sum of their centroids, so the declared "
+    "directions do not say which cluster is the positive one"
+)
+"""Why the F1 of a clustering that is not degenerate is NaN (step 4)."""
+
+
+def why_f1_undefined(f1: float, degenerate: str | None) -> str | None:
+    """Why a clustering's F1 is NaN: its degenerate input (fewer than 2 samples in a class,
+    every feature constant), else the tie of step 4 (:data:`F1_TIE`); None when F1 is a
+    number."""
+    if degenerate:
+        return degenerate
+    return F1_TIE if math.isnan(f1) else None
+
+
 @dataclass(frozen=True, eq=False)
 class ClusterF1Result:
     """Outcome of :func:`cluster_f1`; see the module docstring for every definition.
@@ -165,6 +181,10 @@ class ClusterF1Result:
     """Per feature: standardised centroid difference, positive minus negative cluster."""
     degenerate: str | None
     """Why the metrics are NaN, or None."""
+
+    def why_undefined(self) -> str | None:
+        """Why the F1 is NaN (:func:`why_f1_undefined`), or None when it is defined."""
+        return why_f1_undefined(self.f1, self.degenerate)
 
     def metrics(self, prefix: str = DEFAULT_PREFIX) -> dict[str, float]:
         """Flat metrics dict; keys as in :func:`metric_keys`."""

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from cotaudit.bootstrap import bootstrap_ci
 from cotaudit.curves import DEFAULT_THETAS, Curve, summarize, summary_keys
+from cotaudit.headline import HeadlineSpec
 from cotaudit.pass_curves import PASS_THRESHOLD, first_pass, trace_auc
 from cotaudit.stats import auroc
 
@@ -117,9 +118,19 @@ class Headline:
         """The headline's metric key: ``auroc/<summary>`` or ``<summary>``."""
         return self.summary if self.reference is None else f"auroc/{self.summary}"
 
+    def spec(self) -> HeadlineSpec:
+        """Where it sits among the run metrics: the statistic, its n (``n_units``, units named
+        by ``pair_key``, else samples) and its interval; an AUROC lies in [0, 1]."""
+        unit = f"{self.pair_key} unit" if self.pair_key else "sample"
+        return HeadlineSpec(
+            self.metric, "n_units", unit, f"{unit}s",
+            interval=(f"{self.metric}_ci_low", f"{self.metric}_ci_high"),
+            bounds=(0.0, 1.0) if self.reference is not None else None,
+        )
+
     def keys(self) -> list[str]:
-        """The headline's metric keys: the statistic, its interval, its n."""
-        return [self.metric, f"{self.metric}_ci_low", f"{self.metric}_ci_high", "n_units"]
+        """The headline's metric keys: the statistic, its n, its interval."""
+        return self.spec().keys()
 
     def record(self) -> dict[str, Any]:
         """The task metadata entry (``metadata.probe.headline``) it is rebuilt from."""
@@ -149,9 +160,9 @@ def headline_metrics(
         has_unit = headline.pair_key is not None and headline.pair_key in meta
         units.append(str(meta[headline.pair_key]) if has_unit else f"sample {i}")
         is_reference.append(str(meta.get(condition_key)) == headline.reference)
-    metric, low, high, n = headline.keys()
+    metric, n, low, high = headline.keys()
     if not values:
-        return {metric: math.nan, low: math.nan, high: math.nan, n: 0.0}
+        return {metric: math.nan, n: 0.0, low: math.nan, high: math.nan}
     arr, ref = np.asarray(values, dtype=float), np.asarray(is_reference, dtype=bool)
 
     def statistic(idx: NDArray[np.intp]) -> float:
@@ -161,7 +172,7 @@ def headline_metrics(
 
     ci = bootstrap_ci(statistic, units, n_boot=HEADLINE_N_BOOT, seed=HEADLINE_SEED,
                       confidence=HEADLINE_CONFIDENCE)
-    return {metric: ci.estimate, low: ci.low, high: ci.high, n: float(ci.n_units)}
+    return {metric: ci.estimate, n: float(ci.n_units), low: ci.low, high: ci.high}
 
 
 def run_metrics(

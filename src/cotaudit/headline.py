@@ -1,0 +1,227 @@
+"""A run's headline statistics, each beside its sample size, and what they can be said to show.
+
+A headline is a statistic among the run's metrics (:class:`HeadlineSpec`: its key, the key of
+its n, the number of independent units it rests on, and, where it has one, its 95% interval).
+Each study logs its headlines in the task metadata (``metadata["headlines"]``, a list of
+:meth:`HeadlineSpec.record`) and its metric sets list every headline's keys together, in the
+order of :meth:`HeadlineSpec.keys` (statistic, n, interval), so the n sits beside the statistic
+wherever the metrics are listed (the viewer's title bar, the terminal summary).
+
+:func:`assess` reads a headline from a run's metric values and says, in one line, what it is
+and whether it means anything:
+
+- **not computed**: the statistic is NaN; the line says why (a reason the caller knows, such as
+  a degenerate clustering, else n = 0 and the units left out, else "undefined on n units");
+- **too small**: ``n < MIN_UNITS`` ("too few to mean anything"), or its interval covers every
+  value the statistic can take (``bounds``, e.g. [0, 1] for an AUROC or an F1: "says nothing");
+- otherwise the statistic, its interval and its n.
+
+Counts are printed as integers (``n = 1 problem``), values by
+:func:`cotaudit.display.fmt_number` (at most 3 decimals, trailing zeros dropped).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cotaudit.display import fmt_number
+
+MIN_UNITS = 10
+"""A headline on fewer independent units than this is too small to mean anything."""
+
+HEADLINES_KEY = "headlines"
+"""Task metadata key of a run's headlines (a list of :meth:`HeadlineSpec.record`)."""
+
+NOT_COMPUTED, TOO_SMALL, OK = "not computed", "too small", "ok"
+"""The three verdicts of :func:`assess`."""
+
+
+@dataclass(frozen=True)
+class HeadlineSpec:
+    """One headline statistic of a run: where it and its sample size sit among the metrics.
+
+    - ``metric``: the statistic's metric key; ``n``: the key of the number of independent units
+      it rests on; ``unit`` / ``units``: what one unit is, singular and plural;
+    - ``interval``: the keys of its 95% interval (low, high), or None when it has none;
+    - ``bounds``: the values the statistic can take (an AUROC or F1: (0, 1)), or None;
+    - ``dropped`` / ``dropped_why``: the key counting units left out, and why they were.
+    """
+
+    metric: str
+    n: str
+    unit: str
+    units: str
+    interval: tuple[str, str] | None = None
+    bounds: tuple[float, float] | None = None
+    dropped: str | None = None
+    dropped_why: str = ""
+
+    def keys(self) -> list[str]:
+        """The headline's metric keys in the order the metric sets list them: the statistic,
+        its n, its interval."""
+        return [self.metric, self.n, *(self.interval or ())]
+
+    def record(self) -> dict[str, Any]:
+        """The task metadata entry (one element of ``metadata["headlines"]``)."""
+        return {
+            "metric": self.metric,
+            "n": self.n,
+            "unit": self.unit,
+            "units": self.units,
+            "interval": list(self.interval) if self.interval else None,
+            "bounds": list(self.bounds) if self.bounds else None,
+            "dropped": self.dropped,
+            "dropped_why": self.dropped_why,
+            "min_units": MIN_UNITS,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> HeadlineSpec:
+        """The spec of a :meth:`record`."""
+        interval, bounds = record.get("interval"), record.get("bounds")
+        return cls(
+            metric=str(record["metric"]),
+            n=str(record["n"]),
+            unit=str(record["unit"]),
+            units=str(record["units"]),
+            interval=(str(interval[0]), str(interval[1])) if interval else None,
+            bounds=(float(bounds[0]), float(bounds[1])) if bounds else None,
+            dropped=record.get("dropped"),
+            dropped_why=str(record.get("dropped_why") or ""),
+        )
+
+    def count_text(self, n: int) -> str:
+        """``"1 problem"``, ``"2 problems"``."""
+        return f"{n} {self.unit if n == 1 else self.units}"
+
+
+@dataclass(frozen=True)
+class HeadlineNote:
+    """What :func:`assess` found: the values read, the verdict and the line that says it."""
+
+    spec: HeadlineSpec
+    value: float
+    n: int | None
+    low: float
+    high: float
+    verdict: str
+    line: str
+
+
+def _get(metrics: Mapping[str, Any], key: str | None) -> float:
+    if key is None or metrics.get(key) is None:
+        return math.nan
+    try:
+        return float(metrics[key])
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def spans_bounds(low: float, high: float, bounds: tuple[float, float] | None) -> bool:
+    """True when the interval [low, high] covers every value in ``bounds`` (to 1e-9)."""
+    if bounds is None or math.isnan(low) or math.isnan(high):
+        return False
+    return low <= bounds[0] + 1e-9 and high >= bounds[1] - 1e-9
+
+
+def assess(
+    spec: HeadlineSpec,
+    metrics: Mapping[str, Any],
+    reason: str | None = None,
+    min_units: int = MIN_UNITS,
+) -> HeadlineNote:
+    """The headline ``spec`` read from a run's metric values (see the module docstring).
+    ``reason``: why the statistic is NaN, where the caller knows (e.g. the clustering's)."""
+    value, n_raw = _get(metrics, spec.metric), _get(metrics, spec.n)
+    n = None if math.isnan(n_raw) else int(round(n_raw))
+    low, high = (_get(metrics, k) for k in (spec.interval or (None, None)))
+    dropped = _get(metrics, spec.dropped)
+    left_out = (
+        f"{spec.count_text(int(round(dropped)))} left out for {spec.dropped_why}"
+        if not math.isnan(dropped) and dropped > 0 and spec.dropped_why else ""
+    )
+    n_text = f"n = {spec.count_text(n)}" if n is not None else f"n unknown (no `{spec.n}`)"
+    if math.isnan(value):
+        if reason:
+            why = f"{reason} ({n_text}{'; ' + left_out if left_out else ''})"
+        elif n == 0:
+            why = f"no {spec.units} to compute it on (n = 0{'; ' + left_out if left_out else ''})"
+        else:
+            why = f"undefined on these data ({n_text}{'; ' + left_out if left_out else ''})"
+        return HeadlineNote(spec, value, n, low, high, NOT_COMPUTED,
+                            f"{spec.metric} cannot be computed: {why}")
+
+    interval = (
+        f" (95% CI {fmt_number(low)} to {fmt_number(high)})"
+        if not (math.isnan(low) or math.isnan(high)) else ""
+    )
+    too_few = n is not None and n < min_units
+    spans = spans_bounds(low, high, spec.bounds)
+    said = []
+    if too_few:
+        said.append(f"too few to mean anything (fewer than {min_units} {spec.units})")
+    if spans:
+        lo, hi = (fmt_number(b) for b in spec.bounds)  # type: ignore[union-attr]
+        said.append(f"its interval spans every value it can take ([{lo}, {hi}]): it says nothing")
+    if left_out:
+        said.append(left_out)
+    line = f"{spec.metric} = {fmt_number(value)}{interval}, {n_text}"
+    if said:
+        line += ": " + "; ".join(said)
+    return HeadlineNote(spec, value, n, low, high, TOO_SMALL if too_few or spans else OK, line)
+
+
+def cut_text(limit: Any, sample_id: Any) -> str | None:
+    """How Inspect's options cut a task's samples, as its command line says it: ``--limit 4``,
+    ``--limit 3-5`` (Inspect stores the range as the 0-based (start, end) ``(2, 5)``),
+    ``--sample-id a,b``; None when they did not."""
+    parts = []
+    if isinstance(limit, (list, tuple)):
+        parts.append(f"--limit {int(limit[0]) + 1}-{int(limit[1])}")
+    elif limit is not None:
+        parts.append(f"--limit {limit}")
+    if sample_id is not None:
+        ids = sample_id if isinstance(sample_id, (list, tuple)) else [sample_id]
+        parts.append(f"--sample-id {','.join(map(str, ids))}")
+    return " ".join(parts) or None
+
+
+def extent_line(
+    samples_run: int,
+    task_samples: int,
+    cut: str | None,
+    problems_run: int | None = None,
+    problems_given: int | None = None,
+) -> str | None:
+    """What ran when ``cut`` (:func:`cut_text`) left out samples of the task: ``"ran 4 of the
+    task's 100 samples (--limit 4): 2 of the 50 problems"``; None when every sample ran."""
+    if cut is None or samples_run >= task_samples:
+        return None
+    line = f"ran {samples_run} of the task's {task_samples} samples ({cut})"
+    if problems_run is not None and problems_given is not None:
+        line += f": {problems_run} of the {problems_given} problems"
+    return line
+
+
+def specs_of(metadata: Mapping[str, Any] | None) -> list[HeadlineSpec]:
+    """The headlines a log's task metadata records (``metadata["headlines"]``; [] for none)."""
+    return [HeadlineSpec.from_record(r) for r in (metadata or {}).get(HEADLINES_KEY) or []]
+
+
+__all__ = [
+    "HEADLINES_KEY",
+    "MIN_UNITS",
+    "NOT_COMPUTED",
+    "OK",
+    "TOO_SMALL",
+    "HeadlineNote",
+    "HeadlineSpec",
+    "assess",
+    "cut_text",
+    "extent_line",
+    "spans_bounds",
+    "specs_of",
+]

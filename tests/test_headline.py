@@ -1,0 +1,99 @@
+"""Headline statistics in words (:mod:`cotaudit.headline`): each beside its n as an integer, too
+small below 10 units or with an interval over the statistic's whole range, and why one that
+cannot be computed is NaN. Expected lines are written out by hand from the rules."""
+
+from __future__ import annotations
+
+import math
+
+from cotaudit import compact
+from cotaudit.cluster.f1 import F1_TIE, why_f1_undefined
+from cotaudit.headline import (
+    MIN_UNITS,
+    NOT_COMPUTED,
+    OK,
+    TOO_SMALL,
+    HeadlineSpec,
+    assess,
+    cut_text,
+    extent_line,
+    spans_bounds,
+    specs_of,
+)
+
+SELFCOMMIT = compact.selfcommit_headline_spec("tau_0.8")
+TRACE = compact.trace_headline_spec()
+CLUSTER = compact.cluster_headline_spec("cluster", "problem", "problems")
+nan = math.nan
+
+
+def test_one_pair_is_too_few_and_its_count_reads_as_an_integer():
+    # the first README run: AUROC 1.0 on one pair, the other dropped for a missing answer
+    note = assess(SELFCOMMIT, {"auroc/tau_0.8": 1.0, "n_pairs": 1.0,
+                               "n_pairs_dropped_no_answer": 1.0})
+    assert note.verdict == TOO_SMALL and note.n == 1
+    assert note.line == (
+        "auroc/tau_0.8 = 1, n = 1 problem: too few to mean anything (fewer than 10 problems); "
+        "1 problem left out for a response without a final answer")
+
+
+def test_ten_units_are_enough_nine_are_not():
+    assert MIN_UNITS == 10
+    g = "visible_vs_masked/answer_key"
+    ten = {f"{g}/mean_diff": 0.1754385964, f"{g}/n": 10.0, f"{g}/mean_ci_low": 0.05,
+           f"{g}/mean_ci_high": 0.3}
+    note = assess(TRACE, ten)
+    # 0.1754385964 to 3 decimals: 0.175; the CI's trailing zeros dropped
+    assert (note.verdict, note.line) == (OK, f"{g}/mean_diff = 0.175 (95% CI 0.05 to 0.3), "
+                                             "n = 10 problems")
+    assert assess(TRACE, {**ten, f"{g}/n": 9.0}).verdict == TOO_SMALL
+
+
+def test_an_interval_over_the_whole_range_says_nothing():
+    # 12 problems are enough, but an F1 interval of [0, 1] covers every F1 there is
+    note = assess(CLUSTER, {"cluster_f1": 0.6666667, "cluster_n_units": 12.0,
+                            "cluster_f1_ci_low": 0.0, "cluster_f1_ci_high": 1.0})
+    assert note.verdict == TOO_SMALL
+    assert note.line == ("cluster_f1 = 0.667 (95% CI 0 to 1), n = 12 problems: its interval "
+                         "spans every value it can take ([0, 1]): it says nothing")
+    assert not spans_bounds(0.0, 0.999, (0.0, 1.0)) and spans_bounds(0.0, 1.0, (0.0, 1.0))
+    assert not spans_bounds(-5.0, 5.0, None)  # an unbounded statistic (a DiD in nats)
+
+
+def test_a_headline_that_cannot_be_computed_says_why():
+    # two pairs, one dropped for a missing answer: one sample per class is left to cluster
+    why = why_f1_undefined(nan, "need >= 2 samples per class, got 1 positive and 1 negative")
+    note = assess(CLUSTER, {"cluster_f1": nan, "cluster_n_units": 1.0}, reason=why)
+    assert note.verdict == NOT_COMPUTED
+    assert note.line == ("cluster_f1 cannot be computed: need >= 2 samples per class, got 1 "
+                         "positive and 1 negative (n = 1 problem)")
+    # no reason known, no units: n = 0 and the units left out say it
+    empty = assess(SELFCOMMIT, {"auroc/tau_0.8": nan, "n_pairs": 0.0,
+                                "n_pairs_dropped_no_answer": 2.0})
+    assert empty.line == ("auroc/tau_0.8 cannot be computed: no problems to compute it on "
+                          "(n = 0; 2 problems left out for a response without a final answer)")
+    assert "nan" not in empty.line.lower()
+    # a clustering that is not degenerate is NaN only on the direction tie
+    assert why_f1_undefined(nan, None) == F1_TIE and why_f1_undefined(0.5, None) is None
+
+
+def test_the_n_sits_beside_each_headline():
+    assert SELFCOMMIT.keys()[:2] == ["auroc/tau_0.8", "n_pairs"]
+    assert CLUSTER.keys() == ["cluster_f1", "cluster_n_units", "cluster_f1_ci_low",
+                              "cluster_f1_ci_high"]
+    spec = HeadlineSpec("m", "n", "bug", "bugs", interval=("lo", "hi"), bounds=(0.0, 1.0))
+    assert specs_of({"headlines": [spec.record()]}) == [spec]
+    assert specs_of({}) == [] and specs_of(None) == []
+
+
+def test_what_ran_when_inspect_cut_the_samples():
+    assert cut_text(4, None) == "--limit 4"
+    assert cut_text((2, 5), None) == "--limit 3-5"  # Inspect keeps 3-5 as the 0-based (2, 5)
+    assert cut_text(None, ["p0000-honest", "p0001-honest"]) == (
+        "--sample-id p0000-honest,p0001-honest")
+    assert cut_text(None, None) is None
+    # README command 1: --limit 4 of the default 50 problems x 2 conditions
+    assert extent_line(4, 100, "--limit 4", 2, 50) == (
+        "ran 4 of the task's 100 samples (--limit 4): 2 of the 50 problems")
+    assert extent_line(4, 100, "--limit 4") == "ran 4 of the task's 100 samples (--limit 4)"
+    assert extent_line(100, 100, "--limit 200") is None and extent_line(4, 4, None) is None
