@@ -224,6 +224,7 @@ def probe_task(
         raise ParameterError(f"-T answer: must be auto or one of {FORM_NAMES}, got {answer!r}")
     if fractions is not None and stride is not None:
         raise ParameterError("-T fractions and -T stride exclude each other; give one")
+    theta_values = parse_thetas("thetas", thetas)
     wrapped = resolve_task(task, _parse_task_args(task_args))
     if not wrapped.scorer:
         raise ParameterError(f"task {wrapped.name!r} has no scorer to verify forced answers with")
@@ -251,7 +252,6 @@ def probe_task(
         raise ParameterError("-T forced_answer_tag: must be non-empty text")
     if replay_under is not None and replay_prompt is None:
         replay_prompt = SiblingPrompts(samples, wrapped.solver, pair_key=pair_key, condition_key=condition_key)
-    theta_values = parse_thetas("thetas", thetas)
     headline = probe_headline(
         probe, dataset_conditions(samples, condition_key), theta_values,
         reference_condition=reference_condition, replay_under=replay_under, pair_key=pair_key,

@@ -172,6 +172,8 @@ def trace_tutor(
         line keeps its given value and is recorded as an override in the log.
     """
     given = {name: value for name, value in locals().items() if name != "paper"}
+    if not isinstance(paper, bool):
+        raise ParameterError(f"-T paper: must be true or false, got {paper!r}")
     if not paper:
         return _study_task(**given, paper_configuration=None)
     resolved, overrides = PAPER.apply(given, parameter_defaults(trace_tutor))
