@@ -32,7 +32,7 @@ import math
 from copy import deepcopy
 from typing import Any, Sequence
 
-from inspect_ai.model import ChatMessageAssistant, ModelOutput
+from inspect_ai.model import ChatMessageAssistant, ModelOutput, StopReason
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
@@ -87,16 +87,20 @@ class Verifier:
         self.task_scorer, self.state, self.target = task_scorer, state, target
         self.score_key = score_key
         self.choices = list(choices) if choices is not None else shown_choices(state.choices)
-        self._cache: dict[str, Score] = {}
+        self._cache: dict[tuple[str, StopReason], Score] = {}
         self._selected: dict[str, list[ShownChoice]] = {}
         letters = [t for t in target.target if t.strip()]
         self.multiple_correct = len(letters) > 1 or any("," in t for t in letters)
 
-    async def score(self, text: str) -> Score:
-        """The task scorer's score of a copy of the state whose output is ``text``."""
-        if text not in self._cache:
+    async def score(self, text: str, stop_reason: StopReason = "stop") -> Score:
+        """The task scorer's score of a copy of the state whose output is ``text``, ended for
+        ``stop_reason`` (``"max_tokens"`` for a response cut by its token limit)."""
+        key = (text, stop_reason)
+        if key not in self._cache:
             copy = deepcopy(self.state)
-            copy.output = ModelOutput.from_content(model=str(self.state.model), content=text)
+            copy.output = ModelOutput.from_content(
+                model=str(self.state.model), content=text, stop_reason=stop_reason
+            )
             if copy.messages and isinstance(copy.messages[-1], ChatMessageAssistant):
                 copy.messages[-1] = ChatMessageAssistant(content=text, model=str(self.state.model))
             if self.choices:
@@ -116,8 +120,8 @@ class Verifier:
                 ) from e
             if score is None:
                 raise ValueError("the task's scorer returned no score for a verification copy")
-            self._cache[text] = score
-        return self._cache[text]
+            self._cache[key] = score
+        return self._cache[key]
 
     def selected(self, text: str) -> list[ShownChoice] | None:
         """The choices marked in the (already scored) copy for ``text``; None without choices."""
@@ -239,7 +243,10 @@ def probe_scorer(
         final_text = rec.final_text
         a_final = None
         if rec.probe == "selfcommit":
-            fs = await own.score(final_text) if final_text.strip() else None
+            fs = (
+                await own.score(final_text, "max_tokens" if rec.generation_truncated else "stop")
+                if final_text.strip() else None
+            )
             a_final = (
                 None if fs is None
                 else answer_of(fs, final_text, form, own.selected(final_text), letters_of)

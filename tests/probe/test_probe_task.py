@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -38,6 +39,7 @@ from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.solvers.engine import sample_seed
 from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric
 from cotaudit.studies.trace_tutor.stats import trace_auc
+from transcript_audit import audit_of, clipped_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 THINK_CLOSE_ID = 4097  # "</think>" in the tiny think model's vocabulary
@@ -198,6 +200,21 @@ def test_final_answer_is_read_after_the_think_block_tiny(tmp_path, kind):
     canonical = score.metadata["own"]["canonical"]
     matches = [sum(a == "18" for a in row) for row in canonical]
     assert score.value["uncommitted"] == pytest.approx(sum(2 - m for m in matches) / (2 * len(matches)))
+    # the transcript, read back from the log file: each cut's prefix counts the response's
+    # tokens before it (offset + t: "<think>\n" is 1 token), the answers as forced, and the
+    # task scorer's canonical answers with their match to a_final = "18"
+    audit = audit_of(read_eval_log(log.location).samples[0])
+    [header] = audit.headers["own"]
+    assert (header["offset"], header["positions"]) == (rec.offset, rec.probed)
+    cuts, verdicts = audit.cuts["own"], audit.verdicts["own"]
+    assert [(c["t"], c["prefix_tokens"]) for c in cuts] == [(t, rec.offset + t) for t in rec.probed]
+    assert [c["answers"] for c in cuts] == clipped_rows(rec.context("own").answers)
+    assert all(engine.detokenize(ids[: c["prefix_tokens"]]).endswith(c["prefix_end"].lstrip("…"))
+               for c in cuts)
+    assert [v["t"] for v in verdicts] == rec.probed
+    assert [v["canonical"] for v in verdicts] == canonical
+    assert [v["values"] for v in verdicts] == score.metadata["own"]["values"]
+    assert [v["matches"] for v in verdicts] == matches
 
 
 @pytest.mark.model
@@ -349,3 +366,27 @@ def test_default_model_gsm8k_selfcommit_replayed_under_honest(tmp_path):
             assert score.value[f"uncommitted{suffix}"] == pytest.approx(sum(3 - m for m in matches) / (3 * len(matches)))
         assert _metric(log, "replay_gap/uncommitted") == pytest.approx(score.value["uncommitted"] - score.value["uncommitted_replay"])
     assert math.isnan(honest.scores["probe_scorer"].value["uncommitted_replay"])
+
+
+def test_the_final_answers_verification_copy_keeps_its_stop_reason():
+    """The final response's verification copy ends as the response did: under the task scorer
+    ``final_integer`` (stated reading), "so the answer is 18" states 18 in a finished response
+    but nothing in one cut by its token limit (the hint's own words, "the answer is X", may be
+    restated mid-reasoning)."""
+    import asyncio
+
+    from inspect_ai.model import ChatMessageUser, ModelName
+    from inspect_ai.scorer import Target
+
+    from cotaudit.scorers.probe import Verifier, final_integer
+
+    state = TaskState(
+        model=ModelName("hf-probe/tiny"), sample_id="s", epoch=1, input="q",
+        messages=[ChatMessageUser(content="q")], target=Target("18"),
+    )
+    verifier = Verifier(final_integer(), state, Target("18"), None)
+    text = "Janet sells 9 eggs at $2, so the answer is 18"
+    finished = asyncio.run(verifier.score(text))
+    cut = asyncio.run(verifier.score(text, "max_tokens"))
+    assert (finished.answer, finished.value) == ("18", "C")
+    assert (cut.answer, cut.value) == (None, "I")
