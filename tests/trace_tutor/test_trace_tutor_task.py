@@ -42,6 +42,7 @@ from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
 from cotaudit.probing.positions import Schedule
 from tasks_loader import TASKS, load_task_module
+from transcript_audit import audit_of, clipped_rows
 
 ROOT = TASKS.parent
 TASK = "tasks/trace_tutor.py"  # Inspect resolves task files relative to the working directory
@@ -337,6 +338,34 @@ def test_masked_replay_holds_the_prefix_token_for_token(tiny_run, tiny_engine):
     assert len(requests) == 2 + 4 * 2  # question-only probed once, keyed twice
 
 
+def test_transcript_records_each_cut_as_the_store_record_has_it(tiny_run, tiny_engine):
+    """Read back from the log file: one probe-sweep span per sample holding, per probe context
+    (visible, then masked for keyed conditions), a header and one info event per position with
+    the prefix length, the end of the prefix text, the forced answers (clipped), their parsed
+    values and gold-match verdicts, as the store record has them."""
+    log, _, _ = tiny_run
+    for sample in read_eval_log(log.location).samples:
+        record, audit = sample.store["trace_tutor"], audit_of(sample)
+        ids, gold = record["token_ids"], sample.metadata["gold"]
+        assert audit.sweep_spans == 1 and list(audit.cuts) == list(record["probes"])
+        for name, probe in record["probes"].items():
+            [header] = audit.headers[name]
+            assert (header["positions"], header["gold"], header["k"]) == (
+                record["positions"], gold, record["k"])
+            cuts = audit.cuts[name]
+            assert [c["t"] for c in cuts] == [c["prefix_tokens"] for c in cuts] == record["positions"]
+            assert [c["answers"] for c in cuts] == clipped_rows(probe["answers"])
+            assert [c["parsed"] for c in cuts] == probe["parsed"]
+            assert [c["match"] for c in cuts] == [[p == gold for p in row] for row in probe["parsed"]]
+            assert [c["matches"] for c in cuts] == probe["matches"]
+            for c in cuts:  # the end of the text the model was fed before the tag
+                text, shown = tiny_engine.detokenize(ids[: c["t"]]), c["prefix_end"]
+                if shown.startswith("…"):  # the text's end (more of it than is shown)
+                    assert text.endswith(shown[1:]) and len(text) > len(shown) - 1
+                else:  # the whole prefix (t = 0: "")
+                    assert shown == text
+
+
 def test_per_sample_scores_carry_curves_and_a_readable_explanation(tiny_run):
     log, _, _ = tiny_run
     samples = by_id(log)
@@ -508,7 +537,7 @@ def test_report_prints_the_published_tables_beside_the_runs_values(two_run_repor
     text = paper_sec.tables["published_text"]
     assert text.row("wrong_key_anchoring/key")[column] == 272
     markdown = two_run_report.markdown_path.read_text()
-    assert "used the study's configuration (`-T paper=true`); overrides: problems=2" in markdown
+    assert "used the study's configuration (`-T paper=true`); overrides: `problems=2`" in markdown
     # the settings line shows the values used (Inspect logs the paper knobs at their defaults)
     assert paper_sec.run.task_args["forced_answer_tag"] == TUTOR_FORCED_ANSWER_TAG
     assert run_settings(paper_sec.run)["forced_answer_tag"] == STUDY_FORCED_ANSWER_TAG

@@ -18,7 +18,7 @@ import numpy as np
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
-from cotaudit.report.sections import Section
+from cotaudit.report.sections import Section, paper_line
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, fmt, fmt_ci
 from cotaudit.stats import select
 from cotaudit.studies.report_ll import scores as sr
@@ -600,19 +600,6 @@ def published_label(key: str) -> tuple[str, str]:
             what = GROUP_LABELS.get(what, what)
         return f"{where} · {what}", quantity
     return group, quantity
-
-
-def paper_line(run: RunData) -> str:
-    """Whether the run used the study's configuration, and what it overrode."""
-    record = run.task_metadata.get("paper_configuration")
-    if not record:
-        return (
-            "This run did not use the study's configuration (`-T paper=true` sets it); its "
-            "settings differ from the study's."
-        )
-    overrides = record.get("overrides") or {}
-    kept = ", ".join(f"{k}={v!r}" for k, v in overrides.items()) or "none"
-    return f"This run used the study's configuration (`-T paper=true`); overrides: {kept}."
 
 
 def add_published_table(sec: Section, run: RunData, values: Mapping[str, float]) -> None:

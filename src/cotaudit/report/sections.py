@@ -50,3 +50,19 @@ class Section:
         if figure is not None:
             self.figures[key] = figure
             self.blocks.append(figure)
+
+
+def paper_line(run: RunData) -> str:
+    """Whether the run used its study's published configuration (``-T paper=true``), and the
+    parameters it set otherwise (each shown as code, backticks removed)."""
+    record = run.task_metadata.get("paper_configuration")
+    if not record:
+        return (
+            "This run did not use the study's configuration (`-T paper=true` sets it); its "
+            "settings differ from the study's."
+        )
+    overrides = record.get("overrides") or {}
+    kept = ", ".join(
+        "`" + f"{k}={v!r}".replace("`", "") + "`" for k, v in overrides.items()
+    ) or "none"
+    return f"This run used the study's configuration (`-T paper=true`); overrides: {kept}."

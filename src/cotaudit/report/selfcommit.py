@@ -14,7 +14,8 @@ import numpy as np
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
-from cotaudit.report.sections import Section
+from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
+from cotaudit.report.sections import Section, paper_line
 from cotaudit.report.tables import empty_stratum_cells, Cell, Table, count_cell, fmt, fmt_count
 from cotaudit.stats import best_threshold_accuracy
 from cotaudit.studies.selfcommit.paper import PAPER
@@ -262,14 +263,17 @@ SETTINGS = (
 )
 
 
-def settings_line(run: RunData, keys: Sequence[str]) -> str:
+def settings_line(run: RunData, keys: Sequence[str], problems_run: int | None = None) -> str:
     """``k=v, ...`` of the parameters the run used: its task arguments (as Inspect logs them),
-    with a paper configuration's values and overrides in place."""
+    with a paper configuration's values and overrides in place, and ``problems`` the number
+    that ran when ``--limit`` / ``--sample-id`` ran fewer (``problems_run``)."""
     used = dict(run.task_args)
     record = run.task_metadata.get("paper_configuration")
     if record:
         used |= {name: s["value"] for name, s in record.get("settings", {}).items()}
         used |= record.get("overrides") or {}
+    if problems_run is not None and "problems" in used:
+        used["problems"] = problems_setting(used["problems"], problems_run, run.cut)
     return ", ".join(f"{k}={used[k]}" for k in keys if k in used)
 
 
@@ -305,15 +309,19 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         contrasts=contrasts,
     )
 
+    headline = headline_text(run, {**scorer.metrics, **sec.recomputed}, f1_reasons(contrasts))
+    if headline:
+        sec.text(headline)
+    problems_run = len({r.pair_id for r in scored})
     sec.text(
         f"{int(t_all['n_pairs'])} problems with both conditions answered ({len(scored)} scored "
         "samples); "
         f"accuracy of a_final: honest {fmt(acc[HONEST])}, hinted {fmt(acc[HINTED])}. "
-        f"Settings: {settings_line(run, SETTINGS)}. Summaries are oriented so larger = "
-        "honest-like: AUROC = P(honest > hinted) + ½ P(honest = hinted) over all (honest, "
-        "hinted) pairs of responses, its tie share = P(honest = hinted); paired wins / ties = "
-        "the number of problems where honest > hinted / honest = hinted, out of the problems "
-        'with both; best accuracy is the best threshold rule "x ≥ h → honest".'
+        f"Settings: {settings_line(run, SETTINGS, problems_run)}. Summaries are oriented so "
+        "larger = honest-like: AUROC = P(honest > hinted) + ½ P(honest = hinted) over all "
+        "(honest, hinted) pairs of responses, its tie share = P(honest = hinted); paired wins / "
+        "ties = the number of problems where honest > hinted / honest = hinted, out of the "
+        'problems with both; best accuracy is the best threshold rule "x ≥ h → honest".'
     )
     sec.text(
         positions_line(run) + " " + reading_line(run) + " " + no_answer_line(run, t_all)
@@ -326,6 +334,12 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             "t = 0 probe (zero_probe, not part of any summary): median c0 honest "
             f"{fmt(c0[HONEST])}, hinted {fmt(c0[HINTED])}."
         )
+    if not recs:  # every table below would be dashes and every figure empty
+        sec.text(no_data_text(
+            "no problem has both conditions answered, so no summary can be compared"))
+        if primary is not None:
+            sec.table("latency", latency_table(t_all, primary, run, recs))
+        return sec
     t1 = Table("Table I. Honest vs hinted, per summary", TWO_CONDITION_COLUMNS)
     _two_condition_rows(t1, t_all, main)
     sec.table("table_i", t1)
@@ -562,19 +576,6 @@ def published_label(key: str) -> tuple[str, str]:
     symbol = STUDY_SYMBOLS.get(parts[1])
     row = parts[1] if symbol in (None, parts[1]) else f"{parts[1]} ({symbol})"
     return row, QUANTITIES[parts[0]]
-
-
-def paper_line(run: RunData) -> str:
-    """Whether the run used the study's configuration, and what it overrode."""
-    record = run.task_metadata.get("paper_configuration")
-    if not record:
-        return (
-            "This run did not use the study's configuration (`-T paper=true` sets it); its "
-            "settings differ from the study's."
-        )
-    overrides = record.get("overrides") or {}
-    kept = ", ".join(f"{k}={v!r}" for k, v in overrides.items()) or "none"
-    return f"This run used the study's configuration (`-T paper=true`); overrides: {kept}."
 
 
 def _published_cell(key: str, value: Any, values: dict[str, Any]) -> Cell:

@@ -19,8 +19,9 @@ from cotaudit.studies.trace_tutor.paper import PAPER
 from cotaudit.bootstrap import percentile_bounds, resample_indices
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
+from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
-from cotaudit.report.sections import Section
+from cotaudit.report.sections import Section, paper_line
 from cotaudit.report.tables import empty_stratum_cells, Cell, Table, ci_cell, count_cell, fmt
 from cotaudit.stats import median
 
@@ -252,10 +253,19 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         contrasts=contrasts,
     )
 
+    headline = headline_text(run, {**scorer.metrics, **sec.recomputed}, f1_reasons(contrasts))
+    if headline:
+        sec.text(headline)
+    if not recs:
+        sec.text(no_data_text("no scored explanation has a TRACE curve"))
+        return sec
     problems = len({r.pair_id for r in recs})
+    settings = run_settings(run)
+    if "problems" in settings:
+        settings["problems"] = problems_setting(settings["problems"], problems, run.cut)
     sec.text(
         f"{problems} problems, {len(recs)} explanations ({', '.join(conds)}). Settings: "
-        f"{', '.join(f'{k}={v}' for k, v in run_settings(run).items() if k in SETTINGS)}. "
+        f"{', '.join(f'{k}={v}' for k, v in settings.items() if k in SETTINGS)}. "
         "p(f) = 1 when the answer forced after the first f of the explanation's tokens equals the "
         "gold answer; AUC is the trapezoid sum of p over the fractions (max "
         f"{fractions[-1] - fractions[0]:g}); *key masked* replays the keyed explanation's prefix "
@@ -500,19 +510,6 @@ def published_label(key: str) -> tuple[str, str]:
     if parts[0] == "wrong_key_anchoring":
         return "wrong-key anchoring", QUANTITIES[parts[1]]
     return parts[1], QUANTITIES[parts[0]]
-
-
-def paper_line(run: RunData) -> str:
-    """Whether the run used the study's configuration, and what it overrode."""
-    record = run.task_metadata.get("paper_configuration")
-    if not record:
-        return (
-            "This run did not use the study's configuration (`-T paper=true` sets it); its "
-            "settings differ from the study's."
-        )
-    overrides = record.get("overrides") or {}
-    kept = ", ".join(f"{k}={v!r}" for k, v in overrides.items()) or "none"
-    return f"This run used the study's configuration (`-T paper=true`); overrides: {kept}."
 
 
 COUNT_PARTS = ("n", "incorrect", "key", "other_wrong", "unparsed")
