@@ -39,7 +39,7 @@ def audit_of(sample: Any) -> Audit:
             else audit.cuts
         )
         kind.setdefault(data["context"], []).append(data)
-        label = f"probe verdict {data['context']}" if kind is audit.verdicts else f"probe {data['context']}"
+        label = ("probe verdict " if kind is audit.verdicts else "probe ") + data["context"]
         assert e.source == (label if kind is audit.headers else f"{label} t={data['t']}")
     return audit
 

@@ -13,6 +13,7 @@ from random import Random
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -35,6 +36,7 @@ from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.scorers.probe import probe_scorer
 from cotaudit.solvers.engine import sample_seed
 from cotaudit.solvers.probe import GenerateCall, SiblingPrompts, recording, trace_of
+from transcript_audit import audit_of, clipped_rows
 
 JANET = load_gsm8k_mc(limit=1)[0]
 
@@ -269,4 +271,17 @@ def test_replayed_trace_on_a_shuffled_choice_task_tiny(tmp_path, tiny_engine):
     expected = [[to_hinted.get(extract_letter("ANSWER: " + clip(a)) or "", None) for a in row] for row in replay.answers]
     assert score.metadata["replay"]["canonical"] == expected
     assert [c.name for c in ProbeRecord.model_validate(honest.store["probe"]).contexts] == ["own"]
+    # the transcript, read back from the log file: one sweep, own prompt then the honest
+    # sibling's, each with its cuts and then the task scorer's verdicts per cut
+    logged = {s.id: s for s in read_eval_log(log.location).samples}
+    audit = audit_of(logged[hinted.id])
+    assert audit.sweep_spans == 1 and list(audit.headers) == ["own", "replay"]
+    assert [(h["condition"], h["sample_id"]) for [h] in audit.headers.values()] == [
+        ("hinted", hinted.id), ("honest", honest.id)]
+    for name in ("own", "replay"):
+        assert [c["t"] for c in audit.cuts[name]] == [v["t"] for v in audit.verdicts[name]] == rec.probed
+        assert [c["answers"] for c in audit.cuts[name]] == clipped_rows(rec.context(name).answers)
+        assert [v["canonical"] for v in audit.verdicts[name]] == score.metadata[name]["canonical"]
+        assert [v["values"] for v in audit.verdicts[name]] == score.metadata[name]["values"]
+    assert list(audit_of(logged[honest.id]).cuts) == ["own"]
 
