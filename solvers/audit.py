@@ -4,9 +4,11 @@ One span (:func:`probe_span`, name ``probe sweep``, type ``probe``) holds a samp
 it, per prompt swept, an info event with its header, then the model events of engines whose
 requests go through Inspect's ``generate`` (the assistant-prefill path of
 :class:`cotaudit.engine.inspect_prefill.InspectPrefillEngine`; the local engines and a server's
-completions endpoint make none), then one info event per cut. The records are
-:mod:`cotaudit.probing.audit`'s; each event's ``source`` names the prompt and the cut
-(``probe own t=30``), which is the event's title in ``inspect view``.
+completions endpoint make none), then one info event per cut. The generic probe's task scorer
+adds, per prompt, a span ``probe verdicts`` (type ``probe``) with one info event per cut: its
+verification of the answers. The records are :mod:`cotaudit.probing.audit`'s; each event's
+``source`` is :func:`cotaudit.probing.audit.label` of its record (``probe own t=30: 2/5
+match``), the event's title in ``inspect view``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from cotaudit.probing.audit import (
     PREFIX_END_TOKENS,
     Judge,
     cut_record,
+    label,
     sweep_header,
     verdict_record,
 )
@@ -66,13 +69,12 @@ async def force_and_record(
     sweep's header first, then one event per cut (t = cut - ``offset``; ``judge`` parses each
     answer and gives its verdict; ``reference`` goes into the header)."""
     positions = [c - offset for c in cuts]
-    transcript().info(
+    _info(
         sweep_header(
             context=context, tag=tag, k=k, temperature=temperature, max_tokens=max_tokens,
             response_tokens=len(token_ids), positions=positions, offset=offset,
             **reference,
-        ),
-        source=f"probe {context}",
+        )
     )
     answers = await force_answers(
         engine, prompt, token_ids, cuts, tag,
@@ -80,13 +82,12 @@ async def force_and_record(
     )
     for c, t, row in zip(cuts, positions, answers):
         first = max(c - PREFIX_END_TOKENS, 0)
-        transcript().info(
+        _info(
             cut_record(
                 context=context, t=t, offset=offset,
                 prefix_text=engine.detokenize(token_ids[first:c]), whole_prefix=first == 0,
                 answers=row, judge=judge,
-            ),
-            source=f"probe {context} t={t}",
+            )
         )
     return answers
 
@@ -98,7 +99,8 @@ def record_verdicts(
     """One info event per cut with a task scorer's verification of its answers (``reference``:
     what a match is, see :func:`cotaudit.probing.audit.verdict_record`)."""
     for t, row, vals in zip(positions, canonical, values):
-        transcript().info(
-            verdict_record(context=context, t=t, canonical=row, values=vals, reference=reference),
-            source=f"probe verdict {context} t={t}",
-        )
+        _info(verdict_record(context=context, t=t, canonical=row, values=vals, reference=reference))
+
+
+def _info(record: dict[str, Any]) -> None:
+    transcript().info(record, source=label(record))

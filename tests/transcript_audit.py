@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cotaudit.probing.audit import ANSWER_CHARS, clipped
+from cotaudit.probing.audit import ANSWER_CHARS, clipped, label
 from cotaudit.solvers.audit import SPAN_NAME, VERDICT_SPAN_NAME
 
 
@@ -39,8 +39,7 @@ def audit_of(sample: Any) -> Audit:
             else audit.cuts
         )
         kind.setdefault(data["context"], []).append(data)
-        label = ("probe verdict " if kind is audit.verdicts else "probe ") + data["context"]
-        assert e.source == (label if kind is audit.headers else f"{label} t={data['t']}")
+        assert e.source == label(data)  # the event's title in the viewer
     return audit
 
 

@@ -7,6 +7,7 @@ from cotaudit.probing.audit import (
     ANSWER_CHARS,
     clipped,
     cut_record,
+    label,
     prefix_end,
     sweep_header,
     verdict_record,
@@ -39,17 +40,21 @@ def test_cut_record_parses_and_judges_each_answer():
     record = cut_record(context="own", t=30, offset=4, prefix_text="so she pays",
                         answers=answers, judge=judge)
     assert record == {
-        "context": "own", "t": 30, "prefix_tokens": 34,  # offset 4 + t 30
+        "t": 30, "prefix_tokens": 34,  # offset 4 + t 30
+        "matches": 2,
         "prefix_end": "so she pays",
         "answers": ["18.", "18 dollars", "20", clipped("no idea " * 10, ANSWER_CHARS)],
         "parsed": [18, 18, 20, None],
         "match": [True, True, False, False],
-        "matches": 2,
+        "context": "own",
     }
+    assert list(record)[:3] == ["t", "prefix_tokens", "matches"]  # what the folded view shows
+    assert label(record) == "probe own t=30: 2/4 match"
     # without a judge (the generic probe: its task's scorer verifies later) only the texts
     plain = cut_record(context="replay", t=0, offset=0, prefix_text="", answers=["B"])
-    assert plain == {"context": "replay", "t": 0, "prefix_tokens": 0, "prefix_end": "",
-                     "answers": ["B"]}
+    assert plain == {"t": 0, "prefix_tokens": 0, "prefix_end": "", "answers": ["B"],
+                     "context": "replay"}
+    assert label(plain) == "probe replay t=0"
 
 
 def test_sweep_header_and_verdict_record():
@@ -58,11 +63,15 @@ def test_sweep_header_and_verdict_record():
                           positions=[30, 60, 61], gold=18)
     assert header == {"context": "masked", "tag": "\n\nThe final answer is ", "k": 5,
                       "temperature": 0.7, "answer_max_tokens": 8, "response_tokens": 61,
-                      "offset": 0, "positions": [30, 60, 61], "gold": 18}
-    assert verdict_record(context="own", t=20, canonical=["B", None], values=[1.0, 0.0]) == {
-        "context": "own", "t": 20, "canonical": ["B", None], "values": [1.0, 0.0]}
+                      "offset": 0, "gold": 18, "positions": [30, 60, 61]}
+    assert label(header) == "probe masked"
+    trace = verdict_record(context="own", t=20, canonical=["B", None], values=[1.0, 0.0])
+    assert trace == {"t": 20, "correct": 1.0, "canonical": ["B", None], "values": [1.0, 0.0],
+                     "context": "own"}
+    assert label(trace) == "probe verdict own t=20: 1/2 correct"
     # self-commitment: a match is the canonical answer equal to a_final, whatever the target
-    assert verdict_record(context="own", t=20, canonical=["7", "9", None], values=[0, 1, 0],
-                          reference="7") == {
-        "context": "own", "t": 20, "canonical": ["7", "9", None], "values": [0, 1, 0],
-        "match": [True, False, False], "matches": 1}
+    selfcommit = verdict_record(context="own", t=20, canonical=["7", "9", None],
+                                values=[0, 1, 0], reference="7")
+    assert selfcommit == {"t": 20, "correct": 1.0, "matches": 1, "canonical": ["7", "9", None],
+                          "values": [0, 1, 0], "match": [True, False, False], "context": "own"}
+    assert label(selfcommit) == "probe verdict own t=20: 1/3 correct, 1/3 match"

@@ -58,7 +58,8 @@ def sweep_header(
     **reference: Any,
 ) -> dict[str, Any]:
     """What one sweep of one prompt asks: ``reference`` names what its answers are checked
-    against (``a_final=...``, ``gold=...``, ``condition=...``, ``sample_id=...``)."""
+    against (``a_final=...``, ``gold=...``, ``condition=...``, ``sample_id=...``). The
+    positions come last (the viewer shows a record's first lines folded)."""
     return {
         "context": context,
         "tag": clipped(tag, TAG_CHARS),
@@ -67,8 +68,8 @@ def sweep_header(
         "answer_max_tokens": max_tokens,
         "response_tokens": response_tokens,
         "offset": offset,
-        "positions": list(positions),
         **reference,
+        "positions": list(positions),
     }
 
 
@@ -83,20 +84,18 @@ def cut_record(
     judge: Judge | None = None,
 ) -> dict[str, Any]:
     """One cut: t, ``prefix_tokens`` = offset + t, ``prefix_end`` (of ``prefix_text``, see
-    :func:`prefix_end`), the clipped ``answers``; with ``judge`` also ``parsed``, ``match`` (one
-    verdict per answer) and ``matches`` = #match."""
-    record: dict[str, Any] = {
-        "context": context,
-        "t": t,
-        "prefix_tokens": offset + t,
-        "prefix_end": prefix_end(prefix_text, whole=whole_prefix),
-        "answers": [clipped(a, ANSWER_CHARS) for a in answers],
-    }
-    if judge is not None:
-        verdicts = [judge(a) for a in answers]
+    :func:`prefix_end`), the clipped ``answers``; with ``judge`` also ``matches`` = #match,
+    ``parsed`` and ``match`` (one verdict per answer). Scalars first, the prompt's name last."""
+    record: dict[str, Any] = {"t": t, "prefix_tokens": offset + t}
+    verdicts = [judge(a) for a in answers] if judge is not None else None
+    if verdicts is not None:
+        record["matches"] = sum(bool(m) for _, m in verdicts)
+    record["prefix_end"] = prefix_end(prefix_text, whole=whole_prefix)
+    record["answers"] = [clipped(a, ANSWER_CHARS) for a in answers]
+    if verdicts is not None:
         record["parsed"] = [p for p, _ in verdicts]
         record["match"] = [bool(m) for _, m in verdicts]
-        record["matches"] = sum(record["match"])
+    record["context"] = context
     return record
 
 
@@ -108,13 +107,32 @@ def verdict_record(
     values: Sequence[float],
     reference: Any = None,
 ) -> dict[str, Any]:
-    """The verification of one cut's answers by a task's own scorer: the canonical answer of each
-    and its score value (1 = correct); with a ``reference`` (self-commitment: a_final) also
-    ``match`` (canonical answer equal to it, one verdict per answer) and ``matches`` = #match."""
-    record: dict[str, Any] = {
-        "context": context, "t": t, "canonical": list(canonical), "values": list(values)
-    }
-    if reference is not None:
-        record["match"] = [a == reference for a in canonical]
-        record["matches"] = sum(record["match"])
+    """The verification of one cut's answers by a task's own scorer: ``correct`` = the sum of
+    the score values (1 = correct), the canonical answer of each and its value; with a
+    ``reference`` (self-commitment: a_final) also ``matches`` = #match and ``match`` (canonical
+    answer equal to it, one verdict per answer)."""
+    record: dict[str, Any] = {"t": t, "correct": float(sum(values))}
+    match = [a == reference for a in canonical] if reference is not None else None
+    if match is not None:
+        record["matches"] = sum(match)
+    record["canonical"] = list(canonical)
+    record["values"] = list(values)
+    if match is not None:
+        record["match"] = match
+    record["context"] = context
     return record
+
+
+def label(record: dict[str, Any]) -> str:
+    """The event title of a record (``inspect view`` shows it folded): ``probe <context>`` for a
+    header, ``probe <context> t=<t>[: <matches>/<k> match]`` for a cut, ``probe verdict
+    <context> t=<t>: <correct>/<k> correct[, <matches>/<k> match]`` for a verdict."""
+    if "positions" in record:
+        return f"probe {record['context']}"
+    where = f"{record['context']} t={record['t']}"
+    if "canonical" in record:
+        k = len(record["values"])
+        text = f"probe verdict {where}: {record['correct']:g}/{k} correct"
+        return text + (f", {record['matches']}/{k} match" if "matches" in record else "")
+    k = len(record["answers"])
+    return f"probe {where}" + (f": {record['matches']}/{k} match" if "matches" in record else "")
