@@ -265,6 +265,28 @@ def test_trace_scoring_tab_shows_both_curves_aligned(viewed, browser):
         assert len(spark) == len(score.metadata["fractions"]) and spark in text
 
 
+def test_transcript_tab_shows_the_probe_requests(viewed, browser):
+    """A sample's Transcript tab shows its probe sweep: the span, the visible prompt's header
+    and its first cuts titled with t and the matches, as the log's events hold them."""
+    from transcript_audit import audit_of
+
+    viewer, logs = viewed
+    log = logs["trace_tutor"]
+    sample = next(s for s in log.samples if s.metadata["condition"] == "answer_key")
+    cuts = audit_of(sample).cuts["visible"]
+    url = (f"{viewer.url}/#/logs/{Path(log.location).name}/samples/sample/"
+           f"{sample.id}/{sample.epoch}/transcript")
+    page = _page(browser, url)
+    page.wait_for_selector("text=probe sweep")
+    text = page.inner_text("body").upper()  # the viewer writes event titles in capitals
+    page.close()
+    assert "PROBE SWEEP" in text and "INFO: PROBE VISIBLE\n" in text
+    for cut in cuts[:2]:  # t = 0 and the first fraction, on screen without scrolling
+        k = len(cut["answers"])
+        assert f"INFO: PROBE VISIBLE T={cut['t']}: {cut['matches']}/{k} MATCH" in text
+        assert f'"PREFIX_TOKENS": {cut["prefix_tokens"]}' in text
+
+
 def test_sample_table_shows_the_reader_columns_sorted_by_pair(viewed, browser):
     viewer, logs = viewed
     log = logs["selfcommit"]
