@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from cotaudit import compact
 from cotaudit.cluster.f1 import F1_TIE, why_f1_undefined
 from cotaudit.headline import (
@@ -93,7 +95,65 @@ def test_what_ran_when_inspect_cut_the_samples():
         "--sample-id p0000-honest,p0001-honest")
     assert cut_text(None, None) is None
     # README command 1: --limit 4 of the default 50 problems x 2 conditions
-    assert extent_line(4, 100, "--limit 4", 2, 50) == (
-        "ran 4 of the task's 100 samples (--limit 4): 2 of the 50 problems")
     assert extent_line(4, 100, "--limit 4") == "ran 4 of the task's 100 samples (--limit 4)"
     assert extent_line(100, 100, "--limit 200") is None and extent_line(4, 4, None) is None
+
+
+@pytest.mark.model
+def test_a_tiny_run_prints_its_headlines_beside_inspects_summary(tmp_path, capsys):
+    """A real selfcommit run on the tiny model, cut by --limit to one problem's two samples:
+    the log lists each headline with its n right after it, and the end-of-run lines say
+    what the metrics show, in words."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+
+    from tasks_loader import load_selfcommit
+
+    task = load_selfcommit()(problems=2, max_cot_tokens=12, stride=6, k=1, temperature=0.0)
+    [log] = inspect_eval(task, model="hf-probe/tiny", limit=2, log_dir=str(tmp_path),
+                         display="none")
+    log = read_eval_log(log.location)
+    assert log.status == "success", log.error
+    [score] = log.results.scores
+    keys = list(score.metrics)
+    assert keys[:4] == ["auroc/tau_0.8", "n_pairs", "wins/tau_0.8", "ties/tau_0.8"]
+    assert keys[4:8] == ["cluster_f1", "cluster_n_units", "cluster_f1_ci_low",
+                         "cluster_f1_ci_high"]
+    assert [h["metric"] for h in log.eval.metadata["headlines"]] == ["auroc/tau_0.8",
+                                                                     "cluster_f1"]
+    # the tiny model states no final answer in 12 tokens: problem 0 is dropped whole, so the
+    # AUROC has no pair and the clustering no sample of either class
+    m = {k: v.value for k, v in score.metrics.items()}
+    assert (m["n_no_answer/honest"], m["n_no_answer/hinted"]) == (1, 1)
+    assert (m["n_pairs"], m["n_pairs_dropped_no_answer"], m["cluster_n_units"]) == (0, 1, 0)
+    label = "selfcommit (hf-probe/tiny)"
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith(label)]
+    assert lines == [
+        f"{label}: auroc/tau_0.8 cannot be computed: no problems to compute it on (n = 0; "
+        "1 problem left out for a response without a final answer)",
+        f"{label}: cluster_f1 cannot be computed: need >= 2 samples per class, got 0 positive "
+        "and 0 negative (n = 0 problems)",
+        # 2 problems x 2 conditions; --limit 2 ran problem 0's two
+        f"{label}: ran 2 of the task's 4 samples (--limit 2)",
+    ]
+    # the report of that run: the same lines, what ran, and "no data" instead of empty tables
+    # and figures (one problem of the two asked ran; neither response has a final answer)
+    from cotaudit.report import build_report
+
+    report = build_report([log.location], tmp_path / "report")
+    [sec] = report.sections["selfcommit"]
+    text = "\n".join(b for b in sec.blocks if isinstance(b, str))
+    assert all(line.removeprefix(f"{label}: ") in text for line in lines[:2])
+    assert "Settings: problems=1 (of 2 asked; --limit 2)," in text
+    assert "**No data**: no problem has both conditions answered" in text
+    assert list(sec.tables) == ["latency"] and not report.figures
+
+
+def test_report_on_no_logs_says_no_data_and_writes_nothing(tmp_path, capsys):
+    from cotaudit.cli import main as cli
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli(["report", str(empty), "--out", str(tmp_path / "out")]) == 1
+    assert f"no data: no Inspect logs under {empty}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

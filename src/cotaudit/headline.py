@@ -189,21 +189,12 @@ def cut_text(limit: Any, sample_id: Any) -> str | None:
     return " ".join(parts) or None
 
 
-def extent_line(
-    samples_run: int,
-    task_samples: int,
-    cut: str | None,
-    problems_run: int | None = None,
-    problems_given: int | None = None,
-) -> str | None:
+def extent_line(samples_run: int, task_samples: int, cut: str | None) -> str | None:
     """What ran when ``cut`` (:func:`cut_text`) left out samples of the task: ``"ran 4 of the
-    task's 100 samples (--limit 4): 2 of the 50 problems"``; None when every sample ran."""
+    task's 100 samples (--limit 4)"``; None when every sample ran."""
     if cut is None or samples_run >= task_samples:
         return None
-    line = f"ran {samples_run} of the task's {task_samples} samples ({cut})"
-    if problems_run is not None and problems_given is not None:
-        line += f": {problems_run} of the {problems_given} problems"
-    return line
+    return f"ran {samples_run} of the task's {task_samples} samples ({cut})"
 
 
 def specs_of(metadata: Mapping[str, Any] | None) -> list[HeadlineSpec]:

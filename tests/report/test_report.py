@@ -10,6 +10,7 @@ the tiny run. Every table value is checked against an independent recomputation 
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import struct
 from pathlib import Path
@@ -178,8 +179,8 @@ def test_report_covers_every_study_and_checks_itself(report, log_dir):
         "Table V.",
         "Δcontext",
         "Wrong-key anchoring",
-        "Factorial cells",
-        "Register effect on each arm",
+        "2 × 2 × 2 factorial",
+        "Register effect per cell",
         "Control families",
         "contrastive cluster F1",
         "comparison of runs",
@@ -196,9 +197,16 @@ def test_report_covers_every_study_and_checks_itself(report, log_dir):
     # every figure the Markdown links exists
     for fig in report.figures:
         assert f"]({fig.path.name})" in text
-    # progress: one line per log read and per section rendered
+    # each section opens with its headlines, each with its n as an integer
+    for sections in report.sections.values():
+        for sec in sections:
+            block = next(b for b in sec.blocks if isinstance(b, str) and b.startswith(
+                "**Headline statistics**"))
+            assert "n = " in block and ".000" not in block, block
+    # progress: per log, a line on reading it and one on what it holds; none more per section
     reading = [line for line in report.progress_lines if " reading " in line]
     assert len(reading) == 6 and reading[0].startswith("[1/6]")
+    assert not [line for line in report.progress_lines if re.match(r"\[\d+/\d+\] \w+: ", line)]
     assert any(line.startswith("wrote ") for line in report.progress_lines)
 
 

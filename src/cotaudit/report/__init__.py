@@ -94,24 +94,26 @@ def build_report(
     runs: Sequence[RunData] | None = None,
 ) -> Report:
     """Read the logs under ``paths`` (or take ``runs``), write ``out_dir/report.md`` and its
-    PNGs. ``strict``: raise when a section fails instead of noting it in the report."""
+    PNGs. ``strict``: raise when a section fails instead of noting it in the report. No logs
+    under ``paths``: nothing is written (``Report.runs`` empty)."""
     from cotaudit.report.loader import load_runs
     from cotaudit.report.markdown import render
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     skipped: list[tuple[str, str]] = []
     if runs is None:
         runs, skipped = load_runs(paths, progress)
     runs = list(runs)
     assign_labels(runs)
     report = Report(out, out / "report.md", runs, skipped=list(skipped))
+    if not runs:
+        return report
+    out.mkdir(parents=True, exist_ok=True)
 
     by_study: dict[str, list[RunData]] = {}
     for r in runs:
         by_study.setdefault(r.study, []).append(r)
     known = [s for s in STUDIES if s in by_study] + [s for s in by_study if s not in STUDIES]
-    step, total = 0, len(runs)
     for study in known:
         group = sorted(by_study[study], key=lambda r: (r.created, r.label))  # run order
         if study not in STUDIES:
@@ -131,10 +133,7 @@ def build_report(
             )
             continue
         sections = []
-        for i, run in enumerate(group, 1):
-            step += 1
-            if progress:
-                progress(f"[{step}/{total}] {study}: {run.label} ({Path(run.path).name})")
+        for i, run in enumerate(group, 1):  # each log's progress line is the loader's
             stem = f"{study}-{i:02d}-{_slug(run.label)}"
             try:
                 sections.append(module.section(run, out, stem))

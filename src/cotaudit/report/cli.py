@@ -41,7 +41,10 @@ def run_cli(args: argparse.Namespace) -> int:
         print(f"cotaudit report: {e}", file=sys.stderr)
         return 2
     if not report.runs:
-        print("cotaudit report: no Inspect logs found", file=sys.stderr)
+        n_skipped = len(report.skipped)
+        skipped = f" ({n_skipped} file(s) not readable as Inspect logs)" if n_skipped else ""
+        print(f"cotaudit report: no data: no Inspect logs under {' '.join(args.logs)}{skipped}; "
+              "nothing written", file=sys.stderr)
         return 1
     bad = [
         s

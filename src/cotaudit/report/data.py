@@ -70,6 +70,11 @@ class RunData:
     label: str = ""
     log_metadata: dict[str, Any] = field(default_factory=dict)
     """The log's metadata with later edits applied (e.g. the cluster contrast)."""
+    task_samples: int | None = None
+    """The samples the task made (before ``--limit`` / ``--sample-id``)."""
+    cut: str | None = None
+    """How ``--limit`` / ``--sample-id`` cut them (:func:`cotaudit.headline.cut_text`), or
+    None."""
 
     def scorer(self, name: str) -> ScorerRun | None:
         return self.scorers.get(name)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.compact import full_metrics_of
+from cotaudit.headline import cut_text
 from cotaudit.report.data import MetricDef, RunData, ScoreData, ScoredSample, ScorerRun
 from cotaudit.report.frames import samples_by_scorer
 
@@ -138,6 +139,8 @@ def run_from_log(log: Any, path: str = "") -> RunData:
         scorers=scorers,
         error=error,
         log_metadata=dict(getattr(log, "metadata", None) or {}),
+        task_samples=getattr(spec.dataset, "samples", None),
+        cut=cut_text(getattr(spec.config, "limit", None), getattr(spec.config, "sample_id", None)),
     )
 
 

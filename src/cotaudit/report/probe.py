@@ -20,6 +20,7 @@ import numpy as np
 from cotaudit.probing.summaries import GAP_KEYS, MAIN_KEYS, REPLAY_SUFFIX, Headline, run_metrics
 from cotaudit.report import compare_ci
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
+from cotaudit.report.headlines import headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section
 from cotaudit.report.tables import Cell, Table, fmt
 
@@ -110,8 +111,14 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         + (f", replayed under `{settings['replay_under']}`" if settings.get("replay_under") else "")
         + f"): {len(samples)} samples, {len(set(units))} units."
     )
-    sec.text(head)
+    sec.text(" ".join(t for t in (head, ran_text(run)) if t))
     sec.text(sec.consistency.line())
+    headline = headline_text(run, {**scorer.metrics, **sec.recomputed})
+    if headline:
+        sec.text(headline)
+    if all(math.isnan(v) for key in keys for v in key_values(samples, key)):  # or no keys
+        sec.text(no_data_text("no sample has a probe summary (every value NaN)"))
+        return sec
     table = Table("Per-sample summaries: mean over samples", ["summary", "mean [95% CI]",
                                                               *conditions])
     for key in keys:

@@ -18,6 +18,7 @@ import numpy as np
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
+from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section, paper_line
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, fmt, fmt_ci
 from cotaudit.stats import select
@@ -391,9 +392,15 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         f"95% bootstrap over {unit}s, the independent unit "
         f"({opts.get('n_resamples', 10_000)} resamples, seed {opts.get('seed', 0)}); p: "
         f"two-sided {unit} sign-flip test of mean = 0."
+        + (f" {ran_text(run)}" if ran_text(run) else "")
     )
+    cluster = [({"prefix": sr.CLUSTER_PREFIX}, extra["cluster"])] if extra["cluster"] else []
+    values = {**scorer.metrics, **sec.recomputed}
+    headline_block = headline_text(run, values, f1_reasons(cluster))
+    if headline_block:
+        sec.text(headline_block)
     if not stats:
-        sec.text("_No main-family versions scored._")
+        sec.text(no_data_text("no main-family version was scored"))
         return sec
     if extra["discrimination"] is not None:
         sec.text(discrimination_text(extra["discrimination"]))
