@@ -37,12 +37,14 @@ def logged_metrics(log: EvalLog) -> dict[str, float]:
 def cluster_reasons(log: EvalLog) -> dict[str, str]:
     """Why each NaN cluster F1 of the log is NaN, by its metric key (``<prefix>_f1``), from
     the clustering recomputed on the logged scores (the log is read whole when ``log`` has no
-    samples); {} when it cannot be recomputed."""
+    samples); {} when it cannot be recomputed (no samples logged)."""
     from cotaudit.report.loader import run_from_log
     from cotaudit.scorers.cluster_contrast import cluster_runs
 
     try:
         full = log if log.samples else read_eval_log(log.location)
+        if not full.samples:  # --no-log-samples: nothing to re-cluster
+            return {}
         runs = cluster_runs(run_from_log(full, log.location))
     except Exception as e:  # the line then says only what the metrics show
         logger.warning("headline: could not recompute the clustering of %s: %s", log.location, e)
