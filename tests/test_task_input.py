@@ -5,6 +5,7 @@ parameter."""
 from __future__ import annotations
 
 import logging
+import pickle
 import subprocess
 import sys
 import threading
@@ -94,6 +95,8 @@ def test_a_dataset_error_keeps_its_type_and_is_printed_alone(tmp_path):
         selfcommit(dataset=str(bad), problems=1)
     assert isinstance(err.value, InputErrorReport)
     assert type(err.value).__name__ == "DatasetError"
+    copy = pickle.loads(pickle.dumps(err.value))  # as a worker process would send it back
+    assert type(copy) is type(err.value) and str(copy) == str(err.value)
 
 
 # -- the providers load weights on first use --

@@ -43,12 +43,22 @@ class InputErrorReport(PrerequisiteError):
 
 @functools.cache
 def _report_class(kind: type[InputError]) -> type[InputError]:
-    """``kind`` that is also an :class:`InputErrorReport` (same name, module and docstring)."""
+    """``kind`` that is also an :class:`InputErrorReport` (same name, module and docstring;
+    pickled as its kind and message)."""
     return type(
         kind.__name__,
         (InputErrorReport, kind),
-        {"__module__": kind.__module__, "__qualname__": kind.__qualname__, "__doc__": kind.__doc__},
+        {
+            "__module__": kind.__module__,
+            "__qualname__": kind.__qualname__,
+            "__doc__": kind.__doc__,
+            "__reduce__": lambda self: (_report, (kind, str(self))),
+        },
     )
+
+
+def _report(kind: type[InputError], text: str) -> InputError:
+    return _report_class(kind)(text)
 
 
 def as_report(error: InputError) -> InputError:
@@ -56,12 +66,12 @@ def as_report(error: InputError) -> InputError:
     ParameterError`` still catches it), with the same message and traceback."""
     if isinstance(error, InputErrorReport):
         return error
-    report = _report_class(type(error))(str(error))
+    report = _report(type(error), str(error))
     report.__cause__ = error.__cause__
     return report.with_traceback(error.__traceback__)
 
 
-_creating: contextvars.ContextVar[bool] = contextvars.ContextVar("cotaudit_creating_task")
+_creating_task: contextvars.ContextVar[bool] = contextvars.ContextVar("cotaudit_creating_task")
 """Set while a checked task is being created (a task may create another: the probe)."""
 
 _PARAMETERS_BY_MODULE: dict[str, set[str]] = {}
@@ -80,7 +90,8 @@ def checked_task(task_function: TaskFunction) -> TaskFunction:
     only a sibling task of the module takes is dropped with Inspect's warning. An
     :class:`~cotaudit.params.InputError` the task raises is re-raised as :func:`as_report`.
     Under ``--display none`` Inspect prints no PrerequisiteError (its console is quiet), so
-    the outermost checked task writes the message to stderr itself before raising.
+    the outermost checked task writes the message to stderr itself before raising (with
+    ``--json``, which Inspect also runs quiet but prints the message for, it shows twice).
     Python callers pass keyword arguments as before; an unknown one raises the same
     ParameterError (instead of a TypeError).
     """
@@ -95,7 +106,7 @@ def checked_task(task_function: TaskFunction) -> TaskFunction:
 
     @functools.wraps(task_function)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        outermost = _creating.set(True)
+        token = _creating_task.set(True)
         try:
             unknown = [name for name in kwargs if name not in names]
             refused = [name for name in unknown if name not in siblings]
@@ -110,11 +121,12 @@ def checked_task(task_function: TaskFunction) -> TaskFunction:
             except InputError as e:
                 raise as_report(e) from e.__cause__
         except InputErrorReport as e:
-            if outermost.old_value is contextvars.Token.MISSING and rich.get_console().quiet:
+            outermost = token.old_value is contextvars.Token.MISSING
+            if outermost and rich.get_console().quiet:
                 print(f"\n{e}\n", file=sys.stderr, flush=True)
             raise
         finally:
-            _creating.reset(outermost)
+            _creating_task.reset(token)
 
     unknown_names = inspect.Parameter("unknown", inspect.Parameter.VAR_KEYWORD)
     checked.__signature__ = signature.replace(  # type: ignore[attr-defined]
