@@ -111,6 +111,23 @@ def test_the_provider_loads_its_weights_on_first_use(caplog):
     assert api.probe_engine is engine and engine.tokenizer is not None
 
 
+@pytest.mark.parametrize(
+    "model_args, message",
+    [
+        ({"dtype": "float33"}, "hf-probe: -M dtype must be one of float32, bfloat16, float16, "
+                               "auto, got 'float33'"),
+        ({"max_batch_rows": 0}, "max_batch_rows must be a positive integer, got 0"),
+        ({"pad_rows": "sometimes"}, "pad_rows must be true or false, got 'sometimes'"),
+        ({"dtyp": "float32"}, "hf-probe: unknown model args ['dtyp']; known: dtype, device, "
+                              "max_batch_rows, pad_rows"),
+    ],
+)
+def test_a_bad_model_arg_is_printed_alone_when_the_provider_starts(model_args, message):
+    with pytest.raises(ValueError) as err:
+        get_model("hf-probe/tiny", memoize=False, **model_args)
+    assert isinstance(err.value, PrerequisiteError) and str(err.value) == message
+
+
 def test_concurrent_first_uses_load_once():
     """Four threads ask a fresh provider for its engine while a (stand-in, slow) load runs: one
     load, one engine."""

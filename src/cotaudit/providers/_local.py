@@ -40,6 +40,11 @@ class ModelNameError(InputErrorReport):
     """A model name that names no model: Inspect prints the one line, without a traceback."""
 
 
+class ModelArgError(InputErrorReport, ValueError):
+    """An invalid or unknown ``-M`` model arg: Inspect prints the one line, without a
+    traceback."""
+
+
 def resolve_model_path(model_name: str, label: str = "hf-probe/") -> str:
     """The folder of an alias (:data:`MODEL_ALIASES`, built or converted on first use); any
     other name is checked (:func:`check_model_name`; ``label`` names where it was given) and
@@ -158,7 +163,7 @@ def bool_arg(name: str, value: Any) -> bool:
         return True
     if text in ("false", "0", "no"):
         return False
-    raise ValueError(f"{name} must be true or false, got {value!r}")
+    raise ModelArgError(f"{name} must be true or false, got {value!r}")
 
 
 def batch_rows_arg(value: Any) -> int:
@@ -168,7 +173,7 @@ def batch_rows_arg(value: Any) -> int:
     except (TypeError, ValueError):
         rows = 0
     if rows < 1 or isinstance(value, bool) or (isinstance(value, float) and value != rows):
-        raise ValueError(f"max_batch_rows must be a positive integer, got {value!r}")
+        raise ModelArgError(f"max_batch_rows must be a positive integer, got {value!r}")
     return rows
 
 

@@ -25,6 +25,7 @@ from inspect_ai.model import GenerateConfig
 
 from cotaudit.providers._local import (
     LocalEngineAPI,
+    ModelArgError,
     alias_path,
     batch_rows_arg,
     bool_arg,
@@ -34,6 +35,9 @@ from cotaudit.providers._local import (
 
 if TYPE_CHECKING:
     from cotaudit.engine.hf import HFEngine
+
+DTYPES = ("float32", "bfloat16", "float16", "auto")
+"""The ``-M dtype`` values (``auto``: the model's own)."""
 
 
 @functools.lru_cache(maxsize=4)
@@ -70,9 +74,13 @@ class HFProbeAPI(LocalEngineAPI):
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.backend = "hf-probe"
         if model_args:
-            raise ValueError(
+            raise ModelArgError(
                 f"hf-probe: unknown model args {sorted(model_args)}; "
                 "known: dtype, device, max_batch_rows, pad_rows"
+            )
+        if dtype not in DTYPES:
+            raise ModelArgError(
+                f"hf-probe: -M dtype must be one of {', '.join(DTYPES)}, got {dtype!r}"
             )
         check_model_name(model_name, "hf-probe/")
         rows = None if max_batch_rows is None else batch_rows_arg(max_batch_rows)

@@ -27,6 +27,7 @@ from inspect_ai.model import GenerateConfig
 
 from cotaudit.providers._local import (
     LocalEngineAPI,
+    ModelArgError,
     alias_path,
     batch_rows_arg,
     check_model_name,
@@ -78,7 +79,7 @@ class MLXAPI(LocalEngineAPI):
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.backend = "mlx"
         if model_args:
-            raise ValueError(
+            raise ModelArgError(
                 f"mlx: unknown model args {sorted(model_args)}; known: openblas, max_batch_rows"
             )
         check_model_name(model_name, "mlx/")
