@@ -50,8 +50,9 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Choice, Choices, TaskState
 
 from cotaudit.answers import extract_final_answer, normalize_number
+from cotaudit.compact import primary_summary
 from cotaudit.curves import DEFAULT_THETAS
-from cotaudit.display import sparkline
+from cotaudit.display import md_text, probe_chart, probe_curve_text
 from cotaudit.probing.choices import ShownChoice, dataset_letters, shown_letters
 from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
@@ -197,17 +198,15 @@ async def _verify(
     return values, answers
 
 
-def _curve_table(rec: ProbeRecord, curves: dict[str, list[float]], label: str) -> str:
-    head = "| t | t/T | " + " | ".join(f"{label} {n}" for n in curves) + " |"
-    lines = [head, "|---:|---:|" + "---:|" * len(curves)]
-    zero = 1 if rec.schedule.zero_probe else 0
-    rows = [(0, "0 (zero probe)")] if zero else []
-    rows += [(t, f"{f:.2f}") for t, f in zip(rec.positions, rec.curve_fractions)]
-    for i, (t, f) in enumerate(rows):
-        cells = " | ".join(f"{c[i]:.2f}" for c in curves.values())
-        lines.append(f"| {t} | {f} | {cells} |")
-    sparks = ", ".join(f"{n} {sparkline(c[zero:])}" for n, c in curves.items())
-    return "\n".join(lines) + f"\n\n{label}: {sparks}"
+def _curves_markdown(
+    rec: ProbeRecord, curves: dict[str, list[float]], label: str, theta: float | None
+) -> str:
+    """The curves as a chart (a PNG image against t, the zero probe apart), then an aligned
+    monospace block of every cut and a sparkline per context
+    (:func:`cotaudit.display.probe_chart`, :func:`cotaudit.display.probe_curve_text`)."""
+    zero = rec.schedule.zero_probe
+    return (probe_chart(rec.positions, rec.trace_tokens, curves, label, zero, theta) + "\n\n"
+            + probe_curve_text(rec.positions, rec.curve_fractions, curves, label, zero))
 
 
 @scorer(metrics=[])  # metrics attached by probe_task
@@ -288,8 +287,11 @@ def probe_scorer(
         if rec.think_source != "none":
             head += f", think block ({rec.think_source}, {'closed' if rec.think_closed else 'unclosed'})"
         if rec.probe == "selfcommit":
-            head += f"; a_final = {a_final!r}"
-        body = _curve_table(rec, curves, label) if curves else "No final answer: no c(t)."
+            head += f"; a_final = {'none' if a_final is None else md_text(a_final)}"
+        primary = primary_summary(thetas)
+        theta = (float(primary.removeprefix("tau_"))
+                 if rec.probe == "selfcommit" and primary.startswith("tau_") else None)
+        body = _curves_markdown(rec, curves, label, theta) if curves else "No final answer: no c(t)."
         return Score(
             value=value,  # type: ignore[arg-type]
             answer=a_final if rec.probe == "selfcommit" else own_score.answer if own_score else None,

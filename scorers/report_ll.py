@@ -28,6 +28,7 @@ from typing import Any
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
+from cotaudit.display import aligned_block, md_text
 from cotaudit.studies.report_ll.fixtures.schema import ControlDeclaration
 from cotaudit.studies.report_ll.record import ReportScorings
 from cotaudit.studies.report_ll.scores import (
@@ -66,22 +67,26 @@ def _fmt(x: float) -> str:
 
 
 def explanation(scored: ScoredFixture, reports: Mapping[str, str]) -> str:
-    """The four scorings and the differences as a markdown table."""
+    """The four scorings and the differences as an aligned monospace block (a Markdown table
+    runs its cells together in the log viewer), DiD, and the two reports as literal text."""
     s = scored.scorings
     d = differences(s)
+    table = aligned_block(
+        ["report", "S(r, hack)", "S(r, clean)", "D = hack - clean", "D per token", "tokens"],
+        [["honest", f"{s.s_h_hack:.3f}", f"{s.s_h_clean:.3f}", _fmt(d["d_h"]),
+          _fmt(d["d_h_per_token"]), str(s.n_h_hack)],
+         ["concealing", f"{s.s_c_hack:.3f}", f"{s.s_c_clean:.3f}", _fmt(d["d_c"]),
+          _fmt(d["d_c_per_token"]), str(s.n_c_hack)]],
+        right=[False, True, True, True, True, True],
+    )
     lines = [
-        "| report | S(r, hack) | S(r, clean) | D = hack - clean | D per token | tokens |",
-        "|:---|---:|---:|---:|---:|---:|",
-        f"| honest | {s.s_h_hack:.3f} | {s.s_h_clean:.3f} | {_fmt(d['d_h'])} | "
-        f"{_fmt(d['d_h_per_token'])} | {s.n_h_hack} |",
-        f"| concealing | {s.s_c_hack:.3f} | {s.s_c_clean:.3f} | {_fmt(d['d_c'])} | "
-        f"{_fmt(d['d_c_per_token'])} | {s.n_c_hack} |",
+        table,
         "",
         f"DiD = D_h - D_c = {_fmt(d['did'])} nats ({_fmt(d['did_per_token'])} per token)",
         "",
-        f"honest: {reports.get('honest', '')}",
+        f"honest: {md_text(reports.get('honest', ''))}",
         "",
-        f"concealing: {reports.get('concealing', '')}",
+        f"concealing: {md_text(reports.get('concealing', ''))}",
     ]
     return "\n".join(lines)
 

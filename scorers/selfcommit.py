@@ -17,7 +17,7 @@ from inspect_ai.solver import TaskState
 
 from cotaudit.compact import primary_summary
 from cotaudit.curves import DEFAULT_THETAS, Curve, summarize, summary_keys
-from cotaudit.display import selfcommit_curve_text, sparkline
+from cotaudit.display import cell_sparkline, selfcommit_curve_markdown
 from cotaudit.studies.selfcommit.record import SelfcommitProbe, SelfcommitScoreMetadata
 from cotaudit.studies.selfcommit.stats import (
     both_correct,
@@ -30,14 +30,16 @@ from cotaudit.studies.selfcommit.stats import (
 
 
 def render_curve(
-    curve: Curve, imputed: list[bool] | None = None, c0: float | None = None
+    curve: Curve, imputed: list[bool] | None = None, c0: float | None = None,
+    theta: float | None = None,
 ) -> str:
-    """c(t) as an aligned monospace block (t, t/T, c(t) = m/k exactly, a bar; ``*`` = imputed
-    by the adaptive schedule) and a one-line sparkline; the t = 0 probe ``c0``, when made, on
-    its own line (it is no point of the curve). Markdown tables run their cells together in the
-    log viewer, so the block is pre-formatted text."""
-    return selfcommit_curve_text(
-        curve.positions, curve.cot_length, curve.matches, curve.k, imputed, c0
+    """c(t) as a chart (a PNG image: c(t) against t, a dashed line at ``theta``), then an
+    aligned monospace block (t, t/T, c(t) = m/k exactly, a bar; ``*`` = imputed by the adaptive
+    schedule) and a one-line sparkline; the t = 0 probe ``c0``, when made, on its own line (it
+    is no point of the curve). Markdown tables run their cells together in the log viewer, so
+    the block is pre-formatted text (:func:`cotaudit.display.selfcommit_curve_markdown`)."""
+    return selfcommit_curve_markdown(
+        curve.positions, curve.cot_length, curve.matches, curve.k, imputed, c0, theta
     )
 
 
@@ -46,16 +48,17 @@ def viewer_fields(
     correct: bool,
 ) -> dict[str, str | bool]:
     """What the log viewer's sample table shows beside the primary summary
-    (:data:`cotaudit.display.SELFCOMMIT_VIEWER_FIELDS`): the c(t) sparkline (empty without a
-    curve), condition, pair, a_final and gold as text (``none`` without a final answer), and
-    correctness. No statistic reads them."""
+    (:data:`cotaudit.display.SELFCOMMIT_VIEWER_FIELDS`): condition, pair, a_final and gold as
+    text (``none`` without a final answer), correctness, and the c(t) sparkline in at most
+    :data:`cotaudit.display.CELL_SPARK_CHARS` characters (empty without a curve; last, so the
+    sample header's first five scores are short). No statistic reads them."""
     return {
-        "c_t": "" if curve is None else sparkline([float(x) for x in curve.c]),
         "condition": condition,
         "pair": pair,
         "a_final": "none" if a_final is None else str(a_final),
         "gold": str(gold),
         "correct": correct,
+        "c_t": "" if curve is None else cell_sparkline([float(x) for x in curve.c]),
     }
 
 
@@ -64,7 +67,7 @@ def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
     """Per-sample c(t) curve and its summaries (value); curve, a_final, correctness (metadata).
 
     The value lists the primary summary (tau_first at 0.8) first, then the viewer's fields
-    (:func:`viewer_fields`: sparkline, condition, pair, a_final, gold, correct), then the other
+    (:func:`viewer_fields`: condition, pair, a_final, gold, correct, sparkline), then the other
     summaries.
 
     A response with no final answer has no curve: its summaries are NaN and ``no_answer`` is
@@ -94,7 +97,8 @@ def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
             )
         else:
             summaries = summarize(curve, thetas)
-            body = render_curve(curve, rec.imputed, rec.c0)
+            theta = float(primary.removeprefix("tau_")) if primary.startswith("tau_") else None
+            body = render_curve(curve, rec.imputed, rec.c0, theta)
             if primary.startswith("tau_"):
                 t_first = round(summaries[primary] * rec.cot_tokens)
                 head += f"; t_first = {t_first} tokens ({primary} = {summaries[primary]:.3f})"

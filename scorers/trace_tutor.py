@@ -22,7 +22,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from cotaudit.display import TRACE_PRIMARY, sparkline, trace_curve_text
+from cotaudit.display import TRACE_PRIMARY, cell_sparkline, trace_curve_markdown
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.studies.trace_tutor.record import TutorProbe
 from cotaudit.studies.trace_tutor.stats import records_from_scores
@@ -31,28 +31,32 @@ PROBES = ts.PROBES
 
 
 def render_curves(rec: TutorProbe, gold: int) -> str:
-    """The p(f) curves as an aligned monospace block (a row per checkpoint, the 0% probe first:
-    p(f) = matches/k exactly and the forced answers, per probe context) and a sparkline line
-    per context. p(f) counts matches with ``gold``; Markdown tables run their cells together in
-    the log viewer, so the block is pre-formatted text."""
+    """The p(f) curves as a chart (a PNG image: p(f) against f per probe context, the 0% probe
+    apart, a dashed line at the pass threshold), then an aligned monospace block (a row per
+    checkpoint, the 0% probe first: p(f) = matches/k exactly and the forced answers, per probe
+    context) and a sparkline line per context. p(f) counts matches with ``gold``; Markdown
+    tables run their cells together in the log viewer, so the block is pre-formatted text
+    (:func:`cotaudit.display.trace_curve_markdown`)."""
     probes = {n: rec.probes[n].model_dump() for n in PROBES if n in rec.probes}
-    return trace_curve_text(rec.fractions, rec.positions, probes, rec.k, ts.PASS_THRESHOLD)
+    return trace_curve_markdown(rec.fractions, rec.positions, probes, rec.k, ts.PASS_THRESHOLD)
 
 
 def viewer_fields(
     passes: dict[str, list[float]], condition: str, pair: str, final: int | None, gold: int
 ) -> dict[str, str]:
     """What the log viewer's sample table shows beside the numbers
-    (:data:`cotaudit.display.TRACE_VIEWER_FIELDS` but ``correct``): a p(f) sparkline per probe
-    context over the fractions (the masked one empty for question-only), condition, pair, the
-    final answer and gold as text (``none`` when unparsed). No statistic reads them."""
+    (:data:`cotaudit.display.TRACE_VIEWER_FIELDS` but ``correct``): condition, pair, the final
+    answer and gold as text (``none`` when unparsed), then a p(f) sparkline per probe context
+    over the fractions in at most :data:`cotaudit.display.CELL_SPARK_CHARS` characters (the
+    masked one empty for question-only; after the text, so the sample header's first five
+    scores are short). No statistic reads them."""
     return {
-        "p_visible": sparkline(passes["visible"]),
-        "p_masked": sparkline(passes["masked"]) if condition != "question_only" else "",
         "condition": condition,
         "pair": pair,
         "final_answer": "none" if final is None else str(final),
         "gold": str(gold),
+        "p_visible": cell_sparkline(passes["visible"]),
+        "p_masked": cell_sparkline(passes["masked"]) if condition != "question_only" else "",
     }
 
 

@@ -1,19 +1,28 @@
 """How each study's log shows in Inspect's log viewer (``Task(viewer=...)``).
 
 The viewer's sample table has columns for built-in fields and for score values only (a dict
-score gives one column per key), so each study's scorer puts, besides its numbers, the fields a
-reader filters on into its ``Score.value`` as text or booleans (``condition``, ``pair``,
-``a_final``, ``gold``, ``correct``) and a one-line sparkline of its curve. The table shows the
-primary per-sample score first, sorted by pair; the sample's score panel lists the value's keys
-in their order, primary first (``SampleScoreView`` with no sort keeps that order).
+score gives one column per key, every key shown: ``visible=False`` does not hide a score
+column), so each study's scorer puts, besides its numbers, the fields a reader filters on into
+its ``Score.value`` as text or booleans (``condition``, ``pair``, ``a_final``, ``gold``,
+``correct``) and a sparkline of its curve. The table shows the primary per-sample score first,
+rows sorted by sample id (``<pair>-<condition>``: by pair, then condition); the sample's score
+panel lists the value's keys in their order, primary first (``SampleScoreView`` with no sort
+keeps that order).
+
+The viewer sizes a score column by its label (max(70, 6.2 px per character + 40 px), at most
+120 px) and cuts a longer header or cell with an ellipsis, so every score key gets a label
+of at most :data:`MAX_LABEL_CHARS` characters (:data:`SELFCOMMIT_LABELS`, :data:`TRACE_LABELS`,
+:data:`REPORT_LL_LABELS`), and no score column is sorted (a sort mark takes about 26 px of
+the header).
 
 Inspect reduces every sample's scores over epochs (even one epoch) before the metrics see them,
-and its ``mean`` turns text into 0.0, so the studies reduce with :func:`mean_keep_text`.
+and its ``mean`` turns text into 0.0, so the studies reduce with :func:`mean_keep_text`
+(logged as :data:`EPOCH_REDUCER`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from inspect_ai.scorer import Score, ScoreReducer, mean_score, score_reducer
 from inspect_ai.viewer import (
@@ -43,13 +52,43 @@ REPORT_LL_SCORER = "report_ll_scorer"
 REPORT_LL_FIELDS = REPORT_LL_VIEWER_FIELDS
 
 
+MAX_LABEL_CHARS = 10
+"""Longest score-column label: the column the viewer gives it (6.2 px per character) holds
+its header text (about 6.9 px per capital) up to about 10 characters."""
+ROW_SORT = [TaskSamplesSort(column="sampleId")]
+"""Rows sorted by sample id: ``<pair>-<condition>`` (selfcommit, trace_tutor),
+``<scenario>/<rendering>/<richness>/<register>`` (report_ll)."""
+
+SELFCOMMIT_LABELS = {"c_t": "c(t) plot", "uncommitted": "uncommit.", "lowcommit": "low c(t)"}
+"""Column labels of the selfcommit keys longer than :data:`MAX_LABEL_CHARS` or named for the
+reader (the c(t) sparkline; 9 characters give its column room for 8 block characters)."""
+TRACE_STATS = {"auc": "AUC", "pass_at_10": "p@10", "first_pass": "1st",
+               "first_pass_censored": "cens", "all_pass": "all", "pass_10_fail_100": "nm10",
+               "pass_early_fail_100": "nm", "zero_probe": "0%"}
+"""trace_tutor's per-curve statistics (a ``<stat>_visible`` and a ``<stat>_masked`` key each)
+and their short names in the column labels (``nm10``: passes at 10% and fails at 100%, the
+study's non-monotone; ``nm``: passes at some f < 100% and fails at 100%; ``cens``: no pass,
+first pass censored at 1.0)."""
+TRACE_LABELS = {
+    TRACE_PRIMARY: "Δcontext", "final_answer": "final ans", "length_tokens": "tokens",
+    "p_visible": "p(f) vis.", "p_masked": "p(f) mask",
+    **{f"{stat}_{ctx}": f"{short} {'vis.' if ctx == 'visible' else 'mask'}"
+       for stat, short in TRACE_STATS.items() for ctx in ("visible", "masked")},
+}
+"""Column labels of the trace_tutor keys: ``vis.`` the curve with the key visible, ``mask``
+with it masked."""
+REPORT_LL_LABELS = {REPORT_LL_PRIMARY: "DiD (nats)", "d_h": "D_h", "d_c": "D_c",
+                    "did_per_token": "DiD/token", "d_h_per_token": "D_h/token",
+                    "d_c_per_token": "D_c/token"}
+"""Column labels of the report_ll keys."""
+
+
 def _config(
     name: str,
     scorer: str,
     visible: Sequence[str],
     hidden: Sequence[str],
-    sort: Sequence[str],
-    labels: dict[str, str],
+    labels: Mapping[str, str],
 ) -> ViewerConfig:
     columns = [TaskSamplesColumn(id="sampleId")]
     columns += [TaskSamplesColumn.score(scorer, k) for k in visible]
@@ -61,9 +100,9 @@ def _config(
         task_samples_view=TaskSamplesView(
             name=name,
             columns=columns,
-            sort=[TaskSamplesSort.score(scorer, k) for k in sort],
+            sort=ROW_SORT,
             multiline=False,
-            score_labels=labels,
+            score_labels=dict(labels),
         ),
         sample_score_view=SampleScoreView(default="grid"),
     )
@@ -71,36 +110,40 @@ def _config(
 
 def selfcommit_viewer(primary: str, summaries: Sequence[str]) -> ViewerConfig:
     """Columns: pair, condition, the primary summary, the c(t) sparkline, a_final, gold,
-    correct, then the other summaries; sorted by pair, condition."""
+    correct, then the other summaries; sorted by sample id (pair, then condition)."""
     visible = ["pair", "condition", primary, "c_t", "a_final", "gold", "correct"]
     hidden = [s for s in summaries if s != primary]
-    labels = {"c_t": "c(t)", primary: primary.replace("tau_", "tau_first ")}
-    return _config("selfcommit", SELFCOMMIT_SCORER, visible, hidden, ["pair", "condition"], labels)
+    return _config("selfcommit", SELFCOMMIT_SCORER, visible, hidden, SELFCOMMIT_LABELS)
 
 
 def trace_viewer() -> ViewerConfig:
     """Columns: pair, condition, Delta_context, AUC visible and masked, the p(f) sparklines,
-    final answer, gold, correct; sorted by pair, condition."""
+    final answer, gold, correct, then the other per-curve statistics and the length; sorted by
+    sample id (pair, then condition)."""
     visible = ["pair", "condition", TRACE_PRIMARY, "auc_visible", "auc_masked", "p_visible",
                "p_masked", "final_answer", "gold", "correct"]
-    hidden = ["pass_at_10_visible", "pass_at_10_masked", "first_pass_visible",
-              "first_pass_masked", "zero_probe_visible", "zero_probe_masked", "length_tokens"]
-    labels = {"p_visible": "p(f) visible", "p_masked": "p(f) masked",
-              TRACE_PRIMARY: "Δcontext", "final_answer": "answer"}
-    return _config("trace_tutor", TRACE_SCORER, visible, hidden, ["pair", "condition"], labels)
+    hidden = [f"{stat}_{ctx}" for stat in TRACE_STATS if stat != "auc"
+              for ctx in ("visible", "masked")] + ["length_tokens"]
+    return _config("trace_tutor", TRACE_SCORER, visible, hidden, TRACE_LABELS)
 
 
 def report_ll_viewer() -> ViewerConfig:
-    """Columns: scenario, the factor levels, DiD, D_h, D_c; sorted by scenario, register."""
+    """Columns: scenario, the factor levels, DiD, D_h, D_c, then the family and the per-token
+    differences; sorted by sample id (scenario, rendering, richness, register)."""
     visible = ["scenario", "register", "rendering", "richness", REPORT_LL_PRIMARY, "d_h", "d_c"]
     hidden = ["family", "did_per_token", "d_h_per_token", "d_c_per_token"]
-    labels = {REPORT_LL_PRIMARY: "DiD (nats)", "d_h": "D_h", "d_c": "D_c"}
-    return _config(
-        "report_ll", REPORT_LL_SCORER, visible, hidden, ["scenario", "register"], labels
-    )
+    return _config("report_ll", REPORT_LL_SCORER, visible, hidden, REPORT_LL_LABELS)
 
 
-@score_reducer(name="mean_keep_text")
+EPOCH_REDUCER = "avg"
+"""The name :func:`mean_keep_text` is registered and logged under. Inspect writes the name of
+any reducer a task sets into each score of the log's results (its own ``mean`` included; only
+a task that sets none logs no name), and the viewer's title bar shows it under every metric;
+its terminal leaves out a lone reducer named ``avg`` (``inspect_ai._display.core.results``), so
+the progress line and the summary show the bare metric names."""
+
+
+@score_reducer(name=EPOCH_REDUCER)
 def mean_keep_text() -> ScoreReducer:
     """Inspect's ``mean`` over epochs for every number or boolean of a dict score (so one epoch
     gives the sample's values, as floats); a text or None value is kept when every epoch has
@@ -131,3 +174,10 @@ def mean_keep_text() -> ScoreReducer:
         return reduced.model_copy(update={"value": value})
 
     return reduce
+
+
+@score_reducer(name="mean_keep_text")
+def mean_keep_text_by_name() -> ScoreReducer:
+    """:func:`mean_keep_text` under the name ``mean_keep_text``, which logs may record as their
+    reducer: ``inspect score`` re-creates a log's reducer from the name it records."""
+    return mean_keep_text()

@@ -103,7 +103,7 @@ def test_sample_values_lead_with_the_primary_score_and_carry_the_viewer_fields(l
     reduced = log.reductions[0].samples[0].value
     text = [f for f in fields if f not in ("correct",)]
     assert all(isinstance(reduced[f], str) for f in text), reduced
-    assert log.eval.viewer.task_samples_view.sort[0].column.startswith(f"score__{SCORERS[study]}")
+    assert log.eval.viewer.task_samples_view.columns[1].id.startswith(f"score__{SCORERS[study]}")
 
 
 def test_selfcommit_sparkline_and_exact_fractions(logs) -> None:

@@ -165,3 +165,161 @@ def test_trace_curve_text_by_hand():
     one = trace_curve_text([0.1, 1.0], [0, 5, 50], {"visible": {
         "matches": [1, 3, 2], "parsed": [[18, 18, 18]] * 2 + [[18, 17, 18]]}}, 3, 0.5)
     assert "  p  answers" in one and "0.667  ✓ 18×2 17×1" in one
+
+
+def test_cell_sparkline_caps_the_characters_by_bin_means():
+    from cotaudit.display import CELL_SPARK_CHARS, cell_sparkline
+
+    assert cell_sparkline([0.0, 1.0]) == sparkline([0.0, 1.0])  # short curves: one per point
+    # 11 values in 4 characters: bins [0:2], [2:5], [5:8], [8:11] (i*11//4) with means
+    # 0.05, 0.3, 0.6, 0.9 -> levels round(0.35)=0, round(2.1)=2, round(4.2)=4, round(6.3)=6
+    assert cell_sparkline([i / 10 for i in range(11)], 4) == "▁▃▅▇"
+    assert cell_sparkline([None, None, 1.0, math.nan], 2) == MISSING + "█"
+    assert len(cell_sparkline([0.5] * 40)) == CELL_SPARK_CHARS
+
+
+NASTY = "**18** ![x](http://e.example/i.png) [link](javascript:1) `code` $x^2$ #h\n1. _a_ ~b~ |c|"
+
+
+def test_md_text_escapes_every_markdown_syntax_character():
+    from cotaudit.display import md_text
+
+    assert md_text("18") == "18"
+    assert md_text("a*b_c") == r"a\*b\_c"
+    assert md_text("line one\n\n# two") == r"line one \# two"  # one line: no heading, no list
+    assert md_text("x < y & z") == "x < y & z"  # the viewer escapes HTML itself
+
+
+def test_md_text_renders_as_the_literal_text():
+    """Rendered as CommonMark (markdown-it, the parser Inspect's viewer uses), the escaped text
+    is one paragraph of plain text equal to the input with its whitespace runs made single
+    spaces: no emphasis, link, image, code, heading or list."""
+    import html
+    import re
+
+    from markdown_it import MarkdownIt
+
+    from cotaudit.display import md_text
+
+    out = MarkdownIt("commonmark").render(md_text(NASTY))
+    assert out.startswith("<p>") and out.endswith("</p>\n") and out.count("<") == 2, out
+    assert html.unescape(out[3:-5]) == re.sub(r"\s+", " ", NASTY)
+
+
+def test_aligned_block_fence_outlasts_backticks_in_cells():
+    block = aligned_block(["a"], [["x```y"]])
+    lines = block.splitlines()
+    assert lines[0] == "````text" and lines[-1] == "````"  # 3 backticks in a cell: fence of 4
+    assert aligned_block(["a"], [["x"]]).startswith("```text\n")
+
+
+def test_probe_curve_text_by_hand():
+    from cotaudit.display import probe_curve_text
+
+    text = probe_curve_text([4, 40], [0.1, 1.0], {"own": [0.0, 0.5, 1.0], "replay": [0, 1, 1]},
+                            "p(t)", zero_probe=True)
+    block, zero, own, replay = text.split("\n\n")
+    assert block.splitlines()[1:-1] == [
+        " t  t/T  p(t) own  p(t) replay",
+        " 0    0         0            0",
+        " 4  0.1       0.5            1",
+        "40    1         1            1",
+    ]
+    assert zero.startswith("t = 0: the zero probe")
+    assert own == "p(t) own ▅█" and replay == "p(t) replay ██"  # the curve after the zero probe
+    no_zero = probe_curve_text([10], [1.0], {"own": [0.8]}, "c(t)", zero_probe=False)
+    assert no_zero.split("\n\n")[0].splitlines()[2] == "10    1       0.8"
+
+
+# --- charts -------------------------------------------------------------------------------------
+
+
+def _decode_png(png: bytes) -> tuple[int, int, list[tuple[int, int, int]], list[list[int]]]:
+    """(width, height, palette, rows of palette indices) of a 4-bit palette PNG, each chunk's
+    CRC checked."""
+    import struct
+    import zlib
+
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks = 8, {}
+    while pos < len(png):
+        (n,) = struct.unpack(">I", png[pos:pos + 4])
+        kind, data = png[pos + 4:pos + 8], png[pos + 8:pos + 8 + n]
+        (crc,) = struct.unpack(">I", png[pos + 8 + n:pos + 12 + n])
+        assert crc == zlib.crc32(kind + data) & 0xFFFFFFFF, kind
+        chunks[kind] = chunks.get(kind, b"") + data
+        pos += 12 + n
+    w, h, depth, ctype, *_ = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
+    assert (depth, ctype) == (4, 3)
+    plte = chunks[b"PLTE"]
+    palette = [tuple(plte[i:i + 3]) for i in range(0, len(plte), 3)]
+    raw = zlib.decompress(chunks[b"IDAT"])
+    stride = 1 + (w + 1) // 2
+    rows = []
+    for y in range(h):
+        line = raw[y * stride:(y + 1) * stride]
+        assert line[0] == 0  # no filter
+        rows.append([v for b in line[1:] for v in (b >> 4, b & 15)][:w])
+    return w, h, palette, rows
+
+
+def _png_of(markdown: str) -> bytes:
+    import base64
+
+    return base64.b64decode(markdown.split("data:image/png;base64,", 1)[1].split(")", 1)[0])
+
+
+def test_selfcommit_chart_pixels_by_hand():
+    from cotaudit import chart
+    from cotaudit.display import selfcommit_chart
+
+    md = selfcommit_chart([20, 40, 60], 60, [1, 0, 2], 2, imputed=[False, True, False], c0=0.5,
+                          theta=0.8)
+    image, caption = md.split("\n\n")
+    assert image.startswith("![c(t) chart](data:image/png;base64,")
+    assert caption.startswith("c(t) = m/k of the forced answers (k = 2) against t")
+    assert "θ = 0.8" in caption and "imputed" in caption and "c0 = 0.5" in caption
+    png = _png_of(md)
+    assert len(png) < 2000  # a few hundred bytes of line art, not a photo
+    w, h, palette, px = _decode_png(png)
+    assert (w, h) == (chart.WIDTH, chart.HEIGHT) == (360, 140)
+    assert palette[chart.BLUE] == (31, 119, 180)
+    # plot area x 30..346 (t = 0..60), y 120 (c = 0) .. 14 (c = 1):
+    # x(t) = 30 + round(t / 60 * 316), y(c) = 120 - round(c * 106)
+    assert px[67][135] == chart.BLUE  # t = 20: x 30 + 105.3 -> 135; c = 1/2: y 120 - 53 = 67
+    assert px[14][346] == chart.BLUE  # t = 60, c = 1
+    # t = 40 (c = 0, imputed): a ring (7 x 7) around x 30 + 210.7 -> 241, y 120: its top
+    # row is 3 px above, its corner stays background
+    assert px[117][241] == chart.BLUE and px[117][238] == chart.BACKGROUND
+    assert px[67][30] == chart.GREY  # c0 = 0.5 at t = 0, a point of its own
+    # theta = 0.8 at y 120 - round(84.8) = 35: dashes of 4 pixels on, 3 off from x = 30
+    assert [px[35][x] for x in range(31, 37)] == [chart.GUIDE] * 3 + [chart.BACKGROUND] * 3
+    assert px[0][w - 1] == chart.BACKGROUND
+
+
+def test_trace_chart_two_contexts_and_the_0_percent_probe():
+    from cotaudit import chart
+    from cotaudit.display import trace_chart
+
+    probes = {"visible": {"matches": [1, 0, 1]}, "masked": {"matches": [0, 0, 1]}}
+    md = trace_chart([0.5, 1.0], probes, 1, 0.5)
+    assert "blue: visible" in md and "orange rings, dashed: masked" in md
+    _, _, _, px = _decode_png(_png_of(md))
+    # f = 50%: x 30 + 158 = 188, both p = 0 (y 120): the blue disc and, around it, the orange
+    # ring (its top row 3 px above, x 187..189)
+    assert px[120][188] == chart.BLUE and px[117][188] == chart.ORANGE
+    # f = 100% (x 346), both p = 1 (y 14)
+    assert px[14][346] == chart.BLUE and px[11][346] == chart.ORANGE
+    # the 0% probes at f = 0: visible p = 1 (x 30, y 14), masked p = 0 (x 30, y 120) ring
+    assert px[14][31] == chart.BLUE and px[117][30] == chart.ORANGE
+    # the line joins f = 50% to 100% and never the 0% probe: the blue line at x = 109 (half
+    # way from 30 to 188) would be at y = 67 if it were joined
+    assert px[67][109] != chart.BLUE
+
+
+def test_curve_markdown_puts_the_chart_before_the_text():
+    from cotaudit.display import selfcommit_curve_markdown, selfcommit_curve_text
+
+    md = selfcommit_curve_markdown([20, 40], 40, [1, 2], 2, theta=0.8)
+    text = selfcommit_curve_text([20, 40], 40, [1, 2], 2)
+    assert md.startswith("![c(t) chart](data:image/png;base64,") and md.endswith(text)

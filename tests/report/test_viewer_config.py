@@ -8,6 +8,9 @@ from inspect_ai.viewer import ViewerConfig
 
 from cotaudit import compact
 from cotaudit.scorers.viewer import (
+    EPOCH_REDUCER,
+    MAX_LABEL_CHARS,
+    TRACE_STATS,
     mean_keep_text,
     report_ll_viewer,
     selfcommit_viewer,
@@ -45,13 +48,53 @@ def test_viewer_configs_name_score_columns_of_their_scorer():
     hidden = {c.id for c in view.columns if not c.visible}
     assert "score__selfcommit_scorer__range_c" in ids and hidden == {
         "input", "target", "answer", "tokens", "duration"}
-    assert [s.column for s in view.sort] == ["score__selfcommit_scorer__pair",
-                                             "score__selfcommit_scorer__condition"]
+    # sorted by sample id ("p0000-hinted" < "p0000-honest" < "p0001-hinted"): pair, then
+    # condition, with no sort mark taking room in a score column's header
+    assert [s.column for s in view.sort] == ["sampleId"]
     assert cfg.sample_score_view.sort is None  # natural order: the value's, primary first
     assert trace_viewer().task_samples_view.columns[3].id == (
         "score__trace_tutor_scorer__delta_context")
-    assert report_ll_viewer().task_samples_view.sort[0].column == (
-        "score__report_ll_scorer__scenario")
+    assert report_ll_viewer().task_samples_view.sort[0].column == "sampleId"
+
+
+def _score_keys(cfg: ViewerConfig) -> list[str]:
+    return [c.id.split("__", 2)[2] for c in cfg.task_samples_view.columns
+            if c.id.startswith("score__")]
+
+
+@pytest.mark.parametrize("cfg", [
+    selfcommit_viewer("tau_0.8", ["range_c", "uncommitted", "lowcommit", "rho_back",
+                                  "tau_0.5", "tau_0.6", "tau_0.7", "tau_0.8", "tau_0.9", "tau_1"]),
+    trace_viewer(),
+    report_ll_viewer(),
+], ids=["selfcommit", "trace_tutor", "report_ll"])
+def test_every_score_column_header_is_short(cfg):
+    """The viewer sizes a column by its label (max(70, 6.2 px/char + 40 px), at most 120 px);
+    a header of up to MAX_LABEL_CHARS characters fits it (the browser test measures them)."""
+    labels = cfg.task_samples_view.score_labels or {}
+    shown = {k: labels.get(k, k) for k in _score_keys(cfg)}
+    assert all(len(v) <= MAX_LABEL_CHARS for v in shown.values()), shown
+
+
+def test_trace_viewer_orders_every_key_of_the_scorer():
+    # every key the trace scorer writes has a column in the config, so none is appended after
+    # the built-in columns: 8 statistics x 2 curves, the primary, 6 viewer fields, correct,
+    # length (the keys of scorers/trace_tutor.py)
+    keys = _score_keys(trace_viewer())
+    assert len(keys) == len(set(keys)) == 8 * 2 + 1 + 6 + 1 + 1
+    assert {f"{s}_masked" for s in TRACE_STATS} <= set(keys)
+
+
+def test_reducer_is_logged_as_avg_and_found_by_both_names():
+    from inspect_ai.scorer._reducer import create_reducers, reducer_log_name
+
+    # Inspect's terminal leaves out a lone reducer named "avg"; logs that record
+    # "mean_keep_text" still re-create the same reducer by name (inspect score)
+    assert reducer_log_name(mean_keep_text()) == EPOCH_REDUCER == "avg"
+    value = {"x": 1, "condition": "honest"}
+    for name in ("avg", "mean_keep_text"):
+        [reducer] = create_reducers([name])
+        assert reducer([Score(value=value)]).value == {"x": 1.0, "condition": "honest"}
 
 
 def test_select_drops_nan_but_keeps_headline():
