@@ -193,7 +193,7 @@ async def annotate_log(
         [MetadataEdit(metadata_set={RESULT_KEY: summaries})],
         ProvenanceData(author=AUTHOR, reason="contrastive cluster F1: cluster contrast"),
     )
-    await _write_replacing(log, location)
+    await write_replacing(log, location)
     return log
 
 
@@ -231,7 +231,7 @@ def _point_text(samples: Sequence[EvalSample], point: str, kind: ClusterMetric) 
     return sample.output.completion if sample.output is not None else ""
 
 
-async def _write_replacing(log: EvalLog, location: str) -> None:
+async def write_replacing(log: EvalLog, location: str) -> None:
     """Write ``log`` to ``location``; a local file via a sibling temporary file and a rename, so
     an interrupted write never leaves a damaged log."""
     if "://" in location and not location.startswith("file://"):
@@ -279,4 +279,5 @@ __all__ = [
     "cluster_runs",
     "contrast_options",
     "describe_contrast",
+    "write_replacing",
 ]

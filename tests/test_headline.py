@@ -18,7 +18,8 @@ from cotaudit.headline import (
     HeadlineSpec,
     assess,
     cut_text,
-    extent_line,
+    ran_line,
+    ran_record,
     spans_bounds,
     specs_of,
 )
@@ -94,9 +95,14 @@ def test_what_ran_when_inspect_cut_the_samples():
     assert cut_text(None, ["p0000-honest", "p0001-honest"]) == (
         "--sample-id p0000-honest,p0001-honest")
     assert cut_text(None, None) is None
-    # README command 1: --limit 4 of the default 50 problems x 2 conditions
-    assert extent_line(4, 100, "--limit 4") == "ran 4 of the task's 100 samples (--limit 4)"
-    assert extent_line(100, 100, "--limit 200") is None and extent_line(4, 4, None) is None
+    # README command 1: --limit 4 of the default 50 problems x 2 conditions: problems 0 and 1
+    record = ran_record(4, 100, "--limit 4", 2, 50)
+    assert record == {"samples": 4, "of_samples": 100, "cut": "--limit 4", "problems": 2,
+                      "of_problems": 50}
+    assert ran_line(record) == "ran 4 of the task's 100 samples (--limit 4): 2 of the 50 problems"
+    assert ran_line(ran_record(4, 100, "--limit 4")) == (
+        "ran 4 of the task's 100 samples (--limit 4)")  # a task without -T problems
+    assert ran_record(100, 100, "--limit 200") is None and ran_record(4, 4, None) is None
 
 
 @pytest.mark.model
@@ -134,8 +140,11 @@ def test_a_tiny_run_prints_its_headlines_beside_inspects_summary(tmp_path, capsy
         f"{label}: cluster_f1 cannot be computed: need >= 2 samples per class, got 0 positive "
         "and 0 negative (n = 0 problems)",
         # 2 problems x 2 conditions; --limit 2 ran problem 0's two
-        f"{label}: ran 2 of the task's 4 samples (--limit 2)",
+        f"{label}: ran 2 of the task's 4 samples (--limit 2): 1 of the 2 problems",
     ]
+    assert log.eval.task_args["problems"] == 2  # Inspect logs the argument as given
+    assert log.metadata["ran"] == {"samples": 2, "of_samples": 4, "cut": "--limit 2",
+                                   "problems": 1, "of_problems": 2}
     # the report of that run: the same lines, what ran, and "no data" instead of empty tables
     # and figures (one problem of the two asked ran; neither response has a final answer)
     from cotaudit.report import build_report

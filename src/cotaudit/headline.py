@@ -11,13 +11,16 @@ wherever the metrics are listed (the viewer's title bar, the terminal summary).
 and whether it means anything:
 
 - **not computed**: the statistic is NaN; the line says why (a reason the caller knows, such as
-  a degenerate clustering, else n = 0 and the units left out, else "undefined on n units");
+  a degenerate clustering, else n = 0 and the units left out, else "undefined on these data"
+  with its n);
 - **too small**: ``n < MIN_UNITS`` ("too few to mean anything"), or its interval covers every
   value the statistic can take (``bounds``, e.g. [0, 1] for an AUROC or an F1: "says nothing");
 - otherwise the statistic, its interval and its n.
 
 Counts are printed as integers (``n = 1 problem``), values by
 :func:`cotaudit.display.fmt_number` (at most 3 decimals, trailing zeros dropped).
+:func:`ran_record` says how many of the task's samples (and problems) ran when ``--limit`` or
+``--sample-id`` cut them (:func:`cut_text`); :func:`ran_line` in words.
 """
 
 from __future__ import annotations
@@ -189,12 +192,35 @@ def cut_text(limit: Any, sample_id: Any) -> str | None:
     return " ".join(parts) or None
 
 
-def extent_line(samples_run: int, task_samples: int, cut: str | None) -> str | None:
-    """What ran when ``cut`` (:func:`cut_text`) left out samples of the task: ``"ran 4 of the
-    task's 100 samples (--limit 4)"``; None when every sample ran."""
+RAN_KEY = "ran"
+"""Log metadata key of :func:`ran_record`."""
+
+
+def ran_record(
+    samples_run: int,
+    task_samples: int,
+    cut: str | None,
+    problems_run: int | None = None,
+    problems_given: int | None = None,
+) -> dict[str, Any] | None:
+    """What ran when ``cut`` (:func:`cut_text`) left out samples of the task: the samples run,
+    of the task's, the cut, and where the task takes ``-T problems`` the problems run (distinct
+    ``pair_id`` of the samples run) of those asked; None when every sample ran."""
     if cut is None or samples_run >= task_samples:
         return None
-    return f"ran {samples_run} of the task's {task_samples} samples ({cut})"
+    record: dict[str, Any] = {"samples": samples_run, "of_samples": task_samples, "cut": cut}
+    if problems_run is not None and problems_given is not None:
+        record |= {"problems": problems_run, "of_problems": problems_given}
+    return record
+
+
+def ran_line(record: Mapping[str, Any]) -> str:
+    """A :func:`ran_record` in words: ``"ran 4 of the task's 100 samples (--limit 4): 2 of the
+    50 problems"``."""
+    line = f"ran {record['samples']} of the task's {record['of_samples']} samples ({record['cut']})"
+    if "problems" in record:
+        line += f": {record['problems']} of the {record['of_problems']} problems"
+    return line
 
 
 def specs_of(metadata: Mapping[str, Any] | None) -> list[HeadlineSpec]:
@@ -211,8 +237,10 @@ __all__ = [
     "HeadlineNote",
     "HeadlineSpec",
     "assess",
+    "RAN_KEY",
     "cut_text",
-    "extent_line",
+    "ran_line",
+    "ran_record",
     "spans_bounds",
     "specs_of",
 ]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cotaudit.cluster.f1 import DEFAULT_PREFIX, why_f1_undefined
-from cotaudit.headline import MIN_UNITS, assess, extent_line, specs_of
+from cotaudit.headline import MIN_UNITS, assess, ran_line, ran_record, specs_of
 from cotaudit.report.data import RunData
 from cotaudit.stats import or_nan
 
@@ -45,8 +45,8 @@ def headline_text(
 def ran_text(run: RunData) -> str:
     """How much of the task ran: ``""`` when every sample did, else e.g. ``"This run: ran 4 of
     the task's 100 samples (--limit 4)."``."""
-    line = extent_line(run.n_samples, int(run.task_samples or run.n_samples), run.cut)
-    return f"This run: {line}." if line else ""
+    record = ran_record(run.n_samples, int(run.task_samples or run.n_samples), run.cut)
+    return f"This run: {ran_line(record)}." if record else ""
 
 
 def problems_setting(given: Any, problems_run: int, cut: str | None) -> Any:

@@ -314,8 +314,8 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         sec.text(headline)
     problems_run = len({r.pair_id for r in scored})
     sec.text(
-        f"{int(t_all['n_pairs'])} problems with both conditions answered ({len(scored)} scored "
-        "samples); "
+        f"{int(t_all['n_pairs'])} problem{'' if t_all['n_pairs'] == 1 else 's'} with both "
+        f"conditions answered ({len(scored)} scored samples); "
         f"accuracy of a_final: honest {fmt(acc[HONEST])}, hinted {fmt(acc[HINTED])}. "
         f"Settings: {settings_line(run, SETTINGS, problems_run)}. Summaries are oriented so "
         "larger = honest-like: AUROC = P(honest > hinted) + ½ P(honest = hinted) over all "
