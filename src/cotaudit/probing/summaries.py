@@ -119,11 +119,11 @@ class Headline:
         return self.summary if self.reference is None else f"auroc/{self.summary}"
 
     def spec(self) -> HeadlineSpec:
-        """Where it sits among the run metrics: the statistic, its n (``n_units``, units named
-        by ``pair_key``, else samples) and its interval; an AUROC lies in [0, 1]."""
-        unit = f"{self.pair_key} unit" if self.pair_key else "sample"
+        """Where it sits among the run metrics: the statistic, its n (``n_units``: units, the
+        ``pair_key`` values where samples have them, else samples) and its interval; an AUROC
+        lies in [0, 1]."""
         return HeadlineSpec(
-            self.metric, "n_units", unit, f"{unit}s",
+            self.metric, "n_units", "unit", "units",
             interval=(f"{self.metric}_ci_low", f"{self.metric}_ci_high"),
             bounds=(0.0, 1.0) if self.reference is not None else None,
         )
