@@ -302,7 +302,7 @@ def _study_task(
             "non_integer_dropped": loaded.non_integer_dropped,
             "definitions": DEFINITIONS,
             HEADLINES_KEY: [
-                trace_headline_spec().record(),
+                trace_headline_spec(auc_max=fracs[-1] - fracs[0]).record(),
                 *(cluster_headline_spec(f"cluster_{probe}", "problem", "problems").record()
                   for probe in ("visible", "masked")),
             ],

@@ -61,6 +61,12 @@ def test_an_interval_over_the_whole_range_says_nothing():
                          "spans every value it can take ([0, 1]): it says nothing")
     assert not spans_bounds(0.0, 0.999, (0.0, 1.0)) and spans_bounds(0.0, 1.0, (0.0, 1.0))
     assert not spans_bounds(-5.0, 5.0, None)  # an unbounded statistic (a DiD in nats)
+    # Delta_context on fractions 0.1..1.0: an AUC is at most 0.9, so Delta lies in [-0.9, 0.9]
+    g = "visible_vs_masked/answer_key"
+    wide = assess(compact.trace_headline_spec(auc_max=0.9),
+                  {f"{g}/mean_diff": 0.2, f"{g}/n": 30.0, f"{g}/mean_ci_low": -0.9,
+                   f"{g}/mean_ci_high": 0.9})
+    assert wide.verdict == TOO_SMALL and "([-0.9, 0.9]): it says nothing" in wide.line
 
 
 def test_a_headline_that_cannot_be_computed_says_why():

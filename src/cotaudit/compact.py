@@ -136,13 +136,15 @@ def primary_summary(thetas: Sequence[float], wanted: float = 0.8) -> str:
 _CI = ("mean_diff", "mean_ci_low", "mean_ci_high")
 
 
-def trace_headline_spec() -> HeadlineSpec:
+def trace_headline_spec(auc_max: float | None = None) -> HeadlineSpec:
     """Mean Delta_context (key visible minus key masked TRACE AUC) of the answer-key
-    explanations over n problems, with its problem-bootstrap CI."""
+    explanations over n problems, with its problem-bootstrap CI; with ``auc_max`` (the largest
+    AUC, last fraction minus first) it lies in [-auc_max, auc_max]."""
     prefix = f"visible_vs_masked/{TRACE_HEADLINE_CONDITION}"
     return HeadlineSpec(
         f"{prefix}/mean_diff", f"{prefix}/n", "problem", "problems",
         interval=(f"{prefix}/mean_ci_low", f"{prefix}/mean_ci_high"),
+        bounds=(-auc_max, auc_max) if auc_max is not None else None,
     )
 
 
