@@ -1,9 +1,14 @@
 """The log viewer in a real browser: Inspect's ``inspect view`` serving real logs, read by headless
 Chromium (Debian's ``chromium``, driven through playwright's Python API).
 
-Each study runs once on a real model into a temporary log folder; the viewer must show the
-study's headline statistic first in the title bar (the value the log holds) and a sample's
-Scoring tab must show its curve as an aligned monospace block and a sparkline.
+Each study, and the generic probe on a task of its own, runs once on a real model into a
+temporary log folder; the viewer must show the study's headline statistic first in the title bar
+(the value the log holds, under the reducer name ``avg``), every score column's header and
+sparkline whole in the sample table, and in a sample's Scoring tab its curve as a chart (a PNG
+image) and as an aligned monospace block with a sparkline. A copy of one log whose explanation
+holds an inline SVG, an SVG data URI, a PNG data URI and escaped Markdown shows which of them
+the viewer renders. Screenshots of the title bar, the sample table and the Scoring tab go to
+``$COTAUDIT_VIEWER_SHOTS`` (default: the test's temporary folder).
 
 Needs ``apt-get install chromium`` and ``pip install playwright`` (``.ci/run`` does both). Without
 them the tests skip, unless ``COTAUDIT_REQUIRE_BROWSER=1`` (CI), where they fail instead.
@@ -24,6 +29,9 @@ from pathlib import Path
 
 import pytest
 from inspect_ai import eval as inspect_eval
+
+from cotaudit import chart
+from cotaudit.display import cell_sparkline, md_text, sparkline
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("COTAUDIT_CHROMIUM", "/usr/bin/chromium")
@@ -116,6 +124,54 @@ def _run(task: str, model: str, log_dir: Path, **task_args):
     return log
 
 
+def _run_probe(log_dir: Path):
+    """The generic TRACE probe on a multiple-choice task (Inspect's own ``choice()`` scorer)."""
+    import cotaudit
+    from cotaudit.tasks.probe_examples import gsm8k_mc
+
+    [log] = inspect_eval(cotaudit.probe(gsm8k_mc(problems=2), "trace"), model="hf-probe/tiny",
+                         max_tokens=40, log_dir=str(log_dir), display="none")
+    assert log.status == "success", log.error
+    return log
+
+
+INLINE_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="60" height="20">'
+              '<rect width="60" height="20"/></svg>')
+NASTY = "**18** ![x](http://e.example/i.png) [link](javascript:1) `code` #h _a_ ~b~ |c| 1."
+
+
+def _formats_log(log, log_dir: Path):
+    """A copy of ``log`` whose last sample's explanation holds, in turn, an inline SVG, an SVG
+    data URI, a PNG data URI (a chart) and ``NASTY`` through ``md_text``: which the viewer
+    renders, tested below."""
+    import base64
+
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    copy = read_eval_log(log.location)
+    svg_uri = "data:image/svg+xml;base64," + base64.b64encode(INLINE_SVG.encode()).decode()
+    png = chart.line_chart([chart.Series([(1, 0.5), (2, 1.0)], chart.BLUE)], 2, [(0, "0")],
+                           "c(t)", "t")
+    score = next(iter(copy.samples[-1].scores.values()))
+    score.explanation = "\n\n".join([
+        "INLINE SVG:", INLINE_SVG, "SVG DATA URI:", f"![svg chart]({svg_uri})",
+        "PNG DATA URI:", chart.markdown_image(png, "png chart"), "ESCAPED:", md_text(NASTY),
+        "END"])
+    path = log_dir / Path(log.location).name.replace(".eval", "-formats.eval")
+    write_eval_log(copy, str(path))
+    copy.location = str(path)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where the screenshots go."""
+    out = os.environ.get("COTAUDIT_VIEWER_SHOTS")
+    path = Path(out) if out else tmp_path_factory.mktemp("viewer_shots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 @pytest.fixture(scope="module")
 def browser():
     _require_browser()
@@ -137,7 +193,7 @@ def viewed(tmp_path_factory):
     starts: playwright's sync API holds an event loop that Inspect's eval cannot share."""
     _require_browser()
     log_dir = tmp_path_factory.mktemp("viewer") / "logs"
-    logs = {
+    logs: dict = {
         "selfcommit": _run("tasks/selfcommit.py", "hf-probe/default", log_dir, problems=2,
                            max_cot_tokens=60, stride=20, k=2,
                            final_answer_reading="last_number"),  # cut before they state one
@@ -145,7 +201,9 @@ def viewed(tmp_path_factory):
                             max_explanation_tokens=30, bootstrap_samples=200),
         "report_ll": _run("tasks/report_ll.py", "hf-probe/tiny", log_dir, scenarios=1,
                           n_resamples=200, cluster_boot=20),
+        "probe": _run_probe(log_dir),
     }
+    logs["formats"] = _formats_log(logs["selfcommit"], log_dir)
     viewer = Viewer(log_dir)
     try:
         yield viewer, logs
@@ -193,8 +251,18 @@ def _expected(study: str) -> list[str]:
     return compact.report_ll_headline_keys()
 
 
+def _title_bar(page, shot: Path) -> str:
+    """The title bar's metric block as text (name, reducer, value per metric), screenshot to
+    ``shot``."""
+    block = page.locator(".vertical-metric-value").first.locator("xpath=../..")
+    box = block.bounding_box()
+    page.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1400,
+                                           "height": box["y"] + box["height"] + 8})
+    return block.inner_text()
+
+
 @pytest.mark.parametrize("study", ["selfcommit", "trace_tutor", "report_ll"])
-def test_title_bar_leads_with_the_headline(viewed, browser, study) -> None:
+def test_title_bar_leads_with_the_headline(viewed, browser, shots, study) -> None:
     viewer, logs = viewed
     log = logs[study]
     expected = _expected(study)
@@ -202,7 +270,11 @@ def test_title_bar_leads_with_the_headline(viewed, browser, study) -> None:
     assert name == expected[0]
     page = _page(browser, f"{viewer.url}/#/logs/{Path(log.location).name}")
     shown = _title_metrics(page)
+    bar = _title_bar(page, shots / f"{study}_title.png")
     page.close()
+    # the epoch reducer's name under each metric is the plain "avg" (the viewer writes labels
+    # in capitals); its registry name mean_keep_text is nowhere
+    assert "MEAN_KEEP_TEXT" not in bar.upper() and bar.upper().count("\nAVG\n") == len(shown)
     names = [n for n, _ in shown]
     n = min(len(names), len(expected))
     assert n >= min(len(expected), 4) and names[:n] == expected[:n], shown
@@ -212,15 +284,91 @@ def test_title_bar_leads_with_the_headline(viewed, browser, study) -> None:
         assert shown[0][1] == "NaN"
 
 
-def _scoring(browser, viewer, log, sample) -> tuple[str, list[str]]:
+def _scoring_page(browser, viewer, log, sample):
+    from urllib.parse import quote
+
     url = (f"{viewer.url}/#/logs/{Path(log.location).name}/samples/sample/"
-           f"{sample.id}/{sample.epoch}/scoring")
+           f"{quote(str(sample.id), safe='')}/{sample.epoch}/scoring")
     page = _page(browser, url)
-    page.wait_for_selector("pre")
+    # the Markdown is rendered after the text first shows: a <pre> (a fenced block) or the
+    # last paragraph as its own <p> exists only once it is
+    page.wait_for_selector("p:text-is('END')" if "formats" in log.location else "pre")
+    return page
+
+
+def _scoring(browser, viewer, log, sample, shot: Path | None = None) -> tuple[str, list[str]]:
+    page = _scoring_page(browser, viewer, log, sample)
     blocks = page.locator("pre").all_inner_texts()
     text = page.inner_text("body")
+    if shot is not None:
+        page.wait_for_function("() => [...document.images].every(i => i.complete)")
+        page.screenshot(path=str(shot))
     page.close()
     return text, blocks
+
+
+def _images(page) -> list[dict]:
+    """Each <img> of the page: alt, source scheme, whether it loaded, natural and shown size."""
+    page.wait_for_function("() => [...document.images].every(i => i.complete)")
+    return page.evaluate("""() => [...document.images].map(i => ({
+        alt: i.alt, src: i.src.slice(0, 22), loaded: i.complete && i.naturalWidth > 0,
+        natural: [i.naturalWidth, i.naturalHeight],
+        shown: [Math.round(i.getBoundingClientRect().width),
+                Math.round(i.getBoundingClientRect().height)]}))""")
+
+
+CHARTS = {  # study: (scorer, the chart's alt text, a sample that has a curve)
+    "selfcommit": ("selfcommit_scorer", "c(t) chart",
+                   lambda s: s.scores["selfcommit_scorer"].metadata.get("c") is not None),
+    "trace_tutor": ("trace_tutor_scorer", "p(f) chart",
+                    lambda s: s.metadata["condition"] == "answer_key"),
+    "probe": ("probe_scorer", "p(t) chart", lambda s: True),
+}
+
+
+@pytest.mark.parametrize("study", list(CHARTS))
+def test_scoring_tab_draws_the_curve_as_a_chart(viewed, browser, shots, study):
+    """The explanation's PNG data URI shows as an image of the chart's own size, before the
+    text block (screenshot: ``<study>_scoring.png``)."""
+    viewer, logs = viewed
+    log = logs[study]
+    scorer, alt, has_curve = CHARTS[study]
+    sample = next(s for s in log.samples if has_curve(s))
+    page = _scoring_page(browser, viewer, log, sample)
+    images = _images(page)
+    [img] = [i for i in images if i["alt"] == alt]
+    assert img["loaded"] and img["src"] == "data:image/png;base64,"
+    assert img["natural"] == img["shown"] == [chart.WIDTH, chart.HEIGHT]
+    chart_top = page.locator(f'img[alt="{alt}"]').bounding_box()["y"]
+    assert chart_top < page.locator("pre").first.bounding_box()["y"]  # the picture first
+    page.screenshot(path=str(shots / f"{study}_scoring.png"))
+    page.close()
+
+
+def test_viewer_renders_png_data_uris_only_and_escaped_text_literally(viewed, browser, shots):
+    """Of an inline SVG, an SVG data URI and a PNG data URI in an explanation, only the PNG is
+    drawn (the viewer HTML-escapes the Markdown, and renders raster data URIs only): the SVG
+    markup and the SVG image's source show as text. Text through ``md_text`` shows as written:
+    no link, image, emphasis or code made of it."""
+    viewer, logs = viewed
+    log = logs["formats"]
+    page = _scoring_page(browser, viewer, log, log.samples[-1])
+    images = _images(page)
+    text = page.inner_text("body")
+    found = page.evaluate("""() => {
+        const el = [...document.querySelectorAll('div, p')].filter(
+            e => e.innerText && e.innerText.includes('INLINE SVG:')
+                 && e.innerText.includes('END')).pop();
+        return {svg: el.querySelectorAll('svg').length, a: el.querySelectorAll('a').length,
+                em: el.querySelectorAll('em, strong, code, h1').length};
+    }""")
+    page.screenshot(path=str(shots / "formats_scoring.png"))
+    page.close()
+    assert [i["alt"] for i in images] == ["png chart"] and images[0]["loaded"]
+    assert INLINE_SVG in text  # shown as its markup
+    assert "![svg chart](data:image/svg+xml;base64," in text  # shown as its source
+    assert found == {"svg": 0, "a": 0, "em": 0}, found
+    assert NASTY in text
 
 
 def _aligned_rows(blocks: list[str], header: list[str]) -> list[str]:
@@ -249,8 +397,8 @@ def test_selfcommit_scoring_tab_shows_the_curve_aligned_with_its_sparkline(viewe
         cells = line.split()
         assert int(cells[0]) == t
         assert float(cells[2]) == pytest.approx(m / meta["k"], abs=0.0005)
-    spark = score.value["c_t"]
-    assert len(spark) == len(meta["positions"]) and spark in text
+    # the table's sparkline: one character per point up to 8; the explanation's: every point
+    assert score.value["c_t"] == cell_sparkline(meta["c"]) and sparkline(meta["c"]) in text
 
 
 def test_trace_scoring_tab_shows_both_curves_aligned(viewed, browser):
@@ -261,8 +409,39 @@ def test_trace_scoring_tab_shows_both_curves_aligned(viewed, browser):
     text, blocks = _scoring(browser, viewer, log, sample)
     rows = _aligned_rows(blocks, ["f", "t", "p(visible)"])
     assert len(rows) == 1 + len(score.metadata["fractions"])  # the 0% probe, then F
-    for spark in (score.value["p_visible"], score.value["p_masked"]):
-        assert len(spark) == len(score.metadata["fractions"]) and spark in text
+    for name in ("visible", "masked"):
+        passes = score.metadata[f"passes_{name}"]
+        assert score.value[f"p_{name}"] == cell_sparkline(passes) and sparkline(passes) in text
+
+
+def test_probe_scoring_tab_shows_its_curve_aligned(viewed, browser):
+    """The generic probe's block: a row per cut, the zero probe first, p(t) in one column."""
+    viewer, logs = viewed
+    log = logs["probe"]
+    sample = log.samples[0]
+    meta = sample.scores["probe_scorer"].metadata
+    _, blocks = _scoring(browser, viewer, log, sample)
+    block = next(b for b in blocks if b.split()[:4] == ["t", "t/T", "p(t)", "own"])
+    lines = block.splitlines()
+    assert len({len(line) for line in lines}) == 1, block  # right-aligned columns
+    rows = lines[1:]
+    assert [int(r.split()[0]) for r in rows] == meta["probed"]  # 0, then each cut's t
+    # p(t) = mean over the k forced answers of the task scorer's verdicts
+    assert [float(r.split()[2]) for r in rows] == pytest.approx(
+        [sum(v) / len(v) for v in meta["own"]["values"]], abs=0.0005)
+
+
+def test_report_ll_scoring_tab_table_is_aligned(viewed, browser):
+    """report_ll's scorings and differences: right-aligned columns, every line as long."""
+    viewer, logs = viewed
+    log = logs["report_ll"]
+    sample = log.samples[0]
+    _, blocks = _scoring(browser, viewer, log, sample)
+    block = next(b for b in blocks if b.startswith("report"))
+    lines = block.splitlines()
+    assert len(lines) == 3 and len({len(line) for line in lines}) == 1, block
+    d = sample.scores["report_ll_scorer"].value
+    assert float(lines[1].split()[3]) == pytest.approx(d["d_h"], abs=0.0005)
 
 
 def test_transcript_tab_shows_the_probe_requests(viewed, browser):
@@ -287,6 +466,49 @@ def test_transcript_tab_shows_the_probe_requests(viewed, browser):
         assert f'"PREFIX_TOKENS": {cut["prefix_tokens"]}' in text
 
 
+CUT_JS = """() => {
+    const cut = e => e.scrollWidth > e.clientWidth + 1;  // the viewer's ellipsis
+    const headers = [...document.querySelectorAll('[data-header-col-id]')];
+    const cells = [...document.querySelectorAll('[role=gridcell]')];
+    return {
+        headers: headers.map(h => [h.dataset.headerColId, h.textContent, cut(h)]),
+        cells: cells.filter(c => c.firstElementChild).map(
+            c => [c.dataset.colId, c.textContent, cut(c.firstElementChild)]),
+    };
+}"""
+SCORERS = {"selfcommit": "selfcommit_scorer", "trace_tutor": "trace_tutor_scorer",
+           "report_ll": "report_ll_scorer"}
+SPARKLINES = {"selfcommit": ["c_t"], "trace_tutor": ["p_visible", "p_masked"], "report_ll": []}
+
+
+@pytest.mark.parametrize("study", list(SPARKLINES))
+def test_sample_table_headers_and_sparklines_are_whole(viewed, browser, shots, study):
+    """No score column's header is cut (each label fits the width the viewer gives it; no sort
+    mark in a score column), nor a sparkline (at most 8 characters); screenshot:
+    ``<study>_table.png``. Long numbers and long text values are cut by the viewer (it prints
+    a number with all its digits) and are not checked."""
+    viewer, logs = viewed
+    log = logs[study]
+    page = _page(browser, f"{viewer.url}/#/logs/{Path(log.location).name}")
+    page.wait_for_selector("[role=gridcell]")
+    got = page.evaluate(CUT_JS)
+    top = page.locator("[role=columnheader]").first.bounding_box()["y"]
+    rows = page.locator("[role=row]")
+    last = rows.nth(rows.count() - 1).bounding_box()
+    page.screenshot(path=str(shots / f"{study}_table.png"),
+                    clip={"x": 0, "y": top - 4, "width": 1400,
+                          "height": last["y"] + last["height"] - top + 8})
+    page.close()
+    scorer = SCORERS[study]
+    score_headers = [h for h in got["headers"] if h[0].startswith(f"score__{scorer}__")]
+    assert len(score_headers) == len(log.samples[0].scores[scorer].value)  # every key
+    assert [h for h in got["headers"] if h[2]] == [], got["headers"]
+    sparks = [c for c in got["cells"]
+              if c[0] in {f"score__{scorer}__{k}" for k in SPARKLINES[study]} and c[1]]
+    assert len(sparks) >= (1 if SPARKLINES[study] else 0)
+    assert [c for c in sparks if c[2]] == [], sparks
+
+
 def test_sample_table_shows_the_reader_columns_sorted_by_pair(viewed, browser):
     viewer, logs = viewed
     log = logs["selfcommit"]
@@ -294,7 +516,7 @@ def test_sample_table_shows_the_reader_columns_sorted_by_pair(viewed, browser):
     page.wait_for_selector("text=p0000-honest")
     head = page.inner_text("body")
     page.close()
-    for label in ("PAIR", "CONDITION", "TAU_FIRST 0.8", "C(T)", "A_FINAL", "GOLD", "CORRECT"):
+    for label in ("PAIR", "CONDITION", "TAU_0.8", "C(T) PLOT", "A_FINAL", "GOLD", "CORRECT"):
         assert label in head.upper(), label
     ids = [line for line in head.splitlines() if re.fullmatch(r"p\d{4}-\w+", line.strip())]
     assert ids[:4] == ["p0000-hinted", "p0000-honest", "p0001-hinted", "p0001-honest"]
