@@ -97,6 +97,20 @@ def test_reducer_is_logged_as_avg_and_found_by_both_names():
         assert reducer([Score(value=value)]).value == {"x": 1.0, "condition": "honest"}
 
 
+def test_terminal_progress_line_leaves_the_reducer_name_out():
+    # Inspect's own formatting of a metric in the progress line: a lone reducer named "avg"
+    # is left out, any other name follows the metric (as mean_keep_text did)
+    from inspect_ai._display.core.display import TaskDisplayMetric
+    from inspect_ai._display.core.results import task_metric
+
+    def line(reducer: str) -> str:
+        return task_metric([TaskDisplayMetric(scorer="selfcommit_scorer", name="auroc/tau_0.8",
+                                              value=0.5, reducer=reducer)])
+
+    assert line(EPOCH_REDUCER) == "auroc/tau_0.8: 0.50"
+    assert line("mean_keep_text") == "auroc/tau_0.8/mean_keep_text: 0.50"
+
+
 def test_select_drops_nan_but_keeps_headline():
     table = {"a": 1.0, "b": math.nan, "c": 0.2, "h": math.nan}
     assert compact.select(table, ["c", "b", "a", "h", "missing"], keep_nan=["h"]) == {
