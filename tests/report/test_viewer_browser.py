@@ -296,12 +296,16 @@ def _scoring_page(browser, viewer, log, sample):
     return page
 
 
-def _scoring(browser, viewer, log, sample, shot: Path | None = None) -> tuple[str, list[str]]:
+def _scoring(browser, viewer, log, sample, chart_alt: str | None = None,
+             shot: Path | None = None) -> tuple[str, list[str]]:
+    """The Scoring tab's text and its <pre> blocks; with ``chart_alt``, its chart checked
+    (:func:`_assert_chart`); with ``shot``, a screenshot there."""
     page = _scoring_page(browser, viewer, log, sample)
     blocks = page.locator("pre").all_inner_texts()
     text = page.inner_text("body")
+    if chart_alt is not None:
+        _assert_chart(page, chart_alt)
     if shot is not None:
-        page.wait_for_function("() => [...document.images].every(i => i.complete)")
         page.screenshot(path=str(shot))
     page.close()
     return text, blocks
@@ -317,32 +321,14 @@ def _images(page) -> list[dict]:
                 Math.round(i.getBoundingClientRect().height)]}))""")
 
 
-CHARTS = {  # study: (scorer, the chart's alt text, a sample that has a curve)
-    "selfcommit": ("selfcommit_scorer", "c(t) chart",
-                   lambda s: s.scores["selfcommit_scorer"].metadata.get("c") is not None),
-    "trace_tutor": ("trace_tutor_scorer", "p(f) chart",
-                    lambda s: s.metadata["condition"] == "answer_key"),
-    "probe": ("probe_scorer", "p(t) chart", lambda s: True),
-}
-
-
-@pytest.mark.parametrize("study", list(CHARTS))
-def test_scoring_tab_draws_the_curve_as_a_chart(viewed, browser, shots, study):
-    """The explanation's PNG data URI shows as an image of the chart's own size, before the
-    text block (screenshot: ``<study>_scoring.png``)."""
-    viewer, logs = viewed
-    log = logs[study]
-    scorer, alt, has_curve = CHARTS[study]
-    sample = next(s for s in log.samples if has_curve(s))
-    page = _scoring_page(browser, viewer, log, sample)
-    images = _images(page)
-    [img] = [i for i in images if i["alt"] == alt]
+def _assert_chart(page, alt: str) -> None:
+    """The explanation's PNG data URI shows as an image (``alt``) at the chart's own size,
+    above the text block."""
+    [img] = [i for i in _images(page) if i["alt"] == alt]
     assert img["loaded"] and img["src"] == "data:image/png;base64,"
     assert img["natural"] == img["shown"] == [chart.WIDTH, chart.HEIGHT]
     chart_top = page.locator(f'img[alt="{alt}"]').bounding_box()["y"]
     assert chart_top < page.locator("pre").first.bounding_box()["y"]  # the picture first
-    page.screenshot(path=str(shots / f"{study}_scoring.png"))
-    page.close()
 
 
 def test_viewer_renders_png_data_uris_only_and_escaped_text_literally(viewed, browser, shots):
@@ -382,14 +368,15 @@ def _aligned_rows(blocks: list[str], header: list[str]) -> list[str]:
     return lines[1:]
 
 
-def test_selfcommit_scoring_tab_shows_the_curve_aligned_with_its_sparkline(viewed, browser):
+def test_selfcommit_scoring_tab_shows_the_curve_as_a_chart_and_aligned(viewed, browser, shots):
     viewer, logs = viewed
     log = logs["selfcommit"]
     sample = next(
         s for s in log.samples if s.scores["selfcommit_scorer"].metadata.get("c") is not None
     )
     score = sample.scores["selfcommit_scorer"]
-    text, blocks = _scoring(browser, viewer, log, sample)
+    text, blocks = _scoring(browser, viewer, log, sample, "c(t) chart",
+                            shots / "selfcommit_scoring.png")
     rows = _aligned_rows(blocks, ["t", "t/T", "c(t)"])
     meta = score.metadata
     assert len(rows) == len(meta["positions"])
@@ -401,12 +388,13 @@ def test_selfcommit_scoring_tab_shows_the_curve_aligned_with_its_sparkline(viewe
     assert score.value["c_t"] == cell_sparkline(meta["c"]) and sparkline(meta["c"]) in text
 
 
-def test_trace_scoring_tab_shows_both_curves_aligned(viewed, browser):
+def test_trace_scoring_tab_shows_both_curves_as_a_chart_and_aligned(viewed, browser, shots):
     viewer, logs = viewed
     log = logs["trace_tutor"]
     sample = next(s for s in log.samples if s.metadata["condition"] == "answer_key")
     score = sample.scores["trace_tutor_scorer"]
-    text, blocks = _scoring(browser, viewer, log, sample)
+    text, blocks = _scoring(browser, viewer, log, sample, "p(f) chart",
+                            shots / "trace_tutor_scoring.png")
     rows = _aligned_rows(blocks, ["f", "t", "p(visible)"])
     assert len(rows) == 1 + len(score.metadata["fractions"])  # the 0% probe, then F
     for name in ("visible", "masked"):
@@ -414,13 +402,14 @@ def test_trace_scoring_tab_shows_both_curves_aligned(viewed, browser):
         assert score.value[f"p_{name}"] == cell_sparkline(passes) and sparkline(passes) in text
 
 
-def test_probe_scoring_tab_shows_its_curve_aligned(viewed, browser):
-    """The generic probe's block: a row per cut, the zero probe first, p(t) in one column."""
+def test_probe_scoring_tab_shows_its_curve_as_a_chart_and_aligned(viewed, browser, shots):
+    """The generic probe's chart, and its block: a row per cut, the zero probe first, p(t) in
+    one column."""
     viewer, logs = viewed
     log = logs["probe"]
     sample = log.samples[0]
     meta = sample.scores["probe_scorer"].metadata
-    _, blocks = _scoring(browser, viewer, log, sample)
+    _, blocks = _scoring(browser, viewer, log, sample, "p(t) chart", shots / "probe_scoring.png")
     block = next(b for b in blocks if b.split()[:4] == ["t", "t/T", "p(t)", "own"])
     lines = block.splitlines()
     assert len({len(line) for line in lines}) == 1, block  # right-aligned columns
@@ -486,12 +475,14 @@ def test_sample_table_headers_and_sparklines_are_whole(viewed, browser, shots, s
     """No score column's header is cut (each label fits the width the viewer gives it; no sort
     mark in a score column), nor a sparkline (at most 8 characters); screenshot:
     ``<study>_table.png``. Long numbers and long text values are cut by the viewer (it prints
-    a number with all its digits) and are not checked."""
+    a number with all its digits) and are not checked. selfcommit's table shows the reader's
+    columns and its rows by pair, then condition."""
     viewer, logs = viewed
     log = logs[study]
     page = _page(browser, f"{viewer.url}/#/logs/{Path(log.location).name}")
     page.wait_for_selector("[role=gridcell]")
     got = page.evaluate(CUT_JS)
+    head = page.inner_text("body")
     top = page.locator("[role=columnheader]").first.bounding_box()["y"]
     rows = page.locator("[role=row]")
     last = rows.nth(rows.count() - 1).bounding_box()
@@ -507,16 +498,8 @@ def test_sample_table_headers_and_sparklines_are_whole(viewed, browser, shots, s
               if c[0] in {f"score__{scorer}__{k}" for k in SPARKLINES[study]} and c[1]]
     assert len(sparks) >= (1 if SPARKLINES[study] else 0)
     assert [c for c in sparks if c[2]] == [], sparks
-
-
-def test_sample_table_shows_the_reader_columns_sorted_by_pair(viewed, browser):
-    viewer, logs = viewed
-    log = logs["selfcommit"]
-    page = _page(browser, f"{viewer.url}/#/logs/{Path(log.location).name}")
-    page.wait_for_selector("text=p0000-honest")
-    head = page.inner_text("body")
-    page.close()
-    for label in ("PAIR", "CONDITION", "TAU_0.8", "C(T) PLOT", "A_FINAL", "GOLD", "CORRECT"):
-        assert label in head.upper(), label
-    ids = [line for line in head.splitlines() if re.fullmatch(r"p\d{4}-\w+", line.strip())]
-    assert ids[:4] == ["p0000-hinted", "p0000-honest", "p0001-hinted", "p0001-honest"]
+    if study == "selfcommit":
+        for label in ("PAIR", "CONDITION", "TAU_0.8", "C(T) PLOT", "A_FINAL", "GOLD", "CORRECT"):
+            assert label in head.upper(), label
+        ids = [line for line in head.splitlines() if re.fullmatch(r"p\d{4}-\w+", line.strip())]
+        assert ids[:4] == ["p0000-hinted", "p0000-honest", "p0001-hinted", "p0001-honest"]
