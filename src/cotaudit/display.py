@@ -94,7 +94,8 @@ def cell_sparkline(values: Sequence[float | None], width: int = CELL_SPARK_CHARS
         return sparkline(values)
     means: list[float | None] = []
     for i in range(width):
-        got = [float(v) for v in values[i * n // width:(i + 1) * n // width] if not _missing(v)]  # type: ignore[arg-type]
+        part = values[i * n // width:(i + 1) * n // width]
+        got = [float(v) for v in part if not _missing(v)]  # type: ignore[arg-type]
         means.append(math.fsum(got) / len(got) if got else None)
     return sparkline(means)
 
@@ -154,7 +155,8 @@ def aligned_block(
         return "  ".join(padded).rstrip()
 
     body = [line(header)] + [line(r) for r in rows]
-    runs = [len(m) for c in [*header, *(c for r in rows for c in r)] for m in re.findall("`+", str(c))]
+    cells = [*header, *(c for r in rows for c in r)]
+    runs = [len(m) for c in cells for m in re.findall("`+", str(c))]
     fence = "`" * max(3, max(runs, default=0) + 1)
     return f"{fence}text\n" + "\n".join(body) + f"\n{fence}"
 
