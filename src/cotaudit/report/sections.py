@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cotaudit.paper import PaperConfiguration
 from cotaudit.report.data import Consistency, RunData
 from cotaudit.report.tables import Table
 
@@ -66,3 +67,23 @@ def paper_line(run: RunData) -> str:
         "`" + f"{k}={v!r}".replace("`", "") + "`" for k, v in overrides.items()
     ) or "none"
     return f"This run used the study's configuration (`-T paper=true`); overrides: {kept}."
+
+
+def published_intro(paper: PaperConfiguration, run: RunData, scale: str) -> str:
+    """The paragraph above a study's published tables: the source, its model and ``scale``
+    (e.g. "50 problems"), and whether this run used the study's configuration."""
+    return (
+        f"**The study's published numbers beside this run's.** Published: {paper.source}, "
+        f"model {paper.model}, {scale}. {paper_line(run)} A run on another model or on "
+        "fewer problems is not expected to reproduce them; the tables show what did."
+    )
+
+
+def published_table(title: str, paper: PaperConfiguration) -> Table:
+    """An empty published table: quantity, this run, the study's value (labelled with the
+    study's model), run − published, and where the study gives it."""
+    return Table(
+        f"{title}: this run beside the study",
+        ["", "quantity", "this run", f"published, {paper.model}", "run − published", "source"],
+        align=["---", "---", "---:", "---:", "---:", "---"],
+    )

@@ -15,7 +15,7 @@ from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
-from cotaudit.report.sections import Section, paper_line
+from cotaudit.report.sections import Section, published_intro, published_table
 from cotaudit.report.tables import empty_stratum_cells, Cell, Table, count_cell, fmt, fmt_count
 from cotaudit.stats import best_threshold_accuracy
 from cotaudit.studies.selfcommit.paper import PAPER
@@ -605,18 +605,9 @@ def _difference_cell(key: str, mine: Any, published: Any) -> Cell:
 def add_published_tables(sec: Section, run: RunData, values: dict[str, Any]) -> None:
     """Tables I-III and the threshold sweep of the study: each published value (``PAPER``)
     beside the run's value of the same metric, labelled with the study's model."""
-    column = f"published, {PAPER.model}"
-    sec.text(
-        f"**The study's published numbers beside this run's.** Published: {PAPER.source}, "
-        f"model {PAPER.model}, 50 problems. {paper_line(run)} A run on another model or on "
-        "fewer problems is not expected to reproduce them; the tables show what did."
-    )
+    sec.text(published_intro(PAPER, run, "50 problems"))
     for key, title, wanted in PUBLISHED_GROUPS:
-        table = Table(
-            f"{title}: this run beside the study",
-            ["", "quantity", "this run", column, "run − published", "source"],
-            align=["---", "---", "---:", "---:", "---:", "---"],
-        )
+        table = published_table(title, PAPER)
         for name, published in PAPER.published.items():
             if not wanted(name):
                 continue

@@ -21,7 +21,7 @@ from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
-from cotaudit.report.sections import Section, paper_line
+from cotaudit.report.sections import Section, published_intro, published_table
 from cotaudit.report.tables import empty_stratum_cells, Cell, Table, ci_cell, count_cell, fmt
 from cotaudit.stats import median
 
@@ -536,18 +536,9 @@ def _digits(name: str) -> int:
 def add_published_tables(sec: Section, run: RunData, values: Mapping[str, float]) -> None:
     """Tables II-IV and the text's numbers: each published value of the study (``PAPER``)
     beside the run's value of the same metric, labelled with the study's model."""
-    column = f"published, {PAPER.model}"
-    sec.text(
-        f"**The study's published numbers beside this run's.** Published: {PAPER.source}, "
-        f"model {PAPER.model}, 1000 problems. {paper_line(run)} A run on another model or on "
-        "fewer problems is not expected to reproduce them; the tables show what did."
-    )
+    sec.text(published_intro(PAPER, run, "1000 problems"))
     for key, title, prefixes in PUBLISHED_GROUPS:
-        table = Table(
-            f"{title}: this run beside the study",
-            ["", "quantity", "this run", column, "run − published", "source"],
-            align=["---", "---", "---:", "---:", "---:", "---"],
-        )
+        table = published_table(title, PAPER)
         names = [n for n in PAPER.published if n.startswith(prefixes)]
         rows = list(dict.fromkeys(published_label(n)[0] for n in names))
         for name in sorted(names, key=lambda n: rows.index(published_label(n)[0])):
