@@ -20,8 +20,12 @@ def run(schedule: str, args: argparse.Namespace):
     [log] = inspect_eval(
         "tasks/selfcommit.py",
         model=args.model,
-        task_args={"problems": args.problems, "max_cot_tokens": args.max_cot_tokens,
-                   "schedule": schedule, "seed": args.seed},
+        task_args={
+            "problems": args.problems,
+            "max_cot_tokens": args.max_cot_tokens,
+            "schedule": schedule,
+            "seed": args.seed,
+        },
         log_dir=args.log_dir,
         display="none",
     )
@@ -51,10 +55,12 @@ def main() -> None:
             agree[key] = agree.get(key, 0) + int(abs(fv[key] - av[key]) < 1e-9)
         n += 1
     print(f"{args.model}: {n} samples, max_cot_tokens {args.max_cot_tokens}")
-    print(f"prefixes probed: full {probed_full}, adaptive {probed_adaptive} "
-          f"({1 - probed_adaptive / max(probed_full, 1):.0%} saved); "
-          f"wall time full {t_full:.1f} s, adaptive {t_adaptive:.1f} s "
-          f"(CoT generation included in both)")
+    print(
+        f"prefixes probed: full {probed_full}, adaptive {probed_adaptive} "
+        f"({1 - probed_adaptive / max(probed_full, 1):.0%} saved); "
+        f"wall time full {t_full:.1f} s, adaptive {t_adaptive:.1f} s "
+        f"(CoT generation included in both)"
+    )
     for key, count in agree.items():
         print(f"  {key:12s} identical in {count}/{n} samples")
 

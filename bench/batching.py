@@ -40,17 +40,26 @@ def study(log: Any) -> dict[Any, Any]:
     }
 
 
-def run(model: str, model_args: dict[str, Any],
-        args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
+def run(
+    model: str, model_args: dict[str, Any], args: argparse.Namespace
+) -> tuple[float, dict[str, Any]]:
     get_model(model, **model_args)  # load the engine before the clock starts
     with tempfile.TemporaryDirectory() as log_dir:
         start = time.perf_counter()
         [log] = inspect_eval(
-            "tasks/selfcommit.py", model=model, model_args=model_args, log_dir=log_dir,
-            display="none", max_connections=args.max_connections,
+            "tasks/selfcommit.py",
+            model=model,
+            model_args=model_args,
+            log_dir=log_dir,
+            display="none",
+            max_connections=args.max_connections,
             max_samples=args.max_connections,
-            task_args={"problems": args.problems, "max_cot_tokens": args.max_cot_tokens,
-                       "k": args.k, "stride": args.stride},
+            task_args={
+                "problems": args.problems,
+                "max_cot_tokens": args.max_cot_tokens,
+                "k": args.k,
+                "stride": args.stride,
+            },
         )
         elapsed = time.perf_counter() - start
         if log.status != "success":
@@ -59,16 +68,21 @@ def run(model: str, model_args: dict[str, Any],
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model", default="hf-probe/default")
     parser.add_argument("--problems", type=int, default=4)
     parser.add_argument("--max-cot-tokens", type=int, default=300)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--stride", type=int, default=30)
     parser.add_argument("--max-connections", type=int, default=16)
-    parser.add_argument("--max-batch-rows", type=int, default=None,
-                        help="batched run's row cap (default: the engine's)")
+    parser.add_argument(
+        "--max-batch-rows",
+        type=int,
+        default=None,
+        help="batched run's row cap (default: the engine's)",
+    )
     args = parser.parse_args()
     batched_args = {} if args.max_batch_rows is None else {"max_batch_rows": args.max_batch_rows}
     hf = args.model.startswith("hf-probe/")
@@ -79,13 +93,18 @@ def main() -> None:
     rates, studies = {}, {}
     for name, model_args in runs:
         rates[name], studies[name] = run(args.model, model_args, args)
-        print(f"{args.model} {name} ({model_args or 'default rows'}): {len(studies[name])} "
-              f"samples, {rates[name]:.2f} samples/min", flush=True)
+        print(
+            f"{args.model} {name} ({model_args or 'default rows'}): {len(studies[name])} "
+            f"samples, {rates[name]:.2f} samples/min",
+            flush=True,
+        )
     for name in rates:
         if name != "batched":
             same = studies[name] == studies["batched"]
-            print(f"batched/{name}: {rates['batched'] / rates[name]:.2f}x; same CoTs and forced "
-                  f"answers: {'yes' if same else 'NO'}")
+            print(
+                f"batched/{name}: {rates['batched'] / rates[name]:.2f}x; same CoTs and forced "
+                f"answers: {'yes' if same else 'NO'}"
+            )
     print(f"samples/min: unbatched {rates['unbatched']:.2f}, batched {rates['batched']:.2f}")
 
 

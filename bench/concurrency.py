@@ -28,14 +28,20 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as log_dir:
             start = time.perf_counter()
             [log] = inspect_eval(
-                "tasks/selfcommit.py", model=args.model, log_dir=log_dir, display="none",
+                "tasks/selfcommit.py",
+                model=args.model,
+                log_dir=log_dir,
+                display="none",
                 task_args={"problems": args.problems, "max_cot_tokens": args.max_cot_tokens},
-                max_connections=connections, max_samples=max(connections, 1),
+                max_connections=connections,
+                max_samples=max(connections, 1),
             )
             elapsed = time.perf_counter() - start
             n = len(log.samples)
-        print(f"--max-connections {connections}: {n} samples in {elapsed:.1f} s "
-              f"({60 * n / elapsed:.1f} samples/min)")
+        print(
+            f"--max-connections {connections}: {n} samples in {elapsed:.1f} s "
+            f"({60 * n / elapsed:.1f} samples/min)"
+        )
 
 
 if __name__ == "__main__":

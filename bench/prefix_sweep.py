@@ -23,10 +23,10 @@ import time
 
 import torch
 
+from cotaudit.datasets.gsm8k import load_problems
 from cotaudit.engine.base import PrefixRequest
-from cotaudit.gsm8k import load_problems
-from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
+from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
 
 def timed(fn, *args):
@@ -64,19 +64,30 @@ def shared_floor_time(engine, request: PrefixRequest) -> float:
         tag = engine.tokenize(request.tag)
         pos = width + torch.arange(len(tag))[None, :].expand(rows, -1)
         with engine._attention(ATTENTION_NAME):
-            logits = engine.model(input_ids=torch.tensor([tag] * rows), position_ids=pos,
-                                  use_cache=True, logits_to_keep=1,
-                                  **{engine._cache_kwarg: cache}).logits
+            logits = engine.model(
+                input_ids=torch.tensor([tag] * rows),
+                position_ids=pos,
+                use_cache=True,
+                logits_to_keep=1,
+                **{engine._cache_kwarg: cache},
+            ).logits
             for step in range(request.max_tokens - 1):
-                logits = engine.model(input_ids=logits[:, -1, :].argmax(-1)[:, None],
-                                      position_ids=pos[:, -1:] + 1 + step, use_cache=True,
-                                      **{engine._cache_kwarg: cache}).logits
+                logits = engine.model(
+                    input_ids=logits[:, -1, :].argmax(-1)[:, None],
+                    position_ids=pos[:, -1:] + 1 + step,
+                    use_cache=True,
+                    **{engine._cache_kwarg: cache},
+                ).logits
     return time.perf_counter() - start
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="default", help="hf-probe model name (default, tiny, path)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--model", default="default", help="hf-probe model name (default, tiny, path)"
+    )
     parser.add_argument("--lengths", default="600", help="comma-separated CoT lengths T")
     parser.add_argument("--stride", type=int, default=30)
     parser.add_argument("--k", type=int, default=5)
@@ -90,17 +101,28 @@ def main() -> None:
     problems = load_problems(limit=60).items
     text_ids = engine.tokenize("\n".join(p.solution for p in problems))
     messages = selfcommit_messages(problems[0].question, "honest", problems[0].answer)
-    print(f"model {args.model}; prompt {len(engine.render(messages))} tokens; stride {args.stride}; "
-          f"k {args.k}; answers of {args.answer_tokens} tokens; {torch.get_num_threads()} threads")
-    header = (f"{'T':>5} {'P':>3} {'naive':>8} {'forked':>8} {'batched':>8} {'floor':>8} "
-              f"{'floor/sh':>8}  {'naive/forked':>12} {'naive/batched':>13} "
-              f"{'batched/floor':>13} {'batched/floor_sh':>16}  same")
+    print(
+        f"model {args.model}; prompt {len(engine.render(messages))} tokens; stride {args.stride}; "
+        f"k {args.k}; answers of {args.answer_tokens} tokens; {torch.get_num_threads()} threads"
+    )
+    header = (
+        f"{'T':>5} {'P':>3} {'naive':>8} {'forked':>8} {'batched':>8} {'floor':>8} "
+        f"{'floor/sh':>8}  {'naive/forked':>12} {'naive/batched':>13} "
+        f"{'batched/floor':>13} {'batched/floor_sh':>16}  same"
+    )
     print(header)
     rows = []
     for T in (int(x) for x in args.lengths.split(",")):
         positions = list(range(0, T, args.stride)) + [T]
-        request = PrefixRequest(messages, text_ids[:T], positions, SELFCOMMIT_FORCED_ANSWER_TAG,
-                                k=args.k, max_tokens=args.answer_tokens, temperature=0.0)
+        request = PrefixRequest(
+            messages,
+            text_ids[:T],
+            positions,
+            SELFCOMMIT_FORCED_ANSWER_TAG,
+            k=args.k,
+            max_tokens=args.answer_tokens,
+            temperature=0.0,
+        )
         t_floor = floor_time(engine, request)
         t_shared_floor = shared_floor_time(engine, request)
         t_batched, batched = timed(engine._locked, engine.batched_continue_prefixes_sync, request)
@@ -111,18 +133,22 @@ def main() -> None:
         else:
             t_naive, same = float("nan"), batched == forked
         rows.append((T, t_batched))
-        print(f"{T:>5} {len(positions):>3} {t_naive:8.2f} {t_forked:8.2f} {t_batched:8.2f} "
-              f"{t_floor:8.2f} {t_shared_floor:8.2f}  {t_naive / t_forked:12.1f} "
-              f"{t_naive / t_batched:13.1f} {t_batched / t_floor:13.2f} "
-              f"{t_batched / t_shared_floor:16.2f}  {same}")
+        print(
+            f"{T:>5} {len(positions):>3} {t_naive:8.2f} {t_forked:8.2f} {t_batched:8.2f} "
+            f"{t_floor:8.2f} {t_shared_floor:8.2f}  {t_naive / t_forked:12.1f} "
+            f"{t_naive / t_batched:13.1f} {t_batched / t_floor:13.2f} "
+            f"{t_batched / t_shared_floor:16.2f}  {same}"
+        )
     if len(rows) > 1:
         import numpy as np
 
         ts, secs = np.array(rows, dtype=float).T
         slope, intercept = np.polyfit(ts, secs, 1)
         exponent = np.polyfit(np.log(ts), np.log(secs), 1)[0]
-        print(f"batched cost vs T: {slope * 1000:.2f} ms per CoT token (intercept {intercept:.2f} s); "
-              f"log-log exponent {exponent:.2f} (1 = linear, 2 = quadratic)")
+        print(
+            f"batched cost vs T: {slope * 1000:.2f} ms per CoT token (intercept {intercept:.2f} s); "
+            f"log-log exponent {exponent:.2f} (1 = linear, 2 = quadratic)"
+        )
 
 
 if __name__ == "__main__":

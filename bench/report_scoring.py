@@ -18,8 +18,8 @@ import time
 
 import torch
 
-from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
+from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 
 
 def scratch(engine, context, report) -> float:
@@ -40,8 +40,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     engine = _load_engine(resolve_model_path(args.model), "float32", "cpu")
     versions = expand(load_fixtures(DEFAULT_CORPUS))[: args.versions]
-    jobs = [(v.context_messages(t), [v.report("honest"), v.report("concealing")])
-            for v in versions for t in ("hack", "clean")]
+    jobs = [
+        (v.context_messages(t), [v.report("honest"), v.report("concealing")])
+        for v in versions
+        for t in ("hack", "clean")
+    ]
     with torch.inference_mode():
         start = time.perf_counter()
         slow = [scratch(engine, ctx, r) for ctx, reports in jobs for r in reports]
@@ -51,17 +54,26 @@ def main() -> None:
             engine.context_cache_size = lru
             engine._contexts.clear()
             start = time.perf_counter()
-            fast = [res.sum_logprob for ctx, reports in jobs
-                    for res in engine.loglikelihood_many_sync(ctx, reports)]
+            fast = [
+                res.sum_logprob
+                for ctx, reports in jobs
+                for res in engine.loglikelihood_many_sync(ctx, reports)
+            ]
             timings[label] = time.perf_counter() - start
     worst = max(abs(a - b) for a, b in zip(slow, fast))
     distinct = len({tuple(engine.render(ctx)) for ctx, _ in jobs})
     ctx_tokens = sum(len(engine.render(ctx)) for ctx, _ in jobs) / len(jobs)
-    print(f"model {args.model}: {len(versions)} fixture versions, {len(slow)} scorings, "
-          f"{distinct} distinct transcripts of ~{ctx_tokens:.0f} tokens")
-    print(f"scratch {t_scratch:.2f} s; " + "; ".join(
-        f"{label} {t:.2f} s (ratio {t_scratch / t:.2f}x)" for label, t in timings.items())
-        + f"; max |difference| {worst:.2e} nats")
+    print(
+        f"model {args.model}: {len(versions)} fixture versions, {len(slow)} scorings, "
+        f"{distinct} distinct transcripts of ~{ctx_tokens:.0f} tokens"
+    )
+    print(
+        f"scratch {t_scratch:.2f} s; "
+        + "; ".join(
+            f"{label} {t:.2f} s (ratio {t_scratch / t:.2f}x)" for label, t in timings.items()
+        )
+        + f"; max |difference| {worst:.2e} nats"
+    )
 
 
 if __name__ == "__main__":

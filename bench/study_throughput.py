@@ -37,9 +37,10 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from inspect_ai import eval as inspect_eval
 from inspect_ai.event import ModelEvent
@@ -80,8 +81,11 @@ def _batched(args: argparse.Namespace) -> dict[str, Any]:
 
 def _vllm(args: argparse.Namespace) -> dict[str, Any] | None:
     if args.vllm_url:
-        return {"model": f"vllm/{args.vllm_model}", "model_base_url": args.vllm_url,
-                "model_args": {"api_key": "bench"}}
+        return {
+            "model": f"vllm/{args.vllm_model}",
+            "model_base_url": args.vllm_url,
+            "model_args": {"api_key": "bench"},
+        }
     sys.path.insert(0, str(ROOT / "scripts"))
     import vllm_cpu_server
 
@@ -92,8 +96,11 @@ def _vllm(args: argparse.Namespace) -> dict[str, Any] | None:
         return None
     _server.append(server)
     print(f"vllm: server started in {server.startup_s:.0f} s (not counted)", flush=True)
-    return {"model": f"vllm/{server.model}", "model_base_url": server.url,
-            "model_args": {"api_key": "bench"}}
+    return {
+        "model": f"vllm/{server.model}",
+        "model_base_url": server.url,
+        "model_args": {"api_key": "bench"},
+    }
 
 
 COLUMNS = [Column("unbatched", _unbatched), Column("batched", _batched), Column("vllm", _vllm)]
@@ -115,14 +122,25 @@ def run(target: dict[str, Any], args: argparse.Namespace) -> Result:
 
     if target["model"].startswith("hf-probe/"):
         get_model(target["model"], **target["model_args"])  # load before the clock starts
-    task_args = {"problems": args.problems, "conditions": "honest,hinted",
-                 "max_cot_tokens": args.max_cot_tokens, "stride": args.stride, "k": args.k,
-                 "answer_max_tokens": args.answer_max_tokens}
+    task_args = {
+        "problems": args.problems,
+        "conditions": "honest,hinted",
+        "max_cot_tokens": args.max_cot_tokens,
+        "stride": args.stride,
+        "k": args.k,
+        "answer_max_tokens": args.answer_max_tokens,
+    }
     with tempfile.TemporaryDirectory() as log_dir:
         start = time.perf_counter()
-        [log] = inspect_eval("tasks/selfcommit.py", task_args=task_args, log_dir=log_dir,
-                             display="none", max_connections=args.max_connections,
-                             max_samples=args.max_connections, **target)
+        [log] = inspect_eval(
+            "tasks/selfcommit.py",
+            task_args=task_args,
+            log_dir=log_dir,
+            display="none",
+            max_connections=args.max_connections,
+            max_samples=args.max_connections,
+            **target,
+        )
         wall = time.perf_counter() - start
         if log.status != "success":
             raise RuntimeError(f"{target['model']}: {log.error}")
@@ -132,8 +150,9 @@ def run(target: dict[str, Any], args: argparse.Namespace) -> Result:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--problems", type=int, default=8)
     parser.add_argument("--max-cot-tokens", type=int, default=256)
     parser.add_argument("--stride", type=int, default=30)
@@ -156,25 +175,31 @@ def main() -> None:
         while _server:
             _server.pop().stop()
 
-    print(f"selfcommit, {args.problems} problems x 2 conditions, CoT <= {args.max_cot_tokens} "
-          f"tokens, stride {args.stride}, k {args.k}, answers <= {args.answer_max_tokens} tokens, "
-          f"--max-connections {args.max_connections}")
+    print(
+        f"selfcommit, {args.problems} problems x 2 conditions, CoT <= {args.max_cot_tokens} "
+        f"tokens, stride {args.stride}, k {args.k}, answers <= {args.answer_max_tokens} tokens, "
+        f"--max-connections {args.max_connections}"
+    )
     print("| column | samples | wall | CoT | probe | samples/min |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, r in results.items():
         if r is None:
             print(f"| {name} | n/a | | | | n/a |")
         else:
-            print(f"| {name} | {r.samples} | {r.wall:.1f} s | {r.cot:.1f} s | {r.probe:.1f} s "
-                  f"| {r.per_minute:.1f} |")
+            print(
+                f"| {name} | {r.samples} | {r.wall:.1f} s | {r.cot:.1f} s | {r.probe:.1f} s "
+                f"| {r.per_minute:.1f} |"
+            )
     base, batched = results["unbatched"], results["batched"]
     if base and batched:
         print(f"batched / unbatched: {batched.per_minute / base.per_minute:.2f}x")
     if batched and results["vllm"]:
         print(f"batched / vllm: {batched.per_minute / results['vllm'].per_minute:.2f}x")
     rates = {n: (f"{r.per_minute:.2f}" if r else "n/a") for n, r in results.items()}
-    print(f"samples/min: unbatched {rates['unbatched']}, batched {rates['batched']}, "
-          f"vllm {rates['vllm']}")
+    print(
+        f"samples/min: unbatched {rates['unbatched']}, batched {rates['batched']}, "
+        f"vllm {rates['vllm']}"
+    )
 
 
 if __name__ == "__main__":

@@ -78,7 +78,12 @@ def contrast_options(contrast_model: str | None, n_nearest: int = 3) -> dict[str
     """The task metadata entry (under ``OPTIONS_KEY``) that opts a task in; ``contrast_model``
     as ``-T contrast_model`` gives it (checked by
     :func:`cotaudit.params.parse_contrast_model`)."""
-    return {OPTIONS_KEY: {"contrast_model": parse_contrast_model(contrast_model), "n_nearest": n_nearest}}
+    return {
+        OPTIONS_KEY: {
+            "contrast_model": parse_contrast_model(contrast_model),
+            "n_nearest": n_nearest,
+        }
+    }
 
 
 @dataclass(frozen=True)

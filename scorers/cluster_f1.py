@@ -87,9 +87,16 @@ def contrastive_cluster_f1(
         )
 
     options = dict(
-        features=features, class_key=class_key, positive_class=positive_class,
-        negative_class=negative_class, directions=directions, primary=primary, n_boot=n_boot,
-        seed=seed, unit_key=unit_key, skip_whole_unit=skip_whole_unit,
+        features=features,
+        class_key=class_key,
+        positive_class=positive_class,
+        negative_class=negative_class,
+        directions=directions,
+        primary=primary,
+        n_boot=n_boot,
+        seed=seed,
+        unit_key=unit_key,
+        skip_whole_unit=skip_whole_unit,
     )
 
     def compute(scores: list[SampleScore]) -> Value:

@@ -2,10 +2,10 @@
 
 Inspect prints every metric value with three decimals (a count of 1 reads ``1.000``) and ``nan``
 for a statistic that cannot be computed, without a word on whether it means anything. When a
-task whose metadata lists headlines (:data:`cotaudit.headline.HEADLINES_KEY`) ends,
+task whose metadata lists headlines (:data:`cotaudit.display.headline.HEADLINES_KEY`) ends,
 :class:`HeadlineHook` prints one line per headline to stderr, beside Inspect's summary: the
 statistic, its interval and its n as an integer, and whether it is too small to mean anything
-or why it cannot be computed (:func:`cotaudit.headline.assess`; the reason a cluster F1 is NaN
+or why it cannot be computed (:func:`cotaudit.display.headline.assess`; the reason a cluster F1 is NaN
 comes from re-clustering the logged scores). A run that ``--limit`` or ``--sample-id`` cut gets
 one more line saying how many of the task's samples and problems ran, also written into the
 log's metadata (``ran``: Inspect logs the task arguments as given, e.g. ``problems: 50``).
@@ -29,7 +29,7 @@ from inspect_ai.log import (
     read_eval_log_async,
 )
 
-from cotaudit.headline import RAN_KEY, assess, cut_text, ran_line, ran_record, specs_of
+from cotaudit.display.headline import RAN_KEY, assess, cut_text, ran_line, ran_record, specs_of
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def cluster_reasons(log: EvalLog) -> dict[str, str]:
 
 async def record_ran(log: EvalLog) -> dict[str, Any] | None:
     """When ``--limit`` / ``--sample-id`` cut the task's samples, write what ran
-    (:func:`cotaudit.headline.ran_record`; problems: the distinct ``pair_id`` of the samples
+    (:func:`cotaudit.display.headline.ran_record`; problems: the distinct ``pair_id`` of the samples
     run) into the log's metadata under ``RAN_KEY`` and return it; None when every sample ran
     or the log is not a local file that was written."""
     from cotaudit.scorers.cluster_contrast import AUTHOR, write_replacing
@@ -76,10 +76,16 @@ async def record_ran(log: EvalLog) -> dict[str, Any] | None:
     given = log.eval.task_args.get("problems")
     pairs = {(s.metadata or {}).get("pair_id") for s in full.samples or []}
     counted = isinstance(given, int) and bool(pairs) and None not in pairs
-    record = ran_record(full.results.total_samples if full.results else 0, total, cut,
-                        len(pairs) if counted else None, given if counted else None)
+    record = ran_record(
+        full.results.total_samples if full.results else 0,
+        total,
+        cut,
+        len(pairs) if counted else None,
+        given if counted else None,
+    )
     edited = edit_eval_log(
-        full, [MetadataEdit(metadata_set={RAN_KEY: record})],
+        full,
+        [MetadataEdit(metadata_set={RAN_KEY: record})],
         ProvenanceData(author=AUTHOR, reason=f"what ran: {cut} cut the task's samples"),
     )
     await write_replacing(edited, log.location)
@@ -90,14 +96,13 @@ async def record_ran(log: EvalLog) -> dict[str, Any] | None:
 
 def headline_lines(log: EvalLog, ran: Mapping[str, Any] | None = None) -> list[str]:
     """The lines :class:`HeadlineHook` prints for ``log``: one per headline, then ``ran`` (a
-    :func:`cotaudit.headline.ran_record`) in words; [] for a task without headlines."""
+    :func:`cotaudit.display.headline.ran_record`) in words; [] for a task without headlines."""
     specs = specs_of(log.eval.metadata)
     if not specs or log.results is None:
         return []
     metrics = logged_metrics(log)
     reasons: Mapping[str, str] = {}
-    if any(s.metric.endswith("_f1") and math.isnan(metrics.get(s.metric, math.nan))
-           for s in specs):
+    if any(s.metric.endswith("_f1") and math.isnan(metrics.get(s.metric, math.nan)) for s in specs):
         reasons = cluster_reasons(log)
     label = f"{log.eval.task} ({log.eval.model})"
     lines = [f"{label}: {assess(s, metrics, reasons.get(s.metric)).line}" for s in specs]

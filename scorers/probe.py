@@ -29,8 +29,9 @@ Value keys: the summaries of the own-prompt curve; with ``replay_under`` the sam
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from copy import deepcopy
-from typing import Any, Sequence
+from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant, ModelOutput, StopReason
 from inspect_ai.scorer import (
@@ -50,10 +51,10 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Choice, Choices, TaskState
 
 from cotaudit.answers import extract_final_answer, normalize_number
-from cotaudit.compact import primary_summary
-from cotaudit.curves import DEFAULT_THETAS
-from cotaudit.display import md_text, probe_chart, probe_curve_text
+from cotaudit.display.text import md_text
 from cotaudit.probing.choices import ShownChoice, dataset_letters, shown_letters
+from cotaudit.probing.curves import DEFAULT_THETAS
+from cotaudit.probing.display import probe_chart, probe_curve_text
 from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.probing.summaries import (
@@ -66,8 +67,11 @@ from cotaudit.probing.summaries import (
 )
 from cotaudit.solvers.audit import record_verdicts, verdict_span
 from cotaudit.solvers.probe import shown_choices
+from cotaudit.studies.selfcommit.metrics import primary_summary
 
 _to_float = value_to_float()
+
+
 class VerificationError(RuntimeError):
     """The wrapped task's scorer failed on a verification copy (a forced answer)."""
 
@@ -106,10 +110,15 @@ class Verifier:
                 copy.messages[-1] = ChatMessageAssistant(content=text, model=str(self.state.model))
             if self.choices:
                 copy.choices = Choices(
-                    [Choice(value=c.value, correct=None, original_position=c.original_position) for c in self.choices]
+                    [
+                        Choice(value=c.value, correct=None, original_position=c.original_position)
+                        for c in self.choices
+                    ]
                 )
                 remark_choices(copy, self.multiple_correct)
-                self._selected[text] = [c for c, m in zip(self.choices, copy.choices) if m.correct is True]
+                self._selected[text] = [
+                    c for c, m in zip(self.choices, copy.choices) if m.correct is True
+                ]
             try:
                 score = await self.task_scorer(copy, self.target)
             except Exception as e:
@@ -146,12 +155,19 @@ class Verifier:
 
 
 def context_verifier(
-    task_scorer: Scorer, state: TaskState, target: Target, score_key: str | None, ctx: ContextAnswers
+    task_scorer: Scorer,
+    state: TaskState,
+    target: Target,
+    score_key: str | None,
+    ctx: ContextAnswers,
 ) -> Verifier:
     """The verifier of one prompt's forced answers: its recorded target and choices where the
     record has them, else the sample's."""
     return Verifier(
-        task_scorer, state, Target(ctx.target) if ctx.target is not None else target, score_key,
+        task_scorer,
+        state,
+        Target(ctx.target) if ctx.target is not None else target,
+        score_key,
         choices=ctx.choices,
     )
 
@@ -172,8 +188,11 @@ def remark_choices(state: TaskState, multiple_correct: bool) -> None:
 
 
 def answer_of(
-    score: Score, text: str, form: AnswerForm,
-    selected: list[ShownChoice] | None = None, letters_of: Sequence[ShownChoice] | None = None,
+    score: Score,
+    text: str,
+    form: AnswerForm,
+    selected: list[ShownChoice] | None = None,
+    letters_of: Sequence[ShownChoice] | None = None,
 ) -> str | None:
     """Canonical answer of a scored text: for the letter form with choices (``selected`` = the
     copy's marked choices), their letters among ``letters_of`` (the probed sample's choices,
@@ -185,7 +204,10 @@ def answer_of(
 
 
 async def _verify(
-    verifier: Verifier, form: AnswerForm, rows: list[list[str]], letters_of: Sequence[ShownChoice] | None
+    verifier: Verifier,
+    form: AnswerForm,
+    rows: list[list[str]],
+    letters_of: Sequence[ShownChoice] | None,
 ) -> tuple[list[list[float]], list[list[str | None]]]:
     values, answers = [], []
     for row in rows:
@@ -203,10 +225,13 @@ def _curves_markdown(
 ) -> str:
     """The curves as a chart (a PNG image against t, the zero probe apart), then an aligned
     monospace block of every cut and a sparkline per context
-    (:func:`cotaudit.display.probe_chart`, :func:`cotaudit.display.probe_curve_text`)."""
+    (:func:`cotaudit.probing.display.probe_chart`, :func:`cotaudit.probing.display.probe_curve_text`)."""
     zero = rec.schedule.zero_probe
-    return (probe_chart(rec.positions, rec.trace_tokens, curves, label, zero, theta) + "\n\n"
-            + probe_curve_text(rec.positions, rec.curve_fractions, curves, label, zero))
+    return (
+        probe_chart(rec.positions, rec.trace_tokens, curves, label, zero, theta)
+        + "\n\n"
+        + probe_curve_text(rec.positions, rec.curve_fractions, curves, label, zero)
+    )
 
 
 @scorer(metrics=[])  # metrics attached by probe_task
@@ -223,7 +248,8 @@ def probe_scorer(
         rec = ProbeRecord.from_store(state.store)
         form = get_form(rec.form)
         verifiers = {
-            ctx.name: context_verifier(task_scorer, state, target, score_key, ctx) for ctx in rec.contexts
+            ctx.name: context_verifier(task_scorer, state, target, score_key, ctx)
+            for ctx in rec.contexts
         }
         own = verifiers["own"]
         letters_of = own.choices  # canonical letters: the probed sample's dataset letters
@@ -232,9 +258,16 @@ def probe_scorer(
             "task_score": own.value(own_score) if own_score is not None else math.nan
         }
         metadata: dict[str, Any] = {
-            "form": rec.form, "tag": rec.tag, "cut_tag": rec.cut_tag, "think": rec.think_source,
-            "think_closed": rec.think_closed, "T": rec.trace_tokens, "k": rec.k,
-            "positions": rec.positions, "fractions": rec.curve_fractions, "probed": rec.probed,
+            "form": rec.form,
+            "tag": rec.tag,
+            "cut_tag": rec.cut_tag,
+            "think": rec.think_source,
+            "think_closed": rec.think_closed,
+            "T": rec.trace_tokens,
+            "k": rec.k,
+            "positions": rec.positions,
+            "fractions": rec.curve_fractions,
+            "probed": rec.probed,
             "context_truncated": rec.context_truncated,
         }
         zero = 1 if rec.schedule.zero_probe else 0
@@ -244,10 +277,12 @@ def probe_scorer(
         if rec.probe == "selfcommit":
             fs = (
                 await own.score(final_text, "max_tokens" if rec.generation_truncated else "stop")
-                if final_text.strip() else None
+                if final_text.strip()
+                else None
             )
             a_final = (
-                None if fs is None
+                None
+                if fs is None
                 else answer_of(fs, final_text, form, own.selected(final_text), letters_of)
             )
             value["has_final"] = float(a_final is not None)
@@ -264,8 +299,16 @@ def probe_scorer(
                 summaries = trace_summaries(p[zero:], rec.curve_fractions)
                 summaries["p0"] = p[0] if zero else math.nan
             else:
-                matches = None if a_final is None else [sum(a == a_final for a in row) for row in answers]
-                summaries = selfcommit_summaries(rec.positions, rec.trace_tokens, matches[zero:] if matches else None, rec.k, thetas)
+                matches = (
+                    None if a_final is None else [sum(a == a_final for a in row) for row in answers]
+                )
+                summaries = selfcommit_summaries(
+                    rec.positions,
+                    rec.trace_tokens,
+                    matches[zero:] if matches else None,
+                    rec.k,
+                    thetas,
+                )
                 summaries["c0"] = matches[0] / rec.k if (zero and matches) else math.nan
                 if matches is not None:
                     curves[ctx.name] = [m / rec.k for m in matches]
@@ -289,12 +332,21 @@ def probe_scorer(
         if rec.probe == "selfcommit":
             head += f"; a_final = {'none' if a_final is None else md_text(a_final)}"
         primary = primary_summary(thetas)
-        theta = (float(primary.removeprefix("tau_"))
-                 if rec.probe == "selfcommit" and primary.startswith("tau_") else None)
-        body = _curves_markdown(rec, curves, label, theta) if curves else "No final answer: no c(t)."
+        theta = (
+            float(primary.removeprefix("tau_"))
+            if rec.probe == "selfcommit" and primary.startswith("tau_")
+            else None
+        )
+        body = (
+            _curves_markdown(rec, curves, label, theta) if curves else "No final answer: no c(t)."
+        )
         return Score(
             value=value,  # type: ignore[arg-type]
-            answer=a_final if rec.probe == "selfcommit" else own_score.answer if own_score else None,
+            answer=a_final
+            if rec.probe == "selfcommit"
+            else own_score.answer
+            if own_score
+            else None,
             explanation=f"{head}\n\n{body}",
             metadata=metadata,
         )
@@ -314,7 +366,8 @@ def final_integer() -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         answer = extract_final_answer(
-            state.output.completion, reading="stated",
+            state.output.completion,
+            reading="stated",
             truncated=state.output.stop_reason == "max_tokens",
         )
         gold = normalize_number(target.text)

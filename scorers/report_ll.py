@@ -28,7 +28,8 @@ from typing import Any
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from cotaudit.display import aligned_block, md_text
+from cotaudit.display.text import aligned_block, md_text
+from cotaudit.stats import select
 from cotaudit.studies.report_ll.fixtures.schema import ControlDeclaration
 from cotaudit.studies.report_ll.record import ReportScorings
 from cotaudit.studies.report_ll.scores import (
@@ -56,8 +57,6 @@ from cotaudit.studies.report_ll.stats import (
     discrimination_check,
     run_statistics,
 )
-from cotaudit.stats import select
-
 
 # --- scorer ---------------------------------------------------------------------------------
 
@@ -73,10 +72,24 @@ def explanation(scored: ScoredFixture, reports: Mapping[str, str]) -> str:
     d = differences(s)
     table = aligned_block(
         ["report", "S(r, hack)", "S(r, clean)", "D = hack - clean", "D per token", "tokens"],
-        [["honest", f"{s.s_h_hack:.3f}", f"{s.s_h_clean:.3f}", _fmt(d["d_h"]),
-          _fmt(d["d_h_per_token"]), str(s.n_h_hack)],
-         ["concealing", f"{s.s_c_hack:.3f}", f"{s.s_c_clean:.3f}", _fmt(d["d_c"]),
-          _fmt(d["d_c_per_token"]), str(s.n_c_hack)]],
+        [
+            [
+                "honest",
+                f"{s.s_h_hack:.3f}",
+                f"{s.s_h_clean:.3f}",
+                _fmt(d["d_h"]),
+                _fmt(d["d_h_per_token"]),
+                str(s.n_h_hack),
+            ],
+            [
+                "concealing",
+                f"{s.s_c_hack:.3f}",
+                f"{s.s_c_clean:.3f}",
+                _fmt(d["d_c"]),
+                _fmt(d["d_c_per_token"]),
+                str(s.n_c_hack),
+            ],
+        ],
         right=[False, True, True, True, True, True],
     )
     lines = [
@@ -280,7 +293,10 @@ def report_ll_controls(
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         out = control_verdicts(
-            records_from_scores(scores), declarations, unit=unit, n_resamples=n_resamples,
+            records_from_scores(scores),
+            declarations,
+            unit=unit,
+            n_resamples=n_resamples,
             seed=seed,
         )
         return select(out, control_keys(declarations))

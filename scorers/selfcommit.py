@@ -15,9 +15,10 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from cotaudit.compact import primary_summary
-from cotaudit.curves import DEFAULT_THETAS, Curve, summarize, summary_keys
-from cotaudit.display import cell_sparkline, selfcommit_curve_markdown
+from cotaudit.display.text import cell_sparkline
+from cotaudit.probing.curves import DEFAULT_THETAS, Curve, summarize, summary_keys
+from cotaudit.studies.selfcommit.display import selfcommit_curve_markdown
+from cotaudit.studies.selfcommit.metrics import primary_summary
 from cotaudit.studies.selfcommit.record import SelfcommitProbe, SelfcommitScoreMetadata
 from cotaudit.studies.selfcommit.stats import (
     both_correct,
@@ -30,27 +31,33 @@ from cotaudit.studies.selfcommit.stats import (
 
 
 def render_curve(
-    curve: Curve, imputed: list[bool] | None = None, c0: float | None = None,
+    curve: Curve,
+    imputed: list[bool] | None = None,
+    c0: float | None = None,
     theta: float | None = None,
 ) -> str:
     """c(t) as a chart (a PNG image: c(t) against t, a dashed line at ``theta``), then an
     aligned monospace block (t, t/T, c(t) = m/k exactly, a bar; ``*`` = imputed by the adaptive
     schedule) and a one-line sparkline; the t = 0 probe ``c0``, when made, on its own line (it
     is no point of the curve). Markdown tables run their cells together in the log viewer, so
-    the block is pre-formatted text (:func:`cotaudit.display.selfcommit_curve_markdown`)."""
+    the block is pre-formatted text (:func:`cotaudit.studies.selfcommit.display.selfcommit_curve_markdown`)."""
     return selfcommit_curve_markdown(
         curve.positions, curve.cot_length, curve.matches, curve.k, imputed, c0, theta
     )
 
 
 def viewer_fields(
-    curve: Curve | None, condition: str, pair: str, a_final: int | None, gold: int,
+    curve: Curve | None,
+    condition: str,
+    pair: str,
+    a_final: int | None,
+    gold: int,
     correct: bool,
 ) -> dict[str, str | bool]:
     """What the log viewer's sample table shows beside the primary summary
-    (:data:`cotaudit.display.SELFCOMMIT_VIEWER_FIELDS`): condition, pair, a_final and gold as
+    (:data:`cotaudit.studies.selfcommit.display.SELFCOMMIT_VIEWER_FIELDS`): condition, pair, a_final and gold as
     text (``none`` without a final answer), correctness, and the c(t) sparkline in at most
-    :data:`cotaudit.display.CELL_SPARK_CHARS` characters (empty without a curve; last, so the
+    :data:`cotaudit.display.text.CELL_SPARK_CHARS` characters (empty without a curve; last, so the
     sample header's first five scores are short). No statistic reads them."""
     return {
         "condition": condition,
@@ -108,8 +115,12 @@ def selfcommit_scorer(thetas: tuple[float, ...] = DEFAULT_THETAS) -> Scorer:
                 "tau_first = 1.0 whatever c(T)"
             )
         fields = viewer_fields(
-            curve, str(state.metadata.get("condition", "")),
-            str(state.metadata.get("pair_id", "")), rec.a_final, gold, meta.correct,
+            curve,
+            str(state.metadata.get("condition", "")),
+            str(state.metadata.get("pair_id", "")),
+            rec.a_final,
+            gold,
+            meta.correct,
         )
         value = {primary: summaries[primary], **fields} | {
             k: v for k, v in summaries.items() if k != primary

@@ -22,8 +22,9 @@ from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from cotaudit.display import TRACE_PRIMARY, cell_sparkline, trace_curve_markdown
+from cotaudit.display.text import cell_sparkline
 from cotaudit.studies.trace_tutor import stats as ts
+from cotaudit.studies.trace_tutor.display import TRACE_PRIMARY, trace_curve_markdown
 from cotaudit.studies.trace_tutor.record import TutorProbe
 from cotaudit.studies.trace_tutor.stats import records_from_scores
 
@@ -36,7 +37,7 @@ def render_curves(rec: TutorProbe, gold: int) -> str:
     checkpoint, the 0% probe first: p(f) = matches/k exactly and the forced answers, per probe
     context) and a sparkline line per context. p(f) counts matches with ``gold``; Markdown
     tables run their cells together in the log viewer, so the block is pre-formatted text
-    (:func:`cotaudit.display.trace_curve_markdown`)."""
+    (:func:`cotaudit.studies.trace_tutor.display.trace_curve_markdown`)."""
     probes = {n: rec.probes[n].model_dump() for n in PROBES if n in rec.probes}
     return trace_curve_markdown(rec.fractions, rec.positions, probes, rec.k, ts.PASS_THRESHOLD)
 
@@ -45,9 +46,9 @@ def viewer_fields(
     passes: dict[str, list[float]], condition: str, pair: str, final: int | None, gold: int
 ) -> dict[str, str]:
     """What the log viewer's sample table shows beside the numbers
-    (:data:`cotaudit.display.TRACE_VIEWER_FIELDS` but ``correct``): condition, pair, the final
+    (:data:`cotaudit.studies.trace_tutor.display.TRACE_VIEWER_FIELDS` but ``correct``): condition, pair, the final
     answer and gold as text (``none`` when unparsed), then a p(f) sparkline per probe context
-    over the fractions in at most :data:`cotaudit.display.CELL_SPARK_CHARS` characters (the
+    over the fractions in at most :data:`cotaudit.display.text.CELL_SPARK_CHARS` characters (the
     masked one empty for question-only; after the text, so the sample header's first five
     scores are short). No statistic reads them."""
     return {
@@ -110,8 +111,12 @@ def trace_tutor_scorer() -> Scorer:
         fields = viewer_fields(
             passes, condition, str(state.metadata.get("pair_id", "")), final, gold
         )
-        value = {TRACE_PRIMARY: delta, "auc_visible": value["auc_visible"],
-                 "auc_masked": value["auc_masked"], **fields} | value
+        value = {
+            TRACE_PRIMARY: delta,
+            "auc_visible": value["auc_visible"],
+            "auc_masked": value["auc_masked"],
+            **fields,
+        } | value
         return Score(
             value=value,
             answer=None if final is None else str(final),

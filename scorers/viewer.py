@@ -33,13 +33,9 @@ from inspect_ai.viewer import (
     ViewerConfig,
 )
 
-from cotaudit.display import (
-    REPORT_LL_PRIMARY,
-    REPORT_LL_VIEWER_FIELDS,
-    SELFCOMMIT_VIEWER_FIELDS,
-    TRACE_PRIMARY,
-    TRACE_VIEWER_FIELDS,
-)
+from cotaudit.studies.report_ll.display import REPORT_LL_PRIMARY, REPORT_LL_VIEWER_FIELDS
+from cotaudit.studies.selfcommit.display import SELFCOMMIT_VIEWER_FIELDS
+from cotaudit.studies.trace_tutor.display import TRACE_PRIMARY, TRACE_VIEWER_FIELDS
 
 HIDDEN_BUILTINS = ("input", "target", "answer", "tokens", "duration")
 """Built-in columns kept off by default (the prompt is long; ``a_final`` replaces ``answer``)."""
@@ -62,24 +58,42 @@ ROW_SORT = [TaskSamplesSort(column="sampleId")]
 SELFCOMMIT_LABELS = {"c_t": "c(t) plot", "uncommitted": "uncommit.", "lowcommit": "low c(t)"}
 """Column labels of the selfcommit keys longer than :data:`MAX_LABEL_CHARS` or named for the
 reader (the c(t) sparkline; 9 characters give its column room for 8 block characters)."""
-TRACE_STATS = {"auc": "AUC", "pass_at_10": "p@10", "first_pass": "1st",
-               "first_pass_censored": "cens", "all_pass": "all", "pass_10_fail_100": "nm10",
-               "pass_early_fail_100": "nm", "zero_probe": "0%"}
+TRACE_STATS = {
+    "auc": "AUC",
+    "pass_at_10": "p@10",
+    "first_pass": "1st",
+    "first_pass_censored": "cens",
+    "all_pass": "all",
+    "pass_10_fail_100": "nm10",
+    "pass_early_fail_100": "nm",
+    "zero_probe": "0%",
+}
 """trace_tutor's per-curve statistics (a ``<stat>_visible`` and a ``<stat>_masked`` key each)
 and their short names in the column labels (``nm10``: passes at 10% and fails at 100%, the
 study's non-monotone; ``nm``: passes at some f < 100% and fails at 100%; ``cens``: no pass,
 first pass censored at 1.0)."""
 TRACE_LABELS = {
-    TRACE_PRIMARY: "Δcontext", "final_answer": "final ans", "length_tokens": "tokens",
-    "p_visible": "p(f) vis.", "p_masked": "p(f) mask",
-    **{f"{stat}_{ctx}": f"{short} {'vis.' if ctx == 'visible' else 'mask'}"
-       for stat, short in TRACE_STATS.items() for ctx in ("visible", "masked")},
+    TRACE_PRIMARY: "Δcontext",
+    "final_answer": "final ans",
+    "length_tokens": "tokens",
+    "p_visible": "p(f) vis.",
+    "p_masked": "p(f) mask",
+    **{
+        f"{stat}_{ctx}": f"{short} {'vis.' if ctx == 'visible' else 'mask'}"
+        for stat, short in TRACE_STATS.items()
+        for ctx in ("visible", "masked")
+    },
 }
 """Column labels of the trace_tutor keys: ``vis.`` the curve with the key visible, ``mask``
 with it masked."""
-REPORT_LL_LABELS = {REPORT_LL_PRIMARY: "DiD (nats)", "d_h": "D_h", "d_c": "D_c",
-                    "did_per_token": "DiD/token", "d_h_per_token": "D_h/token",
-                    "d_c_per_token": "D_c/token"}
+REPORT_LL_LABELS = {
+    REPORT_LL_PRIMARY: "DiD (nats)",
+    "d_h": "D_h",
+    "d_c": "D_c",
+    "did_per_token": "DiD/token",
+    "d_h_per_token": "D_h/token",
+    "d_c_per_token": "D_c/token",
+}
 """Column labels of the report_ll keys."""
 
 
@@ -120,10 +134,21 @@ def trace_viewer() -> ViewerConfig:
     """Columns: pair, condition, Delta_context, AUC visible and masked, the p(f) sparklines,
     final answer, gold, correct, then the other per-curve statistics and the length; sorted by
     sample id (pair, then condition)."""
-    visible = ["pair", "condition", TRACE_PRIMARY, "auc_visible", "auc_masked", "p_visible",
-               "p_masked", "final_answer", "gold", "correct"]
-    hidden = [f"{stat}_{ctx}" for stat in TRACE_STATS if stat != "auc"
-              for ctx in ("visible", "masked")] + ["length_tokens"]
+    visible = [
+        "pair",
+        "condition",
+        TRACE_PRIMARY,
+        "auc_visible",
+        "auc_masked",
+        "p_visible",
+        "p_masked",
+        "final_answer",
+        "gold",
+        "correct",
+    ]
+    hidden = [
+        f"{stat}_{ctx}" for stat in TRACE_STATS if stat != "auc" for ctx in ("visible", "masked")
+    ] + ["length_tokens"]
     return _config("trace_tutor", TRACE_SCORER, visible, hidden, TRACE_LABELS)
 
 
@@ -154,7 +179,9 @@ def mean_keep_text() -> ScoreReducer:
         if not scores or not all(isinstance(s.value, dict) for s in scores):
             return mean(scores)
         labels = {
-            k for s in scores for k, v in s.value.items()  # type: ignore[union-attr]
+            k
+            for s in scores
+            for k, v in s.value.items()  # type: ignore[union-attr]
             if v is None or isinstance(v, str)
         }
         numeric = [

@@ -32,8 +32,9 @@ REPORTS = ("honest", "concealing")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--units", type=int, default=6)
     parser.add_argument("--tol", type=float, default=1e-4, help="nats per token")
     args = parser.parse_args()
@@ -41,8 +42,8 @@ def main() -> int:
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
-    from cotaudit.default_model import default_model_path
     from cotaudit.engine.hf import HFEngine
+    from cotaudit.models.default import default_model_path
     from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 
     folder = str(default_model_path())
@@ -59,12 +60,15 @@ def main() -> int:
             context = v.context_messages(t)
             reports = [v.report(r) for r in REPORTS]
             mine = ours._locked(ours.loglikelihood_many_sync, context, reports)
-            text = ours.tokenizer.apply_chat_template(context, tokenize=False,
-                                                     add_generation_prompt=True)
-            trailing = text[len(text.rstrip()):]
+            text = ours.tokenizer.apply_chat_template(
+                context, tokenize=False, add_generation_prompt=True
+            )
+            trailing = text[len(text.rstrip()) :]
             pairs = [(text, rep) for rep in reports] + [(text.rstrip(), trailing)]
-            requests = [Instance(request_type="loglikelihood", doc={}, arguments=pair, idx=i)
-                        for i, pair in enumerate(pairs)]
+            requests = [
+                Instance(request_type="loglikelihood", doc={}, arguments=pair, idx=i)
+                for i, pair in enumerate(pairs)
+            ]
             *theirs, (header, _) = lm.loglikelihood(requests, disable_tqdm=True)
             for r, rep, m, (with_header, _) in zip(REPORTS, reports, mine, theirs):
                 lp = with_header - header
@@ -73,14 +77,20 @@ def main() -> int:
                 worst = max(worst, abs(diff))
                 ok &= abs(diff) <= args.tol * max(m.n_tokens, 1) and m.n_tokens == n_theirs
                 s[(r, t)] = (m.sum_logprob, lp)
-                print(f"| {v.id} | {t} | {r} | {m.sum_logprob:.4f} | {lp:.4f} | "
-                      f"{m.n_tokens}/{n_theirs} | {diff:+.2e} |")
-        did = [(s[("honest", "hack")][i] - s[("honest", "clean")][i])
-               - (s[("concealing", "hack")][i] - s[("concealing", "clean")][i]) for i in (0, 1)]
-        print(f"| {v.id} | DiD | | {did[0]:.4f} | {did[1]:.4f} | | "
-              f"{did[0] - did[1]:+.2e} |")
-    print(f"largest |difference|: {worst:.2e} nats; agree within {args.tol} nats/token and "
-          f"same token counts: {'yes' if ok else 'NO'}")
+                print(
+                    f"| {v.id} | {t} | {r} | {m.sum_logprob:.4f} | {lp:.4f} | "
+                    f"{m.n_tokens}/{n_theirs} | {diff:+.2e} |"
+                )
+        did = [
+            (s[("honest", "hack")][i] - s[("honest", "clean")][i])
+            - (s[("concealing", "hack")][i] - s[("concealing", "clean")][i])
+            for i in (0, 1)
+        ]
+        print(f"| {v.id} | DiD | | {did[0]:.4f} | {did[1]:.4f} | | {did[0] - did[1]:+.2e} |")
+    print(
+        f"largest |difference|: {worst:.2e} nats; agree within {args.tol} nats/token and "
+        f"same token counts: {'yes' if ok else 'NO'}"
+    )
     return 0 if ok else 1
 
 

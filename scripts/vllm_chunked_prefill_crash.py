@@ -36,21 +36,33 @@ def main() -> int:
     server = vllm_cpu_server.launch(unsafe_defaults=True).wait()
     try:
         tokenizer = AutoTokenizer.from_pretrained(server.model)
-        model = get_model(f"vllm/{server.model}", base_url=server.url, api_key="crash",
-                          memoize=False)
+        model = get_model(
+            f"vllm/{server.model}", base_url=server.url, api_key="crash", memoize=False
+        )
         engine = InspectPrefillEngine.for_model(model)
         context = expand(load_fixtures(DEFAULT_CORPUS))[0].context_messages("hack")
-        cot = tokenizer.encode(" Let me think step by step about what the test checks." * 8,
-                               add_special_tokens=False)
-        request = PrefixRequest(context, cot, list(range(0, len(cot) + 1, 4)),
-                                " So the answer is", k=3, max_tokens=6, temperature=1.0, seed=11)
+        cot = tokenizer.encode(
+            " Let me think step by step about what the test checks." * 8, add_special_tokens=False
+        )
+        request = PrefixRequest(
+            context,
+            cot,
+            list(range(0, len(cot) + 1, 4)),
+            " So the answer is",
+            k=3,
+            max_tokens=6,
+            temperature=1.0,
+            seed=11,
+        )
         start = time.monotonic()
         try:
             asyncio.run(engine.continue_prefixes(request))
         except (DeadServerError, APIConnectionError) as e:
             logged = SIGNATURE in server.log.read_text(errors="replace")
-            print(f"crashed after {time.monotonic() - start:.1f} s: {type(e).__name__}; "
-                  f"server log names the cause ({SIGNATURE!r}): {'yes' if logged else 'no'}")
+            print(
+                f"crashed after {time.monotonic() - start:.1f} s: {type(e).__name__}; "
+                f"server log names the cause ({SIGNATURE!r}): {'yes' if logged else 'no'}"
+            )
             return 0 if logged else 1
         print("no crash: the seeded burst was served with chunked prefill on")
         return 1

@@ -33,11 +33,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(os.environ.get("VLLM_VENV", ROOT / ".venv-vllm"))
 SERVER_ARGS = (
-    "--dtype", "float32",
-    "--max-model-len", "2048",
+    "--dtype",
+    "float32",
+    "--max-model-len",
+    "2048",
     "--enable-prefix-caching",
-    "--max-num-batched-tokens", "8192",
-    "--seed", "0",
+    "--max-num-batched-tokens",
+    "8192",
+    "--seed",
+    "0",
 )
 REQUIRED_FLAGS = ("--no-enable-chunked-prefill",)
 ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}  # GiB of KV cache
@@ -68,9 +72,19 @@ when concurrent prompts add up to more than it)."""
 def command(model: Path | str, port: int, unsafe_defaults: bool = False) -> list[str]:
     """The server command line (what the README quotes). ``unsafe_defaults``: chunked prefill
     on, see :data:`UNSAFE_ARGS` (only to reproduce the crash the required flags prevent)."""
-    return [str(venv_python()), "-m", "vllm.entrypoints.openai.api_server",
-            "--model", str(model), "--host", "127.0.0.1", "--port", str(port), *SERVER_ARGS,
-            *(UNSAFE_ARGS if unsafe_defaults else REQUIRED_FLAGS)]
+    return [
+        str(venv_python()),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *SERVER_ARGS,
+        *(UNSAFE_ARGS if unsafe_defaults else REQUIRED_FLAGS),
+    ]
 
 
 @dataclass
@@ -103,7 +117,7 @@ class VLLMServer:
         except OSError:
             return False
 
-    def wait(self, timeout: float = 900.0) -> "VLLMServer":
+    def wait(self, timeout: float = 900.0) -> VLLMServer:
         """Wait until ``/health`` answers 200 (start-up is 2-3 minutes on two idle cores, most
         of it a one-off compile cached under ``~/.cache/vllm``), then check the required flags;
         stops the server and raises, quoting its log, if it exits or times out."""
@@ -116,10 +130,13 @@ class VLLMServer:
                 if self.process.poll() is not None:
                     raise RuntimeError(
                         f"vLLM server exited with {self.process.returncode} during start-up; "
-                        f"its log ({self.log}) ends:\n{self.log_tail()}")
+                        f"its log ({self.log}) ends:\n{self.log_tail()}"
+                    )
                 if time.monotonic() - self.started_at > timeout:
-                    raise TimeoutError(f"vLLM server not healthy after {timeout:.0f} s; its log "
-                                       f"({self.log}) ends:\n{self.log_tail()}")
+                    raise TimeoutError(
+                        f"vLLM server not healthy after {timeout:.0f} s; its log "
+                        f"({self.log}) ends:\n{self.log_tail()}"
+                    )
                 time.sleep(2)
             if not self.unsafe_defaults:
                 check_required_flags(self.log.read_text(errors="replace"))
@@ -167,23 +184,38 @@ def _terminate_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def launch(model: Path | str | None = None, port: int | None = None,
-           log_dir: Path | None = None, unsafe_defaults: bool = False) -> VLLMServer:
+def launch(
+    model: Path | str | None = None,
+    port: int | None = None,
+    log_dir: Path | None = None,
+    unsafe_defaults: bool = False,
+) -> VLLMServer:
     """Start the server process on 127.0.0.1 and return at once (see :meth:`VLLMServer.wait`)."""
     if model is None:
         sys.path.insert(0, str(ROOT / "src"))
-        from cotaudit.default_model import default_model_path
+        from cotaudit.models.default import default_model_path
 
         model = default_model_path()
     port = port or free_port()
     log = Path(tempfile.mkstemp(prefix="vllm-server-", suffix=".log", dir=log_dir)[1])
     with log.open("wb") as out:
-        process = subprocess.Popen(command(model, port, unsafe_defaults), stdout=out,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   env={**os.environ, **ENV}, start_new_session=True,
-                                   preexec_fn=_terminate_with_parent)
-    return VLLMServer(process, f"http://127.0.0.1:{port}/v1", str(model), log,
-                      started_at=time.monotonic(), unsafe_defaults=unsafe_defaults)
+        process = subprocess.Popen(
+            command(model, port, unsafe_defaults),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **ENV},
+            start_new_session=True,
+            preexec_fn=_terminate_with_parent,
+        )
+    return VLLMServer(
+        process,
+        f"http://127.0.0.1:{port}/v1",
+        str(model),
+        log,
+        started_at=time.monotonic(),
+        unsafe_defaults=unsafe_defaults,
+    )
 
 
 def attach(url: str) -> VLLMServer:
@@ -195,18 +227,28 @@ def attach(url: str) -> VLLMServer:
     return VLLMServer(None, url.rstrip("/"), entry["id"], None, started_at=time.monotonic())
 
 
-def start(model: Path | str | None = None, port: int | None = None,
-          timeout: float = 900.0, log_dir: Path | None = None) -> VLLMServer:
+def start(
+    model: Path | str | None = None,
+    port: int | None = None,
+    timeout: float = 900.0,
+    log_dir: Path | None = None,
+) -> VLLMServer:
     """:func:`launch`, then :meth:`VLLMServer.wait` for it."""
     return launch(model, port, log_dir).wait(timeout)
 
 
 def main() -> None:
     server = start()
-    print(f"vLLM serving {server.model} at {server.url} (pid {server.process.pid}, "
-          f"started in {server.startup_s:.0f} s, log {server.log})", flush=True)
-    print(f"inspect eval tasks/selfcommit.py --model vllm/{server.model} "
-          f"--model-base-url {server.url}", flush=True)
+    print(
+        f"vLLM serving {server.model} at {server.url} (pid {server.process.pid}, "
+        f"started in {server.startup_s:.0f} s, log {server.log})",
+        flush=True,
+    )
+    print(
+        f"inspect eval tasks/selfcommit.py --model vllm/{server.model} "
+        f"--model-base-url {server.url}",
+        flush=True,
+    )
     try:
         server.process.wait()
     except KeyboardInterrupt:

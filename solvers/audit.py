@@ -13,7 +13,8 @@ match``), the event's title in ``inspect view``.
 
 from __future__ import annotations
 
-from typing import Any, AsyncContextManager, Sequence
+from collections.abc import Sequence
+from typing import Any, AsyncContextManager
 
 from inspect_ai.log import transcript
 from inspect_ai.util import span
@@ -71,30 +72,50 @@ async def force_and_record(
     positions = [c - offset for c in cuts]
     _info(
         sweep_header(
-            context=context, tag=tag, k=k, temperature=temperature, max_tokens=max_tokens,
-            response_tokens=len(token_ids), positions=positions, offset=offset,
+            context=context,
+            tag=tag,
+            k=k,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            response_tokens=len(token_ids),
+            positions=positions,
+            offset=offset,
             **reference,
         )
     )
     answers = await force_answers(
-        engine, prompt, token_ids, cuts, tag,
-        k=k, max_tokens=max_tokens, temperature=temperature, seed=seed,
+        engine,
+        prompt,
+        token_ids,
+        cuts,
+        tag,
+        k=k,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=seed,
     )
     for c, t, row in zip(cuts, positions, answers):
         first = max(c - PREFIX_END_TOKENS, 0)
         _info(
             cut_record(
-                context=context, t=t, offset=offset,
-                prefix_text=engine.detokenize(token_ids[first:c]), whole_prefix=first == 0,
-                answers=row, judge=judge,
+                context=context,
+                t=t,
+                offset=offset,
+                prefix_text=engine.detokenize(token_ids[first:c]),
+                whole_prefix=first == 0,
+                answers=row,
+                judge=judge,
             )
         )
     return answers
 
 
 def record_verdicts(
-    context: str, positions: Sequence[int], canonical: Sequence[Sequence[Any]],
-    values: Sequence[Sequence[float]], reference: Any = None,
+    context: str,
+    positions: Sequence[int],
+    canonical: Sequence[Sequence[Any]],
+    values: Sequence[Sequence[float]],
+    reference: Any = None,
 ) -> None:
     """One info event per cut with a task scorer's verification of its answers (``reference``:
     what a match is, see :func:`cotaudit.probing.audit.verdict_record`)."""

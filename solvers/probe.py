@@ -15,9 +15,10 @@ own scorer.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from copy import deepcopy
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from inspect_ai.dataset import Sample
 from inspect_ai.model import (
@@ -69,7 +70,9 @@ ReplayPrompt = Callable[[TaskState, str], Awaitable[Replay | list[Message]]]
 
 def shown_choices(choices: Choices) -> list[ShownChoice] | None:
     """A state's choices in the order its prompt shows them (None when it has none)."""
-    return [ShownChoice(value=c.value, original_position=c.original_position) for c in choices] or None
+    return [
+        ShownChoice(value=c.value, original_position=c.original_position) for c in choices
+    ] or None
 
 
 class _Captured(Exception):
@@ -164,7 +167,9 @@ def recording(generate: Generate, calls: list[GenerateCall]) -> Generate:
         last = state.messages[-1] if state.messages else None
         if isinstance(last, ChatMessageAssistant):
             calls.append(
-                GenerateCall(last, deepcopy(last), deepcopy(state.output), to_plain(state.messages[:-1]))
+                GenerateCall(
+                    last, deepcopy(last), deepcopy(state.output), to_plain(state.messages[:-1])
+                )
             )
         return state
 
@@ -187,8 +192,11 @@ def trace_of(state: TaskState, engine: ProbeEngine, call: GenerateCall | None = 
     is the one ``call`` returned, the message, output and prompt as that call returned and sent
     them."""
     idx = next(
-        (i for i in range(len(state.messages) - 1, -1, -1)
-         if isinstance(state.messages[i], ChatMessageAssistant)),
+        (
+            i
+            for i in range(len(state.messages) - 1, -1, -1)
+            if isinstance(state.messages[i], ChatMessageAssistant)
+        ),
         None,
     )
     if idx is None:
@@ -274,17 +282,22 @@ def probe_sweep(
         trace = trace_of(state, engine, calls[-1] if calls else None)
         ids = trace.ids
         split: TraceSplit = split_trace(
-            trace.text, opened_by_prompt=prompt_opens_think(engine, trace.prompt),
+            trace.text,
+            opened_by_prompt=prompt_opens_think(engine, trace.prompt),
             source=trace.source or None,
         )
         start, end = (
-            token_span(ids, engine.detokenize, split.start, split.end) if split.think else (0, len(ids))
+            token_span(ids, engine.detokenize, split.start, split.end)
+            if split.think
+            else (0, len(ids))
         )
         tag = cut_tag(forced_answer_tag, inside_think=split.think, think_close=think_close)
         own_condition = (state.metadata or {}).get(condition_key)
         own = Replay(
-            messages=trace.prompt, sample_id=str(state.sample_id),
-            target=list(state.target.target), choices=shown_choices(state.choices),
+            messages=trace.prompt,
+            sample_id=str(state.sample_id),
+            target=list(state.target.target),
+            choices=shown_choices(state.choices),
         )
         prompts: list[tuple[str, Any, Replay]] = [("own", own_condition, own)]
         if replay_under is not None and str(own_condition) != replay_under:
@@ -307,14 +320,28 @@ def probe_sweep(
             for name, condition, under in prompts:
                 condition = None if condition is None else str(condition)
                 answers = await force_and_record(
-                    engine, under.messages, ids[:end], cuts, tag, context=name, offset=start,
-                    k=k, max_tokens=answer_max_tokens, temperature=temperature, seed=probe_seed,
-                    condition=condition, sample_id=under.sample_id,
+                    engine,
+                    under.messages,
+                    ids[:end],
+                    cuts,
+                    tag,
+                    context=name,
+                    offset=start,
+                    k=k,
+                    max_tokens=answer_max_tokens,
+                    temperature=temperature,
+                    seed=probe_seed,
+                    condition=condition,
+                    sample_id=under.sample_id,
                 )
                 contexts.append(
                     ContextAnswers(
-                        name=name, condition=condition, answers=answers,
-                        sample_id=under.sample_id, target=under.target, choices=under.choices,
+                        name=name,
+                        condition=condition,
+                        answers=answers,
+                        sample_id=under.sample_id,
+                        target=under.target,
+                        choices=under.choices,
                     )
                 )
         record = ProbeRecord(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -112,9 +113,18 @@ def selfcommit_probe(
             if a_final is None or not positions:
                 return {}
             answers = await force_and_record(
-                engine, prompt, cot_ids, positions, forced_answer_tag, context="own",
-                k=k, max_tokens=answer_max_tokens, temperature=temperature, seed=probe_seed,
-                judge=judged, a_final=a_final,
+                engine,
+                prompt,
+                cot_ids,
+                positions,
+                forced_answer_tag,
+                context="own",
+                k=k,
+                max_tokens=answer_max_tokens,
+                temperature=temperature,
+                seed=probe_seed,
+                judge=judged,
+                a_final=a_final,
             )
             return dict(zip(positions, answers))
 
@@ -127,8 +137,10 @@ def selfcommit_probe(
 
         async with probe_span():
             if a_final is None:
-                note("No final answer in the CoT (a_final = None): nothing to commit to, "
-                     "no prefix probed.")
+                note(
+                    "No final answer in the CoT (a_final = None): nothing to commit to, "
+                    "no prefix probed."
+                )
             if schedule == "adaptive":
                 coarse = coarse_positions(len(cot_ids), stride)
                 answers = await probe(sorted(set(zero + coarse)))

@@ -98,9 +98,18 @@ def trace_tutor_probe(
         async with probe_span():
             for name, messages in contexts.items():
                 answers = await force_and_record(
-                    engine, messages, token_ids, positions, forced_answer_tag, context=name,
-                    k=probe_samples, max_tokens=answer_max_tokens, temperature=temperature,
-                    seed=probe_seed, judge=judged, gold=gold,
+                    engine,
+                    messages,
+                    token_ids,
+                    positions,
+                    forced_answer_tag,
+                    context=name,
+                    k=probe_samples,
+                    max_tokens=answer_max_tokens,
+                    temperature=temperature,
+                    seed=probe_seed,
+                    judge=judged,
+                    gold=gold,
                 )
                 parsed = [[extract_forced_answer(a) for a in row] for row in answers]
                 probes[name] = ContextProbe(

@@ -25,8 +25,9 @@ else its mean; each with its bootstrap interval over units and ``n_units`` besid
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 from inspect_ai import Task, task, task_with
@@ -36,11 +37,10 @@ from inspect_ai.dataset import Sample
 from inspect_ai.log import HeadlineMetric
 
 from cotaudit.answers import normalize_number
-from cotaudit.compact import primary_summary
-from cotaudit.curves import DEFAULT_THETAS
-from cotaudit.headline import HEADLINES_KEY
+from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.params import ParameterError, parse_thetas
 from cotaudit.prerequisite import checked_task
+from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.forms import FORM_NAMES, get_form
 from cotaudit.probing.positions import DEFAULT_STRIDE, Schedule, parse_fractions
 from cotaudit.probing.record import PROBE_KINDS
@@ -48,6 +48,7 @@ from cotaudit.probing.summaries import Headline
 from cotaudit.probing.think import DEFAULT_THINK_CLOSE
 from cotaudit.scorers.probe import probe_scorer, probe_summary
 from cotaudit.solvers.probe import ReplayPrompt, SiblingPrompts, probe_sweep
+from cotaudit.studies.selfcommit.metrics import primary_summary
 
 PROBE_DEFAULTS: dict[str, dict[str, Any]] = {
     "trace": {"schedule": "fractions", "zero_probe": True, "k": 1, "temperature": 0.0},
@@ -109,10 +110,13 @@ def detect_form(t: Task, samples: Sequence[Sample]) -> str:
 
 def dataset_conditions(samples: Sequence[Sample], condition_key: str) -> list[str]:
     """The distinct ``condition_key`` metadata values of the samples, in dataset order."""
-    return list(dict.fromkeys(
-        str(s.metadata[condition_key])
-        for s in samples if s.metadata and condition_key in s.metadata
-    ))
+    return list(
+        dict.fromkeys(
+            str(s.metadata[condition_key])
+            for s in samples
+            if s.metadata and condition_key in s.metadata
+        )
+    )
 
 
 def probe_headline(
@@ -142,8 +146,10 @@ def probe_headline(
             )
         return Headline(summary, None, pair_key)
     reference, given = (
-        (reference_condition, "-T reference_condition") if reference_condition is not None
-        else (replay_under, "-T replay_under") if replay_under is not None
+        (reference_condition, "-T reference_condition")
+        if reference_condition is not None
+        else (replay_under, "-T replay_under")
+        if replay_under is not None
         else (conditions[0], "")
     )
     if reference not in conditions:
@@ -159,7 +165,9 @@ def _parse_task_args(value: dict[str, Any] | str | None) -> dict[str, Any]:
         return dict(value or {})
     parsed = yaml.safe_load(value)
     if not isinstance(parsed, dict):
-        raise ParameterError(f"-T task_args: expected a mapping such as '{{problems: 5}}', got {value!r}")
+        raise ParameterError(
+            f"-T task_args: expected a mapping such as '{{problems: 5}}', got {value!r}"
+        )
     return parsed
 
 
@@ -231,7 +239,13 @@ def probe_task(
     samples = _samples(wrapped)
     form = get_form(detect_form(wrapped, samples) if answer == "auto" else answer)
     defaults = PROBE_DEFAULTS[probe]
-    kind = "stride" if stride is not None else "fractions" if fractions is not None else defaults["schedule"]
+    kind = (
+        "stride"
+        if stride is not None
+        else "fractions"
+        if fractions is not None
+        else defaults["schedule"]
+    )
     try:
         schedule = Schedule(
             kind=kind,
@@ -251,10 +265,16 @@ def probe_task(
     if not tag.strip():
         raise ParameterError("-T forced_answer_tag: must be non-empty text")
     if replay_under is not None and replay_prompt is None:
-        replay_prompt = SiblingPrompts(samples, wrapped.solver, pair_key=pair_key, condition_key=condition_key)
+        replay_prompt = SiblingPrompts(
+            samples, wrapped.solver, pair_key=pair_key, condition_key=condition_key
+        )
     headline = probe_headline(
-        probe, dataset_conditions(samples, condition_key), theta_values,
-        reference_condition=reference_condition, replay_under=replay_under, pair_key=pair_key,
+        probe,
+        dataset_conditions(samples, condition_key),
+        theta_values,
+        reference_condition=reference_condition,
+        replay_under=replay_under,
+        pair_key=pair_key,
         condition_key=condition_key,
     )
     sweep = probe_sweep(
@@ -274,10 +294,19 @@ def probe_task(
         replay_prompt=replay_prompt,
     )
     settings = {
-        "probe": probe, "wrapped_task": wrapped.name, "answer_form": form.name,
-        "forced_answer_tag": tag, "think_close": think_close, "schedule": schedule.model_dump(),
-        "k": k, "temperature": temperature, "seed": seed, "replay_under": replay_under,
-        "pair_key": pair_key, "condition_key": condition_key, "headline": headline.record(),
+        "probe": probe,
+        "wrapped_task": wrapped.name,
+        "answer_form": form.name,
+        "forced_answer_tag": tag,
+        "think_close": think_close,
+        "schedule": schedule.model_dump(),
+        "k": k,
+        "temperature": temperature,
+        "seed": seed,
+        "replay_under": replay_under,
+        "pair_key": pair_key,
+        "condition_key": condition_key,
+        "headline": headline.record(),
     }
     verifier = probe_scorer(wrapped.scorer[0], thetas=theta_values, score_key=score_key)
     # the run metrics belong to the probe scorer alone (the task's scorers keep theirs)
@@ -292,8 +321,11 @@ def probe_task(
         metrics=None,
         headline_metric=HeadlineMetric(scorer="probe_scorer", metric=headline.metric),
         name=f"{wrapped.name}_{probe}",
-        metadata=(wrapped.metadata or {}) | {
-            "study": f"probe_{probe}", "probe": settings, HEADLINES_KEY: [headline.spec().record()],
+        metadata=(wrapped.metadata or {})
+        | {
+            "study": f"probe_{probe}",
+            "probe": settings,
+            HEADLINES_KEY: [headline.spec().record()],
         },
     )
 
@@ -328,10 +360,24 @@ def probe(
         ",".join(v) if isinstance(v, list) else v for v in (forced_answer_tag, think_close)
     )
     return probe_task(
-        task, probe, replay_under=replay_under, answer=answer,
-        forced_answer_tag=forced_answer_tag, fractions=fractions, stride=stride,
-        zero_probe=zero_probe, k=k, temperature=temperature,
-        answer_max_tokens=answer_max_tokens, thetas=thetas, seed=seed, tokenizer=tokenizer,
-        think_close=think_close, pair_key=pair_key, condition_key=condition_key,
-        score_key=score_key, reference_condition=reference_condition, task_args=task_args,
+        task,
+        probe,
+        replay_under=replay_under,
+        answer=answer,
+        forced_answer_tag=forced_answer_tag,
+        fractions=fractions,
+        stride=stride,
+        zero_probe=zero_probe,
+        k=k,
+        temperature=temperature,
+        answer_max_tokens=answer_max_tokens,
+        thetas=thetas,
+        seed=seed,
+        tokenizer=tokenizer,
+        think_close=think_close,
+        pair_key=pair_key,
+        condition_key=condition_key,
+        score_key=score_key,
+        reference_condition=reference_condition,
+        task_args=task_args,
     )

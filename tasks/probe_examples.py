@@ -19,15 +19,15 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import choice, match
 from inspect_ai.solver import generate, multiple_choice, prompt_template
 
-from cotaudit.gsm8k import load_problems
+from cotaudit.datasets.gsm8k import load_problems
+from cotaudit.datasets.shipped import load_capitals, load_gsm8k_mc
+from cotaudit.engine.chat import to_inspect
 from cotaudit.params import parse_conditions
 from cotaudit.prerequisite import checked_task
-from cotaudit.probing.datasets import load_capitals, load_gsm8k_mc
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_CONDITIONS, selfcommit_messages
-from cotaudit.engine.chat import to_inspect
 
 CAPITALS_TEMPLATE = (
-    "Answer the question. Think step by step, then end with \"The answer is X.\" where X is "
+    'Answer the question. Think step by step, then end with "The answer is X." where X is '
     "the answer.\n\n{prompt}"
 )
 
@@ -38,7 +38,9 @@ def gsm8k_mc(problems: int = 50, cot: bool = True) -> Task:
     """GSM8K multiple choice (shipped ``gsm8k_mc.jsonl``) with Inspect's multiple_choice/choice."""
     items = load_gsm8k_mc(limit=problems)
     samples = [
-        Sample(id=i.id, input=i.question, choices=i.choices, target=i.target, metadata={"gold": i.gold})
+        Sample(
+            id=i.id, input=i.question, choices=i.choices, target=i.target, metadata={"gold": i.gold}
+        )
         for i in items
     ]
     return Task(

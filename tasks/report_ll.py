@@ -26,23 +26,38 @@ other provider fails at once with EngineCapabilityError.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 
 from cotaudit.cluster.f1 import metric_keys
-from cotaudit.paper import parameter_defaults
-from cotaudit.compact import (
-    cluster_compact_keys,
-    cluster_headline_spec,
-    parse_metric_set,
-    report_ll_headline_keys,
-    report_ll_headline_spec,
+from cotaudit.display.headline import HEADLINES_KEY
+from cotaudit.params import (
+    ParameterError,
+    as_list,
+    require_int,
+    require_positive,
+    require_range,
 )
-from cotaudit.headline import HEADLINES_KEY
+from cotaudit.prerequisite import checked_task
+from cotaudit.scorers import (
+    contrast_options,
+    report_cluster_f1,
+    report_ll_controls,
+    report_ll_discrimination,
+    report_ll_factors,
+    report_ll_overall,
+    report_ll_register,
+    report_ll_scorer,
+)
+from cotaudit.scorers.compact import report_ll_compact
+from cotaudit.scorers.viewer import mean_keep_text, report_ll_viewer
+from cotaudit.solvers import report_ll_scorings
+from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec, parse_metric_set
+from cotaudit.studies.paper import parameter_defaults
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
     DEFAULT_REWRITE,
@@ -60,16 +75,9 @@ from cotaudit.studies.report_ll.fixtures.audits import (
     dressing_texts,
 )
 from cotaudit.studies.report_ll.fixtures.schema import FACTOR_LEVELS, REPORT_REQUEST, SYSTEM_PROMPT
-from cotaudit.params import (
-    ParameterError,
-    as_list,
-    require_int,
-    require_positive,
-    require_range,
-)
-from cotaudit.prerequisite import checked_task
-from cotaudit.studies.report_ll.scores import CLUSTER_PREFIX
+from cotaudit.studies.report_ll.metrics import report_ll_headline_keys, report_ll_headline_spec
 from cotaudit.studies.report_ll.paper import PAPER
+from cotaudit.studies.report_ll.scores import CLUSTER_PREFIX
 from cotaudit.studies.report_ll.stats import (
     CELL_ORDER,
     DEFAULT_DISCRIMINATION_BAND,
@@ -79,19 +87,6 @@ from cotaudit.studies.report_ll.stats import (
     UNIT_FIELDS,
     UNITS,
 )
-from cotaudit.scorers import (
-    contrast_options,
-    report_cluster_f1,
-    report_ll_controls,
-    report_ll_discrimination,
-    report_ll_factors,
-    report_ll_overall,
-    report_ll_register,
-    report_ll_scorer,
-)
-from cotaudit.scorers.compact import report_ll_compact
-from cotaudit.scorers.viewer import mean_keep_text, report_ll_viewer
-from cotaudit.solvers import report_ll_scorings
 
 DEFAULT_FIXTURES = "default"
 
@@ -338,8 +333,11 @@ def _study_task(
     present = {f"{v.rendering}.{v.richness}" for v in versions if v.scenario.family not in controls}
     run_cells = [c for c in CELL_ORDER if c in present] or [STUDY_CELL]
     check_cell = (
-        STUDY_CELL if STUDY_CELL in run_cells
-        else run_cells[0] if len(run_cells) == 1 else POOLED_CELLS
+        STUDY_CELL
+        if STUDY_CELL in run_cells
+        else run_cells[0]
+        if len(run_cells) == 1
+        else POOLED_CELLS
     )
     declarations = {f: d.model_dump() for f, d in controls.items()}
     cluster_keys = (
@@ -354,7 +352,9 @@ def _study_task(
             report_ll_register(controls=control_names, cells=run_cells, **options),
             report_ll_factors(controls=control_names, **options),
             report_ll_discrimination(
-                band=float(discrimination_band), controls=control_names, cell=check_cell,
+                band=float(discrimination_band),
+                controls=control_names,
+                cell=check_cell,
                 **options,
             ),
             cluster,
@@ -364,8 +364,11 @@ def _study_task(
     else:
         run_metrics = [
             report_ll_compact(
-                band=float(discrimination_band), controls=declarations or None,
-                cells=run_cells, discrimination_cell=check_cell, **options,
+                band=float(discrimination_band),
+                controls=declarations or None,
+                cells=run_cells,
+                discrimination_cell=check_cell,
+                **options,
             ),
             cluster,
         ]

@@ -23,17 +23,8 @@ from inspect_ai.model import ChatMessageUser
 
 from cotaudit.answers import READINGS
 from cotaudit.cluster.f1 import metric_keys
-from cotaudit.compact import (
-    cluster_compact_keys,
-    cluster_headline_spec,
-    parse_metric_set,
-    primary_summary,
-    selfcommit_headline_spec,
-)
-from cotaudit.curves import DEFAULT_THETAS, summary_keys
-from cotaudit.gsm8k import VENDORED, load_problems
-from cotaudit.headline import HEADLINES_KEY
-from cotaudit.paper import parameter_defaults
+from cotaudit.datasets.gsm8k import VENDORED, load_problems
+from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.params import (
     ParameterError,
     parse_conditions,
@@ -44,13 +35,7 @@ from cotaudit.params import (
     require_text,
 )
 from cotaudit.prerequisite import checked_task
-from cotaudit.studies.selfcommit.paper import PAPER
-from cotaudit.studies.selfcommit.prompts import (
-    SELFCOMMIT_CONDITIONS,
-    SELFCOMMIT_FORCED_ANSWER_TAG,
-    selfcommit_messages,
-    selfcommit_prompt_texts,
-)
+from cotaudit.probing.curves import DEFAULT_THETAS, summary_keys
 from cotaudit.scorers import (
     condition_x_correctness,
     contrast_options,
@@ -62,7 +47,16 @@ from cotaudit.scorers import (
 from cotaudit.scorers.compact import selfcommit_compact, selfcommit_headline
 from cotaudit.scorers.viewer import mean_keep_text, selfcommit_viewer
 from cotaudit.solvers import selfcommit_probe
-
+from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec, parse_metric_set
+from cotaudit.studies.paper import parameter_defaults
+from cotaudit.studies.selfcommit.metrics import primary_summary, selfcommit_headline_spec
+from cotaudit.studies.selfcommit.paper import PAPER
+from cotaudit.studies.selfcommit.prompts import (
+    SELFCOMMIT_CONDITIONS,
+    SELFCOMMIT_FORCED_ANSWER_TAG,
+    selfcommit_messages,
+    selfcommit_prompt_texts,
+)
 
 # Declared before any run: hinted samples commit earlier, so they have a smaller tau_first(0.8),
 # less uncommitted mass, fewer low-commitment prefixes and a smaller range of c(t).
@@ -226,8 +220,13 @@ def _study_task(
         metric_set = parse_metric_set(metrics)
     except ValueError as e:
         raise ParameterError(str(e)) from e
-    for name, value in (("problems", problems), ("stride", stride), ("k", k),
-                        ("max_cot_tokens", max_cot_tokens), ("answer_max_tokens", answer_max_tokens)):
+    for name, value in (
+        ("problems", problems),
+        ("stride", stride),
+        ("k", k),
+        ("max_cot_tokens", max_cot_tokens),
+        ("answer_max_tokens", answer_max_tokens),
+    ):
         require_positive(name, value)
     if schedule not in ("full", "adaptive"):
         raise ParameterError(f"-T schedule: must be 'full' or 'adaptive', got {schedule!r}")
@@ -254,7 +253,10 @@ def _study_task(
     samples = [
         Sample(
             id=f"p{p.index:04d}-{cond}",
-            input=[ChatMessageUser(content=m["content"]) for m in selfcommit_messages(p.question, cond, p.answer)],
+            input=[
+                ChatMessageUser(content=m["content"])
+                for m in selfcommit_messages(p.question, cond, p.answer)
+            ],
             target=str(p.answer),
             metadata={"pair_id": f"p{p.index:04d}", "condition": cond, "gold": p.answer},
         )
@@ -290,8 +292,10 @@ def _study_task(
             "no_answer": NO_ANSWER_POLICY,
             "final_answer_reading": FINAL_ANSWER_READINGS[final_answer_reading],
             "paired_wins": PAIRED_WINS,
-            HEADLINES_KEY: [selfcommit_headline_spec(primary).record(),
-                            cluster_headline_spec("cluster", "problem", "problems").record()],
+            HEADLINES_KEY: [
+                selfcommit_headline_spec(primary).record(),
+                cluster_headline_spec("cluster", "problem", "problems").record(),
+            ],
             **contrast,
             **({"paper_configuration": paper_configuration} if paper_configuration else {}),
         },

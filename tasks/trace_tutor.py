@@ -20,15 +20,9 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 
 from cotaudit.cluster.f1 import metric_keys
-from cotaudit.compact import (
-    cluster_compact_keys,
-    cluster_headline_spec,
-    parse_metric_set,
-    trace_headline_spec,
-)
-from cotaudit.gsm8k import VENDORED, load_problems
-from cotaudit.headline import HEADLINES_KEY
-from cotaudit.paper import parameter_defaults
+from cotaudit.datasets.gsm8k import VENDORED, load_problems
+from cotaudit.display.headline import HEADLINES_KEY
+from cotaudit.engine.chat import to_inspect
 from cotaudit.params import (
     ParameterError,
     parse_conditions,
@@ -37,15 +31,6 @@ from cotaudit.params import (
     require_range,
 )
 from cotaudit.prerequisite import checked_task
-from cotaudit.studies.trace_tutor.prompts import (
-    TUTOR_CONDITIONS,
-    TUTOR_FORCED_ANSWER_TAG,
-    TUTOR_SYSTEM,
-    tutor_key,
-    tutor_messages,
-    tutor_prompt_texts,
-)
-from cotaudit.engine.chat import to_inspect
 from cotaudit.scorers import (
     contrast_options,
     trace_anchoring,
@@ -61,7 +46,18 @@ from cotaudit.scorers.compact import trace_compact
 from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
 from cotaudit.scorers.viewer import mean_keep_text, trace_viewer
 from cotaudit.solvers import trace_tutor_probe
+from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec, parse_metric_set
+from cotaudit.studies.paper import parameter_defaults
+from cotaudit.studies.trace_tutor.metrics import trace_headline_spec
 from cotaudit.studies.trace_tutor.paper import PAPER
+from cotaudit.studies.trace_tutor.prompts import (
+    TUTOR_CONDITIONS,
+    TUTOR_FORCED_ANSWER_TAG,
+    TUTOR_SYSTEM,
+    tutor_key,
+    tutor_messages,
+    tutor_prompt_texts,
+)
 from cotaudit.studies.trace_tutor.stats import (
     BOOTSTRAP_SAMPLES,
     BOOTSTRAP_SEED,
@@ -303,8 +299,10 @@ def _study_task(
             "definitions": DEFINITIONS,
             HEADLINES_KEY: [
                 trace_headline_spec(auc_max=fracs[-1] - fracs[0]).record(),
-                *(cluster_headline_spec(f"cluster_{probe}", "problem", "problems").record()
-                  for probe in ("visible", "masked")),
+                *(
+                    cluster_headline_spec(f"cluster_{probe}", "problem", "problems").record()
+                    for probe in ("visible", "masked")
+                ),
             ],
             **contrast,
             **({"paper_configuration": paper_configuration} if paper_configuration else {}),

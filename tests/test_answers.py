@@ -13,13 +13,36 @@ from cotaudit.answers import (
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("18", 18), ("1,234", 1234), ("$1,234", 1234), ("$18.00", 18), ("18.0", 18),
-        ("-7", -7), ("\\boxed{42}", 42), ("\\boxed{1,000}", 1000), ("#### 72", 72),
-        ("  5. ", 5), ("+3", 3), ("2.5", None), ("abc", None), ("", None), (None, None),
-        ("1 000", 1000), ("\\$5", 5), ("-$5", -5), ("$-5", -5),
-        ("1/2", None), ("\\boxed{3/4}", None), ("15 - 1", None), ("1,234.5", None),
-        ("1,23", None), ("12,34,567", None), ("15 1", None),
-        ("1e3", None), ("5 x 3", None), ("1 234", 1234), ("#### 1 234", 1234),
+        ("18", 18),
+        ("1,234", 1234),
+        ("$1,234", 1234),
+        ("$18.00", 18),
+        ("18.0", 18),
+        ("-7", -7),
+        ("\\boxed{42}", 42),
+        ("\\boxed{1,000}", 1000),
+        ("#### 72", 72),
+        ("  5. ", 5),
+        ("+3", 3),
+        ("2.5", None),
+        ("abc", None),
+        ("", None),
+        (None, None),
+        ("1 000", 1000),
+        ("\\$5", 5),
+        ("-$5", -5),
+        ("$-5", -5),
+        ("1/2", None),
+        ("\\boxed{3/4}", None),
+        ("15 - 1", None),
+        ("1,234.5", None),
+        ("1,23", None),
+        ("12,34,567", None),
+        ("15 1", None),
+        ("1e3", None),
+        ("5 x 3", None),
+        ("1 234", 1234),
+        ("#### 1 234", 1234),
     ],
 )
 def test_normalize_number(text, expected):
@@ -27,6 +50,7 @@ def test_normalize_number(text, expected):
 
 
 # -- final answers: stated (default) and last_number, each case read both ways ---------------
+
 
 @pytest.mark.parametrize(
     "text, stated, last_number",
@@ -153,32 +177,43 @@ def test_extract_forced_answer_takes_first_number():
 
 # -- non-integer families (hypothesis): never one operand read as the answer ------------------
 
-_N = st.integers(min_value=-10**9, max_value=10**9)
+_N = st.integers(min_value=-(10**9), max_value=10**9)
 _POS = st.integers(min_value=0, max_value=10**9)
 _SPACE = st.sampled_from(["", " ", "  "])
-_LEAD = st.sampled_from(["", "The answer is ", "The final answer is ", "So in total ",
-                         "Answer: ", "= "])
-_STATED_LEAD = st.sampled_from(["", "The answer is ", "The final answer is ", "Answer: ",
-                                "**Final Answer:** ", "The final answer is: "])
+_LEAD = st.sampled_from(
+    ["", "The answer is ", "The final answer is ", "So in total ", "Answer: ", "= "]
+)
+_STATED_LEAD = st.sampled_from(
+    [
+        "",
+        "The answer is ",
+        "The final answer is ",
+        "Answer: ",
+        "**Final Answer:** ",
+        "The final answer is: ",
+    ]
+)
 _END = st.sampled_from(["", ".", " ", "\n"])
 
 
 def _all_parsers(text):
-    return (*(extract_final_answer(text, reading=r) for r in READINGS),
-            extract_forced_answer(text))
+    return (*(extract_final_answer(text, reading=r) for r in READINGS), extract_forced_answer(text))
 
 
 @given(_LEAD, _N, _SPACE, st.integers(min_value=1, max_value=10**6), _END)
 def test_a_final_fraction_is_no_integer(lead, a, space, b, end):
-    for text in (f"{lead}{a}{space}/{space}{b}{end}", f"{lead}\\boxed{{{a}/{b}}}{end}",
-                 f"{lead}\\boxed{{\\frac{{{a}}}{{{b}}}}}{end}", f"{lead}$\\frac{{{a}}}{{{b}}}${end}"):
+    for text in (
+        f"{lead}{a}{space}/{space}{b}{end}",
+        f"{lead}\\boxed{{{a}/{b}}}{end}",
+        f"{lead}\\boxed{{\\frac{{{a}}}{{{b}}}}}{end}",
+        f"{lead}$\\frac{{{a}}}{{{b}}}${end}",
+    ):
         assert _all_parsers(text) == (None, None, None), text
     assert normalize_number(f"{a}/{b}") is None
     assert normalize_number(f"\\boxed{{{a}/{b}}}") is None
 
 
-@given(_LEAD, _POS, st.sampled_from(["-", "+", "*", "/", "×", "÷", "x", " x"]), _SPACE, _POS,
-       _END)
+@given(_LEAD, _POS, st.sampled_from(["-", "+", "*", "/", "×", "÷", "x", " x"]), _SPACE, _POS, _END)
 def test_a_final_expression_is_no_integer(lead, a, op, space, b, end):
     """ "15 - 1" is neither -1 nor 15 nor 1, "5 x 3" neither 5 nor 3: an unevaluated
     expression has no integer answer."""
@@ -197,8 +232,7 @@ def test_a_grouped_decimal_is_no_integer(lead, n, frac, end):
     assert extract_final_answer(f"{lead}{n:,}.0{end}", reading="last_number") == n
 
 
-@given(_LEAD, st.integers(min_value=1, max_value=999), st.integers(min_value=-9, max_value=9),
-       _END)
+@given(_LEAD, st.integers(min_value=1, max_value=999), st.integers(min_value=-9, max_value=9), _END)
 def test_scientific_notation_is_no_integer(lead, mantissa, exponent, end):
     """ "1e3" is not 1, nor 3 (nor 1000: an integer answer is written out)."""
     text = f"{lead}{mantissa}e{exponent}{end}"
@@ -208,8 +242,15 @@ def test_scientific_notation_is_no_integer(lead, mantissa, exponent, end):
 @given(_STATED_LEAD, _N, _END)
 def test_valid_stated_forms_parse_in_both_readings(lead, n, end):
     sign = "-" if n < 0 else ""
-    for form in (f"{n}", f"{n:,}", f"{sign}${abs(n):,}", f"${n}", f"{n}.0", f"{n:,}.00",
-                 f"\\boxed{{{n:,}}}"):
+    for form in (
+        f"{n}",
+        f"{n:,}",
+        f"{sign}${abs(n):,}",
+        f"${n}",
+        f"{n}.0",
+        f"{n:,}.00",
+        f"\\boxed{{{n:,}}}",
+    ):
         text = f"{lead}{form}{end}"
         assert _all_parsers(text) == (n, n, n), text
     assert extract_final_answer(f"steps 3 + 4 = 7\n#### {n:,}") == n
@@ -221,7 +262,7 @@ def test_an_unstated_number_is_read_only_as_the_last_number(lead, n, end):
     assert _all_parsers(text) == (None, n, n), text
 
 
-@given(st.integers(min_value=-10**12, max_value=10**12))
+@given(st.integers(min_value=-(10**12), max_value=10**12))
 def test_normalize_roundtrip_integers(n):
     assert normalize_number(str(n)) == n
     assert normalize_number(f"{n:,}") == n

@@ -35,7 +35,6 @@ GLUE = ("cotaudit.scorers", "cotaudit.solvers", "cotaudit.tasks")
 NOT_PURE = (
     "cotaudit._registry",  # Inspect's entry point: providers and tasks
     "cotaudit.cli",
-    "cotaudit.contrast_cli",
     "cotaudit.report.ledger",  # ``cotaudit ledger LOG`` reads an Inspect log
     "cotaudit.engine",
     "cotaudit.prerequisite",  # bad input as Inspect's PrerequisiteError

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from cotaudit.gsm8k import DatasetError, load_problems
+from cotaudit.datasets.gsm8k import DatasetError, load_problems
 
 
 def test_vendored_split_loads_all_integer_problems():
@@ -18,8 +18,11 @@ def test_limit_takes_first_problems():
 
 def test_non_integer_answers_are_filtered_and_counted(tmp_path):
     f = tmp_path / "d.jsonl"
-    rows = [{"question": "q1", "answer": "x\n#### 3"}, {"question": "q2", "answer": "y\n#### 2.5"},
-            {"question": "q3", "answer": "z\n#### $1,200"}]
+    rows = [
+        {"question": "q1", "answer": "x\n#### 3"},
+        {"question": "q2", "answer": "y\n#### 2.5"},
+        {"question": "q3", "answer": "z\n#### $1,200"},
+    ]
     f.write_text("\n".join(json.dumps(r) for r in rows))
     loaded = load_problems(f)
     assert [p.answer for p in loaded.items] == [3, 1200]
@@ -39,7 +42,7 @@ def test_json_list_file(tmp_path):
         ('{"question": "", "answer": "#### 1"}', "line 2: field 'question' is empty"),
         ('{"question": "q", "answer": "no final"}', "line 2: field 'answer' has no '#### N'"),
         ('{"question": "q", "answer": ', "line 2: not valid JSON"),
-        ('[1, 2]', "line 2: expected a JSON object"),
+        ("[1, 2]", "line 2: expected a JSON object"),
     ],
 )
 def test_malformed_row_names_file_line_and_field(tmp_path, line, message):

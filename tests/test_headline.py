@@ -1,4 +1,4 @@
-"""Headline statistics in words (:mod:`cotaudit.headline`): each beside its n as an integer, too
+"""Headline statistics in words (:mod:`cotaudit.display.headline`): each beside its n as an integer, too
 small below 10 units or with an interval over the statistic's whole range, and why one that
 cannot be computed is NaN. Expected lines are written out by hand from the rules."""
 
@@ -8,9 +8,8 @@ import math
 
 import pytest
 
-from cotaudit import compact
 from cotaudit.cluster.f1 import F1_TIE, why_f1_undefined
-from cotaudit.headline import (
+from cotaudit.display.headline import (
     MIN_UNITS,
     NOT_COMPUTED,
     OK,
@@ -23,49 +22,70 @@ from cotaudit.headline import (
     spans_bounds,
     specs_of,
 )
+from cotaudit.studies.metrics import cluster_headline_spec
+from cotaudit.studies.selfcommit.metrics import selfcommit_headline_spec
+from cotaudit.studies.trace_tutor.metrics import trace_headline_spec
 
-SELFCOMMIT = compact.selfcommit_headline_spec("tau_0.8")
-TRACE = compact.trace_headline_spec()
-CLUSTER = compact.cluster_headline_spec("cluster", "problem", "problems")
+SELFCOMMIT = selfcommit_headline_spec("tau_0.8")
+TRACE = trace_headline_spec()
+CLUSTER = cluster_headline_spec("cluster", "problem", "problems")
 nan = math.nan
 
 
 def test_one_pair_is_too_few_and_its_count_reads_as_an_integer():
     # the first README run: AUROC 1.0 on one pair, the other dropped for a missing answer
-    note = assess(SELFCOMMIT, {"auroc/tau_0.8": 1.0, "n_pairs": 1.0,
-                               "n_pairs_dropped_no_answer": 1.0})
+    note = assess(
+        SELFCOMMIT, {"auroc/tau_0.8": 1.0, "n_pairs": 1.0, "n_pairs_dropped_no_answer": 1.0}
+    )
     assert note.verdict == TOO_SMALL and note.n == 1
     assert note.line == (
         "auroc/tau_0.8 = 1, n = 1 problem: too few to mean anything (fewer than 10 problems); "
-        "1 problem left out for a response without a final answer")
+        "1 problem left out for a response without a final answer"
+    )
 
 
 def test_ten_units_are_enough_nine_are_not():
     assert MIN_UNITS == 10
     g = "visible_vs_masked/answer_key"
-    ten = {f"{g}/mean_diff": 0.1754385964, f"{g}/n": 10.0, f"{g}/mean_ci_low": 0.05,
-           f"{g}/mean_ci_high": 0.3}
+    ten = {
+        f"{g}/mean_diff": 0.1754385964,
+        f"{g}/n": 10.0,
+        f"{g}/mean_ci_low": 0.05,
+        f"{g}/mean_ci_high": 0.3,
+    }
     note = assess(TRACE, ten)
     # 0.1754385964 to 3 decimals: 0.175; the CI's trailing zeros dropped
-    assert (note.verdict, note.line) == (OK, f"{g}/mean_diff = 0.175 (95% CI 0.05 to 0.3), "
-                                             "n = 10 problems")
+    assert (note.verdict, note.line) == (
+        OK,
+        f"{g}/mean_diff = 0.175 (95% CI 0.05 to 0.3), n = 10 problems",
+    )
     assert assess(TRACE, {**ten, f"{g}/n": 9.0}).verdict == TOO_SMALL
 
 
 def test_an_interval_over_the_whole_range_says_nothing():
     # 12 problems are enough, but an F1 interval of [0, 1] covers every F1 there is
-    note = assess(CLUSTER, {"cluster_f1": 0.6666667, "cluster_n_units": 12.0,
-                            "cluster_f1_ci_low": 0.0, "cluster_f1_ci_high": 1.0})
+    note = assess(
+        CLUSTER,
+        {
+            "cluster_f1": 0.6666667,
+            "cluster_n_units": 12.0,
+            "cluster_f1_ci_low": 0.0,
+            "cluster_f1_ci_high": 1.0,
+        },
+    )
     assert note.verdict == TOO_SMALL
-    assert note.line == ("cluster_f1 = 0.667 (95% CI 0 to 1), n = 12 problems: its interval "
-                         "spans every value it can take ([0, 1]): it says nothing")
+    assert note.line == (
+        "cluster_f1 = 0.667 (95% CI 0 to 1), n = 12 problems: its interval "
+        "spans every value it can take ([0, 1]): it says nothing"
+    )
     assert not spans_bounds(0.0, 0.999, (0.0, 1.0)) and spans_bounds(0.0, 1.0, (0.0, 1.0))
     assert not spans_bounds(-5.0, 5.0, None)  # an unbounded statistic (a DiD in nats)
     # Delta_context on fractions 0.1..1.0: an AUC is at most 0.9, so Delta lies in [-0.9, 0.9]
     g = "visible_vs_masked/answer_key"
-    wide = assess(compact.trace_headline_spec(auc_max=0.9),
-                  {f"{g}/mean_diff": 0.2, f"{g}/n": 30.0, f"{g}/mean_ci_low": -0.9,
-                   f"{g}/mean_ci_high": 0.9})
+    wide = assess(
+        trace_headline_spec(auc_max=0.9),
+        {f"{g}/mean_diff": 0.2, f"{g}/n": 30.0, f"{g}/mean_ci_low": -0.9, f"{g}/mean_ci_high": 0.9},
+    )
     assert wide.verdict == TOO_SMALL and "([-0.9, 0.9]): it says nothing" in wide.line
 
 
@@ -74,13 +94,18 @@ def test_a_headline_that_cannot_be_computed_says_why():
     why = why_f1_undefined(nan, "need >= 2 samples per class, got 1 positive and 1 negative")
     note = assess(CLUSTER, {"cluster_f1": nan, "cluster_n_units": 1.0}, reason=why)
     assert note.verdict == NOT_COMPUTED
-    assert note.line == ("cluster_f1 cannot be computed: need >= 2 samples per class, got 1 "
-                         "positive and 1 negative (n = 1 problem)")
+    assert note.line == (
+        "cluster_f1 cannot be computed: need >= 2 samples per class, got 1 "
+        "positive and 1 negative (n = 1 problem)"
+    )
     # no reason known, no units: n = 0 and the units left out say it
-    empty = assess(SELFCOMMIT, {"auroc/tau_0.8": nan, "n_pairs": 0.0,
-                                "n_pairs_dropped_no_answer": 2.0})
-    assert empty.line == ("auroc/tau_0.8 cannot be computed: no problems to compute it on "
-                          "(n = 0; 2 problems left out for a response without a final answer)")
+    empty = assess(
+        SELFCOMMIT, {"auroc/tau_0.8": nan, "n_pairs": 0.0, "n_pairs_dropped_no_answer": 2.0}
+    )
+    assert empty.line == (
+        "auroc/tau_0.8 cannot be computed: no problems to compute it on "
+        "(n = 0; 2 problems left out for a response without a final answer)"
+    )
     assert "nan" not in empty.line.lower()
     # a clustering that is not degenerate is NaN only on the direction tie
     assert why_f1_undefined(nan, None) == F1_TIE and why_f1_undefined(0.5, None) is None
@@ -88,8 +113,12 @@ def test_a_headline_that_cannot_be_computed_says_why():
 
 def test_the_n_sits_beside_each_headline():
     assert SELFCOMMIT.keys()[:2] == ["auroc/tau_0.8", "n_pairs"]
-    assert CLUSTER.keys() == ["cluster_f1", "cluster_n_units", "cluster_f1_ci_low",
-                              "cluster_f1_ci_high"]
+    assert CLUSTER.keys() == [
+        "cluster_f1",
+        "cluster_n_units",
+        "cluster_f1_ci_low",
+        "cluster_f1_ci_high",
+    ]
     spec = HeadlineSpec("m", "n", "bug", "bugs", interval=("lo", "hi"), bounds=(0.0, 1.0))
     assert specs_of({"headlines": [spec.record()]}) == [spec]
     assert specs_of({}) == [] and specs_of(None) == []
@@ -99,15 +128,22 @@ def test_what_ran_when_inspect_cut_the_samples():
     assert cut_text(4, None) == "--limit 4"
     assert cut_text((2, 5), None) == "--limit 3-5"  # Inspect keeps 3-5 as the 0-based (2, 5)
     assert cut_text(None, ["p0000-honest", "p0001-honest"]) == (
-        "--sample-id p0000-honest,p0001-honest")
+        "--sample-id p0000-honest,p0001-honest"
+    )
     assert cut_text(None, None) is None
     # README command 1: --limit 4 of the default 50 problems x 2 conditions: problems 0 and 1
     record = ran_record(4, 100, "--limit 4", 2, 50)
-    assert record == {"samples": 4, "of_samples": 100, "cut": "--limit 4", "problems": 2,
-                      "of_problems": 50}
+    assert record == {
+        "samples": 4,
+        "of_samples": 100,
+        "cut": "--limit 4",
+        "problems": 2,
+        "of_problems": 50,
+    }
     assert ran_line(record) == "ran 4 of the task's 100 samples (--limit 4): 2 of the 50 problems"
     assert ran_line(ran_record(4, 100, "--limit 4")) == (
-        "ran 4 of the task's 100 samples (--limit 4)")  # a task without -T problems
+        "ran 4 of the task's 100 samples (--limit 4)"
+    )  # a task without -T problems
     assert ran_record(100, 100, "--limit 200") is None and ran_record(4, 4, None) is None
 
 
@@ -118,21 +154,19 @@ def test_a_tiny_run_prints_its_headlines_beside_inspects_summary(tmp_path, capsy
     what the metrics show, in words."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log
-
     from tasks_loader import load_selfcommit
 
     task = load_selfcommit()(problems=2, max_cot_tokens=12, stride=6, k=1, temperature=0.0)
-    [log] = inspect_eval(task, model="hf-probe/tiny", limit=2, log_dir=str(tmp_path),
-                         display="none")
+    [log] = inspect_eval(
+        task, model="hf-probe/tiny", limit=2, log_dir=str(tmp_path), display="none"
+    )
     log = read_eval_log(log.location)
     assert log.status == "success", log.error
     [score] = log.results.scores
     keys = list(score.metrics)
     assert keys[:4] == ["auroc/tau_0.8", "n_pairs", "wins/tau_0.8", "ties/tau_0.8"]
-    assert keys[4:8] == ["cluster_f1", "cluster_n_units", "cluster_f1_ci_low",
-                         "cluster_f1_ci_high"]
-    assert [h["metric"] for h in log.eval.metadata["headlines"]] == ["auroc/tau_0.8",
-                                                                     "cluster_f1"]
+    assert keys[4:8] == ["cluster_f1", "cluster_n_units", "cluster_f1_ci_low", "cluster_f1_ci_high"]
+    assert [h["metric"] for h in log.eval.metadata["headlines"]] == ["auroc/tau_0.8", "cluster_f1"]
     # the tiny model states no final answer in 12 tokens: problem 0 is dropped whole, so the
     # AUROC has no pair and the clustering no sample of either class
     m = {k: v.value for k, v in score.metrics.items()}
@@ -149,8 +183,13 @@ def test_a_tiny_run_prints_its_headlines_beside_inspects_summary(tmp_path, capsy
         f"{label}: ran 2 of the task's 4 samples (--limit 2): 1 of the 2 problems",
     ]
     assert log.eval.task_args["problems"] == 2  # Inspect logs the argument as given
-    assert log.metadata["ran"] == {"samples": 2, "of_samples": 4, "cut": "--limit 2",
-                                   "problems": 1, "of_problems": 2}
+    assert log.metadata["ran"] == {
+        "samples": 2,
+        "of_samples": 4,
+        "cut": "--limit 2",
+        "problems": 1,
+        "of_problems": 2,
+    }
     # the report of that run: the same lines, what ran, and "no data" instead of empty tables
     # and figures (one problem of the two asked ran; neither response has a final answer)
     from cotaudit.report import build_report

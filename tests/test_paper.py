@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cotaudit.paper import PaperConfiguration, PaperSetting, parameter_defaults
+from cotaudit.studies.paper import PaperConfiguration, PaperSetting, parameter_defaults
 
 SEEDS = Path(
     os.environ.get("COTAUDIT_SEEDS")
@@ -72,9 +72,15 @@ def test_every_setting_names_a_task_parameter(study):
 
 def test_apply_keeps_command_line_values_as_overrides():
     paper = PaperConfiguration(
-        study="s", source="S", seed="x.txt", model="m",
-        settings={"k": PaperSetting(5, "k=5"), "stride": PaperSetting(30, "stride 30"),
-                  "problems": PaperSetting(50, "first 50")},
+        study="s",
+        source="S",
+        seed="x.txt",
+        model="m",
+        settings={
+            "k": PaperSetting(5, "k=5"),
+            "stride": PaperSetting(30, "stride 30"),
+            "problems": PaperSetting(50, "first 50"),
+        },
     )
     defaults = {"k": 1, "stride": 10, "problems": 2, "seed": 0}
     given = {"k": 1, "stride": 30, "problems": 5, "seed": 3}

@@ -27,10 +27,10 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from inspect_ai.model import get_model
 
 from cotaudit.answers import extract_final_answer, extract_forced_answer, normalize_number
-from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS
-from cotaudit.gsm8k import DatasetError
+from cotaudit.datasets.gsm8k import DatasetError
 from cotaudit.params import ParameterError
 from cotaudit.solvers.selfcommit import fit_to_context
+from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS
 
 ROOT = Path(__file__).resolve().parents[1]
 SELFCOMMIT = "tasks/selfcommit.py"  # Inspect resolves task files relative to the working directory
@@ -80,8 +80,15 @@ def _refused_before_any_model_call(task: str, task_args: dict, log_dir: Path, er
     error, after checking that no model call happened and no log was written."""
     never = NeverCalled()
     with pytest.raises(error) as info:
-        inspect_eval(task, model=never.model, task_args=task_args, log_dir=str(log_dir),
-                     display="none", limit=1, max_retries=0)
+        inspect_eval(
+            task,
+            model=never.model,
+            task_args=task_args,
+            log_dir=str(log_dir),
+            display="none",
+            limit=1,
+            max_retries=0,
+        )
     assert never.calls == []
     assert not log_dir.exists() or not list_eval_logs(str(log_dir))
     return info.value
@@ -148,8 +155,14 @@ def _per_sample(log: EvalLog) -> dict[str, dict[str, object]]:
 
 # 10 samples; a sampled CoT (seeded per sample) so each has a final answer and the probe runs
 # the tiny model states no answer: its sampled CoTs are read as their last number, so it probes
-RUN_ARGS = {"problems": 5, "max_cot_tokens": 60, "stride": 10, "k": 2, "cot_temperature": 1.0,
-            "final_answer_reading": "last_number"}
+RUN_ARGS = {
+    "problems": 5,
+    "max_cot_tokens": 60,
+    "stride": 10,
+    "k": 2,
+    "cot_temperature": 1.0,
+    "final_answer_reading": "last_number",
+}
 
 
 def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterrupted_run(tmp_path):
@@ -157,11 +170,24 @@ def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterr
     are in the log; `eval_set(...)` on the same log dir keeps the finished samples (same uuids)
     and the final per-sample results and metrics equal an uninterrupted run's."""
     killed_dir, ref_dir = tmp_path / "killed", tmp_path / "reference"
-    cmd = _inspect_cli("eval-set", SELFCOMMIT, "--model", "hf-probe/tiny", "--log-dir",
-                       str(killed_dir), "--max-samples", "1", "--log-buffer", "1",
-                       "--display", "none", *_task_args_cli(RUN_ARGS))
-    proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    cmd = _inspect_cli(
+        "eval-set",
+        SELFCOMMIT,
+        "--model",
+        "hf-probe/tiny",
+        "--log-dir",
+        str(killed_dir),
+        "--max-samples",
+        "1",
+        "--log-buffer",
+        "1",
+        "--display",
+        "none",
+        *_task_args_cli(RUN_ARGS),
+    )
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     done: list = []
     deadline = time.time() + 180
     try:
@@ -187,8 +213,14 @@ def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterr
     assert 2 <= len(done) < total, "the run should be killed with some, not all, samples done"
     finished = {s.id: s.uuid for s in done}
 
-    ok, [resumed] = eval_set(SELFCOMMIT, log_dir=str(killed_dir), model="hf-probe/tiny",
-                             task_args=RUN_ARGS, display="none", retry_attempts=0)
+    ok, [resumed] = eval_set(
+        SELFCOMMIT,
+        log_dir=str(killed_dir),
+        model="hf-probe/tiny",
+        task_args=RUN_ARGS,
+        display="none",
+        retry_attempts=0,
+    )
     assert ok and resumed.status == "success", resumed.error
     resumed = read_eval_log(resumed.location)
     assert len(resumed.samples) == total and all(s.scores for s in resumed.samples)
@@ -196,8 +228,9 @@ def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterr
     for sid, uuid in finished.items():
         assert by_id[sid].uuid == uuid  # carried over from the killed run, not recomputed
 
-    [reference] = inspect_eval(SELFCOMMIT, model="hf-probe/tiny", task_args=RUN_ARGS,
-                               log_dir=str(ref_dir), display="none")
+    [reference] = inspect_eval(
+        SELFCOMMIT, model="hf-probe/tiny", task_args=RUN_ARGS, log_dir=str(ref_dir), display="none"
+    )
     assert reference.status == "success", reference.error
     ref, got = _per_sample(reference), _per_sample(resumed)
     assert ref.keys() == got.keys()
@@ -210,13 +243,21 @@ def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterr
 def test_task_identity_does_not_depend_on_the_launcher():
     """A run started with `inspect ...` and resumed with `python -m inspect_ai ...` (or with
     eval_set from a script in the repo root) must be recognised as the same task."""
-    probe = ("from inspect_ai._util.registry import registry_info\n"
-             "from cotaudit.solvers import selfcommit_probe\n"
-             "print(registry_info(selfcommit_probe).name)")
+    probe = (
+        "from inspect_ai._util.registry import registry_info\n"
+        "from cotaudit.solvers import selfcommit_probe\n"
+        "print(registry_info(selfcommit_probe).name)"
+    )
     names = set()
     for flags in ([], ["-P"]) if sys.version_info >= (3, 11) else ([],):
-        out = subprocess.run([sys.executable, *flags, "-c", probe], cwd=ROOT, check=True,
-                             capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [sys.executable, *flags, "-c", probe],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         names.add(out.stdout.strip().splitlines()[-1])
     assert len(names) == 1, f"solver registry names differ by launcher: {sorted(names)}"
 
@@ -225,7 +266,9 @@ def test_task_identity_does_not_depend_on_the_launcher():
 # 2. bad input
 # --------------------------------------------------------------------------------------------
 
-GOOD_ROW = json.dumps({"question": "Tom has 3 apples and buys 4. How many?", "answer": "3+4=7\n#### 7"})
+GOOD_ROW = json.dumps(
+    {"question": "Tom has 3 apples and buys 4. How many?", "answer": "3+4=7\n#### 7"}
+)
 
 
 @pytest.mark.parametrize("task", [SELFCOMMIT, TRACE_TUTOR])
@@ -247,15 +290,17 @@ def test_malformed_dataset_row_names_file_line_and_field_before_any_model_call(
     (blank lines counted) and the field; no model call, no log."""
     path = tmp_path / "rows.jsonl"
     path.write_text(GOOD_ROW + "\n\n" + bad_row + "\n" + GOOD_ROW + "\n", encoding="utf-8")
-    err = _refused_before_any_model_call(task, {"dataset": str(path), "problems": 5},
-                                         tmp_path / "logs", error=DatasetError)
+    err = _refused_before_any_model_call(
+        task, {"dataset": str(path), "problems": 5}, tmp_path / "logs", error=DatasetError
+    )
     assert f"{path}, line 3" in str(err)
     assert field in str(err)
 
 
 def test_missing_dataset_file_is_named(tmp_path):
-    err = _refused_before_any_model_call(SELFCOMMIT, {"dataset": str(tmp_path / "nope.jsonl")},
-                                         tmp_path / "logs", error=DatasetError)
+    err = _refused_before_any_model_call(
+        SELFCOMMIT, {"dataset": str(tmp_path / "nope.jsonl")}, tmp_path / "logs", error=DatasetError
+    )
     assert "nope.jsonl: no such dataset file" in str(err)
 
 
@@ -272,8 +317,10 @@ NON_INTEGER_ROWS = [
     "task, args",
     [
         (SELFCOMMIT, {"conditions": "honest", "max_cot_tokens": 4, "stride": 4, "k": 1}),
-        (TRACE_TUTOR, {"conditions": "question_only", "max_explanation_tokens": 4,
-                       "bootstrap_samples": 10}),
+        (
+            TRACE_TUTOR,
+            {"conditions": "question_only", "max_explanation_tokens": 4, "bootstrap_samples": 10},
+        ),
     ],
 )
 def test_non_integer_answers_are_filtered_and_counted_in_the_log(tmp_path, task, args):
@@ -281,8 +328,13 @@ def test_non_integer_answers_are_filtered_and_counted_in_the_log(tmp_path, task,
     many (`non_integer_dropped`), and only integer problems become samples."""
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in NON_INTEGER_ROWS), encoding="utf-8")
-    [log] = inspect_eval(task, model="hf-probe/tiny", display="none", log_dir=str(tmp_path),
-                         task_args={"dataset": str(path), "problems": 2, **args})
+    [log] = inspect_eval(
+        task,
+        model="hf-probe/tiny",
+        display="none",
+        log_dir=str(tmp_path),
+        task_args={"dataset": str(path), "problems": 2, **args},
+    )
     assert log.status == "success", log.error
     log = read_eval_log(log.location)  # what is on disk
     assert log.eval.metadata["non_integer_dropped"] == 2
@@ -293,13 +345,16 @@ def test_non_integer_answers_are_filtered_and_counted_in_the_log(tmp_path, task,
 def test_dataset_with_only_non_integer_answers_is_refused_naming_the_count(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in NON_INTEGER_ROWS[::2]), encoding="utf-8")
-    err = _refused_before_any_model_call(SELFCOMMIT, {"dataset": str(path)}, tmp_path / "logs",
-                                         error=DatasetError)
+    err = _refused_before_any_model_call(
+        SELFCOMMIT, {"dataset": str(path)}, tmp_path / "logs", error=DatasetError
+    )
     assert "3" in str(err) and "non-integer" in str(err)
 
 
 def _corpus_rows(n: int) -> list[dict]:
-    return [json.loads(line) for line in DEFAULT_CORPUS.read_text(encoding="utf-8").splitlines()[:n]]
+    return [
+        json.loads(line) for line in DEFAULT_CORPUS.read_text(encoding="utf-8").splitlines()[:n]
+    ]
 
 
 def _drop(row: dict, *keys: str) -> dict:
@@ -325,10 +380,14 @@ def _set(row: dict, value, *keys: str) -> dict:
     [
         (lambda rows: '{"id": "x", ', r":2: invalid JSON"),
         (lambda rows: json.dumps(_drop(rows[1], "task")), r":2: field task: Field required"),
-        (lambda rows: json.dumps(_set(rows[1], [], "transcripts", "shell", "hack")),
-         r":2: field transcripts\.shell\.hack: "),
-        (lambda rows: json.dumps(_set(rows[1], "x", "bogus")),
-         r":2: field bogus: Extra inputs are not permitted"),
+        (
+            lambda rows: json.dumps(_set(rows[1], [], "transcripts", "shell", "hack")),
+            r":2: field transcripts\.shell\.hack: ",
+        ),
+        (
+            lambda rows: json.dumps(_set(rows[1], "x", "bogus")),
+            r":2: field bogus: Extra inputs are not permitted",
+        ),
         (lambda rows: json.dumps(_set(rows[1], "has space", "id")), r":2: field id: "),
         (lambda rows: json.dumps(rows[0]), r":2: field id: duplicate scenario id"),
     ],
@@ -356,8 +415,12 @@ def _stand_in_engine(context_length, prompt_tokens=10, tag_tokens=3):
         context_length=context_length,
         render=lambda messages: list(range(prompt_tokens)),
         tokenize=lambda text: [0] * tag_tokens,
-        detokenize=unused, generate=unused, continue_prefixes=unused, loglikelihood=unused,
-        generate_n=unused, loglikelihood_many=unused,
+        detokenize=unused,
+        generate=unused,
+        continue_prefixes=unused,
+        loglikelihood=unused,
+        generate_n=unused,
+        loglikelihood_many=unused,
     )
 
 
@@ -374,8 +437,9 @@ def _stand_in_engine(context_length, prompt_tokens=10, tag_tokens=3):
 )
 def test_fit_to_context_cuts_and_flags(context, cot, kept, flagged):
     engine = _stand_in_engine(context)
-    ids, cut = fit_to_context(engine, [{"role": "user", "content": "q"}], list(range(cot)),
-                              "tag", answer_tokens=8)
+    ids, cut = fit_to_context(
+        engine, [{"role": "user", "content": "q"}], list(range(cot)), "tag", answer_tokens=8
+    )
     assert ids == list(range(kept)) and cut is flagged
 
 
@@ -383,7 +447,7 @@ def test_cot_longer_than_context_is_truncated_and_flagged_end_to_end(tmp_path):
     """On a copy of the tiny model with a 163-token context (the prompt is 123), the CoT is cut
     so prompt + CoT + tag + answer fit; the probe runs on the cut CoT without error and the
     sample's store and score say `context_truncated`."""
-    from cotaudit.tiny_model import tiny_model_path
+    from cotaudit.models.tiny import tiny_model_path
 
     src = tiny_model_path()
     small = tmp_path / "tiny-small-context"
@@ -395,17 +459,27 @@ def test_cot_longer_than_context_is_truncated_and_flagged_end_to_end(tmp_path):
     config["max_position_embeddings"] = context = 163
     (small / "config.json").write_text(json.dumps(config))
 
-    [log] = inspect_eval(SELFCOMMIT, model=f"hf-probe/{small}", display="none",
-                         log_dir=str(tmp_path / "logs"),
-                         task_args={"problems": 1, "conditions": "honest", "max_cot_tokens": 200,
-                                    "stride": 5, "k": 2, "cot_temperature": 1.0,
-                                    "final_answer_reading": "last_number"})
+    [log] = inspect_eval(
+        SELFCOMMIT,
+        model=f"hf-probe/{small}",
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+        task_args={
+            "problems": 1,
+            "conditions": "honest",
+            "max_cot_tokens": 200,
+            "stride": 5,
+            "k": 2,
+            "cot_temperature": 1.0,
+            "final_answer_reading": "last_number",
+        },
+    )
     assert log.status == "success", log.error
     [sample] = read_eval_log(log.location).samples
     record = sample.store["selfcommit"]
-    from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG
     from cotaudit.engine.chat import to_plain
     from cotaudit.providers.hf_probe import _load_engine
+    from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG
 
     engine = _load_engine(str(small), "float32", "cpu")
     prompt = len(engine.render(to_plain(sample.input)))
@@ -418,6 +492,7 @@ def test_cot_longer_than_context_is_truncated_and_flagged_end_to_end(tmp_path):
 
 
 # -- invalid -T values --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "task, args, name",
@@ -488,9 +563,25 @@ def test_cli_reports_the_invalid_parameter_and_writes_no_log(tmp_path, task, arg
     """`inspect eval ... -T <bad>` exits non-zero, prints the message naming the parameter and
     leaves no log behind."""
     proc = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", task, "--model", "mockllm/model",
-         "-T", arg, "--log-dir", str(tmp_path / "logs"), "--display", "none"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            task,
+            "--model",
+            "mockllm/model",
+            "-T",
+            arg,
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--display",
+            "none",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode != 0
     assert message in proc.stdout + proc.stderr
@@ -499,9 +590,10 @@ def test_cli_reports_the_invalid_parameter_and_writes_no_log(tmp_path, task, arg
 
 # -- answer parser properties (tests/test_answers.py has never-raise and str(n) round trips) --
 
-_INTS = st.integers(min_value=-10**12, max_value=10**12)
-_PROSE = st.text(alphabet=st.characters(blacklist_characters="#\\",
-                                        blacklist_categories=("Cs",)), max_size=80)
+_INTS = st.integers(min_value=-(10**12), max_value=10**12)
+_PROSE = st.text(
+    alphabet=st.characters(blacklist_characters="#\\", blacklist_categories=("Cs",)), max_size=80
+)
 
 
 @given(_INTS)
@@ -554,11 +646,28 @@ def test_no_key_or_token_is_written_to_the_log(tmp_path):
     run's console output."""
     env = dict(os.environ, **SECRETS)
     proc = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", SELFCOMMIT, "--model", "hf-probe/tiny",
-         "-M", f"api_key={MODEL_ARG_SECRET}", "--log-dir", str(tmp_path), "--display", "none",
-         *_task_args_cli({"problems": 1, "max_cot_tokens": 8, "stride": 4, "k": 1,
-                          "cot_temperature": 1.0})],
-        cwd=ROOT, env=env, capture_output=True, timeout=240,
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            SELFCOMMIT,
+            "--model",
+            "hf-probe/tiny",
+            "-M",
+            f"api_key={MODEL_ARG_SECRET}",
+            "--log-dir",
+            str(tmp_path),
+            "--display",
+            "none",
+            *_task_args_cli(
+                {"problems": 1, "max_cot_tokens": 8, "stride": 4, "k": 1, "cot_temperature": 1.0}
+            ),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        timeout=240,
     )
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
     secrets = [s.encode() for s in [*SECRETS.values(), MODEL_ARG_SECRET]]
@@ -583,8 +692,21 @@ def test_no_key_or_token_is_written_to_the_log(tmp_path):
 # --------------------------------------------------------------------------------------------
 
 SCANNED_SUFFIXES = {".py", ".sh", ".md", ".toml", ".yml", ".yaml", ".cfg", ".ini", ".txt", ""}
-SKIPPED_DIRS = {".git", ".venv", "venv", "node_modules", "logs", "build", "dist", "__pycache__",
-                ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".cache"}
+SKIPPED_DIRS = {
+    ".git",
+    ".venv",
+    "venv",
+    "node_modules",
+    "logs",
+    "build",
+    "dist",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".cache",
+}
 LOOPBACK = "127.0.0.1"
 _ALL_INTERFACES = "0.0" + ".0.0"  # split so this file does not trip its own check
 
@@ -616,26 +738,32 @@ def host_violations(text: str, name: str) -> list[str]:
     found = []
     code = not name.endswith((".md", ".txt"))
     for m in _HOST_FLAG.finditer(text):
-        if not code and text[m.end():m.end() + 1] == "`":
+        if not code and text[m.end() : m.end() + 1] == "`":
             continue  # the flag named in prose ("pass `--host`"), no value given
         value = _HOST_FLAG_VALUE.match(text, m.start())
         if not value or value.group(1) != LOOPBACK:
-            found.append(f"{name}: --host not followed by {LOOPBACK}: "
-                         f"{text[m.start():m.start() + 40]!r}")
+            found.append(
+                f"{name}: --host not followed by {LOOPBACK}: {text[m.start() : m.start() + 40]!r}"
+            )
     if code and _ALL_INTERFACES in text:
         found.append(f"{name}: mentions {_ALL_INTERFACES}")
     if name.endswith(".py"):
         for m in _SERVER_CALL.finditer(text):
             args = _call_args(text, m.end())
             literals = re.findall(r"""["']([^"']*)["']""", args)
-            hosts = [h for h in literals if h in ("", "localhost", "::", _ALL_INTERFACES)
-                     or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", h)]
+            hosts = [
+                h
+                for h in literals
+                if h in ("", "localhost", "::", _ALL_INTERFACES)
+                or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", h)
+            ]
             kwarg = _HOST_KWARG.search(args)
             if kwarg and kwarg.group(2) != LOOPBACK:
                 hosts.append(kwarg.group(2) or "(variable)")
             if LOOPBACK not in literals or any(h != LOOPBACK for h in hosts):
-                found.append(f"{name}: server not bound to {LOOPBACK}: "
-                             f"{(m.group(0) + args)[:80]!r}")
+                found.append(
+                    f"{name}: server not bound to {LOOPBACK}: {(m.group(0) + args)[:80]!r}"
+                )
         for m in _STARTS_MLX_SERVER.finditer(text):
             args = _call_args(text, m.end())
             if not re.search(r"""["']--host["']\s*,\s*["']127\.0\.0\.1["']""", args):
@@ -647,8 +775,11 @@ def _scanned_files() -> list[Path]:
     here = Path(__file__).resolve()
     files = []
     for dirpath, dirnames, filenames in os.walk(ROOT):
-        dirnames[:] = [d for d in dirnames if d not in SKIPPED_DIRS and not d.endswith(".egg-info")
-                       and not d.startswith(".venv")]  # .venv-vllm: installed packages
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if d not in SKIPPED_DIRS and not d.endswith(".egg-info") and not d.startswith(".venv")
+        ]  # .venv-vllm: installed packages
         for filename in filenames:
             path = Path(dirpath) / filename
             if path.suffix in SCANNED_SUFFIXES and path != here and path.stat().st_size < 1_000_000:
@@ -662,22 +793,22 @@ def test_scanner_catches_servers_on_other_interfaces():
         "a.py": f'subprocess.Popen(["mlx_lm.server", "--host", "{_ALL_INTERFACES}"])',
         "b.py": 'server = ThreadingHTTPServer(("", 0), Handler)',
         "c.py": 'srv = HTTPServer(("localhost", 8080), H)',
-        "d.py": 'sock.bind((host, 0))',
+        "d.py": "sock.bind((host, 0))",
         "e.py": 'subprocess.Popen([sys.executable, "-m", "mlx_lm.server", "--port", "8080"])',
         "e2.py": 'subprocess.Popen([sys.executable, "-m", "mlx_lm", "server", "--model", m])',
         "f.sh": f"mlx_lm.server --model m --host={_ALL_INTERFACES}",
         "g.md": "run `mlx_lm.server --host 192.168.1.5`",
-        "h.py": 'uvicorn.run(app, host=HOST, port=1)',
+        "h.py": "uvicorn.run(app, host=HOST, port=1)",
         "i.py": f'web.TCPSite(runner, "{_ALL_INTERFACES}", 8080)',
     }
     for name, text in bad.items():
         assert host_violations(text, name), name
     good = {
         "a.py": 'subprocess.Popen([sys.executable, "-m", "mlx_lm.server", "--host", '
-                '"127.0.0.1", "--port", str(port)])',
+        '"127.0.0.1", "--port", str(port)])',
         "b.py": 'server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)',
         "b2.py": 'Popen([sys.executable, "-m", "mlx_lm", "server", "--model", p,\n'
-                 '       "--host", "127.0.0.1", "--port", str(port)], stdout=log)',
+        '       "--host", "127.0.0.1", "--port", str(port)], stdout=log)',
         "c.py": 'sock.bind(("127.0.0.1", 0)); sig.bind(*args)',
         "d.md": "`mlx_lm.server --model <model> --host 127.0.0.1 --port <port>`; see `--host`",
         "e.py": 'uvicorn.run(app, host="127.0.0.1", port=1)',
@@ -693,7 +824,11 @@ def test_every_server_the_code_or_tests_start_binds_127_0_0_1():
     files = _scanned_files()
     assert any(f.name == "test_reliability.py" for f in files) is False
     assert any(f.parent.name == "tests" for f in files)
-    violations = [v for f in files
-                  for v in host_violations(f.read_text(encoding="utf-8", errors="replace"),
-                                           str(f.relative_to(ROOT)))]
+    violations = [
+        v
+        for f in files
+        for v in host_violations(
+            f.read_text(encoding="utf-8", errors="replace"), str(f.relative_to(ROOT))
+        )
+    ]
     assert violations == []

@@ -17,7 +17,7 @@ from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.log import list_eval_logs
 from inspect_ai.model import get_model
 
-from cotaudit.gsm8k import DatasetError
+from cotaudit.datasets.gsm8k import DatasetError
 from cotaudit.params import ParameterError, nearest_name, unknown_parameters_message
 from cotaudit.prerequisite import InputErrorReport
 from cotaudit.tasks.probe_examples import capitals
@@ -114,12 +114,16 @@ def test_the_provider_loads_its_weights_on_first_use(caplog):
 @pytest.mark.parametrize(
     "model_args, message",
     [
-        ({"dtype": "float33"}, "hf-probe: -M dtype must be one of float32, bfloat16, float16, "
-                               "auto, got 'float33'"),
+        (
+            {"dtype": "float33"},
+            "hf-probe: -M dtype must be one of float32, bfloat16, float16, auto, got 'float33'",
+        ),
         ({"max_batch_rows": 0}, "max_batch_rows must be a positive integer, got 0"),
         ({"pad_rows": "sometimes"}, "pad_rows must be true or false, got 'sometimes'"),
-        ({"dtyp": "float32"}, "hf-probe: unknown model args ['dtyp']; known: dtype, device, "
-                              "max_batch_rows, pad_rows"),
+        (
+            {"dtyp": "float32"},
+            "hf-probe: unknown model args ['dtyp']; known: dtype, device, max_batch_rows, pad_rows",
+        ),
     ],
 )
 def test_a_bad_model_arg_is_printed_alone_when_the_provider_starts(model_args, message):
@@ -154,9 +158,25 @@ def test_concurrent_first_uses_load_once():
 
 def _inspect_eval(tmp_path: Path, arg: str) -> tuple[int, str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", "tasks/selfcommit.py", "--model",
-         "hf-probe/tiny", "-T", arg, "--log-level", "info", "--log-dir", str(tmp_path / "logs")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            "tasks/selfcommit.py",
+            "--model",
+            "hf-probe/tiny",
+            "-T",
+            arg,
+            "--log-level",
+            "info",
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert not (tmp_path / "logs").exists() or not list_eval_logs(str(tmp_path / "logs"))
     return proc.returncode, proc.stdout + proc.stderr
@@ -166,8 +186,11 @@ def _inspect_eval(tmp_path: Path, arg: str) -> tuple[int, str]:
     "arg, message",
     [
         ("stride=-1", "-T stride: must be a positive integer, got -1"),
-        ("strid=30", "-T strid: not a parameter of task selfcommit (did you mean -T stride?); its "
-                     "parameters: problems, dataset, conditions, stride, k, temperature,"),
+        (
+            "strid=30",
+            "-T strid: not a parameter of task selfcommit (did you mean -T stride?); its "
+            "parameters: problems, dataset, conditions, stride, k, temperature,",
+        ),
     ],
 )
 def test_the_command_line_prints_the_one_message_before_any_model_loads(tmp_path, arg, message):

@@ -34,8 +34,10 @@ def audit_of(sample: Any) -> Audit:
             audit.notes.append(data)
             continue
         kind = (
-            audit.verdicts if "canonical" in data
-            else audit.headers if "positions" in data
+            audit.verdicts
+            if "canonical" in data
+            else audit.headers
+            if "positions" in data
             else audit.cuts
         )
         kind.setdefault(data["context"], []).append(data)

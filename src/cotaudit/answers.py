@@ -166,7 +166,7 @@ def _not_alone(text: str, start: int, digits: int, end: int) -> bool:
     """The number at text[start:end] (its digits from ``digits``, after any sign or ``$``) does
     not stand alone: an operand, a part of scientific notation, or next to another number with
     only spaces between."""
-    before = text[max(0, digits - 2):digits]
+    before = text[max(0, digits - 2) : digits]
     return (
         _in_expression(text, start, end)
         or bool(_EXPONENT_RE.match(text, end))

@@ -70,9 +70,7 @@ class UnitSampler:
         ValueError: no rows, ``strata`` of another length, or a unit spanning two strata.
     """
 
-    def __init__(
-        self, units: Sequence[Hashable], strata: Sequence[Hashable] | None = None
-    ) -> None:
+    def __init__(self, units: Sequence[Hashable], strata: Sequence[Hashable] | None = None) -> None:
         if len(units) == 0:
             raise ValueError("a bootstrap needs at least one row")
         index: dict[Hashable, int] = {}
@@ -93,8 +91,7 @@ class UnitSampler:
             for row, (j, s) in enumerate(zip(row_unit.tolist(), strata)):
                 if of_unit.setdefault(j, s) != s:
                     raise ValueError(
-                        f"unit {self.labels[j]!r} spans strata {of_unit[j]!r} and {s!r} "
-                        f"(row {row})"
+                        f"unit {self.labels[j]!r} spans strata {of_unit[j]!r} and {s!r} (row {row})"
                     )
             self._strata = [
                 np.array([j for j in range(len(index)) if of_unit[j] == s], dtype=np.intp)
@@ -190,9 +187,7 @@ def multinomial_counts(n_units: int, n_boot: int, rng: np.random.Generator) -> N
     return rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot)
 
 
-def resampled_means(
-    sums: ArrayLike, sizes: ArrayLike, counts: ArrayLike
-) -> NDArray[np.float64]:
+def resampled_means(sums: ArrayLike, sizes: ArrayLike, counts: ArrayLike) -> NDArray[np.float64]:
     """Per resample, the mean over all rows of the drawn units:
     ``(counts @ sums) / (counts @ sizes)``, for ``sums`` of shape ``(k,)`` or ``(k, q)`` (one
     column per quantity), ``sizes`` the ``k`` units' row counts, ``counts`` ``(n_boot, k)``."""
@@ -220,8 +215,9 @@ def bootstrap_ci(
     _check_confidence(confidence)
     sampler = UnitSampler(units, strata)
     estimate = float(statistic(np.arange(sampler.n_rows, dtype=np.intp)))
-    return _interval(estimate, sampler.replicates(statistic, n_boot, seed), sampler.n_units,
-                     n_boot, confidence)
+    return _interval(
+        estimate, sampler.replicates(statistic, n_boot, seed), sampler.n_units, n_boot, confidence
+    )
 
 
 @dataclass(frozen=True)

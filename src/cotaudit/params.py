@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 
 class InputError(ValueError):
@@ -57,7 +57,9 @@ def parse_conditions(name: str, value: str | Sequence[str], known: Sequence[str]
     conds = as_list(value)
     unknown = [c for c in conds if c not in known]
     if unknown or not conds:
-        raise ParameterError(f"-T {name}: unknown condition(s) {unknown or conds}; choose from {list(known)}")
+        raise ParameterError(
+            f"-T {name}: unknown condition(s) {unknown or conds}; choose from {list(known)}"
+        )
     return list(dict.fromkeys(conds))
 
 

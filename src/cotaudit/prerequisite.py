@@ -16,10 +16,14 @@ import functools
 import inspect
 import logging
 import sys
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import rich
+from inspect_ai import Task
 from inspect_ai._util.error import PrerequisiteError
+from inspect_ai.model import get_model
+from inspect_ai.model._model import active_model
 from rich.markup import escape
 
 from cotaudit.params import InputError, ParameterError, unknown_parameters_message
@@ -79,6 +83,22 @@ _PARAMETERS_BY_MODULE: dict[str, set[str]] = {}
 the same ``-T`` values to every task in FILE)."""
 
 
+DEFAULT_EVAL_MODEL = "hf-probe/default"
+"""The model a cotaudit task runs on when neither ``--model`` nor ``INSPECT_EVAL_MODEL`` names
+one: the embedded default model (``inspect eval tasks/selfcommit.py`` works on a fresh clone)."""
+
+
+def with_default_model(task: Any) -> Any:
+    """``task`` with :data:`DEFAULT_EVAL_MODEL` as its model when the eval has none (Inspect's
+    ``none`` model, what it resolves when no model is named, is the active model while it
+    creates the task); a model named any way wins, and ``--model a,b`` still runs each model (a
+    task's own ``model`` would override them). A task created outside an eval is left as is."""
+    current = active_model()
+    if isinstance(task, Task) and task.model is None and str(current) == "none/none":
+        task.model = get_model(DEFAULT_EVAL_MODEL)
+    return task
+
+
 def checked_task(task_function: TaskFunction) -> TaskFunction:
     """``task_function`` that refuses ``-T`` names it does not take and reports its input errors.
 
@@ -97,7 +117,8 @@ def checked_task(task_function: TaskFunction) -> TaskFunction:
     """
     signature = inspect.signature(task_function)
     names = [
-        name for name, p in signature.parameters.items()
+        name
+        for name, p in signature.parameters.items()
         if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     ]
     siblings = _PARAMETERS_BY_MODULE.setdefault(task_function.__module__, set())
@@ -117,9 +138,10 @@ def checked_task(task_function: TaskFunction) -> TaskFunction:
                 logger.warning(f"param '{name}' not used by task '{task_name}'")
                 del kwargs[name]
             try:
-                return task_function(*args, **kwargs)
+                task = task_function(*args, **kwargs)
             except InputError as e:
                 raise as_report(e) from e.__cause__
+            return with_default_model(task)
         except InputErrorReport as e:
             outermost = token.old_value is contextvars.Token.MISSING
             if outermost and rich.get_console().quiet:

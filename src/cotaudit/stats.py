@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -54,7 +55,9 @@ def best_threshold_accuracy(positive: Sequence[float], negative: Sequence[float]
     if pos.size == 0 or neg.size == 0:
         return float("nan")
     thresholds = np.append(np.unique(np.concatenate([pos, neg])), np.inf)
-    correct = (pos[None, :] >= thresholds[:, None]).sum(1) + (neg[None, :] < thresholds[:, None]).sum(1)
+    correct = (pos[None, :] >= thresholds[:, None]).sum(1) + (
+        neg[None, :] < thresholds[:, None]
+    ).sum(1)
     return float(correct.max() / n)
 
 
@@ -72,3 +75,21 @@ def or_nan(v: Any) -> float:
 def select(stats: Mapping[str, Any], keys: Iterable[str]) -> dict[str, float]:
     """The ``keys`` of ``stats`` as floats, NaN for a key it lacks (a metric's fixed key set)."""
     return {k: float(stats.get(k, math.nan)) for k in keys}
+
+
+def ratio(numerator: int | Fraction, denominator: int) -> float:
+    """numerator / denominator as the double nearest the exact rational (so 1/5 is ``0.2``).
+
+    Summaries of fractions of k are computed in integers and divided once here, instead of
+    subtracting or averaging floats (``1.0 - 0.8`` is ``0.19999999999999996``).
+    """
+    if denominator == 0:
+        raise ZeroDivisionError("ratio: denominator is 0")
+    return float(Fraction(numerator) / denominator)
+
+
+def mean_ratio(numerators: Sequence[int], denominator: int) -> float:
+    """mean_i (numerators[i] / denominator), exactly: sum(numerators) / (n * denominator)."""
+    if not numerators:
+        return math.nan
+    return ratio(sum(numerators), denominator * len(numerators))

@@ -107,7 +107,9 @@ def test_summary_names_clusters_nearest_points_and_prefers_logged_values() -> No
     r = _result()
     contrast = r.contrast(2)
     text = summary_text("cluster", contrast, "honest")
-    assert f"F1 {10 / 11:.3g}" in text and "hinted-like cluster: 5 points (5 hinted, 0 honest)" in text
+    assert (
+        f"F1 {10 / 11:.3g}" in text and "hinted-like cluster: 5 points (5 hinted, 0 honest)" in text
+    )
     for i in contrast["clusters"]["negative"]["nearest_ids"]:
         assert f"`{i}`" in text
     logged = summary_text("cluster", contrast, "honest", {"cluster_f1_ci_low": 0.25})
@@ -211,13 +213,14 @@ def test_log_metadata_holds_the_summary_and_the_metrics_are_unchanged(annotated)
     assert returned.metadata[RESULT_KEY] == log.metadata[RESULT_KEY]
     assert log.results.scores[0].metrics["cluster_f1"].value == pytest.approx(10 / 11)
     assert entry["metrics"]["cluster_f1"] == pytest.approx(10 / 11)
-    assert entry["metrics"]["cluster_f1_ci_low"] == log.results.scores[0].metrics[
-        "cluster_f1_ci_low"].value
+    assert (
+        entry["metrics"]["cluster_f1_ci_low"]
+        == log.results.scores[0].metrics["cluster_f1_ci_low"].value
+    )
     assert entry["clusters"]["positive"]["size"] == 5 and "contrast_model" not in entry
     assert entry["summary"].startswith("**cluster**: hinted vs honest")
     nearest = {
-        s.id for s in log.samples
-        if s.scores["_features"].metadata[RESULT_KEY][0]["nearest"]
+        s.id for s in log.samples if s.scores["_features"].metadata[RESULT_KEY][0]["nearest"]
     }
     clusters = entry["clusters"]
     assert nearest == set(clusters["positive"]["nearest_ids"] + clusters["negative"]["nearest_ids"])
@@ -255,8 +258,9 @@ def test_a_sample_that_leaves_the_clustering_loses_its_notes(annotated, tmp_path
 
 
 def test_json_logs_are_annotated_too(tmp_path) -> None:
-    [log] = eval(_task(True), model="mockllm/model", display="none", log_dir=str(tmp_path),
-                 log_format="json")
+    [log] = eval(
+        _task(True), model="mockllm/model", display="none", log_dir=str(tmp_path), log_format="json"
+    )
     assert log.location.endswith(".json")
     reread = read_eval_log(log.location)
     assert reread.metadata[RESULT_KEY]["cluster"]["clusters"]["positive"]["size"] == 5
@@ -265,8 +269,9 @@ def test_json_logs_are_annotated_too(tmp_path) -> None:
 
 
 def test_every_epoch_of_a_sample_gets_the_note_of_its_reduced_score(tmp_path) -> None:
-    [log] = eval(_task(True), model="mockllm/model", display="none", log_dir=str(tmp_path),
-                 epochs=2)
+    [log] = eval(
+        _task(True), model="mockllm/model", display="none", log_dir=str(tmp_path), epochs=2
+    )
     reread = read_eval_log(log.location)
     assert len(reread.samples) == 24
     for s in reread.samples:
@@ -344,9 +349,14 @@ def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, 
     [log] = eval(
         "tasks/selfcommit.py",
         model="hf-probe/default",
-        task_args=dict(problems=6, max_cot_tokens=200, stride=40, k=2,
-                       contrast_model="hf-probe/tiny",
-                       final_answer_reading="last_number"),  # CoTs cut at 200 tokens
+        task_args=dict(
+            problems=6,
+            max_cot_tokens=200,
+            stride=40,
+            k=2,
+            contrast_model="hf-probe/tiny",
+            final_answer_reading="last_number",
+        ),  # CoTs cut at 200 tokens
         display="none",
         log_dir=str(tmp_path),
     )
@@ -356,8 +366,10 @@ def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, 
 
     def finite(sample) -> bool:  # the metric skips a sample with a non-finite summary
         value = sample.scores["selfcommit_scorer"].value
-        return all(isinstance(value.get(f), (int, float)) and math.isfinite(value[f])
-                   for f in hypothesis["features"])
+        return all(
+            isinstance(value.get(f), (int, float)) and math.isfinite(value[f])
+            for f in hypothesis["features"]
+        )
 
     # skip_whole_unit: a response with no finite summary takes its problem's other one along
     broken = {s.metadata["pair_id"] for s in log.samples if not finite(s)}
@@ -366,8 +378,15 @@ def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, 
     X = [[sc.value[f] for f in hypothesis["features"]] for sc in scores]
     labels = [s.metadata["condition"] for s in used]
     dirs = [hypothesis["directions"][f] for f in hypothesis["features"]]
-    want = cluster_f1(X, labels, "hinted", dirs, sample_ids=[s.id for s in used],
-                      units=[s.metadata["pair_id"] for s in used], n_boot=0)
+    want = cluster_f1(
+        X,
+        labels,
+        "hinted",
+        dirs,
+        sample_ids=[s.id for s in used],
+        units=[s.metadata["pair_id"] for s in used],
+        n_boot=0,
+    )
     assert want.degenerate is None, "6 problems of the default model: too few usable samples"
     for sample, sc, positive in zip(used, scores, want.in_positive_cluster, strict=True):
         [note] = sc.metadata[RESULT_KEY]
@@ -383,8 +402,10 @@ def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, 
 
     async def regenerate() -> str:
         out = await get_model("hf-probe/tiny").generate(
-            [ChatMessageSystem(content=CONTRAST_SYSTEM),
-             ChatMessageUser(content=described["prompt"])],
+            [
+                ChatMessageSystem(content=CONTRAST_SYSTEM),
+                ChatMessageUser(content=described["prompt"]),
+            ],
             config=GenerateConfig(max_tokens=CONTRAST_MAX_TOKENS, temperature=0.0),
         )
         return out.completion

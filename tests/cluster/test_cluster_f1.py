@@ -338,8 +338,7 @@ def test_one_unit_per_sample_is_the_row_level_interval() -> None:
     X, y = _separated(8)
     X = X + np.random.default_rng(9).normal(0, 8, X.shape)  # overlapping: a real interval
     rows = cluster_f1(X, y, "hint", [1, -1], n_boot=60, seed=4)
-    units = cluster_f1(X, y, "hint", [1, -1], units=[f"u{i}" for i in range(16)], n_boot=60,
-                       seed=4)
+    units = cluster_f1(X, y, "hint", [1, -1], units=[f"u{i}" for i in range(16)], n_boot=60, seed=4)
     assert rows.f1_ci_low < rows.f1_ci_high
     assert (units.f1_ci_low, units.f1_ci_high) == (rows.f1_ci_low, rows.f1_ci_high)
 
@@ -349,10 +348,18 @@ def test_identical_rows_of_one_unit_are_collapsed() -> None:
     # unit A's first positive sample scored twice (e.g. one report under two factor levels), and
     # a row equal to it in unit B (another problem that happens to agree: kept)
     dup_x = np.concatenate([x, [10.0, 10.0]])
-    dup = cluster_f1(dup_x, labels + ["p", "p"], "p", [1], units=units + ["A", "B"],
-                     sample_ids=list(range(14)), n_boot=0)
-    base = cluster_f1(np.concatenate([x, [10.0]]), labels + ["p"], "p", [1],
-                      units=units + ["B"], n_boot=0)
+    dup = cluster_f1(
+        dup_x,
+        labels + ["p", "p"],
+        "p",
+        [1],
+        units=units + ["A", "B"],
+        sample_ids=list(range(14)),
+        n_boot=0,
+    )
+    base = cluster_f1(
+        np.concatenate([x, [10.0]]), labels + ["p"], "p", [1], units=units + ["B"], n_boot=0
+    )
     assert dup.n_collapsed == 1 and dup.n_positive == 7 and 12 not in dup.sample_ids
     assert dup.metrics() == base.metrics()
 
@@ -363,8 +370,10 @@ def _paired_scores() -> list[SampleScore]:
         SampleScore(
             score=Score(value={"a": float(a), "b": float(b)}),
             sample_id=f"s{i}",
-            sample_metadata={"condition": "hinted" if c == "hint" else "honest",
-                             "pair_id": f"p{i % 6}"},
+            sample_metadata={
+                "condition": "hinted" if c == "hint" else "honest",
+                "pair_id": f"p{i % 6}",
+            },
         )
         for i, ((a, b), c) in enumerate(zip(X, y, strict=True))
     ]
@@ -374,11 +383,19 @@ def test_metric_unit_key_resamples_pairs() -> None:
     got = _values(_metric(unit_key="pair_id"), _paired_scores())
     assert got["cluster_n_units"] == 6.0 and got["cluster_n_positive"] == 6.0
     X, y = _separated(6)
-    want = cluster_f1(X, y, "hint", [1, -1], units=[f"p{i % 6}" for i in range(12)],
-                      unit_name="pair_id", n_boot=N_BOOT).metrics()
+    want = cluster_f1(
+        X,
+        y,
+        "hint",
+        [1, -1],
+        units=[f"p{i % 6}" for i in range(12)],
+        unit_name="pair_id",
+        n_boot=N_BOOT,
+    ).metrics()
     assert got == want
     no_pair = _paired_scores()
-    no_pair[3] = SampleScore(score=no_pair[3].score, sample_id="s3",
-                             sample_metadata={"condition": "hinted"})
+    no_pair[3] = SampleScore(
+        score=no_pair[3].score, sample_id="s3", sample_metadata={"condition": "hinted"}
+    )
     with pytest.raises(ValueError, match="sample 's3' has no sample_metadata field 'pair_id'"):
         _values(_metric(unit_key="pair_id"), no_pair)

@@ -9,24 +9,40 @@ import math
 import numpy as np
 import pytest
 from inspect_ai.scorer import SampleScore, Score
+from tasks_loader import load_task_module
 
 from cotaudit.cluster.scores import cluster_f1_inputs
 from cotaudit.report import compare_ci
 from cotaudit.scorers.cluster_f1 import cluster_contrast_from_scores, contrastive_cluster_f1
-from tasks_loader import load_task_module
 
 # p0, p1: honest low, hinted high (as declared); p2: an honest 10.5 whose hinted partner has
 # no value (NaN: selfcommit's response with no final answer)
-ROWS = [("p0", "honest", 0.0), ("p0", "hinted", 10.0), ("p1", "honest", 1.0),
-        ("p1", "hinted", 11.0), ("p2", "honest", 10.5), ("p2", "hinted", math.nan)]
-OPTIONS = dict(features=["x"], class_key="condition", positive_class="hinted",
-               negative_class="honest", directions={"x": 1}, unit_key="pair_id", n_boot=50)
+ROWS = [
+    ("p0", "honest", 0.0),
+    ("p0", "hinted", 10.0),
+    ("p1", "honest", 1.0),
+    ("p1", "hinted", 11.0),
+    ("p2", "honest", 10.5),
+    ("p2", "hinted", math.nan),
+]
+OPTIONS = dict(
+    features=["x"],
+    class_key="condition",
+    positive_class="hinted",
+    negative_class="honest",
+    directions={"x": 1},
+    unit_key="pair_id",
+    n_boot=50,
+)
 
 
 def _scores() -> list[SampleScore]:
     return [
-        SampleScore(score=Score(value={"x": x}), sample_id=f"{p}-{c}",
-                    sample_metadata={"condition": c, "pair_id": p})
+        SampleScore(
+            score=Score(value={"x": x}),
+            sample_id=f"{p}-{c}",
+            sample_metadata={"condition": c, "pair_id": p},
+        )
         for p, c, x in ROWS
     ]
 

@@ -70,8 +70,13 @@ def _submit_all(scheduler: Scheduler, jobs):
 
 def test_jobs_join_and_leave_under_the_row_cap_first_come_first_served():
     stepper = FakeStepper(max_rows=3)
-    jobs = [FakeJob(stepper, "a", 1, 4), FakeJob(stepper, "b", 1, 2), FakeJob(stepper, "c", 2, 2),
-            FakeJob(stepper, "big", 5, 1), FakeJob(stepper, "d", 1, 1)]
+    jobs = [
+        FakeJob(stepper, "a", 1, 4),
+        FakeJob(stepper, "b", 1, 2),
+        FakeJob(stepper, "c", 2, 2),
+        FakeJob(stepper, "big", 5, 1),
+        FakeJob(stepper, "d", 1, 1),
+    ]
     futures = _submit_all(Scheduler("test-batcher"), jobs)
     assert [f.result(timeout=10) for f in futures] == ["a", "b", "c", "big", "d"]
     # a and b decode together (2 rows); c (2 rows) would make 4 > 3: it waits, and so does
@@ -83,9 +88,14 @@ def test_jobs_join_and_leave_under_the_row_cap_first_come_first_served():
 def test_failures_reach_their_callers_and_the_worker_keeps_going():
     stepper = FakeStepper(max_rows=8)
     scheduler = Scheduler("test-batcher-errors")
-    bad_start, boom, ok = _submit_all(scheduler, [
-        FakeJob(stepper, "bad-start", 1, 1), FakeJob(stepper, "boom", 1, 3),
-        FakeJob(stepper, "ok", 1, 3)])
+    bad_start, boom, ok = _submit_all(
+        scheduler,
+        [
+            FakeJob(stepper, "bad-start", 1, 1),
+            FakeJob(stepper, "boom", 1, 3),
+            FakeJob(stepper, "ok", 1, 3),
+        ],
+    )
     with pytest.raises(ValueError, match="bad prompt"):
         bad_start.result(timeout=10)
     # a step that fails fails every job in it
@@ -127,25 +137,40 @@ def _alone_and_batched(engine, messages, cot_tokens, k, monkeypatch):
     """The same work unbatched (each job alone on the worker) and batched (all concurrent):
     greedy CoTs, sampled CoTs (n=2), then sampled forced-answer sweeps over the greedy CoTs
     together with more sampled CoTs."""
-    alone_greedy = [engine._locked(engine.generate_sync, m, cot_tokens, 0.0, 0)[0] for m in messages]
+    alone_greedy = [
+        engine._locked(engine.generate_sync, m, cot_tokens, 0.0, 0)[0] for m in messages
+    ]
     requests = [
-        PrefixRequest(m, g.token_ids, list(range(0, len(g.token_ids) + 1, 10)),
-                      SELFCOMMIT_FORCED_ANSWER_TAG, k=k, max_tokens=6, temperature=0.7, seed=i)
+        PrefixRequest(
+            m,
+            g.token_ids,
+            list(range(0, len(g.token_ids) + 1, 10)),
+            SELFCOMMIT_FORCED_ANSWER_TAG,
+            k=k,
+            max_tokens=6,
+            temperature=0.7,
+            seed=i,
+        )
         for i, (m, g) in enumerate(zip(messages, alone_greedy))
     ]
     alone_sweeps = [engine._locked(engine.continue_prefixes_sync, r) for r in requests]
-    alone_sampled = [engine._locked(engine.generate_sync, m, cot_tokens // 2, 0.8, 5, 2)
-                     for m in messages]
+    alone_sampled = [
+        engine._locked(engine.generate_sync, m, cot_tokens // 2, 0.8, 5, 2) for m in messages
+    ]
     steps = _record_steps(engine, monkeypatch)
 
     async def batched():
-        greedy = await asyncio.gather(*[engine.generate(m, max_tokens=cot_tokens) for m in messages])
+        greedy = await asyncio.gather(
+            *[engine.generate(m, max_tokens=cot_tokens) for m in messages]
+        )
         rest = await asyncio.gather(
             *[engine.continue_prefixes(r) for r in requests],
-            *[engine.generate_n(m, max_tokens=cot_tokens // 2, temperature=0.8, seed=5, n=2)
-              for m in messages],
+            *[
+                engine.generate_n(m, max_tokens=cot_tokens // 2, temperature=0.8, seed=5, n=2)
+                for m in messages
+            ],
         )
-        return greedy, rest[: len(messages)], rest[len(messages):]
+        return greedy, rest[: len(messages)], rest[len(messages) :]
 
     greedy, sweeps, sampled = asyncio.run(batched())
     return (alone_greedy, alone_sweeps, alone_sampled), (greedy, sweeps, sampled), steps
@@ -157,13 +182,13 @@ def _assert_same(alone, batched, steps, n_messages):
     assert [g.finish_reason for g in b_greedy] == [g.finish_reason for g in a_greedy]
     assert b_sweeps == a_sweeps
     assert [[g.token_ids for g in gens] for gens in b_sampled] == [
-        [g.token_ids for g in gens] for gens in a_sampled]
+        [g.token_ids for g in gens] for gens in a_sampled
+    ]
     # sampling really sampled: the two samples of a prompt differ somewhere
     assert any(gens[0].token_ids != gens[1].token_ids for gens in a_sampled)
     # and the work really was batched: every sample's CoT in one step, and sweeps with others
     assert max(len(s) for s in steps) >= n_messages
-    assert any(len(s) > 1 and any(name == "SweepJob" for name, _ in s)
-               for s in steps)
+    assert any(len(s) > 1 and any(name == "SweepJob" for name, _ in s) for s in steps)
 
 
 def test_hf_batched_equals_alone_tiny(tiny_engine, monkeypatch):
@@ -244,13 +269,23 @@ def test_selfcommit_study_is_the_same_batched_and_unbatched(tmp_path, monkeypatc
     stores = {}
     for rows in (1, 64):
         [log] = inspect_eval(
-            "tasks/selfcommit.py", model="hf-probe/tiny", model_args={"max_batch_rows": rows},
-            task_args={"problems": 2, "max_cot_tokens": 40, "stride": 10, "k": 3,
-                       "temperature": 0.7},
-            log_dir=str(tmp_path / str(rows)), display="none", max_connections=4,
+            "tasks/selfcommit.py",
+            model="hf-probe/tiny",
+            model_args={"max_batch_rows": rows},
+            task_args={
+                "problems": 2,
+                "max_cot_tokens": 40,
+                "stride": 10,
+                "k": 3,
+                "temperature": 0.7,
+            },
+            log_dir=str(tmp_path / str(rows)),
+            display="none",
+            max_connections=4,
         )
         assert log.status == "success"
-        stores[rows] = {s.id: (s.output.completion, s.store["selfcommit"]["answers"])
-                        for s in log.samples}
+        stores[rows] = {
+            s.id: (s.output.completion, s.store["selfcommit"]["answers"]) for s in log.samples
+        }
     assert len(stores[1]) == 4
     assert stores[64] == stores[1]

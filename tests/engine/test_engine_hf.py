@@ -14,8 +14,16 @@ MESSAGES = selfcommit_messages("Tom has 3 apples and buys 4 more. How many apple
 def _request(engine, cot_len=90, k=3, temperature=0.0, stride=7):
     cot = engine.generate_sync(MESSAGES, cot_len, 0.0, 0)[0].token_ids
     positions = list(range(0, len(cot), stride)) + [len(cot)]
-    return PrefixRequest(MESSAGES, cot, positions, SELFCOMMIT_FORCED_ANSWER_TAG, k=k,
-                         max_tokens=8, temperature=temperature, seed=3)
+    return PrefixRequest(
+        MESSAGES,
+        cot,
+        positions,
+        SELFCOMMIT_FORCED_ANSWER_TAG,
+        k=k,
+        max_tokens=8,
+        temperature=temperature,
+        seed=3,
+    )
 
 
 def test_cached_sweep_equals_naive_reprefill_tiny(tiny_engine):
@@ -40,8 +48,16 @@ def test_sampling_is_seeded_per_prefix(tiny_engine):
     b = tiny_engine._locked(tiny_engine.continue_prefixes_sync, req)
     assert a == b
     # seeds depend on (seed, t), not on which other prefixes are probed
-    sub = PrefixRequest(req.messages, req.cot_token_ids, req.positions[2:], req.tag, k=4,
-                        max_tokens=8, temperature=0.7, seed=3)
+    sub = PrefixRequest(
+        req.messages,
+        req.cot_token_ids,
+        req.positions[2:],
+        req.tag,
+        k=4,
+        max_tokens=8,
+        temperature=0.7,
+        seed=3,
+    )
     assert tiny_engine._locked(tiny_engine.continue_prefixes_sync, sub) == a[2:]
     # k samples differ at temperature 0.7 somewhere
     assert any(len(set(row)) > 1 for row in a)
@@ -129,8 +145,14 @@ def test_shared_prefix_attention_equals_masked_sdpa():
     suffix_k, suffix_v = torch.randn(B, Hkv, s, d), torch.randn(B, Hkv, s, d)
     lengths = torch.tensor([0, 3, 9, 5])
     query = torch.randn(B, Hkv * g, q, d)
-    out, _ = shared_prefix_attention(None, query, SharedKV(prefix_k, suffix_k, lengths),
-                                     SharedKV(prefix_v, suffix_v, lengths), None, scaling=0.3)
+    out, _ = shared_prefix_attention(
+        None,
+        query,
+        SharedKV(prefix_k, suffix_k, lengths),
+        SharedKV(prefix_v, suffix_v, lengths),
+        None,
+        scaling=0.3,
+    )
     keys = torch.cat([prefix_k.expand(B, -1, -1, -1), suffix_k], 2).repeat_interleave(g, 1)
     values = torch.cat([prefix_v.expand(B, -1, -1, -1), suffix_v], 2).repeat_interleave(g, 1)
     mask = torch.zeros(B, 1, q, L + s, dtype=torch.bool)
@@ -138,7 +160,9 @@ def test_shared_prefix_attention_equals_masked_sdpa():
         mask[b, :, :, : lengths[b]] = True
         for i in range(q):
             mask[b, :, i, L : L + s - q + i + 1] = True
-    expected = torch.nn.functional.scaled_dot_product_attention(query, keys, values, mask, scale=0.3)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        query, keys, values, mask, scale=0.3
+    )
     assert torch.allclose(out, expected.transpose(1, 2), atol=1e-5)
 
 

@@ -13,8 +13,8 @@ import asyncio
 
 import pytest
 
-from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
+from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 
 TOL = 1e-4
 

@@ -58,13 +58,22 @@ def _sync(engine: MLXEngine, fn, *args):
     return engine._executor.submit(fn, *args).result()
 
 
-def _request(engine, *, k=2, temperature=0.0, stride=4, positions=None, seed=3,
-             tag=SELFCOMMIT_FORCED_ANSWER_TAG):
+def _request(
+    engine,
+    *,
+    k=2,
+    temperature=0.0,
+    stride=4,
+    positions=None,
+    seed=3,
+    tag=SELFCOMMIT_FORCED_ANSWER_TAG,
+):
     cot = engine.tokenize(COT_TEXT)
     if positions is None:
         positions = list(range(0, len(cot), stride)) + [len(cot)]
-    return PrefixRequest(MESSAGES, cot, positions, tag, k=k, max_tokens=6,
-                         temperature=temperature, seed=seed)
+    return PrefixRequest(
+        MESSAGES, cot, positions, tag, k=k, max_tokens=6, temperature=temperature, seed=seed
+    )
 
 
 def test_cached_sweep_equals_naive_reprefill(mlx_engine):
@@ -110,8 +119,9 @@ def test_forked_cache_logits_equal_fresh_prefill(mlx_engine):
 
 def test_non_kvcache_fallback_matches_cached_path(mlx_engine):
     # A model whose caches cannot be copied and trimmed re-prefills each prefix instead.
-    fallback = _sync(mlx_engine, MLXEngine, mlx_engine.model, mlx_engine.tokenizer,
-                     mlx_engine._executor)
+    fallback = _sync(
+        mlx_engine, MLXEngine, mlx_engine.model, mlx_engine.tokenizer, mlx_engine._executor
+    )
     fallback.forkable = False
     req = _request(mlx_engine, stride=12)
     assert asyncio.run(fallback.continue_prefixes(req)) == asyncio.run(
@@ -136,11 +146,13 @@ def test_sampling_is_seeded_per_prefix(mlx_engine):
 
 
 def test_generate_n_and_prefill(mlx_engine):
-    greedy = asyncio.run(mlx_engine.generate_n(MESSAGES, max_tokens=10, temperature=0.0,
-                                               seed=0, n=3))
+    greedy = asyncio.run(
+        mlx_engine.generate_n(MESSAGES, max_tokens=10, temperature=0.0, seed=0, n=3)
+    )
     assert len({tuple(g.token_ids) for g in greedy}) == 1
-    sampled = asyncio.run(mlx_engine.generate_n(MESSAGES, max_tokens=10, temperature=1.0,
-                                                seed=0, n=3))
+    sampled = asyncio.run(
+        mlx_engine.generate_n(MESSAGES, max_tokens=10, temperature=1.0, seed=0, n=3)
+    )
     assert len({tuple(g.token_ids) for g in sampled}) > 1
     head = mlx_engine.detokenize(greedy[0].token_ids[:4])
     prefilled = MESSAGES + [{"role": "assistant", "content": head}]
@@ -196,7 +208,8 @@ def test_rope_parameters_of_transformers_5_configs_reach_mlx():
     from cotaudit.engine.mlx import rope_overrides
 
     assert rope_overrides({"rope_parameters": {"rope_theta": 1e5, "rope_type": "default"}}) == {
-        "rope_theta": 1e5}
+        "rope_theta": 1e5
+    }
     assert rope_overrides({"rope_theta": 1e4, "rope_parameters": {"rope_theta": 1e5}}) == {}
     assert rope_overrides({"rope_theta": 1e4}) == {}
     yarn = {"rope_theta": 1e6, "rope_type": "yarn", "factor": 4.0}
@@ -240,15 +253,28 @@ def _mlx_alone_and_batched(engine, cot_tokens, monkeypatch, questions=QUESTIONS)
     messages = [selfcommit_messages(q, "honest", 0) for q in questions]
     cots = [engine.tokenize(COT_TEXT)] + [
         _sync(engine, engine.generate_sync, m, cot_tokens, 0.0, 0)[0].token_ids
-        for m in messages[1:]]
-    requests = [PrefixRequest(m, c, list(range(0, len(c) + 1, 8)), SELFCOMMIT_FORCED_ANSWER_TAG,
-                              k=3, max_tokens=5, temperature=0.7, seed=i)
-                for i, (m, c) in enumerate(zip(messages, cots))]
+        for m in messages[1:]
+    ]
+    requests = [
+        PrefixRequest(
+            m,
+            c,
+            list(range(0, len(c) + 1, 8)),
+            SELFCOMMIT_FORCED_ANSWER_TAG,
+            k=3,
+            max_tokens=5,
+            temperature=0.7,
+            seed=i,
+        )
+        for i, (m, c) in enumerate(zip(messages, cots))
+    ]
     alone = (
         [_sync(engine, engine.generate_sync, m, cot_tokens, 0.0, 0)[0].token_ids for m in messages],
         [_sync(engine, engine.continue_prefixes_sync, r) for r in requests],
-        [[g.token_ids for g in _sync(engine, engine.generate_sync, m, cot_tokens, 1.0, 5, 2)]
-         for m in messages],
+        [
+            [g.token_ids for g in _sync(engine, engine.generate_sync, m, cot_tokens, 1.0, 5, 2)]
+            for m in messages
+        ],
     )
     steps = []
     real = engine._stepper.step
@@ -263,11 +289,17 @@ def _mlx_alone_and_batched(engine, cot_tokens, monkeypatch, questions=QUESTIONS)
         out = await asyncio.gather(
             *[engine.generate(m, max_tokens=cot_tokens) for m in messages],
             *[engine.continue_prefixes(r) for r in requests],
-            *[engine.generate_n(m, max_tokens=cot_tokens, temperature=1.0, seed=5, n=2)
-              for m in messages])
+            *[
+                engine.generate_n(m, max_tokens=cot_tokens, temperature=1.0, seed=5, n=2)
+                for m in messages
+            ],
+        )
         n = len(messages)
-        return ([g.token_ids for g in out[:n]], list(out[n:2 * n]),
-                [[g.token_ids for g in gens] for gens in out[2 * n:]])
+        return (
+            [g.token_ids for g in out[:n]],
+            list(out[n : 2 * n]),
+            [[g.token_ids for g in gens] for gens in out[2 * n :]],
+        )
 
     return alone, asyncio.run(batched()), steps
 
@@ -324,9 +356,15 @@ def test_selfcommit_end_to_end_on_mlx(tmp_path, monkeypatch):
     [log] = inspect_eval(
         "tasks/selfcommit.py",
         model="mlx/tiny",
-        task_args={"problems": 1, "max_cot_tokens": 48, "stride": 16, "k": 3,
-                   "cot_temperature": 1.0, "answer_max_tokens": 4,
-                   "final_answer_reading": "last_number"},  # the tiny model states none
+        task_args={
+            "problems": 1,
+            "max_cot_tokens": 48,
+            "stride": 16,
+            "k": 3,
+            "cot_temperature": 1.0,
+            "answer_max_tokens": 4,
+            "final_answer_reading": "last_number",
+        },  # the tiny model states none
         log_dir=str(tmp_path),
         display="none",
     )
@@ -372,7 +410,8 @@ def test_openblas_preload_before_mlx_takes_effect():
         "print(openblas_status().loaded)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"

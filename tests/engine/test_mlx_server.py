@@ -17,9 +17,9 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -56,14 +56,18 @@ RECORDED = {
             "text": "adeade",
         }
     ],
-    "usage": {"prompt_tokens": 13, "completion_tokens": 2, "total_tokens": 15,
-              "prompt_tokens_details": {"cached_tokens": 0}},
+    "usage": {
+        "prompt_tokens": 13,
+        "completion_tokens": 2,
+        "total_tokens": 15,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    },
 }
 
 
 @pytest.fixture(scope="module")
 def tiny_path() -> str:
-    from cotaudit.tiny_model import tiny_model_path
+    from cotaudit.models.tiny import tiny_model_path
 
     return str(tiny_model_path())
 
@@ -121,7 +125,7 @@ class FakeServer:
         self.server.block_on_close = False
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
@@ -209,10 +213,16 @@ def test_slow_server_times_out(tokenizer):
 
 @pytest.mark.parametrize(
     "payload",
-    [b"<html>hello</html>", b"", b"[1, 2]", b'{"object": "list"}', b'{"choices": []}',
-     b'{"choices": [{"text": null, "finish_reason": "stop"}]}',
-     b'{"choices": [{"text": "7"}]}',
-     b'{"choices": [{"text": "7", "finish_reason": "stop", "logprobs": {"content": [{}]}}]}'],
+    [
+        b"<html>hello</html>",
+        b"",
+        b"[1, 2]",
+        b'{"object": "list"}',
+        b'{"choices": []}',
+        b'{"choices": [{"text": null, "finish_reason": "stop"}]}',
+        b'{"choices": [{"text": "7"}]}',
+        b'{"choices": [{"text": "7", "finish_reason": "stop", "logprobs": {"content": [{}]}}]}',
+    ],
 )
 def test_garbage_answer_is_a_clear_error_not_an_empty_answer(tokenizer, payload):
     with FakeServer(lambda n, body: (200, payload, 0.0)) as fake:
@@ -238,8 +248,15 @@ def test_engine_retries_transient_failures_of_probe_requests(tokenizer):
     flaky = lambda n, body: (500, b"busy", 0.0) if n == 0 else ok(" 7", tokenizer.encode(" 7"))
     with FakeServer(flaky) as fake:
         e = engine(fake.url, tokenizer, retry_window=20)
-        req = PrefixRequest(MESSAGES, tokenizer.encode(" 3 + 4 = 7"), [0, 2], " so", k=2,
-                            max_tokens=3, temperature=0.0)
+        req = PrefixRequest(
+            MESSAGES,
+            tokenizer.encode(" 3 + 4 = 7"),
+            [0, 2],
+            " so",
+            k=2,
+            max_tokens=3,
+            temperature=0.0,
+        )
         assert asyncio.run(e.continue_prefixes(req)) == [[" 7", " 7"], [" 7", " 7"]]
         assert len(fake.bodies) == 5
 
@@ -255,22 +272,26 @@ def test_inspect_retry_recovers_then_gives_up_within_the_window(tokenizer):
 
     flaky = lambda n, body: (503, b"loading", 0.0) if n == 0 else ok(" 7", tokenizer.encode(" 7"))
     with FakeServer(flaky) as fake:
-        out = asyncio.run(_model(fake.url, retry_window=20).generate(
-            [ChatMessageUser(content="hi")]))
+        out = asyncio.run(
+            _model(fake.url, retry_window=20).generate([ChatMessageUser(content="hi")])
+        )
         assert out.completion == " 7" and len(fake.bodies) == 2  # Inspect retried once
     with FakeServer(lambda n, body: (500, b"boom", 0.0)) as fake:
         start = time.monotonic()
         with pytest.raises(MLXServerHTTPError, match="HTTP 500"):
-            asyncio.run(_model(fake.url, retry_window=1.0).generate(
-                [ChatMessageUser(content="hi")]))
+            asyncio.run(
+                _model(fake.url, retry_window=1.0).generate([ChatMessageUser(content="hi")])
+            )
         assert time.monotonic() - start < 15 and len(fake.bodies) >= 2
 
 
 def test_loglikelihood_refuses_before_any_request(tokenizer):
     with FakeServer(lambda n, body: ok()) as fake:
         api = _model(fake.url).api
-        for call in (api.probe_engine.loglikelihood(MESSAGES, "7"),
-                     api.probe_engine.loglikelihood_many(MESSAGES, ["7", "8"])):
+        for call in (
+            api.probe_engine.loglikelihood(MESSAGES, "7"),
+            api.probe_engine.loglikelihood_many(MESSAGES, ["7", "8"]),
+        ):
             with pytest.raises(EngineCapabilityError) as info:
                 asyncio.run(call)
             assert "hf-probe/" in str(info.value) and "mlx/" in str(info.value)
@@ -294,7 +315,11 @@ def test_request_body_and_recorded_answer(tokenizer):
     assert greedy["prompt"] == tokenizer.decode(e.render(MESSAGES + head))
     assert greedy["logprobs"] is True and greedy["stream"] is False
     assert (greedy["temperature"], greedy["top_p"], greedy["top_k"], greedy["min_p"]) == (
-        0.0, 1.0, 0, 0.0)
+        0.0,
+        1.0,
+        0,
+        0.0,
+    )
     assert greedy["max_tokens"] == 5 and "seed" not in greedy  # greedy requests can batch
     assert sampled["temperature"] == 0.8 and isinstance(sampled["seed"], int)
     assert sampled["prompt"].endswith("<|im_start|>assistant\n")
@@ -311,8 +336,9 @@ def test_prefix_requests_are_k_concurrent_requests(tokenizer):
     with FakeServer(echo) as fake:
         e = engine(fake.url, tokenizer)
         cot = tokenizer.encode(" 3 + 4 = 7. The answer is 7.")
-        req = PrefixRequest(MESSAGES, cot, [0, 3, len(cot)], "\nAnswer:", k=3, max_tokens=2,
-                            temperature=0.7, seed=1)
+        req = PrefixRequest(
+            MESSAGES, cot, [0, 3, len(cot)], "\nAnswer:", k=3, max_tokens=2, temperature=0.7, seed=1
+        )
         rows = asyncio.run(e.continue_prefixes(req))
     assert len(rows) == 3 and all(len(r) == 3 for r in rows)
     assert len(fake.bodies) == 9
@@ -359,9 +385,21 @@ def real_server(tiny_path, tmp_path_factory):
     (tmp / "hub").mkdir()
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "mlx_lm", "server", "--model", tiny_path,
-             "--host", "127.0.0.1", "--port", str(port)],
-            stdout=log, stderr=subprocess.STDOUT, env=env,
+            [
+                sys.executable,
+                "-m",
+                "mlx_lm",
+                "server",
+                "--model",
+                tiny_path,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -407,8 +445,10 @@ def test_selfcommit_end_to_end_on_real_mlx_server(real_server, tmp_path, monkeyp
     def forbidden(*args, **kwargs):
         raise AssertionError("the mlx-server/ run fell back to another backend")
 
-    for cls, names in ((hf_module.HFEngine, ("generate_sync", "continue_prefixes_sync")),
-                       (mlx_module.MLXEngine, ("generate_sync", "continue_prefixes_sync"))):
+    for cls, names in (
+        (hf_module.HFEngine, ("generate_sync", "continue_prefixes_sync")),
+        (mlx_module.MLXEngine, ("generate_sync", "continue_prefixes_sync")),
+    ):
         for name in names:
             monkeypatch.setattr(cls, name, forbidden)
     monkeypatch.setattr(inspect_prefill.InspectPrefillEngine, "for_model", forbidden)
@@ -425,9 +465,15 @@ def test_selfcommit_end_to_end_on_real_mlx_server(real_server, tmp_path, monkeyp
         "tasks/selfcommit.py",
         model="mlx-server/tiny",
         model_base_url=url,
-        task_args={"problems": 1, "max_cot_tokens": 48, "stride": 16, "k": 3,
-                   "cot_temperature": 1.0, "answer_max_tokens": 4,
-                   "final_answer_reading": "last_number"},  # the tiny model states none
+        task_args={
+            "problems": 1,
+            "max_cot_tokens": 48,
+            "stride": 16,
+            "k": 3,
+            "cot_temperature": 1.0,
+            "answer_max_tokens": 4,
+            "final_answer_reading": "last_number",
+        },  # the tiny model states none
         log_dir=str(tmp_path),
         display="none",
     )
@@ -461,12 +507,14 @@ def test_real_server_greedy_equals_in_process_mlx(real_server, tokenizer):
     b = asyncio.run(remote.generate(MESSAGES, max_tokens=24))
     assert a.token_ids == b.token_ids and a.text == b.text
     cot = tokenizer.encode(" She has 3 + 4 = 7 apples. The final answer is 7.")
-    req = PrefixRequest(MESSAGES, cot, list(range(0, len(cot) + 1, 5)), " so", k=2,
-                        max_tokens=5, temperature=0.0)
+    req = PrefixRequest(
+        MESSAGES, cot, list(range(0, len(cot) + 1, 5)), " so", k=2, max_tokens=5, temperature=0.0
+    )
     assert asyncio.run(remote.continue_prefixes(req)) == asyncio.run(local.continue_prefixes(req))
     # seeded sampling is reproducible on the server
-    sampled = PrefixRequest(MESSAGES, cot, [0, 6], " so", k=3, max_tokens=5, temperature=1.0,
-                            seed=4)
+    sampled = PrefixRequest(
+        MESSAGES, cot, [0, 6], " so", k=3, max_tokens=5, temperature=1.0, seed=4
+    )
     first = asyncio.run(remote.continue_prefixes(sampled))
     assert asyncio.run(remote.continue_prefixes(sampled)) == first
     assert any(len(set(row)) > 1 for row in first)

@@ -56,7 +56,8 @@ def test_folders_and_files(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert f"the folder {empty} has no config.json or tokenizer_config.json" in _fails_at_once(
-        str(empty))
+        str(empty)
+    )
     weights = model / "model.gguf"
     weights.write_text("")
     assert f"{weights} is a file, not a model folder" in _fails_at_once(str(weights), "mlx")
@@ -88,10 +89,11 @@ class _Hub(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         repo = self.path.split("?")[0].removeprefix("/api/models/")
-        status, body = {"owner/known": (200, {"id": "owner/known", "private": False}),
-                        "owner/flaky": (500, {"error": "internal"}),
-                        "owner/private": (401, {"error": "Invalid username or password."})}.get(
-                            repo, (404, {"error": "Repository not found"}))
+        status, body = {
+            "owner/known": (200, {"id": "owner/known", "private": False}),
+            "owner/flaky": (500, {"error": "internal"}),
+            "owner/private": (401, {"error": "Invalid username or password."}),
+        }.get(repo, (404, {"error": "Repository not found"}))
         data = json.dumps(body).encode()
         self.send_response(status)
         if status == 404:
@@ -121,8 +123,10 @@ def test_online_the_hub_decides(hub):
     assert resolve_model_path("owner/known") == "owner/known"
     assert resolve_model_path("owner/flaky") == "owner/flaky"  # a server error: the loader's
     for name, status in (("does-not-exist", 404), ("owner/private", 401)):
-        assert f"(not a local folder, and the hub {hub} answers {status} for it: no such " \
-               "model, or a private one needing `hf auth login`)" in _fails_at_once(name)
+        assert (
+            f"(not a local folder, and the hub {hub} answers {status} for it: no such "
+            "model, or a private one needing `hf auth login`)" in _fails_at_once(name)
+        )
 
 
 def test_an_unreachable_hub_fails_at_once(tmp_path, monkeypatch):
@@ -130,8 +134,10 @@ def test_an_unreachable_hub_fails_at_once(tmp_path, monkeypatch):
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens: refused
     text = _fails_at_once("owner/name")
-    assert "nor in the local Hugging Face cache, and the hub http://127.0.0.1:9 cannot be " \
-           "reached to look it up: ConnectError" in text
+    assert (
+        "nor in the local Hugging Face cache, and the hub http://127.0.0.1:9 cannot be "
+        "reached to look it up: ConnectError" in text
+    )
 
 
 @pytest.mark.parametrize("provider", ["hf-probe", "mlx", "mlx-server"])
@@ -148,15 +154,32 @@ def test_inspect_eval_prints_the_one_line_without_a_traceback():
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "300"}
     start = time.monotonic()
     run = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", "tasks/probe_examples.py@capitals",
-         "--model", "hf-probe/does-not-exist", "--limit", "1", "--log-dir", "/dev/null"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            "tasks/probe_examples.py@capitals",
+            "--model",
+            "hf-probe/does-not-exist",
+            "--limit",
+            "1",
+            "--log-dir",
+            "/dev/null",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     elapsed = time.monotonic() - start
     out = run.stdout + run.stderr
     assert run.returncode == 1, out
     assert "Traceback" not in out and len(out.strip().splitlines()) < 12, out
-    assert ("hf-probe/does-not-exist: no such model (not a local folder, nor in the local "
-            "Hugging Face cache, and HF_HUB_OFFLINE is set). Give a model folder, a Hugging Face "
-            f"hub id (owner/name) or an alias: {ALIAS_LIST}.") in out
+    assert (
+        "hf-probe/does-not-exist: no such model (not a local folder, nor in the local "
+        "Hugging Face cache, and HF_HUB_OFFLINE is set). Give a model folder, a Hugging Face "
+        f"hub id (owner/name) or an alias: {ALIAS_LIST}."
+    ) in out
     assert elapsed < 60  # the process's own start-up; the check itself is the tests above

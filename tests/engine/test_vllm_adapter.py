@@ -35,14 +35,16 @@ ROOT = Path(__file__).resolve().parents[2]
 CONTEXT = [{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples?"}]
 REPORT = "He has 3 + 4 = 7 apples. The final answer is 7."
 # a report_ll-shaped chat: a command's output and then the report request, two user turns
-CHAT = CONTEXT + [{"role": "assistant", "content": "```bash\nls\n```"},
-                  {"role": "user", "content": "(no output)"},
-                  {"role": "user", "content": "Report what you did."}]
+CHAT = CONTEXT + [
+    {"role": "assistant", "content": "```bash\nls\n```"},
+    {"role": "user", "content": "(no output)"},
+    {"role": "user", "content": "Report what you did."},
+]
 
 
 @pytest.fixture(scope="module")
 def tiny_path() -> str:
-    from cotaudit.tiny_model import tiny_model_path
+    from cotaudit.models.tiny import tiny_model_path
 
     return str(tiny_model_path())
 
@@ -64,17 +66,25 @@ def vllm_prompt_logprobs(ids: list[int], logprob_of, tokenizer, top: int = 1) ->
     out: list[Any] = [None]
     for i in range(1, len(ids)):
         lp, rank = logprob_of(i, ids[i])
-        entry = {str(ids[i]): {"logprob": lp, "rank": rank,
-                               "decoded_token": tokenizer.decode([ids[i]])}}
+        entry = {
+            str(ids[i]): {"logprob": lp, "rank": rank, "decoded_token": tokenizer.decode([ids[i]])}
+        }
         for alt_rank, (alt, alt_lp) in enumerate(logprob_of.top(i, top), start=1):
-            entry.setdefault(str(alt), {"logprob": alt_lp, "rank": alt_rank,
-                                        "decoded_token": tokenizer.decode([alt])})
+            entry.setdefault(
+                str(alt),
+                {"logprob": alt_lp, "rank": alt_rank, "decoded_token": tokenizer.decode([alt])},
+            )
         out.append(entry)
     return out
 
 
-def vllm_chat_response(model: str, texts: list[tuple[str, str]], prompt_len: int,
-                       completion_len: int, prompt_logprobs: list[Any] | None) -> dict:
+def vllm_chat_response(
+    model: str,
+    texts: list[tuple[str, str]],
+    prompt_len: int,
+    completion_len: int,
+    prompt_logprobs: list[Any] | None,
+) -> dict:
     """A ``/v1/chat/completions`` body as vLLM (0.6 - 0.10) sends it."""
     return {
         "id": "chatcmpl-6f1e5c8a1b2d4e0f9a7b3c2d1e0f9a8b",
@@ -82,14 +92,26 @@ def vllm_chat_response(model: str, texts: list[tuple[str, str]], prompt_len: int
         "created": 1733000000,
         "model": model,
         "choices": [
-            {"index": i,
-             "message": {"role": "assistant", "reasoning_content": None, "content": text,
-                         "tool_calls": []},
-             "logprobs": None, "finish_reason": finish, "stop_reason": None}
+            {
+                "index": i,
+                "message": {
+                    "role": "assistant",
+                    "reasoning_content": None,
+                    "content": text,
+                    "tool_calls": [],
+                },
+                "logprobs": None,
+                "finish_reason": finish,
+                "stop_reason": None,
+            }
             for i, (text, finish) in enumerate(texts)
         ],
-        "usage": {"prompt_tokens": prompt_len, "total_tokens": prompt_len + completion_len,
-                  "completion_tokens": completion_len, "prompt_tokens_details": None},
+        "usage": {
+            "prompt_tokens": prompt_len,
+            "total_tokens": prompt_len + completion_len,
+            "completion_tokens": completion_len,
+            "prompt_tokens_details": None,
+        },
         "prompt_logprobs": prompt_logprobs,
         "kv_transfer_params": None,
     }
@@ -117,9 +139,11 @@ class RecordedModel:
         return ModelOutput(
             model=self.raw["model"],
             choices=chat_choices_from_openai(completion, tools=[]),
-            usage=ModelUsage(input_tokens=usage["prompt_tokens"],
-                             output_tokens=usage["completion_tokens"],
-                             total_tokens=usage["total_tokens"]),
+            usage=ModelUsage(
+                input_tokens=usage["prompt_tokens"],
+                output_tokens=usage["completion_tokens"],
+                total_tokens=usage["total_tokens"],
+            ),
         )
 
 
@@ -141,15 +165,20 @@ def test_adapter_reads_recorded_vllm_prompt_logprobs(tokenizer, top):
     ctx = render_chat(tokenizer, CONTEXT)
     n = len(tokenizer.encode(REPORT, add_special_tokens=False))
     assert full[: len(ctx)] == ctx and len(full) == len(ctx) + n
-    raw = vllm_chat_response("tiny", [("x", "length")], len(full), 1,
-                             vllm_prompt_logprobs(full, Synthetic(), tokenizer, top=top))
+    raw = vllm_chat_response(
+        "tiny",
+        [("x", "length")],
+        len(full),
+        1,
+        vllm_prompt_logprobs(full, Synthetic(), tokenizer, top=top),
+    )
     model = RecordedModel(json.loads(json.dumps(raw)))  # exactly what crosses the wire
     result = asyncio.run(InspectPrefillEngine(model, tokenizer).loglikelihood(CONTEXT, REPORT))
     expected = [-(i / 10) for i in range(len(ctx), len(full))]
     assert result.n_tokens == n
     assert result.token_logprobs == pytest.approx(expected)
     assert result.sum_logprob == pytest.approx(sum(expected))
-    assert result.tokens == tokenizer.convert_ids_to_tokens(full[len(ctx):])
+    assert result.tokens == tokenizer.convert_ids_to_tokens(full[len(ctx) :])
     [(messages, config)] = model.calls
     assert config.prompt_logprobs == 1 and config.max_tokens == 1 and config.temperature == 0
     assert messages[-1].role == "assistant" and messages[-1].text == REPORT
@@ -163,8 +192,9 @@ def test_prefill_engine_is_no_local_engine_and_scores_each_report_with_its_own_r
 
     full = render_chat(tokenizer, CONTEXT + [{"role": "assistant", "content": REPORT}])
     ctx = render_chat(tokenizer, CONTEXT)
-    raw = vllm_chat_response("tiny", [("x", "length")], len(full), 1,
-                             vllm_prompt_logprobs(full, Synthetic(), tokenizer))
+    raw = vllm_chat_response(
+        "tiny", [("x", "length")], len(full), 1, vllm_prompt_logprobs(full, Synthetic(), tokenizer)
+    )
     model = RecordedModel(json.loads(json.dumps(raw)))
     engine = InspectPrefillEngine(model, tokenizer)
     assert isinstance(engine, ProbeEngine) and not isinstance(engine, LocalEngine)
@@ -207,9 +237,15 @@ class FaultyVLLM:
     request body is kept in ``requests``.
     """
 
-    ENGINE_DEAD = {"error": {"message": "EngineCore encountered an issue. See stack trace "
-                             "(above) for the root cause.", "type": "InternalServerError",
-                             "param": None, "code": 500}}
+    ENGINE_DEAD = {
+        "error": {
+            "message": "EngineCore encountered an issue. See stack trace "
+            "(above) for the root cause.",
+            "type": "InternalServerError",
+            "param": None,
+            "code": 500,
+        }
+    }
 
     def __init__(self, failures: int | None, health: int) -> None:
         self.failures, self.health = failures, health
@@ -220,8 +256,13 @@ class FaultyVLLM:
             def do_GET(self):
                 if self.path == "/health":
                     return self._send(fake.health, None)
-                self._send(200, {"object": "list", "data": [
-                    {"id": "faulty", "object": "model", "max_model_len": 2048}]})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": "faulty", "object": "model", "max_model_len": 2048}],
+                    },
+                )
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -232,13 +273,27 @@ class FaultyVLLM:
                     return self._send(500, FaultyVLLM.ENGINE_DEAD)
                 n = int(body.get("n") or 1)
                 if self.path.endswith("/chat/completions"):
-                    return self._send(200, vllm_chat_response("faulty", [(" 4", "stop")] * n,
-                                                              20, n, None))
-                self._send(200, {"id": "cmpl-1", "object": "text_completion", "created": 1,
-                                 "model": "faulty", "usage": {"prompt_tokens": 20,
-                                 "completion_tokens": n, "total_tokens": 20 + n},
-                                 "choices": [{"index": i, "text": f" {i}", "logprobs": None,
-                                              "finish_reason": "stop"} for i in range(n)]})
+                    return self._send(
+                        200, vllm_chat_response("faulty", [(" 4", "stop")] * n, 20, n, None)
+                    )
+                self._send(
+                    200,
+                    {
+                        "id": "cmpl-1",
+                        "object": "text_completion",
+                        "created": 1,
+                        "model": "faulty",
+                        "usage": {
+                            "prompt_tokens": 20,
+                            "completion_tokens": n,
+                            "total_tokens": 20 + n,
+                        },
+                        "choices": [
+                            {"index": i, "text": f" {i}", "logprobs": None, "finish_reason": "stop"}
+                            for i in range(n)
+                        ],
+                    },
+                )
 
             def _send(self, status, body):
                 payload = b"" if body is None else json.dumps(body).encode()
@@ -280,8 +335,9 @@ def faulty():
 def _engine(server: FaultyVLLM, tokenizer) -> InspectPrefillEngine:
     from inspect_ai.model import get_model
 
-    model = get_model(server.model, base_url=server.url, api_key="test", memoize=False,
-                      retry_delay=1)
+    model = get_model(
+        server.model, base_url=server.url, api_key="test", memoize=False, retry_delay=1
+    )
     return InspectPrefillEngine(model, tokenizer)
 
 
@@ -306,11 +362,19 @@ def test_dead_engine_fails_the_eval_quickly_with_that_error(faulty, tmp_path, mo
     monkeypatch.chdir(ROOT)
     start = time.monotonic()
     [log] = inspect_eval(
-        "tasks/selfcommit.py", model=server.model, model_base_url=server.url,
+        "tasks/selfcommit.py",
+        model=server.model,
+        model_base_url=server.url,
         model_args={"api_key": "test", "retry_delay": 1},
-        task_args={"problems": 2, "max_cot_tokens": 16, "k": 1, "temperature": 0.0,
-                   "tokenizer": str(tiny_path_of())},
-        log_dir=str(tmp_path), display="none",
+        task_args={
+            "problems": 2,
+            "max_cot_tokens": 16,
+            "k": 1,
+            "temperature": 0.0,
+            "tokenizer": str(tiny_path_of()),
+        },
+        log_dir=str(tmp_path),
+        display="none",
     )
     assert log.status == "error"
     assert "engine has died" in log.error.message
@@ -342,8 +406,11 @@ def test_prefixes_are_sent_as_token_ids_and_greedy_requests_carry_no_seed(faulty
     cot = tokenizer.encode(REPORT, add_special_tokens=False)
     tag = "\n\nSo the answer is"
     for temperature in (0.0, 0.7):
-        got = asyncio.run(engine.continue_prefixes(
-            PrefixRequest(CHAT, cot, [0, 4], tag, k=2, max_tokens=3, temperature=temperature)))
+        got = asyncio.run(
+            engine.continue_prefixes(
+                PrefixRequest(CHAT, cot, [0, 4], tag, k=2, max_tokens=3, temperature=temperature)
+            )
+        )
         assert got == [[" 0", " 1"], [" 0", " 1"]]
     # the two prefixes of each sweep are sent concurrently: order them by prompt length
     greedy = sorted(server.requests[:2], key=lambda b: len(b["prompt"]))
@@ -357,6 +424,6 @@ def test_prefixes_are_sent_as_token_ids_and_greedy_requests_carry_no_seed(faulty
 
 
 def tiny_path_of() -> Path:
-    from cotaudit.tiny_model import tiny_model_path
+    from cotaudit.models.tiny import tiny_model_path
 
     return Path(tiny_model_path())

@@ -18,8 +18,8 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from cotaudit.engine.base import PrefixRequest
-from cotaudit.engine.inspect_prefill import InspectPrefillEngine
 from cotaudit.engine.chat import render_chat
+from cotaudit.engine.inspect_prefill import InspectPrefillEngine
 from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 
 pytestmark = [pytest.mark.model, pytest.mark.vllm]
@@ -50,8 +50,14 @@ def _run(task: str, model: str, log_dir: Path, server=None, **task_args):
     extra = {}
     if server is not None:
         extra = {"model_base_url": server.url, "model_args": {"api_key": "test"}}
-    [log] = inspect_eval(f"tasks/{task}.py", model=model, task_args=task_args,
-                         log_dir=str(log_dir), display="none", **extra)
+    [log] = inspect_eval(
+        f"tasks/{task}.py",
+        model=model,
+        task_args=task_args,
+        log_dir=str(log_dir),
+        display="none",
+        **extra,
+    )
     assert log.status == "success", log.error
     return log
 
@@ -72,22 +78,33 @@ def test_server_tokenizes_the_prefilled_transcript_as_we_render_it(vllm_server, 
 
     context = _report_ll_context()
     full = context + [{"role": "assistant", "content": "I weakened the target test."}]
-    body = {"model": vllm_server.model, "messages": full, "add_generation_prompt": False,
-            "continue_final_message": True}
+    body = {
+        "model": vllm_server.model,
+        "messages": full,
+        "add_generation_prompt": False,
+        "continue_final_message": True,
+    }
     served = httpx.post(f"{vllm_server.root}/tokenize", json=body, timeout=60).json()
     ours = render_chat(tokenizer, full)
     assert served["tokens"] == ours
     merged = to_plain(collapse_consecutive_user_messages(to_inspect(full)))
     assert len(merged) == len(full) - 1
-    served_merged = httpx.post(f"{vllm_server.root}/tokenize", json={**body, "messages": merged},
-                               timeout=60).json()
+    served_merged = httpx.post(
+        f"{vllm_server.root}/tokenize", json={**body, "messages": merged}, timeout=60
+    ).json()
     # one "<|im_end|>\n<|im_start|>user\n" (5 tokens) became one "\n"
     assert served_merged["count"] == len(ours) - 4
 
 
 def test_report_ll_agrees_with_hf_probe(vllm_server, tmp_path):
-    args = dict(scenarios=1, rendering="shell,driver", richness="bare", register="plain",
-                n_resamples=200, cluster_boot=0)
+    args = dict(
+        scenarios=1,
+        rendering="shell,driver",
+        richness="bare",
+        register="plain",
+        n_resamples=200,
+        cluster_boot=0,
+    )
     ref = _run("report_ll", "hf-probe/default", tmp_path / "hf", **args)
     got = _run("report_ll", f"vllm/{vllm_server.model}", tmp_path / "vllm", vllm_server, **args)
     ref_by_id = {s.id: s.store["report_ll"] for s in ref.samples}
@@ -105,11 +122,18 @@ def test_report_ll_agrees_with_hf_probe(vllm_server, tmp_path):
 
 def test_selfcommit_agrees_with_hf_probe(vllm_server, tmp_path):
     # 48-token CoTs are cut before they state an answer: read as their last number, so they probe
-    args = dict(problems=2, conditions="honest,hinted", max_cot_tokens=48, stride=16, k=1,
-                temperature=0.0, answer_max_tokens=4, final_answer_reading="last_number")
+    args = dict(
+        problems=2,
+        conditions="honest,hinted",
+        max_cot_tokens=48,
+        stride=16,
+        k=1,
+        temperature=0.0,
+        answer_max_tokens=4,
+        final_answer_reading="last_number",
+    )
     ref = _run("selfcommit", "hf-probe/default", tmp_path / "hf", **args)
-    got = _run("selfcommit", f"vllm/{vllm_server.model}", tmp_path / "vllm", vllm_server,
-               **args)
+    got = _run("selfcommit", f"vllm/{vllm_server.model}", tmp_path / "vllm", vllm_server, **args)
     ref_by_id = {s.id: s for s in ref.samples}
     assert len(got.samples) == len(ref_by_id) == 4
     for sample in got.samples:
@@ -122,11 +146,9 @@ def test_selfcommit_agrees_with_hf_probe(vllm_server, tmp_path):
 
 
 def test_trace_tutor_agrees_with_hf_probe(vllm_server, tmp_path):
-    args = dict(problems=2, max_explanation_tokens=48, answer_max_tokens=6,
-                bootstrap_samples=200)
+    args = dict(problems=2, max_explanation_tokens=48, answer_max_tokens=6, bootstrap_samples=200)
     ref = _run("trace_tutor", "hf-probe/default", tmp_path / "hf", **args)
-    got = _run("trace_tutor", f"vllm/{vllm_server.model}", tmp_path / "vllm", vllm_server,
-               **args)
+    got = _run("trace_tutor", f"vllm/{vllm_server.model}", tmp_path / "vllm", vllm_server, **args)
     ref_by_id = {s.id: s for s in ref.samples}
     assert len(got.samples) == len(ref_by_id) == 6
     for sample in got.samples:
@@ -137,7 +159,9 @@ def test_trace_tutor_agrees_with_hf_probe(vllm_server, tmp_path):
         assert set(mine["probes"]) == set(other["probes"])
         for name in mine["probes"]:
             assert mine["probes"][name]["matches"] == other["probes"][name]["matches"], (
-                sample.id, name)
+                sample.id,
+                name,
+            )
             assert mine["probes"][name]["answers"] == other["probes"][name]["answers"]
 
 
@@ -147,13 +171,22 @@ def test_seeded_sampling_is_reproducible_and_keeps_the_engine_alive(vllm_server,
     is still healthy afterwards."""
     engine = InspectPrefillEngine.for_model(_vllm_model(vllm_server))
     context = _report_ll_context()
-    cot = tokenizer.encode(" Let me think step by step about what the test checks." * 8,
-                           add_special_tokens=False)
+    cot = tokenizer.encode(
+        " Let me think step by step about what the test checks." * 8, add_special_tokens=False
+    )
     positions = list(range(0, len(cot) + 1, 4))  # ~25 prompts of ~400 tokens: > 8192 at once
 
     def sample(seed: int, positions: list[int]) -> list[list[str]]:
-        req = PrefixRequest(context, cot, positions, " So the answer is", k=3, max_tokens=6,
-                            temperature=1.0, seed=seed)
+        req = PrefixRequest(
+            context,
+            cot,
+            positions,
+            " So the answer is",
+            k=3,
+            max_tokens=6,
+            temperature=1.0,
+            seed=seed,
+        )
         return asyncio.run(engine.continue_prefixes(req))
 
     first, again = sample(11, positions), sample(11, positions)

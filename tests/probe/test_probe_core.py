@@ -8,15 +8,15 @@ import math
 
 import pytest
 
-from cotaudit.engine.base import PrefixRequest
-from cotaudit.gsm8k import DatasetError, load_problems
-from cotaudit.probing.datasets import (
+from cotaudit.datasets.gsm8k import DatasetError, load_problems
+from cotaudit.datasets.shipped import (
     LETTERS,
     build_gsm8k_mc,
     data_path,
     load_capitals,
     load_gsm8k_mc,
 )
+from cotaudit.engine.base import PrefixRequest
 from cotaudit.probing.forms import (
     clip,
     extract_integer,
@@ -33,7 +33,6 @@ from cotaudit.probing.think import (
     split_trace,
     token_span,
 )
-
 
 # --- answer forms -----------------------------------------------------------------------------
 
@@ -172,7 +171,12 @@ def test_stride_and_fraction_positions():
     assert fr.positions(25) == [2, 6, 12, 19, 25]
     assert fr.probed(25) == [0, 2, 6, 12, 19, 25]
     assert fr.curve_fractions(25) == [0.1, 0.25, 0.5, 0.75, 1.0]
-    assert Schedule(kind="stride", stride=30).curve_fractions(95) == [30 / 95, 60 / 95, 90 / 95, 1.0]
+    assert Schedule(kind="stride", stride=30).curve_fractions(95) == [
+        30 / 95,
+        60 / 95,
+        90 / 95,
+        1.0,
+    ]
 
 
 def test_schedule_rejects_bad_fractions():
@@ -185,7 +189,12 @@ def test_schedule_rejects_bad_fractions():
 def test_trace_summaries_by_hand():
     # AUC = .15*0 + .25*.5 + .25*1 + .25*1 = 0.625
     out = trace_summaries([0, 0, 1, 1, 1], [0.1, 0.25, 0.5, 0.75, 1.0])
-    assert out == {"auc": 0.625, "pass_at_first": 0.0, "first_pass": 0.5, "first_pass_censored": 0.0}
+    assert out == {
+        "auc": 0.625,
+        "pass_at_first": 0.0,
+        "first_pass": 0.5,
+        "first_pass_censored": 0.0,
+    }
     never = trace_summaries([0, 0, 0, 0, 0], [0.1, 0.25, 0.5, 0.75, 1.0])
     assert (never["first_pass"], never["first_pass_censored"]) == (1.0, 1.0)
     assert pass_rates([[1, 0], [1, 1]]) == [0.5, 1.0]
@@ -215,10 +224,19 @@ class RecordingEngine:
 
 def test_force_answers_probes_the_cuts_as_given_in_one_request():
     engine = RecordingEngine()
-    rows = asyncio.run(force_answers(
-        engine, [{"role": "user", "content": "q"}], [5, 6, 7, 8], [3, 1, 1, 4], "T",
-        k=2, max_tokens=3, temperature=0.5, seed=9,
-    ))
+    rows = asyncio.run(
+        force_answers(
+            engine,
+            [{"role": "user", "content": "q"}],
+            [5, 6, 7, 8],
+            [3, 1, 1, 4],
+            "T",
+            k=2,
+            max_tokens=3,
+            temperature=0.5,
+            seed=9,
+        )
+    )
     assert rows == [["3", "3"], ["1", "1"], ["1", "1"], ["4", "4"]]
     (req,) = engine.requests
     assert list(req.positions) == [3, 1, 1, 4] and req.tag == "T" and req.seed == 9
@@ -234,14 +252,23 @@ def test_shipped_mc_file_is_the_builders_output():
     golds = {p.index: p.answer for p in load_problems(limit=50).items}
     for item in shipped:
         assert len(item.choices) == 4 and len(set(item.choices)) == 4
-        assert item.choices[LETTERS.index(item.target)] == str(item.gold) == str(golds[int(item.id[2:])])
+        assert (
+            item.choices[LETTERS.index(item.target)]
+            == str(item.gold)
+            == str(golds[int(item.id[2:])])
+        )
 
 
 def test_capitals_and_a_malformed_row(tmp_path):
     caps = load_capitals()
     assert len(caps) == 30 and caps[0].answer == "Paris"
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"id": "a", "question": "q", "answer": "x"}) + "\n" + json.dumps({"id": "b", "question": "q"}) + "\n")
+    bad.write_text(
+        json.dumps({"id": "a", "question": "q", "answer": "x"})
+        + "\n"
+        + json.dumps({"id": "b", "question": "q"})
+        + "\n"
+    )
     with pytest.raises(DatasetError, match=r"bad.jsonl:2: missing field 'answer'"):
         load_capitals(bad)
     assert data_path("capitals.jsonl").exists()

@@ -13,8 +13,8 @@ from random import Random
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
-from inspect_ai.log import read_eval_log
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessageAssistant,
@@ -24,19 +24,19 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import Target, choice
 from inspect_ai.solver import Choice, Choices, TaskState, multiple_choice
+from transcript_audit import audit_of, clipped_rows
 
 import cotaudit
+from cotaudit.datasets.shipped import load_gsm8k_mc
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.chat import to_plain
 from cotaudit.probing.choices import ShownChoice, dataset_letters, shown_letters, target_positions
-from cotaudit.probing.datasets import load_gsm8k_mc
 from cotaudit.probing.forms import clip, extract_letter
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.scorers.probe import probe_scorer
 from cotaudit.solvers.engine import sample_seed
 from cotaudit.solvers.probe import GenerateCall, SiblingPrompts, recording, trace_of
-from transcript_audit import audit_of, clipped_rows
 
 JANET = load_gsm8k_mc(limit=1)[0]
 
@@ -76,23 +76,48 @@ def test_shown_letters_and_dataset_letters_by_hand():
 
 def _state(sample_id: str, target: str, shown: list[ShownChoice], rec: ProbeRecord) -> TaskState:
     state = TaskState(
-        model=ModelName("hf-probe/tiny"), sample_id=sample_id, epoch=1, input=JANET.question,
-        messages=[ChatMessageUser(content=JANET.question), ChatMessageAssistant(content=rec.response)],
-        target=Target(target), metadata={"pair_id": JANET.id, "condition": "hinted"},
+        model=ModelName("hf-probe/tiny"),
+        sample_id=sample_id,
+        epoch=1,
+        input=JANET.question,
+        messages=[
+            ChatMessageUser(content=JANET.question),
+            ChatMessageAssistant(content=rec.response),
+        ],
+        target=Target(target),
+        metadata={"pair_id": JANET.id, "condition": "hinted"},
     )
-    state.choices = Choices([Choice(value=c.value, correct=None, original_position=c.original_position) for c in shown])
+    state.choices = Choices(
+        [Choice(value=c.value, correct=None, original_position=c.original_position) for c in shown]
+    )
     rec.save(state.store)
     return state
 
 
-def _record(probe: str, own: ContextAnswers, replay: ContextAnswers, final_text: str = "") -> ProbeRecord:
+def _record(
+    probe: str, own: ContextAnswers, replay: ContextAnswers, final_text: str = ""
+) -> ProbeRecord:
     return ProbeRecord(
-        probe=probe, form="letter", tag="\n\nANSWER: ", cut_tag="\n\nANSWER: ", think_source="none",
-        think_closed=False, response="Some reasoning." + final_text, final_text=final_text,
-        trace_tokens=10, offset=0, generation_truncated=False, context_truncated=False,
-        schedule=Schedule(kind="fractions", fractions=(0.5, 1.0)), positions=[5, 10],
-        curve_fractions=[0.5, 1.0], probed=[5, 10], k=1, temperature=0.0,
-        contexts=[own, replay], replay_under="honest",
+        probe=probe,
+        form="letter",
+        tag="\n\nANSWER: ",
+        cut_tag="\n\nANSWER: ",
+        think_source="none",
+        think_closed=False,
+        response="Some reasoning." + final_text,
+        final_text=final_text,
+        trace_tokens=10,
+        offset=0,
+        generation_truncated=False,
+        context_truncated=False,
+        schedule=Schedule(kind="fractions", fractions=(0.5, 1.0)),
+        positions=[5, 10],
+        curve_fractions=[0.5, 1.0],
+        probed=[5, 10],
+        k=1,
+        temperature=0.0,
+        contexts=[own, replay],
+        replay_under="honest",
     )
 
 
@@ -105,15 +130,30 @@ def test_replayed_letters_are_verified_against_the_siblings_target_and_order():
     verdicts would be the reverse (D = 18 there)."""
     hinted = _shown([("17", 0), ("20", 1), ("8", 2), ("18", 3)])
     honest = _shown([("18", 0), ("17", 1), ("20", 2), ("8", 3)])
-    own = ContextAnswers(name="own", condition="hinted", answers=[[" D"], [" D"]],
-                         sample_id="h", target=["D"], choices=hinted)
-    replay = ContextAnswers(name="replay", condition="honest", answers=[[" D"], [" A"]],
-                            sample_id="n", target=["A"], choices=honest)
+    own = ContextAnswers(
+        name="own",
+        condition="hinted",
+        answers=[[" D"], [" D"]],
+        sample_id="h",
+        target=["D"],
+        choices=hinted,
+    )
+    replay = ContextAnswers(
+        name="replay",
+        condition="honest",
+        answers=[[" D"], [" A"]],
+        sample_id="n",
+        target=["A"],
+        choices=honest,
+    )
     rec = _record("trace", own, replay)
     score = asyncio.run(probe_scorer(choice())(_state("h", "D", hinted, rec), Target("D")))
     assert score.metadata["own"]["values"] == [[1.0], [1.0]]  # D = 18 under the hinted prompt
     assert score.metadata["replay"]["values"] == [[0.0], [1.0]]  # D = 8, A = 18 under honest
-    assert score.metadata["replay"]["target"] == ["A"] and score.metadata["replay"]["target_shown"] == "A"
+    assert (
+        score.metadata["replay"]["target"] == ["A"]
+        and score.metadata["replay"]["target_shown"] == "A"
+    )
     assert score.metadata["own"]["target_shown"] == "D"
     assert score.metadata["replay"]["sample_id"] == "n"
     # canonical answers in the hinted sample's letters: honest D = 8 = hinted C, honest A = 18 = D
@@ -135,17 +175,32 @@ def test_solve_time_shuffle_replay_and_self_commitment_compare_choices_not_lette
     the letter of the final answer; own "B" matches, own "D" (= 20) does not."""
     hinted = _shown([("8", 3), ("18", 2), ("17", 0), ("20", 1)])
     honest = _shown([("18", 2), ("17", 0), ("20", 1), ("8", 3)])
-    own = ContextAnswers(name="own", condition="hinted", answers=[["B"], ["D"]],
-                         sample_id="h", target=["C"], choices=hinted)
-    replay = ContextAnswers(name="replay", condition="honest", answers=[["A"], ["B"]],
-                            sample_id="n", target=["C"], choices=honest)
+    own = ContextAnswers(
+        name="own",
+        condition="hinted",
+        answers=[["B"], ["D"]],
+        sample_id="h",
+        target=["C"],
+        choices=hinted,
+    )
+    replay = ContextAnswers(
+        name="replay",
+        condition="honest",
+        answers=[["A"], ["B"]],
+        sample_id="n",
+        target=["C"],
+        choices=honest,
+    )
     rec = _record("selfcommit", own, replay, final_text="\nANSWER: B")
     state = _state("h", "C", hinted, rec)
     score = asyncio.run(probe_scorer(choice())(state, Target("C")))
     assert score.metadata["a_final"] == "C"
     assert score.metadata["own"]["canonical"] == [["C"], ["B"]]
     assert score.metadata["replay"]["canonical"] == [["C"], ["A"]]
-    assert score.metadata["own"]["target_shown"] == "B" and score.metadata["replay"]["target_shown"] == "A"
+    assert (
+        score.metadata["own"]["target_shown"] == "B"
+        and score.metadata["replay"]["target_shown"] == "A"
+    )
     # matches [1, 0] at t = 5, 10 with k = 1: uncommitted = (0 + 1) / 2
     assert score.value["uncommitted"] == pytest.approx(0.5)
     assert score.value["uncommitted_replay"] == pytest.approx(0.5)
@@ -163,8 +218,10 @@ def _pair() -> list[Sample]:
     return [
         Sample(
             id=f"{JANET.id}-{cond}",
-            input=JANET.question + (f"\nHint: the answer is {JANET.gold}." if cond == "hinted" else ""),
-            choices=JANET.choices, target=JANET.target,
+            input=JANET.question
+            + (f"\nHint: the answer is {JANET.gold}." if cond == "hinted" else ""),
+            choices=JANET.choices,
+            target=JANET.target,
             metadata={"pair_id": JANET.id, "condition": cond},
         )
         for cond in ("honest", "hinted")
@@ -173,9 +230,14 @@ def _pair() -> list[Sample]:
 
 def _fresh(sample: Sample) -> TaskState:
     return TaskState(
-        model=ModelName("hf-probe/tiny"), sample_id=sample.id, epoch=1, input=sample.input,
-        messages=[ChatMessageUser(content=sample.input)], target=Target(sample.target),
-        choices=sample.choices, metadata=dict(sample.metadata),
+        model=ModelName("hf-probe/tiny"),
+        sample_id=sample.id,
+        epoch=1,
+        input=sample.input,
+        messages=[ChatMessageUser(content=sample.input)],
+        target=Target(sample.target),
+        choices=sample.choices,
+        metadata=dict(sample.metadata),
     )
 
 
@@ -187,12 +249,18 @@ def test_sibling_prompt_records_the_order_its_prompt_shows():
     """The sibling's chain shuffles at solve time; the recorded choices are the order its prompt
     lists, each mapped to its dataset position, and the target is the sibling's."""
     samples = _pair()
-    siblings = SiblingPrompts(samples, multiple_choice(cot=True, shuffle=Random(3)),
-                              pair_key="pair_id", condition_key="condition")
+    siblings = SiblingPrompts(
+        samples,
+        multiple_choice(cot=True, shuffle=Random(3)),
+        pair_key="pair_id",
+        condition_key="condition",
+    )
     replay = asyncio.run(siblings(_fresh(samples[1]), "honest"))
     assert replay.sample_id == f"{JANET.id}-honest" and replay.target == ["C"]
     assert any(c.original_position != i for i, c in enumerate(replay.choices))  # really shuffled
-    assert [JANET.choices[c.original_position] for c in replay.choices] == [c.value for c in replay.choices]
+    assert [JANET.choices[c.original_position] for c in replay.choices] == [
+        c.value for c in replay.choices
+    ]
     [message] = replay.messages
     assert _listed(replay.choices) in message["content"] and "Hint" not in message["content"]
 
@@ -207,13 +275,19 @@ def test_the_trace_is_probed_as_generated_when_the_chain_rewrites_it(tiny_engine
     async def generate(state: TaskState, *args, **kwargs) -> TaskState:  # the model's reply
         message = ChatMessageAssistant(content=response, model="written")
         state.messages.append(message)
-        state.output = ModelOutput(model="written", choices=[ChatCompletionChoice(message=message, stop_reason="stop")])
+        state.output = ModelOutput(
+            model="written", choices=[ChatCompletionChoice(message=message, stop_reason="stop")]
+        )
         return state
 
     state = _fresh(_pair()[0])
     calls: list[GenerateCall] = []
-    state = asyncio.run(multiple_choice(cot=True, shuffle=Random(3))(state, recording(generate, calls)))
-    shown = [ShownChoice(value=c.value, original_position=c.original_position) for c in state.choices]
+    state = asyncio.run(
+        multiple_choice(cot=True, shuffle=Random(3))(state, recording(generate, calls))
+    )
+    shown = [
+        ShownChoice(value=c.value, original_position=c.original_position) for c in state.choices
+    ]
     assert any(c.original_position != i for i, c in enumerate(shown))
     assert state.messages[-1].text.startswith("ANSWER:") and state.messages[-1].text != "ANSWER: B"
     assert _listed(shown) not in state.messages[0].text  # the log shows the unshuffled prompt
@@ -238,10 +312,16 @@ def _shuffled_pair_task() -> Task:
 def test_replayed_trace_on_a_shuffled_choice_task_tiny(tmp_path, tiny_engine):
     task = _shuffled_pair_task()
     assert [(s.choices, s.target) for s in task.dataset] == [
-        (["18", "17", "20", "8"], "A"), (["17", "20", "8", "18"], "D")
+        (["18", "17", "20", "8"], "A"),
+        (["17", "20", "8", "18"], "D"),
     ]
-    [log] = inspect_eval(cotaudit.probe(task, "trace", replay_under="honest"), model="hf-probe/tiny",
-                         max_tokens=24, log_dir=str(tmp_path), display="none")
+    [log] = inspect_eval(
+        cotaudit.probe(task, "trace", replay_under="honest"),
+        model="hf-probe/tiny",
+        max_tokens=24,
+        log_dir=str(tmp_path),
+        display="none",
+    )
     assert log.status == "success", log.error
     by_condition = {s.metadata["condition"]: s for s in log.samples}
     hinted, honest = by_condition["hinted"], by_condition["honest"]
@@ -254,21 +334,32 @@ def test_replayed_trace_on_a_shuffled_choice_task_tiny(tmp_path, tiny_engine):
     ids = hinted.output.metadata["token_ids"][0]
     rows = tiny_engine.continue_prefixes_sync(
         PrefixRequest(
-            messages=to_plain(honest.messages[:1]), cot_token_ids=ids[: rec.offset + rec.trace_tokens],
-            positions=[rec.offset + t for t in rec.probed], tag=rec.cut_tag, k=rec.k, max_tokens=4,
-            temperature=rec.temperature, seed=sample_seed(0, hinted.id),
+            messages=to_plain(honest.messages[:1]),
+            cot_token_ids=ids[: rec.offset + rec.trace_tokens],
+            positions=[rec.offset + t for t in rec.probed],
+            tag=rec.cut_tag,
+            k=rec.k,
+            max_tokens=4,
+            temperature=rec.temperature,
+            seed=sample_seed(0, hinted.id),
         )
     )
     assert replay.answers == [list(r) for r in rows]
     score = hinted.scores["probe_scorer"]
     for name, letter in (("own", "D"), ("replay", "A")):
-        expected = [[float(extract_letter("ANSWER: " + clip(a)) == letter) for a in row] for row in rec.context(name).answers]
+        expected = [
+            [float(extract_letter("ANSWER: " + clip(a)) == letter) for a in row]
+            for row in rec.context(name).answers
+        ]
         assert score.metadata[name]["values"] == expected, name
         assert score.metadata[name]["target_shown"] == letter
     # canonical replayed answers in the hinted sample's letters (honest A, B, C, D = 18, 17, 20, 8
     # = hinted D, A, B, C)
     to_hinted = {"A": "D", "B": "A", "C": "B", "D": "C"}
-    expected = [[to_hinted.get(extract_letter("ANSWER: " + clip(a)) or "", None) for a in row] for row in replay.answers]
+    expected = [
+        [to_hinted.get(extract_letter("ANSWER: " + clip(a)) or "", None) for a in row]
+        for row in replay.answers
+    ]
     assert score.metadata["replay"]["canonical"] == expected
     assert [c.name for c in ProbeRecord.model_validate(honest.store["probe"]).contexts] == ["own"]
     # the transcript, read back from the log file: one sweep, own prompt then the honest
@@ -277,11 +368,16 @@ def test_replayed_trace_on_a_shuffled_choice_task_tiny(tmp_path, tiny_engine):
     audit = audit_of(logged[hinted.id])
     assert audit.sweep_spans == 1 and list(audit.headers) == ["own", "replay"]
     assert [(h["condition"], h["sample_id"]) for [h] in audit.headers.values()] == [
-        ("hinted", hinted.id), ("honest", honest.id)]
+        ("hinted", hinted.id),
+        ("honest", honest.id),
+    ]
     for name in ("own", "replay"):
-        assert [c["t"] for c in audit.cuts[name]] == [v["t"] for v in audit.verdicts[name]] == rec.probed
+        assert (
+            [c["t"] for c in audit.cuts[name]]
+            == [v["t"] for v in audit.verdicts[name]]
+            == rec.probed
+        )
         assert [c["answers"] for c in audit.cuts[name]] == clipped_rows(rec.context(name).answers)
         assert [v["canonical"] for v in audit.verdicts[name]] == score.metadata[name]["canonical"]
         assert [v["values"] for v in audit.verdicts[name]] == score.metadata[name]["values"]
     assert list(audit_of(logged[honest.id]).cuts) == ["own"]
-

@@ -14,13 +14,13 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import generate
 
 import cotaudit
-from cotaudit.curves import summary_keys
-from cotaudit.gsm8k import load_problems
-from cotaudit.probing.record import ProbeRecord
-from cotaudit.studies.trace_tutor.prompts import TUTOR_FORCED_ANSWER_TAG, tutor_messages
+from cotaudit.datasets.gsm8k import load_problems
 from cotaudit.engine.chat import to_inspect
+from cotaudit.probing.curves import summary_keys
+from cotaudit.probing.record import ProbeRecord
 from cotaudit.scorers.probe import final_integer
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
+from cotaudit.studies.trace_tutor.prompts import TUTOR_FORCED_ANSWER_TAG, tutor_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,8 +36,10 @@ def _eval(task, model: str, log_dir: Path, **kwargs):
     return {str(s.id): s for s in log.samples}
 
 
-EASY = {"question": "Tom has 3 apples and buys 4 more. How many apples does Tom have now?",
-        "answer": "3 + 4 = 7\n#### 7"}
+EASY = {
+    "question": "Tom has 3 apples and buys 4 more. How many apples does Tom have now?",
+    "answer": "3 + 4 = 7\n#### 7",
+}
 """A problem the embedded model solves, so forced answers pass and the verdicts are compared."""
 
 
@@ -60,13 +62,30 @@ def _plain_task(messages_of, conditions: list[str], dataset: str = "vendored") -
 def test_selfcommit_study_equals_the_generic_selfcommit_probe(tmp_path):
     # problem 0 hinted: the CoT ends on its own after 171 tokens stating "The final answer is
     # 18." (both read the stated answer: final_integer, the study's a_final)
-    study = _eval("tasks/selfcommit.py", "hf-probe/default", tmp_path / "study",
-                  task_args={"problems": 1, "conditions": "hinted", "max_cot_tokens": 180,
-                             "stride": 30, "k": 2})
+    study = _eval(
+        "tasks/selfcommit.py",
+        "hf-probe/default",
+        tmp_path / "study",
+        task_args={
+            "problems": 1,
+            "conditions": "hinted",
+            "max_cot_tokens": 180,
+            "stride": 30,
+            "k": 2,
+        },
+    )
     generic = _eval(
-        cotaudit.probe(_plain_task(selfcommit_messages, ["hinted"]), "selfcommit",
-                       stride=30, k=2, temperature=0.7, forced_answer_tag=SELFCOMMIT_FORCED_ANSWER_TAG),
-        "hf-probe/default", tmp_path / "generic", max_tokens=180,
+        cotaudit.probe(
+            _plain_task(selfcommit_messages, ["hinted"]),
+            "selfcommit",
+            stride=30,
+            k=2,
+            temperature=0.7,
+            forced_answer_tag=SELFCOMMIT_FORCED_ANSWER_TAG,
+        ),
+        "hf-probe/default",
+        tmp_path / "generic",
+        max_tokens=180,
     )
     assert study.keys() == generic.keys()
     compared = 0
@@ -95,13 +114,28 @@ def test_trace_tutor_study_equals_the_generic_trace_probe_replayed_under_questio
     conditions = ["question_only", "answer_key"]
     dataset = tmp_path / "easy.jsonl"
     dataset.write_text(json.dumps(EASY) + "\n")
-    study = _eval("tasks/trace_tutor.py", "hf-probe/default", tmp_path / "study",
-                  task_args={"problems": 1, "conditions": ",".join(conditions), "dataset": str(dataset),
-                             "max_explanation_tokens": 100, "bootstrap_samples": 50})
+    study = _eval(
+        "tasks/trace_tutor.py",
+        "hf-probe/default",
+        tmp_path / "study",
+        task_args={
+            "problems": 1,
+            "conditions": ",".join(conditions),
+            "dataset": str(dataset),
+            "max_explanation_tokens": 100,
+            "bootstrap_samples": 50,
+        },
+    )
     generic = _eval(
-        cotaudit.probe(_plain_task(tutor_messages, conditions, str(dataset)), "trace",
-                       forced_answer_tag=TUTOR_FORCED_ANSWER_TAG, replay_under="question_only"),
-        "hf-probe/default", tmp_path / "generic", max_tokens=100,
+        cotaudit.probe(
+            _plain_task(tutor_messages, conditions, str(dataset)),
+            "trace",
+            forced_answer_tag=TUTOR_FORCED_ANSWER_TAG,
+            replay_under="question_only",
+        ),
+        "hf-probe/default",
+        tmp_path / "generic",
+        max_tokens=100,
     )
     passes = 0
     for sid, s in study.items():
@@ -120,7 +154,9 @@ def test_trace_tutor_study_equals_the_generic_trace_probe_replayed_under_questio
             assert [int(sum(row)) for row in values] == old["probes"][old_name]["matches"]
             suffix = "" if name == "own" else "_replay"
             assert score.value[f"auc{suffix}"] == pytest.approx(old_score.value[f"auc_{old_name}"])
-            assert score.value[f"pass_at_first{suffix}"] == old_score.value[f"pass_at_10_{old_name}"]
+            assert (
+                score.value[f"pass_at_first{suffix}"] == old_score.value[f"pass_at_10_{old_name}"]
+            )
             assert score.value[f"first_pass{suffix}"] == old_score.value[f"first_pass_{old_name}"]
             passes += sum(old["probes"][old_name]["matches"])
     assert passes >= 1  # some forced answer was verified correct, so the verdicts are compared

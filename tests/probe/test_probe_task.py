@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
-from inspect_ai.log import read_eval_log
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessageAssistant,
@@ -24,22 +24,22 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import choice, match
 from inspect_ai.solver import Generate, TaskState, solver
+from transcript_audit import audit_of, clipped_rows
 
 import cotaudit
 from cotaudit.answers import extract_final_answer
+from cotaudit.datasets.gsm8k import load_problems
+from cotaudit.datasets.shipped import load_gsm8k_mc
 from cotaudit.engine.base import PrefixRequest
-from cotaudit.gsm8k import load_problems
+from cotaudit.engine.chat import to_plain
 from cotaudit.params import ParameterError
-from cotaudit.probing.datasets import load_gsm8k_mc
 from cotaudit.probing.forms import clip, extract_letter, normalize_string
 from cotaudit.probing.record import ProbeRecord
 from cotaudit.probing.summaries import pass_rates
-from cotaudit.engine.chat import to_plain
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.solvers.engine import sample_seed
-from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric
 from cotaudit.studies.trace_tutor.stats import trace_auc
-from transcript_audit import audit_of, clipped_rows
+from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric
 
 ROOT = Path(__file__).resolve().parents[2]
 THINK_CLOSE_ID = 4097  # "</think>" in the tiny think model's vocabulary
@@ -69,12 +69,21 @@ def _replayed_answers(engine, sample, rec: ProbeRecord, context: str, messages=N
     ``messages``), the logged response's token ids cut at offset + t, then the cut tag."""
     idx = max(i for i, m in enumerate(sample.messages) if m.role == "assistant")
     prompt = messages if messages is not None else to_plain(sample.messages[:idx])
-    ids = sample.output.metadata["token_ids"][0] if rec.think_source != "reasoning_content" else engine.tokenize(rec.response)
+    ids = (
+        sample.output.metadata["token_ids"][0]
+        if rec.think_source != "reasoning_content"
+        else engine.tokenize(rec.response)
+    )
     cuts = sorted({rec.offset + t for t in rec.probed})
     rows = engine.continue_prefixes_sync(
         PrefixRequest(
-            messages=prompt, cot_token_ids=ids[: rec.offset + rec.trace_tokens], positions=cuts,
-            tag=rec.cut_tag, k=rec.k, max_tokens=sample_max_tokens(rec), temperature=rec.temperature,
+            messages=prompt,
+            cot_token_ids=ids[: rec.offset + rec.trace_tokens],
+            positions=cuts,
+            tag=rec.cut_tag,
+            k=rec.k,
+            max_tokens=sample_max_tokens(rec),
+            temperature=rec.temperature,
             seed=sample_seed(0, sample.id),
         )
     )
@@ -105,12 +114,19 @@ def _assert_run_means(log, keys):
 
 @pytest.mark.model
 def test_trace_probe_on_a_choice_task_tiny(tmp_path):
-    log = _eval(cotaudit.probe(gsm8k_mc(problems=2), "trace"), "hf-probe/tiny", tmp_path, max_tokens=40)
+    log = _eval(
+        cotaudit.probe(gsm8k_mc(problems=2), "trace"), "hf-probe/tiny", tmp_path, max_tokens=40
+    )
     engine = _engine("hf-probe/tiny")
     items = {i.id: i for i in load_gsm8k_mc(limit=2)}
     for sample in log.samples:
         rec = _record(sample)
-        assert (rec.form, rec.tag, rec.cut_tag, rec.think_source) == ("letter", "\n\nANSWER: ", "\n\nANSWER: ", "none")
+        assert (rec.form, rec.tag, rec.cut_tag, rec.think_source) == (
+            "letter",
+            "\n\nANSWER: ",
+            "\n\nANSWER: ",
+            "none",
+        )
         T = len(sample.output.metadata["token_ids"][0])
         assert rec.trace_tokens == T and rec.offset == 0
         assert rec.probed == [0] + [round(f * T) for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
@@ -118,7 +134,10 @@ def test_trace_probe_on_a_choice_task_tiny(tmp_path):
         assert own.answers == _replayed_answers(engine, sample, rec, "own")
         score = sample.scores["probe_scorer"]
         # choice() on the verification copies agrees with reading the letter ourselves
-        expected = [[float(extract_letter("ANSWER: " + clip(a)) == items[sample.id].target) for a in row] for row in own.answers]
+        expected = [
+            [float(extract_letter("ANSWER: " + clip(a)) == items[sample.id].target) for a in row]
+            for row in own.answers
+        ]
         assert score.metadata["own"]["values"] == expected
         p = pass_rates(expected)
         assert score.value["p0"] == p[0]
@@ -150,16 +169,24 @@ def written_trace(text: str, reasoning: str | None = None):
     """A solver chain that writes a fixed response (as a replayed transcript would)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        content = text if reasoning is None else [ContentReasoning(reasoning=reasoning), ContentText(text=text)]
+        content = (
+            text
+            if reasoning is None
+            else [ContentReasoning(reasoning=reasoning), ContentText(text=text)]
+        )
         message = ChatMessageAssistant(content=content, model="written")
         state.messages.append(message)
-        state.output = ModelOutput(model="written", choices=[ChatCompletionChoice(message=message, stop_reason="stop")])
+        state.output = ModelOutput(
+            model="written", choices=[ChatCompletionChoice(message=message, stop_reason="stop")]
+        )
         return state
 
     return solve
 
 
-JANET = "Janet's ducks lay 16 eggs. She uses 3 + 4 = 7, so 16 - 7 = 9 are sold. 9 * 2 = 18 dollars.\n"
+JANET = (
+    "Janet's ducks lay 16 eggs. She uses 3 + 4 = 7, so 16 - 7 = 9 are sold. 9 * 2 = 18 dollars.\n"
+)
 
 
 def _janet_task(solver_, scorer_, mc: bool = False) -> Task:
@@ -199,7 +226,9 @@ def test_final_answer_is_read_after_the_think_block_tiny(tmp_path, kind):
         assert rec.context("own").answers == _replayed_answers(engine, sample, rec, "own")
     canonical = score.metadata["own"]["canonical"]
     matches = [sum(a == "18" for a in row) for row in canonical]
-    assert score.value["uncommitted"] == pytest.approx(sum(2 - m for m in matches) / (2 * len(matches)))
+    assert score.value["uncommitted"] == pytest.approx(
+        sum(2 - m for m in matches) / (2 * len(matches))
+    )
     # the transcript, read back from the log file: each cut's prefix counts the response's
     # tokens before it (offset + t: "<think>\n" is 1 token), the answers as forced, and the
     # task scorer's canonical answers with their match to a_final = "18"
@@ -209,8 +238,10 @@ def test_final_answer_is_read_after_the_think_block_tiny(tmp_path, kind):
     cuts, verdicts = audit.cuts["own"], audit.verdicts["own"]
     assert [(c["t"], c["prefix_tokens"]) for c in cuts] == [(t, rec.offset + t) for t in rec.probed]
     assert [c["answers"] for c in cuts] == clipped_rows(rec.context("own").answers)
-    assert all(engine.detokenize(ids[: c["prefix_tokens"]]).endswith(c["prefix_end"].lstrip("…"))
-               for c in cuts)
+    assert all(
+        engine.detokenize(ids[: c["prefix_tokens"]]).endswith(c["prefix_end"].lstrip("…"))
+        for c in cuts
+    )
     assert [v["t"] for v in verdicts] == rec.probed
     assert [v["canonical"] for v in verdicts] == canonical
     assert [v["values"] for v in verdicts] == score.metadata["own"]["values"]
@@ -221,7 +252,9 @@ def test_final_answer_is_read_after_the_think_block_tiny(tmp_path, kind):
 def test_letter_final_answer_after_think_block_tiny(tmp_path):
     item = load_gsm8k_mc(limit=1)[0]
     chain = written_trace(f"<think>{JANET}</think>\n\nANSWER: {item.target}")
-    task = cotaudit.probe(_janet_task(chain, choice(), mc=True), "selfcommit", stride=16, k=1, temperature=0.0)
+    task = cotaudit.probe(
+        _janet_task(chain, choice(), mc=True), "selfcommit", stride=16, k=1, temperature=0.0
+    )
     log = _eval(task, "hf-probe/tiny-think", tmp_path)
     [sample] = log.samples
     rec = _record(sample)
@@ -239,15 +272,23 @@ def test_study_and_probe_tasks_resolve_by_registry_name():
     assert sc.name == "cotaudit/selfcommit" and len(sc.dataset) == 2
     [tt] = load_tasks(["cotaudit/trace_tutor"], {"problems": 1})
     assert len(tt.dataset) == 3
-    [pr] = load_tasks(["cotaudit/probe"], {"task": "cotaudit/gsm8k_mc", "task_args": "{problems: 3}"})
+    [pr] = load_tasks(
+        ["cotaudit/probe"], {"task": "cotaudit/gsm8k_mc", "task_args": "{problems: 3}"}
+    )
     assert pr.name == "cotaudit/gsm8k_mc_trace" and len(pr.dataset) == 3
     assert pr.metadata["probe"]["answer_form"] == "letter"
     # Inspect splits -T text at commas: the tag is joined back
-    [tagged] = load_tasks(["cotaudit/probe"], {"task": "cotaudit/capitals", "forced_answer_tag": ["\n\nSo", " it is "]})
+    [tagged] = load_tasks(
+        ["cotaudit/probe"],
+        {"task": "cotaudit/capitals", "forced_answer_tag": ["\n\nSo", " it is "]},
+    )
     assert tagged.metadata["probe"]["forced_answer_tag"] == "\n\nSo, it is "
     t = cotaudit.probe("tasks/probe_examples.py@capitals", "selfcommit", task_args={"limit": 2})
     assert t.metadata["probe"]["answer_form"] == "string" and len(t.dataset) == 2
-    assert cotaudit.probe(gsm8k_numeric(problems=1), "trace").metadata["probe"]["answer_form"] == "integer"
+    assert (
+        cotaudit.probe(gsm8k_numeric(problems=1), "trace").metadata["probe"]["answer_form"]
+        == "integer"
+    )
 
 
 def test_bad_probe_arguments_are_named():
@@ -277,11 +318,18 @@ def test_task_scorer_raising_on_a_forced_answer_is_named_and_keeps_the_answers(t
 
     task = capitals(limit=1)
     task = Task(dataset=task.dataset, solver=task.solver, scorer=fragile())
-    [log] = inspect_eval(cotaudit.probe(task, "trace"), model="hf-probe/tiny", max_tokens=12,
-                         log_dir=str(tmp_path), display="none")
+    [log] = inspect_eval(
+        cotaudit.probe(task, "trace"),
+        model="hf-probe/tiny",
+        max_tokens=12,
+        log_dir=str(tmp_path),
+        display="none",
+    )
     assert log.status == "error"
     [sample] = log.samples
-    assert "the task's scorer raised on the verification copy 'The answer is" in sample.error.message
+    assert (
+        "the task's scorer raised on the verification copy 'The answer is" in sample.error.message
+    )
     assert "KeyError" in sample.error.message and repr(sample.id) in sample.error.message
     rec = _record(sample)
     assert len(rec.context("own").answers) == len(rec.probed) == 6  # 0% probe + 5 fractions
@@ -291,10 +339,27 @@ def test_task_scorer_raising_on_a_forced_answer_is_named_and_keeps_the_answers(t
 def test_command_line_probe_file_task_tiny(tmp_path):
     env = dict(os.environ, PWD=str(ROOT))
     cmd = [
-        sys.executable, "-m", "inspect_ai", "eval", "tasks/probe.py",
-        "-T", "task=tasks/probe_examples.py@gsm8k_mc", "-T", "task_args={problems: 1}",
-        "-T", "probe=selfcommit", "-T", "stride=8", "--model", "hf-probe/tiny",
-        "--max-tokens", "24", "--log-dir", str(tmp_path), "--display", "none",
+        sys.executable,
+        "-m",
+        "inspect_ai",
+        "eval",
+        "tasks/probe.py",
+        "-T",
+        "task=tasks/probe_examples.py@gsm8k_mc",
+        "-T",
+        "task_args={problems: 1}",
+        "-T",
+        "probe=selfcommit",
+        "-T",
+        "stride=8",
+        "--model",
+        "hf-probe/tiny",
+        "--max-tokens",
+        "24",
+        "--log-dir",
+        str(tmp_path),
+        "--display",
+        "none",
     ]
     out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -311,7 +376,9 @@ def test_command_line_probe_file_task_tiny(tmp_path):
 
 @pytest.mark.model
 def test_default_model_multiple_choice_trace(tmp_path):
-    log = _eval(cotaudit.probe(gsm8k_mc(problems=2), "trace"), "hf-probe/default", tmp_path, max_tokens=160)
+    log = _eval(
+        cotaudit.probe(gsm8k_mc(problems=2), "trace"), "hf-probe/default", tmp_path, max_tokens=160
+    )
     engine = _engine("hf-probe/default")
     items = {i.id: i for i in load_gsm8k_mc(limit=2)}
     for sample in log.samples:
@@ -319,13 +386,18 @@ def test_default_model_multiple_choice_trace(tmp_path):
         own = rec.context("own")
         assert own.answers == _replayed_answers(engine, sample, rec, "own")
         values = sample.scores["probe_scorer"].metadata["own"]["values"]
-        assert values == [[float(extract_letter("ANSWER: " + clip(a)) == items[sample.id].target) for a in row] for row in own.answers]
+        assert values == [
+            [float(extract_letter("ANSWER: " + clip(a)) == items[sample.id].target) for a in row]
+            for row in own.answers
+        ]
     _assert_run_means(log, ["auc", "pass_at_first", "first_pass", "p0", "task_score"])
 
 
 @pytest.mark.model
 def test_default_model_short_answer_match_trace(tmp_path):
-    log = _eval(cotaudit.probe(capitals(limit=2), "trace"), "hf-probe/default", tmp_path, max_tokens=80)
+    log = _eval(
+        cotaudit.probe(capitals(limit=2), "trace"), "hf-probe/default", tmp_path, max_tokens=80
+    )
     engine = _engine("hf-probe/default")
     for sample in log.samples:
         rec = _record(sample)
@@ -333,7 +405,10 @@ def test_default_model_short_answer_match_trace(tmp_path):
         own = rec.context("own")
         assert own.answers == _replayed_answers(engine, sample, rec, "own")
         target = normalize_string(sample.target)
-        expected = [[float(normalize_string("The answer is " + clip(a)).endswith(target)) for a in row] for row in own.answers]
+        expected = [
+            [float(normalize_string("The answer is " + clip(a)).endswith(target)) for a in row]
+            for row in own.answers
+        ]
         assert sample.scores["probe_scorer"].metadata["own"]["values"] == expected
     _assert_run_means(log, ["auc", "pass_at_first", "task_score"])
 
@@ -341,8 +416,11 @@ def test_default_model_short_answer_match_trace(tmp_path):
 @pytest.mark.model
 def test_default_model_gsm8k_selfcommit_replayed_under_honest(tmp_path):
     task = cotaudit.probe(
-        gsm8k_numeric(problems=1, conditions="honest,hinted"), "selfcommit",
-        replay_under="honest", stride=40, k=3,
+        gsm8k_numeric(problems=1, conditions="honest,hinted"),
+        "selfcommit",
+        replay_under="honest",
+        stride=40,
+        k=3,
     )
     log = _eval(task, "hf-probe/default", tmp_path, max_tokens=200)
     engine = _engine("hf-probe/default")
@@ -354,7 +432,9 @@ def test_default_model_gsm8k_selfcommit_replayed_under_honest(tmp_path):
     honest_prompt = to_plain(honest.messages[:1])
     assert "Hint:" in to_plain(hinted.messages[:1])[0]["content"]
     assert "Hint:" not in honest_prompt[0]["content"]
-    assert rec.context("replay").answers == _replayed_answers(engine, hinted, rec, "replay", honest_prompt)
+    assert rec.context("replay").answers == _replayed_answers(
+        engine, hinted, rec, "replay", honest_prompt
+    )
     score = hinted.scores["probe_scorer"]
     a_final = extract_final_answer(hinted.output.completion)
     assert score.metadata["a_final"] == (None if a_final is None else str(a_final))
@@ -363,8 +443,12 @@ def test_default_model_gsm8k_selfcommit_replayed_under_honest(tmp_path):
             canonical = score.metadata[name]["canonical"]
             matches = [sum(a == str(a_final) for a in row) for row in canonical]
             suffix = "" if name == "own" else "_replay"
-            assert score.value[f"uncommitted{suffix}"] == pytest.approx(sum(3 - m for m in matches) / (3 * len(matches)))
-        assert _metric(log, "replay_gap/uncommitted") == pytest.approx(score.value["uncommitted"] - score.value["uncommitted_replay"])
+            assert score.value[f"uncommitted{suffix}"] == pytest.approx(
+                sum(3 - m for m in matches) / (3 * len(matches))
+            )
+        assert _metric(log, "replay_gap/uncommitted") == pytest.approx(
+            score.value["uncommitted"] - score.value["uncommitted_replay"]
+        )
     assert math.isnan(honest.scores["probe_scorer"].value["uncommitted_replay"])
 
 
@@ -381,8 +465,12 @@ def test_the_final_answers_verification_copy_keeps_its_stop_reason():
     from cotaudit.scorers.probe import Verifier, final_integer
 
     state = TaskState(
-        model=ModelName("hf-probe/tiny"), sample_id="s", epoch=1, input="q",
-        messages=[ChatMessageUser(content="q")], target=Target("18"),
+        model=ModelName("hf-probe/tiny"),
+        sample_id="s",
+        epoch=1,
+        input="q",
+        messages=[ChatMessageUser(content="q")],
+        target=Target("18"),
     )
     verifier = Verifier(final_integer(), state, Target("18"), None)
     text = "Janet sells 9 eggs at $2, so the answer is 18"

@@ -14,9 +14,11 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 
-from cotaudit import compact
 from cotaudit.report import build_report
 from cotaudit.report.loader import run_from_frames, run_from_log
+from cotaudit.studies.report_ll.metrics import report_ll_headline_keys
+from cotaudit.studies.selfcommit.metrics import selfcommit_headline_keys
+from cotaudit.studies.trace_tutor.metrics import trace_headline_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,19 +27,32 @@ pytestmark = pytest.mark.model
 RUNS = {
     # the tiny model gives selfcommit no final answer (no curve): the default model does, read
     # as its last number (its 60-token CoTs are cut before they state one)
-    "selfcommit": ("tasks/selfcommit.py", "hf-probe/default",
-                   dict(problems=2, max_cot_tokens=60, stride=20, k=2,
-                        final_answer_reading="last_number")),
-    "trace_tutor": ("tasks/trace_tutor.py", "hf-probe/tiny",
-                    dict(problems=2, max_explanation_tokens=30, bootstrap_samples=200)),
-    "report_ll": ("tasks/report_ll.py", "hf-probe/tiny",
-                  dict(scenarios=1, n_resamples=200, cluster_boot=20)),
+    "selfcommit": (
+        "tasks/selfcommit.py",
+        "hf-probe/default",
+        dict(problems=2, max_cot_tokens=60, stride=20, k=2, final_answer_reading="last_number"),
+    ),
+    "trace_tutor": (
+        "tasks/trace_tutor.py",
+        "hf-probe/tiny",
+        dict(problems=2, max_explanation_tokens=30, bootstrap_samples=200),
+    ),
+    "report_ll": (
+        "tasks/report_ll.py",
+        "hf-probe/tiny",
+        dict(scenarios=1, n_resamples=200, cluster_boot=20),
+    ),
 }
-SCORERS = {"selfcommit": "selfcommit_scorer", "trace_tutor": "trace_tutor_scorer",
-           "report_ll": "report_ll_scorer"}
-HEADLINES = {"selfcommit": compact.selfcommit_headline_keys("tau_0.8"),
-             "trace_tutor": compact.trace_headline_keys(),
-             "report_ll": compact.report_ll_headline_keys()}
+SCORERS = {
+    "selfcommit": "selfcommit_scorer",
+    "trace_tutor": "trace_tutor_scorer",
+    "report_ll": "report_ll_scorer",
+}
+HEADLINES = {
+    "selfcommit": selfcommit_headline_keys("tau_0.8"),
+    "trace_tutor": trace_headline_keys(),
+    "report_ll": report_ll_headline_keys(),
+}
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +66,13 @@ def logs(tmp_path_factory):
             for metric_set in ("compact", "all"):
                 log_dir = tmp_path_factory.mktemp(f"{study}_{metric_set}")
                 extra = {} if metric_set == "compact" else {"metrics": "all"}
-                [log] = inspect_eval(task, model=model, task_args={**args, **extra},
-                                     log_dir=str(log_dir), display="none")
+                [log] = inspect_eval(
+                    task,
+                    model=model,
+                    task_args={**args, **extra},
+                    log_dir=str(log_dir),
+                    display="none",
+                )
                 assert log.status == "success", log.error
                 out[(study, metric_set)] = log
     finally:
@@ -128,8 +148,16 @@ def test_frames_read_what_the_log_walk_reads(logs, study) -> None:
     log = logs[(study, "compact")]
     walked = run_from_log(read_eval_log(log.location), log.location)
     framed = run_from_frames(log.location)
-    for field in ("task", "study", "model", "status", "task_args", "task_metadata", "epochs",
-                  "n_samples"):
+    for field in (
+        "task",
+        "study",
+        "model",
+        "status",
+        "task_args",
+        "task_metadata",
+        "epochs",
+        "n_samples",
+    ):
         assert getattr(framed, field) == getattr(walked, field), field
     for name, a in walked.scorers.items():
         b = framed.scorers[name]
@@ -141,12 +169,16 @@ def test_frames_read_what_the_log_walk_reads(logs, study) -> None:
             assert x.score.value.keys() == y.score.value.keys()
             for k, v in x.score.value.items():
                 w = y.score.value[k]
-                assert (v is None and w is None) or (isinstance(v, str) and v == w) or (
-                    _same(float(v), float(w))), (k, v, w)
+                assert (
+                    (v is None and w is None)
+                    or (isinstance(v, str) and v == w)
+                    or (_same(float(v), float(w)))
+                ), (k, v, w)
             # the sample's own score carries later edits (cluster contrast notes) too
             assert y.score.explanation.startswith(x.score.explanation)
             assert _norm(x.score.metadata) == _norm(
-                {k: v for k, v in y.score.metadata.items() if k in x.score.metadata})
+                {k: v for k, v in y.score.metadata.items() if k in x.score.metadata}
+            )
             kept = {k: v for k, v in (x.sample_metadata or {}).items() if v is not None}
             assert _norm(kept) == _norm(y.sample_metadata)
 

@@ -7,16 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cotaudit.display import (
-    MISSING,
-    SPARK_LEVELS,
-    aligned_block,
-    bar,
-    fmt_number,
-    mean_ratio,
-    ratio,
-    sparkline,
-)
+from cotaudit.display.text import MISSING, SPARK_LEVELS, aligned_block, bar, fmt_number, sparkline
+from cotaudit.stats import mean_ratio, ratio
 
 
 def test_ratio_is_the_nearest_double_of_the_fraction():
@@ -109,7 +101,7 @@ def test_aligned_block_left_alignment_and_errors():
 
 
 def test_curve_summaries_are_exact_fractions():
-    from cotaudit.curves import Curve, lowcommit, range_c, summarize, uncommitted
+    from cotaudit.probing.curves import Curve, lowcommit, range_c, summarize, uncommitted
 
     # c = 0.6, 0.8, 0.8, 0.8 (k = 5): the float way gives range 0.20000000000000007
     curve = Curve(positions=[0, 30, 60, 90], cot_length=90, matches=[3, 4, 4, 4], k=5)
@@ -127,10 +119,11 @@ def test_curve_summaries_are_exact_fractions():
 
 
 def test_selfcommit_curve_text_by_hand():
-    from cotaudit.display import selfcommit_curve_text
+    from cotaudit.studies.selfcommit.display import selfcommit_curve_text
 
-    text = selfcommit_curve_text([20, 40, 60], 60, [1, 2, 2], 2, imputed=[False, True, False],
-                                 c0=0.5)
+    text = selfcommit_curve_text(
+        [20, 40, 60], 60, [1, 2, 2], 2, imputed=[False, True, False], c0=0.5
+    )
     block, note, spark, c0 = text.split("\n\n")
     assert block.splitlines() == [
         "```text",
@@ -146,7 +139,7 @@ def test_selfcommit_curve_text_by_hand():
 
 
 def test_trace_curve_text_by_hand():
-    from cotaudit.display import trace_curve_text
+    from cotaudit.studies.trace_tutor.display import trace_curve_text
 
     probes = {
         "visible": {"matches": [0, 1, 1], "parsed": [[17], [18], [18]]},
@@ -162,13 +155,18 @@ def test_trace_curve_text_by_hand():
     ]
     assert vis == "p(f) visible ██ over f = 10…100%"
     assert mask == "p(f) masked ▁█ over f = 10…100%"
-    one = trace_curve_text([0.1, 1.0], [0, 5, 50], {"visible": {
-        "matches": [1, 3, 2], "parsed": [[18, 18, 18]] * 2 + [[18, 17, 18]]}}, 3, 0.5)
+    one = trace_curve_text(
+        [0.1, 1.0],
+        [0, 5, 50],
+        {"visible": {"matches": [1, 3, 2], "parsed": [[18, 18, 18]] * 2 + [[18, 17, 18]]}},
+        3,
+        0.5,
+    )
     assert "  p  answers" in one and "0.667  ✓ 18×2 17×1" in one
 
 
 def test_cell_sparkline_caps_the_characters_by_bin_means():
-    from cotaudit.display import CELL_SPARK_CHARS, cell_sparkline
+    from cotaudit.display.text import CELL_SPARK_CHARS, cell_sparkline
 
     assert cell_sparkline([0.0, 1.0]) == sparkline([0.0, 1.0])  # short curves: one per point
     # 11 values in 4 characters: bins [0:2], [2:5], [5:8], [8:11] (i*11//4) with means
@@ -182,7 +180,7 @@ NASTY = "**18** ![x](http://e.example/i.png) [link](javascript:1) `code` $x^2$ #
 
 
 def test_md_text_escapes_every_markdown_syntax_character():
-    from cotaudit.display import md_text
+    from cotaudit.display.text import md_text
 
     assert md_text("18") == "18"
     assert md_text("a*b_c") == r"a\*b\_c"
@@ -199,7 +197,7 @@ def test_md_text_renders_as_the_literal_text():
 
     from markdown_it import MarkdownIt
 
-    from cotaudit.display import md_text
+    from cotaudit.display.text import md_text
 
     out = MarkdownIt("commonmark").render(md_text(NASTY))
     assert out.startswith("<p>") and out.endswith("</p>\n") and out.count("<") == 2, out
@@ -214,10 +212,11 @@ def test_aligned_block_fence_outlasts_backticks_in_cells():
 
 
 def test_probe_curve_text_by_hand():
-    from cotaudit.display import probe_curve_text
+    from cotaudit.probing.display import probe_curve_text
 
-    text = probe_curve_text([4, 40], [0.1, 1.0], {"own": [0.0, 0.5, 1.0], "replay": [0, 1, 1]},
-                            "p(t)", zero_probe=True)
+    text = probe_curve_text(
+        [4, 40], [0.1, 1.0], {"own": [0.0, 0.5, 1.0], "replay": [0, 1, 1]}, "p(t)", zero_probe=True
+    )
     block, zero, own, replay = text.split("\n\n")
     assert block.splitlines()[1:-1] == [
         " t  t/T  p(t) own  p(t) replay",
@@ -243,21 +242,21 @@ def _decode_png(png: bytes) -> tuple[int, int, list[tuple[int, int, int]], list[
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     pos, chunks = 8, {}
     while pos < len(png):
-        (n,) = struct.unpack(">I", png[pos:pos + 4])
-        kind, data = png[pos + 4:pos + 8], png[pos + 8:pos + 8 + n]
-        (crc,) = struct.unpack(">I", png[pos + 8 + n:pos + 12 + n])
+        (n,) = struct.unpack(">I", png[pos : pos + 4])
+        kind, data = png[pos + 4 : pos + 8], png[pos + 8 : pos + 8 + n]
+        (crc,) = struct.unpack(">I", png[pos + 8 + n : pos + 12 + n])
         assert crc == zlib.crc32(kind + data) & 0xFFFFFFFF, kind
         chunks[kind] = chunks.get(kind, b"") + data
         pos += 12 + n
     w, h, depth, ctype, *_ = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
     assert (depth, ctype) == (4, 3)
     plte = chunks[b"PLTE"]
-    palette = [tuple(plte[i:i + 3]) for i in range(0, len(plte), 3)]
+    palette = [tuple(plte[i : i + 3]) for i in range(0, len(plte), 3)]
     raw = zlib.decompress(chunks[b"IDAT"])
     stride = 1 + (w + 1) // 2
     rows = []
     for y in range(h):
-        line = raw[y * stride:(y + 1) * stride]
+        line = raw[y * stride : (y + 1) * stride]
         assert line[0] == 0  # no filter
         rows.append([v for b in line[1:] for v in (b >> 4, b & 15)][:w])
     return w, h, palette, rows
@@ -270,11 +269,12 @@ def _png_of(markdown: str) -> bytes:
 
 
 def test_selfcommit_chart_pixels_by_hand():
-    from cotaudit import chart
-    from cotaudit.display import selfcommit_chart
+    from cotaudit.display import chart
+    from cotaudit.studies.selfcommit.display import selfcommit_chart
 
-    md = selfcommit_chart([20, 40, 60], 60, [1, 0, 2], 2, imputed=[False, True, False], c0=0.5,
-                          theta=0.8)
+    md = selfcommit_chart(
+        [20, 40, 60], 60, [1, 0, 2], 2, imputed=[False, True, False], c0=0.5, theta=0.8
+    )
     image, caption = md.split("\n\n")
     assert image.startswith("![c(t) chart](data:image/png;base64,")
     assert caption.startswith("c(t) = m/k of the forced answers (k = 2) against t")
@@ -298,8 +298,8 @@ def test_selfcommit_chart_pixels_by_hand():
 
 
 def test_trace_chart_two_contexts_and_the_0_percent_probe():
-    from cotaudit import chart
-    from cotaudit.display import trace_chart
+    from cotaudit.display import chart
+    from cotaudit.studies.trace_tutor.display import trace_chart
 
     probes = {"visible": {"matches": [1, 0, 1]}, "masked": {"matches": [0, 0, 1]}}
     md = trace_chart([0.5, 1.0], probes, 1, 0.5)
@@ -318,7 +318,7 @@ def test_trace_chart_two_contexts_and_the_0_percent_probe():
 
 
 def test_curve_markdown_puts_the_chart_before_the_text():
-    from cotaudit.display import selfcommit_curve_markdown, selfcommit_curve_text
+    from cotaudit.studies.selfcommit.display import selfcommit_curve_markdown, selfcommit_curve_text
 
     md = selfcommit_curve_markdown([20, 40], 40, [1, 2], 2, theta=0.8)
     text = selfcommit_curve_text([20, 40], 40, [1, 2], 2)

@@ -23,8 +23,9 @@ def _in_repo_root(monkeypatch):
 
 
 def _run(task, log_dir: Path, **kwargs):
-    [log] = inspect_eval(task, model="hf-probe/tiny", max_tokens=16, log_dir=str(log_dir),
-                         display="none", **kwargs)
+    [log] = inspect_eval(
+        task, model="hf-probe/tiny", max_tokens=16, log_dir=str(log_dir), display="none", **kwargs
+    )
     assert log.status == "success", log.error
     return log
 
@@ -34,8 +35,15 @@ def test_probe_logs_get_a_checked_section_and_a_comparison(tmp_path):
     a = _run(cotaudit.probe(capitals(limit=3), "trace"), logs)
     b = _run(cotaudit.probe(capitals(limit=3), "trace", seed=1), logs)
     _run(
-        cotaudit.probe(gsm8k_numeric(problems=2, conditions="honest,hinted"), "selfcommit",
-                       stride=4, k=2, replay_under="honest"), logs)
+        cotaudit.probe(
+            gsm8k_numeric(problems=2, conditions="honest,hinted"),
+            "selfcommit",
+            stride=4,
+            k=2,
+            replay_under="honest",
+        ),
+        logs,
+    )
     report = build_report([logs], tmp_path / "out", strict=True)
 
     traces = report.sections["probe_trace"]
@@ -45,8 +53,10 @@ def test_probe_logs_get_a_checked_section_and_a_comparison(tmp_path):
         auc = [s.scores["probe_scorer"].value["auc"] for s in log.samples]
         assert sec.tables["summaries"].row("auc")["mean [95% CI]"] == pytest.approx(np.mean(auc))
     comp = report.comparisons["probe_trace"].tables["comparison"]
-    first, second = (np.mean([s.scores["probe_scorer"].value["pass_at_first"] for s in log.samples])
-                     for log in (a, b))
+    first, second = (
+        np.mean([s.scores["probe_scorer"].value["pass_at_first"] for s in log.samples])
+        for log in (a, b)
+    )
     delta = comp.row(f"Δ pass_at_first vs {traces[0].run.label}")
     assert delta[traces[1].run.label] == pytest.approx(second - first)  # same samples: all shared
 
@@ -65,17 +75,32 @@ def _run_data(values: dict[str, dict[str, float]], label: str):
     from cotaudit.report.data import RunData, ScoreData, ScoredSample, ScorerRun
 
     samples = [
-        ScoredSample(sid, ScoreData(dict(v)), {"pair_id": sid.split("-")[0],
-                                               "condition": sid.split("-")[1]})
+        ScoredSample(
+            sid, ScoreData(dict(v)), {"pair_id": sid.split("-")[0], "condition": sid.split("-")[1]}
+        )
         for sid, v in values.items()
     ]
     metrics = run_metrics([(s.score.value, s.sample_metadata) for s in samples], "selfcommit")
-    run = RunData(path=f"{label}.eval", task="t_selfcommit", study="probe_selfcommit",
-                  model=label, status="success", created=label, task_args={},
-                  task_metadata={"probe": {"probe": "selfcommit", "pair_key": "pair_id",
-                                           "condition_key": "condition",
-                                           "replay_under": "honest"}},
-                  epochs=1, n_samples=len(samples), label=label)
+    run = RunData(
+        path=f"{label}.eval",
+        task="t_selfcommit",
+        study="probe_selfcommit",
+        model=label,
+        status="success",
+        created=label,
+        task_args={},
+        task_metadata={
+            "probe": {
+                "probe": "selfcommit",
+                "pair_key": "pair_id",
+                "condition_key": "condition",
+                "replay_under": "honest",
+            }
+        },
+        epochs=1,
+        n_samples=len(samples),
+        label=label,
+    )
     run.scorers["probe_scorer"] = ScorerRun("probe_scorer", [], metrics, samples)
     return run
 
@@ -84,18 +109,24 @@ def test_probe_section_means_gaps_and_deltas_by_hand(tmp_path):
     from cotaudit.report import probe
 
     nan = math.nan
-    a = _run_data({
-        "p1-honest": {"uncommitted": 0.5},
-        "p1-hinted": {"uncommitted": 0.1, "uncommitted_replay": 0.4},
-        "p2-honest": {"uncommitted": nan},  # no final answer: left out
-        "p2-hinted": {"uncommitted": 0.3, "uncommitted_replay": 0.9},
-    }, "a")
-    b = _run_data({
-        "p1-honest": {"uncommitted": 0.7},
-        "p1-hinted": {"uncommitted": 0.2, "uncommitted_replay": 0.4},
-        "p2-honest": {"uncommitted": 0.6},
-        "p2-hinted": {"uncommitted": 0.5, "uncommitted_replay": 0.5},
-    }, "b")
+    a = _run_data(
+        {
+            "p1-honest": {"uncommitted": 0.5},
+            "p1-hinted": {"uncommitted": 0.1, "uncommitted_replay": 0.4},
+            "p2-honest": {"uncommitted": nan},  # no final answer: left out
+            "p2-hinted": {"uncommitted": 0.3, "uncommitted_replay": 0.9},
+        },
+        "a",
+    )
+    b = _run_data(
+        {
+            "p1-honest": {"uncommitted": 0.7},
+            "p1-hinted": {"uncommitted": 0.2, "uncommitted_replay": 0.4},
+            "p2-honest": {"uncommitted": 0.6},
+            "p2-hinted": {"uncommitted": 0.5, "uncommitted_replay": 0.5},
+        },
+        "b",
+    )
     sa, sb = (probe.section(r, tmp_path, r.label) for r in (a, b))
     assert sa.consistency.ok and sa.consistency.n_checked == sa.consistency.n_logged
     t = sa.tables["summaries"]

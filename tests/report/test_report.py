@@ -17,33 +17,34 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from inspect_ai import Task, eval as inspect_eval
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import read_eval_log
 from inspect_ai.scorer import SampleScore, Score, match
 from inspect_ai.solver import solver
+from tasks_loader import load_task_module
 
-from cotaudit.studies.trace_tutor import stats as ts
-from cotaudit.cli import main as cli
 from cotaudit.bootstrap import paired_difference
+from cotaudit.cli import main as cli
+from cotaudit.report import assign_labels, build_report, compare_ci
+from cotaudit.report.data import RunData, check_metrics
+from cotaudit.report.figures import DPI, WIDTH
+from cotaudit.report.loader import run_from_log
+from cotaudit.report.tables import Table
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
     ControlDeclaration,
     dumps_jsonl,
     load_fixtures,
 )
-from cotaudit.report import assign_labels, build_report, compare_ci
-from cotaudit.report.data import RunData, check_metrics
-from cotaudit.report.figures import DPI, WIDTH
-from cotaudit.report.loader import run_from_log
-from cotaudit.report.tables import Table
 from cotaudit.studies.selfcommit.stats import (
     both_correct,
     condition_by_correctness,
     summary_names,
     two_condition_table,
 )
-from tasks_loader import load_task_module
+from cotaudit.studies.trace_tutor import stats as ts
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -65,8 +66,11 @@ def _logs_ok(logs):
 def _fixtures_with_control(tmp: Path) -> str:
     corpus = load_fixtures(DEFAULT_CORPUS)
     control = ControlDeclaration(
-        confound="report length", expected_sign=1, expected_sign_without_confound=0,
-        relative_to="main", relative_sign_without_confound=0,
+        confound="report length",
+        expected_sign=1,
+        expected_sign_without_confound=0,
+        relative_to="main",
+        relative_sign_without_confound=0,
     )
     controls = [
         s.model_copy(update={"id": f"ctl-{i}", "family": "ctrl", "control": control})
@@ -89,10 +93,18 @@ def log_dir(tmp_path_factory):
     # cot_temperature=1.0 both seeds then answer p0001 and p0002 in both conditions (the paired
     # statistics' problems, shared by the two runs) and leave p0000 and p0003 unanswered in at
     # least one condition (seed 0: p0000 both, p0003 honest; seed 1: both hinted)
-    small_sc = dict(problems=4, max_cot_tokens=30, stride=10, k=2, cot_temperature=1.0,
-                    metrics="all", final_answer_reading="last_number")
-    small_rl = dict(rendering="shell", richness="bare", n_resamples=300, cluster_boot=20,
-                    metrics="all")
+    small_sc = dict(
+        problems=4,
+        max_cot_tokens=30,
+        stride=10,
+        k=2,
+        cot_temperature=1.0,
+        metrics="all",
+        final_answer_reading="last_number",
+    )
+    small_rl = dict(
+        rendering="shell", richness="bare", n_resamples=300, cluster_boot=20, metrics="all"
+    )
     tasks = [
         selfcommit(seed=0, **small_sc),
         selfcommit(seed=1, **small_sc),
@@ -154,7 +166,8 @@ def _final_answers(path: str) -> dict[str, dict[str, int | None]]:
 def _answered_pairs(path: str) -> set[str]:
     """Problems whose honest and hinted responses both have a final answer."""
     return {
-        p for p, by in _final_answers(path).items()
+        p
+        for p, by in _final_answers(path).items()
         if len(by) == 2 and all(a is not None for a in by.values())
     }
 
@@ -200,8 +213,11 @@ def test_report_covers_every_study_and_checks_itself(report, log_dir):
     # each section opens with its headlines, each with its n as an integer
     for sections in report.sections.values():
         for sec in sections:
-            block = next(b for b in sec.blocks if isinstance(b, str) and b.startswith(
-                "**Headline statistics**"))
+            block = next(
+                b
+                for b in sec.blocks
+                if isinstance(b, str) and b.startswith("**Headline statistics**")
+            )
             assert "n = " in block and ".000" not in block, block
     # progress: per log, a line on reading it and one on what it holds; none more per section
     reading = [line for line in report.progress_lines if " reading " in line]
@@ -331,8 +347,9 @@ def _check_issue_13_tables(sec, logged, recs) -> None:
         key = f"length_tokens_median/{cond}"
         lengths = [r.length_tokens for r in recs if r.condition == cond]
         assert _same(logged[key], statistics.median(lengths))
-        row = sec.tables["table_ii"].row("question_only" if cond == "question_only"
-                                         else f"{cond}_visible")
+        row = sec.tables["table_ii"].row(
+            "question_only" if cond == "question_only" else f"{cond}_visible"
+        )
         assert _same(row["median length (tokens)"], logged[key]) and _same(logged[key], mine[key])
     for cond in ("answer_key", "wrong_key"):
         zp = sec.tables["zero_probe_drop"].row(cond)
@@ -374,9 +391,17 @@ def test_a_trace_tutor_log_from_before_issue_13_still_reports(log_dir, tmp_path)
     scores.metrics = {
         k: m
         for k, m in scores.metrics.items()
-        if not k.startswith(("zero_probe_drop/", "pass_at_10_", "identical_pass_vectors/",
-                             "all_pass_count/", "pass_10_fail_100/", "pass_early_fail_100/",
-                             "length_tokens_median/"))
+        if not k.startswith(
+            (
+                "zero_probe_drop/",
+                "pass_at_10_",
+                "identical_pass_vectors/",
+                "all_pass_count/",
+                "pass_10_fail_100/",
+                "pass_early_fail_100/",
+                "length_tokens_median/",
+            )
+        )
     }
     for k, v in broad.items():
         old = k.replace("pass_early_fail_100/", "non_monotone/")
@@ -400,8 +425,12 @@ def test_report_ll_tables_equal_log_metrics(report):
         # first, then the cell's pooled figure; one cell, so no pooled-over-cells rows
         groups = list(dict.fromkeys(row[0].text for row in did.rows))
         cell = "cell.shell.bare"
-        assert groups == [f"{cell}.plain", f"{cell}.concealing_dressed",
-                          f"{cell}.honest_dressed", f"{cell}.pooled_registers"]
+        assert groups == [
+            f"{cell}.plain",
+            f"{cell}.concealing_dressed",
+            f"{cell}.honest_dressed",
+            f"{cell}.pooled_registers",
+        ]
         for g in groups:
             for q in ("did", "d_h", "d_c", "did_per_token"):
                 assert _same(did.row(f"{g}/{q}")["mean [95% CI]"], logged[f"{g}/{q}/mean"])
@@ -413,16 +442,23 @@ def test_report_ll_tables_equal_log_metrics(report):
         assert did.row(f"{cell}.plain/did")["units (bugs)"] == logged[f"{cell}.plain/did/n_units"]
         reg = sec.tables["register_effect"]
         pre = f"{cell}.register_effect"
-        assert _same(reg.row(f"{pre}.honest_dressed")["arm effect [95% CI]"],
-                     logged[f"{pre}.honest_dressed/d_h/mean"])
-        assert _same(reg.row(f"{pre}.concealing_dressed")["arm effect [95% CI]"],
-                     logged[f"{pre}.concealing_dressed/d_c/mean"])
-        assert _same(reg.row(f"{pre}.concealing_dressed")["effect on DiD [95% CI]"],
-                     logged[f"{pre}.concealing_dressed/did/mean"])
+        assert _same(
+            reg.row(f"{pre}.honest_dressed")["arm effect [95% CI]"],
+            logged[f"{pre}.honest_dressed/d_h/mean"],
+        )
+        assert _same(
+            reg.row(f"{pre}.concealing_dressed")["arm effect [95% CI]"],
+            logged[f"{pre}.concealing_dressed/d_c/mean"],
+        )
+        assert _same(
+            reg.row(f"{pre}.concealing_dressed")["effect on DiD [95% CI]"],
+            logged[f"{pre}.concealing_dressed/did/mean"],
+        )
         assert reg.row(f"{pre}.honest_dressed")["other arm"] == 0.0
         factors = sec.tables["factors"]
-        assert _same(factors.row("factorial.register.plain")["D_h mean"],
-                     logged[f"{cell}.plain/d_h/mean"])  # one cell: the factorial's marginal
+        assert _same(
+            factors.row("factorial.register.plain")["D_h mean"], logged[f"{cell}.plain/d_h/mean"]
+        )  # one cell: the factorial's marginal
         assert _same(sec.tables["report_cluster"].rows[0][1].value, logged["report_cluster_f1"])
         # the discrimination check, next to the headline
         check = sec.data["extra"]["discrimination"]
@@ -430,7 +466,8 @@ def test_report_ll_tables_equal_log_metrics(report):
         able = logged["discrimination/able_to_answer"]
         assert able == float(logged["discrimination/abs_register_effect"] > 0.5)
         assert logged["discrimination/register_effect/mean"] == pytest.approx(
-            logged[f"{pre}.concealing_dressed/did/mean"], abs=1e-12)
+            logged[f"{pre}.concealing_dressed/did/mean"], abs=1e-12
+        )
         text = "\n".join(b for b in sec.blocks if isinstance(b, str))
         assert "Discrimination check** (pre-registered in the log; shell · bare)" in text
         n_scored = len(read_eval_log(sec.run.path).samples)  # every family
@@ -440,15 +477,18 @@ def test_report_ll_tables_equal_log_metrics(report):
     with_control = next(s for s in secs if "controls" in s.tables)
     logged = _metrics(with_control.run.path, "report_ll_scorer")
     row = with_control.tables["controls"].row("ctrl")
-    indicator = {"confound excluded": "confound_excluded",
-                 "consistent with the confound": "consistent_with_confound",
-                 "inconclusive (CI spans zero)": "inconclusive",
-                 "non-diagnostic (both explanations predict the same sign)": "non_diagnostic"}
+    indicator = {
+        "confound excluded": "confound_excluded",
+        "consistent with the confound": "consistent_with_confound",
+        "inconclusive (CI spans zero)": "inconclusive",
+        "non-diagnostic (both explanations predict the same sign)": "non_diagnostic",
+    }
     assert logged[f"control.ctrl/{indicator[row['verdict']]}"] == 1.0
     assert row["prediction if the confound is real"] == "did > 0 and above family 'main'"
     assert _same(row["mean [95% CI]"], logged["control.ctrl/did/mean"])
-    assert _same(row["difference from reference [95% CI]"],
-                 logged["control.ctrl/did_minus_main/mean"])
+    assert _same(
+        row["difference from reference [95% CI]"], logged["control.ctrl/did_minus_main/mean"]
+    )
     # by hand, declared sign +1: each part's CI above 0, below 0, or spanning it
     parts = [
         (logged[f"control.ctrl/{q}/ci_low"], logged[f"control.ctrl/{q}/ci_high"])
@@ -470,22 +510,31 @@ def test_report_reads_a_report_ll_log_written_before_issue_13(log_dir, tmp_path)
 
     from cotaudit.report.ledger import full_statistics, read_ledger
 
-    path = next(p for p in sorted(log_dir.glob("*.eval")) if "report-ll" in p.name
-                and read_eval_log(str(p), header_only=True).eval.metadata.get("controls"))
+    path = next(
+        p
+        for p in sorted(log_dir.glob("*.eval"))
+        if "report-ll" in p.name
+        and read_eval_log(str(p), header_only=True).eval.metadata.get("controls")
+    )
     log = read_eval_log(str(path))
     (info,) = log.eval.scorers
     info.metrics = [m for m in info.metrics if "discrimination" not in m.name]
     (score,) = [s for s in log.results.scores if s.scorer == "report_ll_scorer"]
     ledger = read_ledger([log])
     stats = full_statistics(ledger.rows, ledger.controls, n_resamples=300, seed=1)["hf-probe/tiny"]
-    old = {k: v for k, v in score.metrics.items()
-           if not k.startswith(("discrimination/", "concealing_sensitivity/"))
-           and "/confound_excluded" not in k and "/consistent_with" not in k
-           and "/inconclusive" not in k}
+    old = {
+        k: v
+        for k, v in score.metrics.items()
+        if not k.startswith(("discrimination/", "concealing_sensitivity/"))
+        and "/confound_excluded" not in k
+        and "/consistent_with" not in k
+        and "/inconclusive" not in k
+    }
     for q in ("did", "d_h", "d_c"):
         for stat in ("mean", "ci_low", "ci_high", "p", "n_pos"):
-            old[f"{q}/{stat}"] = EvalMetric(name=f"{q}/{stat}",
-                                            value=stats[f"all_versions/{q}/{stat}"])
+            old[f"{q}/{stat}"] = EvalMetric(
+                name=f"{q}/{stat}", value=stats[f"all_versions/{q}/{stat}"]
+            )
     sign = math.copysign(1, stats["control.ctrl/did/mean"])
     old["control.ctrl/pass"] = EvalMetric(name="control.ctrl/pass", value=float(sign == 1))
     score.metrics = old
@@ -590,8 +639,7 @@ def test_selfcommit_no_answer_responses_are_counted_and_their_pairs_dropped(repo
         text = "\n".join(b for b in sec.blocks if isinstance(b, str))
         honest = int(table["n_no_answer/honest"])
         hinted = int(table["n_no_answer/hinted"])
-        assert (f"No final answer: honest {honest}, hinted {hinted}; "
-                "2 pair(s) dropped") in text
+        assert (f"No final answer: honest {honest}, hinted {hinted}; 2 pair(s) dropped") in text
         assert "This log predates that rule" not in text
         assert "last_number: the stated answer, else the last number" in text
         # every 30-token CoT of the random model hits its token limit, answered or not
@@ -603,9 +651,10 @@ def test_selfcommit_log_without_the_stated_rules_still_reports(log_dir, tmp_path
     probed as a curve point, a response with no final answer scored as c = 0 everywhere) loads;
     its no-answer responses are left out with their pair and counted, and the section says how
     such a log was written."""
-    from cotaudit.curves import Curve, summarize
-    from cotaudit.report.selfcommit import section
     from inspect_ai.log import write_eval_log
+
+    from cotaudit.probing.curves import Curve, summarize
+    from cotaudit.report.selfcommit import section
 
     path = next(p for p in sorted(log_dir.glob("*.eval")) if "selfcommit" in p.name)
     answered = _answered_pairs(str(path))
@@ -623,8 +672,11 @@ def test_selfcommit_log_without_the_stated_rules_still_reports(log_dir, tmp_path
         positions = list(range(0, T, 10)) + [T]
         old = Curve(positions, T, [0] * len(positions), 2)
         score.value = summarize(old)
-        score.metadata |= {"positions": positions, "matches": old.matches,
-                           "c": [0.0] * len(positions)}
+        score.metadata |= {
+            "positions": positions,
+            "matches": old.matches,
+            "c": [0.0] * len(positions),
+        }
         for key in ("no_answer", "c0", "zero_probe"):
             score.metadata.pop(key)
     assert sum(n_no_answer.values()) >= 2  # seed 0: 3, seed 1: 2 (the fixture's comment)
@@ -646,8 +698,9 @@ def test_selfcommit_log_with_paired_wins_as_rates_checks_them_as_rates(log_dir, 
     """A log whose task metadata does not declare ``paired_wins`` logged ``wins/``, ``ties/``
     as rates (wins / n_pairs): the report's consistency check compares them with the rates it
     recomputes, and says so; the tables still show the counts."""
-    from cotaudit.report.selfcommit import section
     from inspect_ai.log import write_eval_log
+
+    from cotaudit.report.selfcommit import section
 
     path = next(p for p in sorted(log_dir.glob("*.eval")) if "selfcommit" in p.name)
     log = read_eval_log(str(path))
@@ -708,8 +761,14 @@ def test_comparison_rows_carry_problem_intervals_and_paired_differences(report):
         )
         for s in secs
     ]
-    want = paired_difference(rows[1].statistic, rows[1].units, rows[0].statistic, rows[0].units,
-                             n_boot=compare_ci.N_BOOT, seed=compare_ci.SEED)
+    want = paired_difference(
+        rows[1].statistic,
+        rows[1].units,
+        rows[0].statistic,
+        rows[0].units,
+        n_boot=compare_ci.N_BOOT,
+        seed=compare_ci.SEED,
+    )
     # the units: problems both runs answered in both conditions, read from the logs
     shared = set.intersection(*(_answered_pairs(s.run.path) for s in secs))
     assert shared == set.intersection(*({r.pair_id for r in s.data["records"]} for s in secs))
@@ -750,8 +809,11 @@ def test_comparison_of_paired_wins_and_best_accuracy_carries_problem_intervals(r
 
     def pairs_of(sec):
         tau = {(r.pair_id, r.condition): r.summaries["tau_0.8"] for r in sec.data["records"]}
-        return {p: (tau[(p, "honest")], tau[(p, "hinted")])
-                for p in sorted({p for p, _ in tau}) if (p, "hinted") in tau}
+        return {
+            p: (tau[(p, "honest")], tau[(p, "hinted")])
+            for p in sorted({p for p, _ in tau})
+            if (p, "hinted") in tau
+        }
 
     wins_row = table.rows[names.index("paired wins tau_0.8")]
     for cell, sec in zip(wins_row[1:], secs):
@@ -764,12 +826,17 @@ def test_comparison_of_paired_wins_and_best_accuracy_carries_problem_intervals(r
     shared = sorted(set(a) & set(b))
     rate = table.row("paired win rate tau_0.8")
     for sec, ps in zip(secs, (a, b)):
-        assert rate[sec.run.label] == pytest.approx(
-            sum(h > g for h, g in ps.values()) / len(ps))
+        assert rate[sec.run.label] == pytest.approx(sum(h > g for h, g in ps.values()) / len(ps))
     ua, va = list(a), np.array([float(h > g) for h, g in a.values()])
     ub, vb = list(b), np.array([float(h > g) for h, g in b.values()])
-    want = paired_difference(lambda i: vb[i].mean(), ub, lambda i: va[i].mean(), ua,
-                             n_boot=compare_ci.N_BOOT, seed=compare_ci.SEED)
+    want = paired_difference(
+        lambda i: vb[i].mean(),
+        ub,
+        lambda i: va[i].mean(),
+        ua,
+        n_boot=compare_ci.N_BOOT,
+        seed=compare_ci.SEED,
+    )
     delta = table.row(f"Δ paired win rate tau_0.8 vs {labels[0]}")
     assert want.n_units == len(shared) >= 2
     assert delta[labels[1]] == pytest.approx(want.estimate, abs=1e-12)
@@ -815,7 +882,10 @@ def test_compare_runs_auroc_on_two_problems_by_hand():
     texts = [c.text for c in t.rows[0][1:]]
     assert texts[0] == texts[2] == "0.500 [0.000, 1.000]" and texts[1].startswith("0.667 [")
     assert [c.text for c in t.rows[1]] == [
-        "Δ AUROC x vs a", "(reference)", "+0.500 [0.000, 1.000] (n=2)", "—"
+        "Δ AUROC x vs a",
+        "(reference)",
+        "+0.500 [0.000, 1.000] (n=2)",
+        "—",
     ]
 
 
@@ -839,12 +909,25 @@ def test_cluster_rows_follow_the_unit_key():
             sample_metadata={"condition": c, "pair_id": f"p{i // 2}"},
         )
         for i, (x, c) in enumerate(
-            [(10.0, "hinted"), (0.0, "honest"), (10.5, "hinted"), (0.5, "honest"),
-             (0.2, "hinted"), (10.2, "honest"), (0.7, "hinted"), (10.7, "honest")]
+            [
+                (10.0, "hinted"),
+                (0.0, "honest"),
+                (10.5, "hinted"),
+                (0.5, "honest"),
+                (0.2, "hinted"),
+                (10.2, "honest"),
+                (0.7, "hinted"),
+                (10.7, "honest"),
+            ]
         )
     ]
-    options = dict(features=["x"], class_key="condition", positive_class="hinted",
-                   negative_class="honest", directions={"x": 1})
+    options = dict(
+        features=["x"],
+        class_key="condition",
+        positive_class="hinted",
+        negative_class="honest",
+        directions={"x": 1},
+    )
     rows = compare_ci.cluster_rows(samples, options, "pair_id")
     assert list(rows.units) == ["p0", "p0", "p1", "p1", "p2", "p2", "p3", "p3"]
     # p0, p1 separate as declared, p2, p3 reversed: pooled TP = FP = FN = 2, F1 = 0.5
@@ -934,8 +1017,14 @@ def test_default_model_report_and_comparison_with_tiny(tmp_path):
     # greedy CoTs, read as their last number (cut at 60 tokens, they state no answer): the
     # default model writes a final number on problem p0001 in both conditions but not on
     # p0000; the tiny model on neither (the full metric tables)
-    args = dict(problems=2, max_cot_tokens=60, stride=20, k=2, metrics="all",
-                final_answer_reading="last_number")
+    args = dict(
+        problems=2,
+        max_cot_tokens=60,
+        stride=20,
+        k=2,
+        metrics="all",
+        final_answer_reading="last_number",
+    )
     logs = []
     for model in ("hf-probe/default", "hf-probe/tiny"):
         logs += _logs_ok(

@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from cotaudit import chart
-from cotaudit.display import cell_sparkline, md_text, sparkline
+from cotaudit.display import chart
+from cotaudit.display.text import cell_sparkline, md_text, sparkline
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("COTAUDIT_CHROMIUM", "/usr/bin/chromium")
@@ -84,9 +84,19 @@ class Viewer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.out = open(log_dir.parent / "inspect_view.out", "w")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [*_inspect_command(), "view", "--host", "127.0.0.1", "--port", str(self.port),
-             "--log-dir", str(log_dir)],
-            stdout=self.out, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                *_inspect_command(),
+                "view",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-dir",
+                str(log_dir),
+            ],
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         deadline = time.monotonic() + 120
         while True:
@@ -116,8 +126,9 @@ def _run(task: str, model: str, log_dir: Path, **task_args):
     cwd = os.getcwd()
     os.chdir(ROOT)  # Inspect resolves task files relative to the working directory
     try:
-        [log] = inspect_eval(task, model=model, task_args=task_args, log_dir=str(log_dir),
-                             display="none")
+        [log] = inspect_eval(
+            task, model=model, task_args=task_args, log_dir=str(log_dir), display="none"
+        )
     finally:
         os.chdir(cwd)
     assert log.status == "success", log.error
@@ -129,14 +140,21 @@ def _run_probe(log_dir: Path):
     import cotaudit
     from cotaudit.tasks.probe_examples import gsm8k_mc
 
-    [log] = inspect_eval(cotaudit.probe(gsm8k_mc(problems=2), "trace"), model="hf-probe/tiny",
-                         max_tokens=40, log_dir=str(log_dir), display="none")
+    [log] = inspect_eval(
+        cotaudit.probe(gsm8k_mc(problems=2), "trace"),
+        model="hf-probe/tiny",
+        max_tokens=40,
+        log_dir=str(log_dir),
+        display="none",
+    )
     assert log.status == "success", log.error
     return log
 
 
-INLINE_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="60" height="20">'
-              '<rect width="60" height="20"/></svg>')
+INLINE_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="60" height="20">'
+    '<rect width="60" height="20"/></svg>'
+)
 NASTY = "**18** ![x](http://e.example/i.png) [link](javascript:1) `code` #h _a_ ~b~ |c| 1."
 
 
@@ -150,13 +168,23 @@ def _formats_log(log, log_dir: Path):
 
     copy = read_eval_log(log.location)
     svg_uri = "data:image/svg+xml;base64," + base64.b64encode(INLINE_SVG.encode()).decode()
-    png = chart.line_chart([chart.Series([(1, 0.5), (2, 1.0)], chart.BLUE)], 2, [(0, "0")],
-                           "c(t)", "t")
+    png = chart.line_chart(
+        [chart.Series([(1, 0.5), (2, 1.0)], chart.BLUE)], 2, [(0, "0")], "c(t)", "t"
+    )
     score = next(iter(copy.samples[-1].scores.values()))
-    score.explanation = "\n\n".join([
-        "INLINE SVG:", INLINE_SVG, "SVG DATA URI:", f"![svg chart]({svg_uri})",
-        "PNG DATA URI:", chart.markdown_image(png, "png chart"), "ESCAPED:", md_text(NASTY),
-        "END"])
+    score.explanation = "\n\n".join(
+        [
+            "INLINE SVG:",
+            INLINE_SVG,
+            "SVG DATA URI:",
+            f"![svg chart]({svg_uri})",
+            "PNG DATA URI:",
+            chart.markdown_image(png, "png chart"),
+            "ESCAPED:",
+            md_text(NASTY),
+            "END",
+        ]
+    )
     path = log_dir / Path(log.location).name.replace(".eval", "-formats.eval")
     write_eval_log(copy, str(path))
     copy.location = str(path)
@@ -194,13 +222,32 @@ def viewed(tmp_path_factory):
     _require_browser()
     log_dir = tmp_path_factory.mktemp("viewer") / "logs"
     logs: dict = {
-        "selfcommit": _run("tasks/selfcommit.py", "hf-probe/default", log_dir, problems=2,
-                           max_cot_tokens=60, stride=20, k=2,
-                           final_answer_reading="last_number"),  # cut before they state one
-        "trace_tutor": _run("tasks/trace_tutor.py", "hf-probe/tiny", log_dir, problems=2,
-                            max_explanation_tokens=30, bootstrap_samples=200),
-        "report_ll": _run("tasks/report_ll.py", "hf-probe/tiny", log_dir, scenarios=1,
-                          n_resamples=200, cluster_boot=20),
+        "selfcommit": _run(
+            "tasks/selfcommit.py",
+            "hf-probe/default",
+            log_dir,
+            problems=2,
+            max_cot_tokens=60,
+            stride=20,
+            k=2,
+            final_answer_reading="last_number",
+        ),  # cut before they state one
+        "trace_tutor": _run(
+            "tasks/trace_tutor.py",
+            "hf-probe/tiny",
+            log_dir,
+            problems=2,
+            max_explanation_tokens=30,
+            bootstrap_samples=200,
+        ),
+        "report_ll": _run(
+            "tasks/report_ll.py",
+            "hf-probe/tiny",
+            log_dir,
+            scenarios=1,
+            n_resamples=200,
+            cluster_boot=20,
+        ),
         "probe": _run_probe(log_dir),
     }
     logs["formats"] = _formats_log(logs["selfcommit"], log_dir)
@@ -237,8 +284,10 @@ def _title_metrics(page) -> list[tuple[str, str]]:
 # each headline's n beside it, then its interval or paired counts
 HEADLINES = {
     "selfcommit": ["auroc/tau_0.8", "n_pairs", "wins/tau_0.8", "ties/tau_0.8", "cluster_f1"],
-    "trace_tutor": [f"visible_vs_masked/answer_key/{f}"
-                    for f in ("mean_diff", "n", "mean_ci_low", "mean_ci_high")],
+    "trace_tutor": [
+        f"visible_vs_masked/answer_key/{f}"
+        for f in ("mean_diff", "n", "mean_ci_low", "mean_ci_high")
+    ],
     "report_ll": None,  # filled from the task module: its headline keys
 }
 
@@ -246,9 +295,9 @@ HEADLINES = {
 def _expected(study: str) -> list[str]:
     if HEADLINES[study] is not None:
         return HEADLINES[study]
-    from cotaudit import compact
+    from cotaudit.studies.report_ll.metrics import report_ll_headline_keys
 
-    return compact.report_ll_headline_keys()
+    return report_ll_headline_keys()
 
 
 def _title_bar(page, shot: Path) -> str:
@@ -256,8 +305,9 @@ def _title_bar(page, shot: Path) -> str:
     ``shot``."""
     block = page.locator(".vertical-metric-value").first.locator("xpath=../..")
     box = block.bounding_box()
-    page.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1400,
-                                           "height": box["y"] + box["height"] + 8})
+    page.screenshot(
+        path=str(shot), clip={"x": 0, "y": 0, "width": 1400, "height": box["y"] + box["height"] + 8}
+    )
     return block.inner_text()
 
 
@@ -287,8 +337,10 @@ def test_title_bar_leads_with_the_headline(viewed, browser, shots, study) -> Non
 def _scoring_page(browser, viewer, log, sample):
     from urllib.parse import quote
 
-    url = (f"{viewer.url}/#/logs/{Path(log.location).name}/samples/sample/"
-           f"{quote(str(sample.id), safe='')}/{sample.epoch}/scoring")
+    url = (
+        f"{viewer.url}/#/logs/{Path(log.location).name}/samples/sample/"
+        f"{quote(str(sample.id), safe='')}/{sample.epoch}/scoring"
+    )
     page = _page(browser, url)
     # the Markdown is rendered after the text first shows: a <pre> (a fenced block) or the
     # last paragraph as its own <p> exists only once it is
@@ -296,8 +348,9 @@ def _scoring_page(browser, viewer, log, sample):
     return page
 
 
-def _scoring(browser, viewer, log, sample, chart_alt: str | None = None,
-             shot: Path | None = None) -> tuple[str, list[str]]:
+def _scoring(
+    browser, viewer, log, sample, chart_alt: str | None = None, shot: Path | None = None
+) -> tuple[str, list[str]]:
     """The Scoring tab's text and its <pre> blocks; with ``chart_alt``, its chart checked
     (:func:`_assert_chart`); with ``shot``, a screenshot there."""
     page = _scoring_page(browser, viewer, log, sample)
@@ -375,8 +428,9 @@ def test_selfcommit_scoring_tab_shows_the_curve_as_a_chart_and_aligned(viewed, b
         s for s in log.samples if s.scores["selfcommit_scorer"].metadata.get("c") is not None
     )
     score = sample.scores["selfcommit_scorer"]
-    text, blocks = _scoring(browser, viewer, log, sample, "c(t) chart",
-                            shots / "selfcommit_scoring.png")
+    text, blocks = _scoring(
+        browser, viewer, log, sample, "c(t) chart", shots / "selfcommit_scoring.png"
+    )
     rows = _aligned_rows(blocks, ["t", "t/T", "c(t)"])
     meta = score.metadata
     assert len(rows) == len(meta["positions"])
@@ -393,8 +447,9 @@ def test_trace_scoring_tab_shows_both_curves_as_a_chart_and_aligned(viewed, brow
     log = logs["trace_tutor"]
     sample = next(s for s in log.samples if s.metadata["condition"] == "answer_key")
     score = sample.scores["trace_tutor_scorer"]
-    text, blocks = _scoring(browser, viewer, log, sample, "p(f) chart",
-                            shots / "trace_tutor_scoring.png")
+    text, blocks = _scoring(
+        browser, viewer, log, sample, "p(f) chart", shots / "trace_tutor_scoring.png"
+    )
     rows = _aligned_rows(blocks, ["f", "t", "p(visible)"])
     assert len(rows) == 1 + len(score.metadata["fractions"])  # the 0% probe, then F
     for name in ("visible", "masked"):
@@ -417,7 +472,8 @@ def test_probe_scoring_tab_shows_its_curve_as_a_chart_and_aligned(viewed, browse
     assert [int(r.split()[0]) for r in rows] == meta["probed"]  # 0, then each cut's t
     # p(t) = mean over the k forced answers of the task scorer's verdicts
     assert [float(r.split()[2]) for r in rows] == pytest.approx(
-        [sum(v) / len(v) for v in meta["own"]["values"]], abs=0.0005)
+        [sum(v) / len(v) for v in meta["own"]["values"]], abs=0.0005
+    )
 
 
 def test_report_ll_scoring_tab_table_is_aligned(viewed, browser):
@@ -442,8 +498,10 @@ def test_transcript_tab_shows_the_probe_requests(viewed, browser):
     log = logs["trace_tutor"]
     sample = next(s for s in log.samples if s.metadata["condition"] == "answer_key")
     cuts = audit_of(sample).cuts["visible"]
-    url = (f"{viewer.url}/#/logs/{Path(log.location).name}/samples/sample/"
-           f"{sample.id}/{sample.epoch}/transcript")
+    url = (
+        f"{viewer.url}/#/logs/{Path(log.location).name}/samples/sample/"
+        f"{sample.id}/{sample.epoch}/transcript"
+    )
     page = _page(browser, url)
     page.wait_for_selector("text=probe sweep")
     text = page.inner_text("body").upper()  # the viewer writes event titles in capitals
@@ -465,8 +523,11 @@ CUT_JS = """() => {
             c => [c.dataset.colId, c.textContent, cut(c.firstElementChild)]),
     };
 }"""
-SCORERS = {"selfcommit": "selfcommit_scorer", "trace_tutor": "trace_tutor_scorer",
-           "report_ll": "report_ll_scorer"}
+SCORERS = {
+    "selfcommit": "selfcommit_scorer",
+    "trace_tutor": "trace_tutor_scorer",
+    "report_ll": "report_ll_scorer",
+}
 SPARKLINES = {"selfcommit": ["c_t"], "trace_tutor": ["p_visible", "p_masked"], "report_ll": []}
 
 
@@ -486,16 +547,20 @@ def test_sample_table_headers_and_sparklines_are_whole(viewed, browser, shots, s
     top = page.locator("[role=columnheader]").first.bounding_box()["y"]
     rows = page.locator("[role=row]")
     last = rows.nth(rows.count() - 1).bounding_box()
-    page.screenshot(path=str(shots / f"{study}_table.png"),
-                    clip={"x": 0, "y": top - 4, "width": 1400,
-                          "height": last["y"] + last["height"] - top + 8})
+    page.screenshot(
+        path=str(shots / f"{study}_table.png"),
+        clip={"x": 0, "y": top - 4, "width": 1400, "height": last["y"] + last["height"] - top + 8},
+    )
     page.close()
     scorer = SCORERS[study]
     score_headers = [h for h in got["headers"] if h[0].startswith(f"score__{scorer}__")]
     assert len(score_headers) == len(log.samples[0].scores[scorer].value)  # every key
     assert [h for h in got["headers"] if h[2]] == [], got["headers"]
-    sparks = [c for c in got["cells"]
-              if c[0] in {f"score__{scorer}__{k}" for k in SPARKLINES[study]} and c[1]]
+    sparks = [
+        c
+        for c in got["cells"]
+        if c[0] in {f"score__{scorer}__{k}" for k in SPARKLINES[study]} and c[1]
+    ]
     assert len(sparks) >= (1 if SPARKLINES[study] else 0)
     assert [c for c in sparks if c[2]] == [], sparks
     if study == "selfcommit":

@@ -6,7 +6,7 @@ import pytest
 from inspect_ai.scorer import Score
 from inspect_ai.viewer import ViewerConfig
 
-from cotaudit import compact
+from cotaudit.report.loader import full_metrics_of
 from cotaudit.scorers.viewer import (
     EPOCH_REDUCER,
     MAX_LABEL_CHARS,
@@ -16,14 +16,35 @@ from cotaudit.scorers.viewer import (
     selfcommit_viewer,
     trace_viewer,
 )
+from cotaudit.studies.metrics import cluster_compact_keys, parse_metric_set, select
+from cotaudit.studies.report_ll.metrics import report_ll_compact, report_ll_headline_keys
+from cotaudit.studies.selfcommit.metrics import (
+    primary_summary,
+    selfcommit_compact,
+    selfcommit_headline,
+    selfcommit_headline_keys,
+)
+from cotaudit.studies.trace_tutor.metrics import trace_compact, trace_headline_keys
 
 
 def test_one_epoch_keeps_every_value():
-    value = {"tau_0.8": 0.5, "c_t": "▁▅█", "condition": "honest", "a_final": None,
-             "correct": True, "k": 3}
+    value = {
+        "tau_0.8": 0.5,
+        "c_t": "▁▅█",
+        "condition": "honest",
+        "a_final": None,
+        "correct": True,
+        "k": 3,
+    }
     reduced = mean_keep_text()([Score(value=value)]).value
-    assert reduced == {"tau_0.8": 0.5, "c_t": "▁▅█", "condition": "honest", "a_final": None,
-                       "correct": 1.0, "k": 3.0}
+    assert reduced == {
+        "tau_0.8": 0.5,
+        "c_t": "▁▅█",
+        "condition": "honest",
+        "a_final": None,
+        "correct": 1.0,
+        "k": 3.0,
+    }
     assert list(reduced) == list(value)  # key order kept (the score panel shows it)
 
 
@@ -43,31 +64,59 @@ def test_viewer_configs_name_score_columns_of_their_scorer():
     assert isinstance(cfg, ViewerConfig)
     view = cfg.task_samples_view
     ids = [c.id for c in view.columns]
-    assert ids[:4] == ["sampleId", "score__selfcommit_scorer__pair",
-                       "score__selfcommit_scorer__condition", "score__selfcommit_scorer__tau_0.8"]
+    assert ids[:4] == [
+        "sampleId",
+        "score__selfcommit_scorer__pair",
+        "score__selfcommit_scorer__condition",
+        "score__selfcommit_scorer__tau_0.8",
+    ]
     hidden = {c.id for c in view.columns if not c.visible}
     assert "score__selfcommit_scorer__range_c" in ids and hidden == {
-        "input", "target", "answer", "tokens", "duration"}
+        "input",
+        "target",
+        "answer",
+        "tokens",
+        "duration",
+    }
     # sorted by sample id ("p0000-hinted" < "p0000-honest" < "p0001-hinted"): pair, then
     # condition, with no sort mark taking room in a score column's header
     assert [s.column for s in view.sort] == ["sampleId"]
     assert cfg.sample_score_view.sort is None  # natural order: the value's, primary first
     assert trace_viewer().task_samples_view.columns[3].id == (
-        "score__trace_tutor_scorer__delta_context")
+        "score__trace_tutor_scorer__delta_context"
+    )
     assert report_ll_viewer().task_samples_view.sort[0].column == "sampleId"
 
 
 def _score_keys(cfg: ViewerConfig) -> list[str]:
-    return [c.id.split("__", 2)[2] for c in cfg.task_samples_view.columns
-            if c.id.startswith("score__")]
+    return [
+        c.id.split("__", 2)[2] for c in cfg.task_samples_view.columns if c.id.startswith("score__")
+    ]
 
 
-@pytest.mark.parametrize("cfg", [
-    selfcommit_viewer("tau_0.8", ["range_c", "uncommitted", "lowcommit", "rho_back",
-                                  "tau_0.5", "tau_0.6", "tau_0.7", "tau_0.8", "tau_0.9", "tau_1"]),
-    trace_viewer(),
-    report_ll_viewer(),
-], ids=["selfcommit", "trace_tutor", "report_ll"])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        selfcommit_viewer(
+            "tau_0.8",
+            [
+                "range_c",
+                "uncommitted",
+                "lowcommit",
+                "rho_back",
+                "tau_0.5",
+                "tau_0.6",
+                "tau_0.7",
+                "tau_0.8",
+                "tau_0.9",
+                "tau_1",
+            ],
+        ),
+        trace_viewer(),
+        report_ll_viewer(),
+    ],
+    ids=["selfcommit", "trace_tutor", "report_ll"],
+)
 def test_every_score_column_header_is_short(cfg):
     """The viewer sizes a column by its label (max(70, 6.2 px/char + 40 px), at most 120 px);
     a header of up to MAX_LABEL_CHARS characters fits it (the browser test measures them)."""
@@ -104,8 +153,13 @@ def test_terminal_progress_line_leaves_the_reducer_name_out():
     from inspect_ai._display.core.results import task_metric
 
     def line(reducer: str) -> str:
-        return task_metric([TaskDisplayMetric(scorer="selfcommit_scorer", name="auroc/tau_0.8",
-                                              value=0.5, reducer=reducer)])
+        return task_metric(
+            [
+                TaskDisplayMetric(
+                    scorer="selfcommit_scorer", name="auroc/tau_0.8", value=0.5, reducer=reducer
+                )
+            ]
+        )
 
     assert line(EPOCH_REDUCER) == "auroc/tau_0.8: 0.50"
     assert line("mean_keep_text") == "auroc/tau_0.8/mean_keep_text: 0.50"
@@ -113,105 +167,170 @@ def test_terminal_progress_line_leaves_the_reducer_name_out():
 
 def test_select_drops_nan_but_keeps_headline():
     table = {"a": 1.0, "b": math.nan, "c": 0.2, "h": math.nan}
-    assert compact.select(table, ["c", "b", "a", "h", "missing"], keep_nan=["h"]) == {
-        "c": 0.2, "a": 1.0, "h": table["h"]}
-    assert list(compact.select(table, ["c", "a"])) == ["c", "a"]
-    assert math.isnan(compact.select({}, ["h"], keep_nan=["h"])["h"])
+    assert select(table, ["c", "b", "a", "h", "missing"], keep_nan=["h"]) == {
+        "c": 0.2,
+        "a": 1.0,
+        "h": table["h"],
+    }
+    assert list(select(table, ["c", "a"])) == ["c", "a"]
+    assert math.isnan(select({}, ["h"], keep_nan=["h"])["h"])
 
 
 def test_selfcommit_compact_keys_by_hand():
-    table = {"n_pairs": 3.0, "auroc/tau_0.8": 0.75, "wins/tau_0.8": 2.0, "ties/tau_0.8": 0.0,
-             "auroc/range_c": 0.5, "median_honest/tau_0.8": 0.4, "n_no_answer/honest": 1.0}
+    table = {
+        "n_pairs": 3.0,
+        "auroc/tau_0.8": 0.75,
+        "wins/tau_0.8": 2.0,
+        "ties/tau_0.8": 0.0,
+        "auroc/range_c": 0.5,
+        "median_honest/tau_0.8": 0.4,
+        "n_no_answer/honest": 1.0,
+    }
     both = {"both_correct/n_pairs": 0.0, "both_correct/auroc/tau_0.8": math.nan}
-    assert list(compact.selfcommit_headline(table, "tau_0.8")) == [
-        "auroc/tau_0.8", "n_pairs", "wins/tau_0.8", "ties/tau_0.8"]
-    rest = compact.selfcommit_compact(table, both, "tau_0.8")
-    assert rest == {"median_honest/tau_0.8": 0.4, "auroc/range_c": 0.5,
-                    "n_no_answer/honest": 1.0, "both_correct/n_pairs": 0.0}
+    assert list(selfcommit_headline(table, "tau_0.8")) == [
+        "auroc/tau_0.8",
+        "n_pairs",
+        "wins/tau_0.8",
+        "ties/tau_0.8",
+    ]
+    rest = selfcommit_compact(table, both, "tau_0.8")
+    assert rest == {
+        "median_honest/tau_0.8": 0.4,
+        "auroc/range_c": 0.5,
+        "n_no_answer/honest": 1.0,
+        "both_correct/n_pairs": 0.0,
+    }
 
 
 def test_primary_summary():
-    assert compact.primary_summary((0.5, 0.8, 1.0)) == "tau_0.8"
-    assert compact.primary_summary((0.5, 0.9, 1.0)) == "tau_0.9"
-    assert compact.primary_summary(()) == "range_c"
+    assert primary_summary((0.5, 0.8, 1.0)) == "tau_0.8"
+    assert primary_summary((0.5, 0.9, 1.0)) == "tau_0.9"
+    assert primary_summary(()) == "range_c"
 
 
 def test_trace_compact_keeps_the_headline_even_when_nan():
-    out = compact.trace_compact({"visible_vs_masked/answer_key/mean_diff": math.nan,
-                                 "accuracy/wrong_key": math.nan, "accuracy/answer_key": 0.5})
-    assert list(out) == [*compact.trace_headline_keys(), "accuracy/answer_key"]
-    assert all(math.isnan(out[k]) for k in compact.trace_headline_keys())
+    out = trace_compact(
+        {
+            "visible_vs_masked/answer_key/mean_diff": math.nan,
+            "accuracy/wrong_key": math.nan,
+            "accuracy/answer_key": 0.5,
+        }
+    )
+    assert list(out) == [*trace_headline_keys(), "accuracy/answer_key"]
+    assert all(math.isnan(out[k]) for k in trace_headline_keys())
 
 
 def test_cluster_compact_keys():
     from cotaudit.cluster.f1 import metric_keys
 
     # the F1, its n beside it, then its interval
-    assert compact.cluster_compact_keys(metric_keys("cluster_visible")) == [
-        "cluster_visible_f1", "cluster_visible_n_units", "cluster_visible_f1_ci_low",
-        "cluster_visible_f1_ci_high"]
-    assert compact.cluster_compact_keys(metric_keys()) == [
-        "cluster_f1", "cluster_n_units", "cluster_f1_ci_low", "cluster_f1_ci_high"]
+    assert cluster_compact_keys(metric_keys("cluster_visible")) == [
+        "cluster_visible_f1",
+        "cluster_visible_n_units",
+        "cluster_visible_f1_ci_low",
+        "cluster_visible_f1_ci_high",
+    ]
+    assert cluster_compact_keys(metric_keys()) == [
+        "cluster_f1",
+        "cluster_n_units",
+        "cluster_f1_ci_low",
+        "cluster_f1_ci_high",
+    ]
 
 
 def test_headline_keys_put_the_n_beside_the_statistic():
-    assert compact.selfcommit_headline_keys("tau_0.8") == [
-        "auroc/tau_0.8", "n_pairs", "wins/tau_0.8", "ties/tau_0.8"]
+    assert selfcommit_headline_keys("tau_0.8") == [
+        "auroc/tau_0.8",
+        "n_pairs",
+        "wins/tau_0.8",
+        "ties/tau_0.8",
+    ]
     g = "visible_vs_masked/answer_key"
-    assert compact.trace_headline_keys() == [
-        f"{g}/mean_diff", f"{g}/n", f"{g}/mean_ci_low", f"{g}/mean_ci_high"]
+    assert trace_headline_keys() == [
+        f"{g}/mean_diff",
+        f"{g}/n",
+        f"{g}/mean_ci_low",
+        f"{g}/mean_ci_high",
+    ]
     c = "cell.shell.outcome_clause.plain/did"
-    assert compact.report_ll_headline_keys() == [
-        f"{c}/mean", f"{c}/n_units", f"{c}/ci_low", f"{c}/ci_high", f"{c}/p"]
+    assert report_ll_headline_keys() == [
+        f"{c}/mean",
+        f"{c}/n_units",
+        f"{c}/ci_low",
+        f"{c}/ci_high",
+        f"{c}/p",
+    ]
 
 
 def test_metric_set_parameter():
-    assert compact.parse_metric_set(" ALL ") == "all"
+    assert parse_metric_set(" ALL ") == "all"
     with pytest.raises(ValueError, match="-T metrics"):
-        compact.parse_metric_set("some")
+        parse_metric_set("some")
 
 
 def test_report_ll_compact_keys_by_hand():
     study = "cell.shell.outcome_clause"
-    table = {f"{study}.plain/did/mean": 0.5, f"{study}.plain/did/ci_low": 0.1,
-             f"{study}.plain/did/ci_high": 0.9, f"{study}.plain/did/p": 0.02,
-             f"{study}.plain/did/n_units": 4.0, f"{study}.honest_dressed/did/mean": math.nan,
-             f"{study}.pooled_registers/did/mean": 0.4, "cell.shell.bare.plain/did/mean": 0.7,
-             "discrimination/able_to_answer": 1.0, "scorings/n_invalid": 0.0,
-             "control.ctl/inconclusive": 0.0, "control.ctl/d_h/mean": 0.3}
-    out = compact.report_ll_compact(table)
+    table = {
+        f"{study}.plain/did/mean": 0.5,
+        f"{study}.plain/did/ci_low": 0.1,
+        f"{study}.plain/did/ci_high": 0.9,
+        f"{study}.plain/did/p": 0.02,
+        f"{study}.plain/did/n_units": 4.0,
+        f"{study}.honest_dressed/did/mean": math.nan,
+        f"{study}.pooled_registers/did/mean": 0.4,
+        "cell.shell.bare.plain/did/mean": 0.7,
+        "discrimination/able_to_answer": 1.0,
+        "scorings/n_invalid": 0.0,
+        "control.ctl/inconclusive": 0.0,
+        "control.ctl/d_h/mean": 0.3,
+    }
+    out = report_ll_compact(table)
     # the study's cell by default; NaN, the pooled figure and the other cells' keys left out
-    assert list(out) == [*compact.report_ll_headline_keys(), "discrimination/able_to_answer",
-                         "scorings/n_invalid", "control.ctl/inconclusive"]
-    assert compact.report_ll_headline_keys()[0] == f"{study}.plain/did/mean"
-    both = compact.report_ll_compact(table, ["shell.outcome_clause", "shell.bare"])
+    assert list(out) == [
+        *report_ll_headline_keys(),
+        "discrimination/able_to_answer",
+        "scorings/n_invalid",
+        "control.ctl/inconclusive",
+    ]
+    assert report_ll_headline_keys()[0] == f"{study}.plain/did/mean"
+    both = report_ll_compact(table, ["shell.outcome_clause", "shell.bare"])
     assert list(both)[5] == "cell.shell.bare.plain/did/mean"
     # a run without the study's cell: its first cell's headline, NaN if absent
-    other = compact.report_ll_compact(table, ["driver.bare"])
+    other = report_ll_compact(table, ["driver.bare"])
     assert math.isnan(other["cell.driver.bare.plain/did/mean"])
 
 
 def test_full_metrics_of_each_compact_metric():
-    assert [n for n, _ in compact.full_metrics_of("selfcommit_headline", {})] == [
-        "honest_vs_hinted", "honest_vs_hinted_both_correct", "condition_x_correctness"]
-    trace = dict(compact.full_metrics_of("trace_compact", {"n_boot": 200, "seed": 7}))
+    assert [n for n, _ in full_metrics_of("selfcommit_headline", {})] == [
+        "honest_vs_hinted",
+        "honest_vs_hinted_both_correct",
+        "condition_x_correctness",
+    ]
+    trace = dict(full_metrics_of("trace_compact", {"n_boot": 200, "seed": 7}))
     assert trace["trace_table_iv"] == {"n_boot": 200, "seed": 7} and trace["trace_table_ii"] == {}
     assert len(trace) == 8
-    rl = compact.full_metrics_of(
+    rl = full_metrics_of(
         "report_ll_compact",
-        {"band": 0.5, "controls": {"ctl": {"expected_sign": 1}}, "n_resamples": 100, "seed": 0})
+        {"band": 0.5, "controls": {"ctl": {"expected_sign": 1}}, "n_resamples": 100, "seed": 0},
+    )
     names = [n for n, _ in rl]
     assert names[-2:] == ["report_ll_discrimination", "report_ll_controls"]
     assert dict(rl)["report_ll_overall"] == {"controls": ["ctl"], "n_resamples": 100, "seed": 0}
     assert dict(rl)["report_ll_discrimination"]["band"] == 0.5
-    assert compact.full_metrics_of("honest_vs_hinted", {}) == []
+    assert full_metrics_of("honest_vs_hinted", {}) == []
 
 
 def test_cluster_metric_logs_only_the_chosen_keys():
     from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 
-    opts = dict(features=["auc"], class_key="condition", positive_class="a", negative_class="b",
-                directions={"auc": 1}, prefix="cluster_visible")
+    opts = dict(
+        features=["auc"],
+        class_key="condition",
+        positive_class="a",
+        negative_class="b",
+        directions={"auc": 1},
+        prefix="cluster_visible",
+    )
     keys = ["cluster_visible_f1", "cluster_visible_f1_ci_low", "cluster_visible_f1_ci_high"]
     out = contrastive_cluster_f1(**opts, keys=keys)([])
     assert list(out) == keys and all(math.isnan(v) for v in out.values())

@@ -32,10 +32,20 @@ def test_record_json_is_the_old_store_layout_and_feeds_the_ledger_row():
     assert set(stored) == {f"{p}_{a}_{t}" for p in "sn" for a in "hc" for t in TRANSCRIPTS} | {
         "token_logprobs"
     }
-    assert stored["token_logprobs"]["h_hack"] == {"tokens": ["tok0", "."], "logprobs": [-0.5, -0.25]}
+    assert stored["token_logprobs"]["h_hack"] == {
+        "tokens": ["tok0", "."],
+        "logprobs": [-0.5, -0.25],
+    }
     rec = ReportScorings.from_store({STORE_KEY: stored})
-    meta = {"fixture_id": "f1", "scenario_id": "s1", "family": "main", "register": "plain",
-            "rendering": "shell", "richness": "outcome_clause", "request": "plain"}
+    meta = {
+        "fixture_id": "f1",
+        "scenario_id": "s1",
+        "family": "main",
+        "register": "plain",
+        "rendering": "shell",
+        "richness": "outcome_clause",
+        "request": "plain",
+    }
     from cotaudit.studies.report_ll.fixtures.schema import FACTORS
 
     meta |= {f: meta.get(f, "x") for f in FACTORS}

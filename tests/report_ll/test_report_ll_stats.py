@@ -65,14 +65,16 @@ def _corpus(did_of, n_scenarios: int = 6) -> list[ScoredFixture]:
         for levels in LEVELS:
             factors = dict(zip(FACTORS, levels, strict=True))
             d = did_of(i, factors)
-            records.append(ScoredFixture(
-                fixture_id=f"s{i}/" + "/".join(levels),
-                scenario_id=f"s{i}",
-                factors=factors,
-                scorings=Scorings(-20.0 + d, -20.0, -7.0 - i, -7.0 - i, 10, 10, 5, 5),
-                bug_id=f"b{i // 2}",
-                project_id=f"p{i // 4}",
-            ))
+            records.append(
+                ScoredFixture(
+                    fixture_id=f"s{i}/" + "/".join(levels),
+                    scenario_id=f"s{i}",
+                    factors=factors,
+                    scorings=Scorings(-20.0 + d, -20.0, -7.0 - i, -7.0 - i, 10, 10, 5, 5),
+                    bug_id=f"b{i // 2}",
+                    project_id=f"p{i // 4}",
+                )
+            )
     return records
 
 
@@ -96,8 +98,12 @@ finite = st.floats(min_value=-1e4, max_value=1e4, allow_nan=False)
 count = st.integers(min_value=1, max_value=200)
 
 
-@given(st.tuples(finite, finite, finite, finite), st.tuples(count, count, count, count), finite,
-       st.sampled_from(["hack", "clean"]))
+@given(
+    st.tuples(finite, finite, finite, finite),
+    st.tuples(count, count, count, count),
+    finite,
+    st.sampled_from(["hack", "clean"]),
+)
 def test_transcript_only_shift_leaves_did_unchanged(s, n, shift, transcript):
     base = differences(Scorings(*s, *n))
     t = 0 if transcript == "hack" else 1  # index of S(h, T); S(c, T) is t + 2
@@ -174,16 +180,18 @@ def test_summarize_monte_carlo_p_is_reproducible():
 def _one_cell(did_by_scenario: dict[str, float], bug_of: dict[str, str]) -> list[ScoredFixture]:
     """One plain version per scenario in the study's cell, its did given (d_c = 0)."""
     return [
-        _version(sid, "shell", "outcome_clause", "plain", d_h=did, d_c=0.0,
-                 bug=bug_of[sid], project="p")
+        _version(
+            sid, "shell", "outcome_clause", "plain", d_h=did, d_c=0.0, bug=bug_of[sid], project="p"
+        )
         for sid, did in did_by_scenario.items()
     ]
 
 
 def test_intervals_resample_the_chosen_unit():
     # bug A holds scenarios a1..a3 (did 1 each), bug B scenario b1 (did -3); one project
-    records = _one_cell({"a1": 1.0, "a2": 1.0, "a3": 1.0, "b1": -3.0},
-                        {"a1": "A", "a2": "A", "a3": "A", "b1": "B"})
+    records = _one_cell(
+        {"a1": 1.0, "a2": 1.0, "a3": 1.0, "b1": -3.0}, {"a1": "A", "a2": "A", "a3": "A", "b1": "B"}
+    )
     key = "cell.shell.outcome_clause.plain/did"
     by = {u: run_statistics(records, unit=u, n_resamples=4000, seed=0) for u in UNITS}
     assert {u: by[u][f"{key}/mean"] for u in UNITS} == {u: 0.0 for u in UNITS}
@@ -232,17 +240,33 @@ def test_run_statistics_keys_groups_and_values():
     assert CELL_ORDER[0] == STUDY_CELL == "shell.outcome_clause" and len(CELL_ORDER) == 4
     wheres = [f"cell.{c}" for c in CELL_ORDER] + ["pooled_cells"]
     groups = ["all_versions"]
-    groups += [f"{w}.{g}" for w in wheres
-               for g in (*FACTOR_LEVELS["register"], "pooled_registers",
-                         "register_effect.concealing_dressed", "register_effect.honest_dressed")]
-    groups += [f"factorial.{f}.{lv}" for f in FACTORS for lv in FACTOR_LEVELS[f]
-               if lv in FACTORIAL_REGISTERS or f != "register"]
+    groups += [
+        f"{w}.{g}"
+        for w in wheres
+        for g in (
+            *FACTOR_LEVELS["register"],
+            "pooled_registers",
+            "register_effect.concealing_dressed",
+            "register_effect.honest_dressed",
+        )
+    ]
+    groups += [
+        f"factorial.{f}.{lv}"
+        for f in FACTORS
+        for lv in FACTOR_LEVELS[f]
+        if lv in FACTORIAL_REGISTERS or f != "register"
+    ]
     groups += [f"main_effect.{f}" for f in FACTORS]
     for g, q, stat in itertools.product(groups, QUANTITIES, STATS):
         assert f"{g}/{q}/{stat}" in out, f"{g}/{q}/{stat}"
     # no figure pooled over cells under a name that hides it, no third level in the factorial
-    for gone in ("did/mean", "register.plain/did/mean", "rendering.shell/did/mean",
-                 "pooled_registers/did/mean", "factorial.register.honest_dressed/did/mean"):
+    for gone in (
+        "did/mean",
+        "register.plain/did/mean",
+        "rendering.shell/did/mean",
+        "pooled_registers/did/mean",
+        "factorial.register.honest_dressed/did/mean",
+    ):
         assert gone not in out
     shell_mean = np.mean([1.0 + i for i in range(6)])  # 3.5
     assert out["cell.shell.outcome_clause.plain/did/mean"] == pytest.approx(shell_mean)
@@ -290,7 +314,8 @@ def test_factor_main_effects_use_the_factorials_own_levels():
         if f["register"] == "honest_dressed":
             return 100.0
         return (1.0 if f["rendering"] == "shell" else 0.0) + (
-            2.0 if f["register"] == "concealing_dressed" else 0.0)
+            2.0 if f["register"] == "concealing_dressed" else 0.0
+        )
 
     out = main_effects(_corpus(did_of), unit="scenario", **FAST)
     # shell: plain 1, concealing_dressed 3 -> 2; driver: 0 and 2 -> 1
@@ -306,8 +331,19 @@ def test_factor_main_effects_use_the_factorials_own_levels():
     assert "factorial.register.honest_dressed/did/mean" not in out
 
 
-def _version(sid, rendering, richness, register, d_h, d_c, n_h=10, n_c=5, bug=None,
-             project="p0", family="main") -> ScoredFixture:
+def _version(
+    sid,
+    rendering,
+    richness,
+    register,
+    d_h,
+    d_c,
+    n_h=10,
+    n_c=5,
+    bug=None,
+    project="p0",
+    family="main",
+) -> ScoredFixture:
     factors = {"rendering": rendering, "richness": richness, "register": register}
     return ScoredFixture(
         fixture_id=f"{sid}/{rendering}/{richness}/{register}",
@@ -352,8 +388,11 @@ def test_headline_and_register_effects_per_cell():
         _version(f"s{i}", "shell", richness, reg, d_h=dh + i + shift, d_c=dc)
         for i in range(3)
         for richness, shift in (("outcome_clause", 0.0), ("bare", 10.0))
-        for reg, dh, dc in (("plain", 1.0, 0.5), ("concealing_dressed", 1.0, -1.5),
-                            ("honest_dressed", 4.0, 0.5))
+        for reg, dh, dc in (
+            ("plain", 1.0, 0.5),
+            ("concealing_dressed", 1.0, -1.5),
+            ("honest_dressed", 4.0, 0.5),
+        )
     ]
     out = run_statistics(records, **FAST)
     study = "cell.shell.outcome_clause"
@@ -374,8 +413,16 @@ def test_headline_and_register_effects_per_cell():
 
 
 def test_register_effects_by_cell_and_pooled():
-    records = _corpus(lambda i, f: 2.0 + (1.5 if f["register"] == "honest_dressed"
-                                          and f["richness"] == "outcome_clause" else 0.0))
+    records = _corpus(
+        lambda i, f: (
+            2.0
+            + (
+                1.5
+                if f["register"] == "honest_dressed" and f["richness"] == "outcome_clause"
+                else 0.0
+            )
+        )
+    )
     out = register_effects(records, unit="scenario", **FAST)
     assert out["cell.shell.outcome_clause.register_effect.honest_dressed/d_h/mean"] == 1.5
     assert out["cell.driver.outcome_clause.register_effect.honest_dressed/did/mean"] == 1.5
@@ -406,8 +453,13 @@ def test_run_statistics_refuses_mixed_families():
 # --- the discrimination check -----------------------------------------------------------------
 
 
-def _model(did_plain: float, did_dressed: float, d_c_plain: float, n: int = 4,
-           cell=("shell", "outcome_clause")) -> list[ScoredFixture]:
+def _model(
+    did_plain: float,
+    did_dressed: float,
+    d_c_plain: float,
+    n: int = 4,
+    cell=("shell", "outcome_clause"),
+) -> list[ScoredFixture]:
     """n scenarios (each its own bug) of one cell at plain and concealing_dressed: the honest
     report is the same at both levels (d_h), so d_c(dressed) = d_h - did_dressed."""
     d_h = did_plain + d_c_plain
@@ -442,7 +494,8 @@ def test_discrimination_check_on_the_studys_figures():
     assert sens["concealing_sensitivity/d_c/mean"] == pytest.approx(3.0)
     assert sens["concealing_sensitivity/abs_d_c"] == pytest.approx(3.0)
     assert concealing_sensitivity(_model(-0.38, 4.14, 6.09), **FAST)[
-        "concealing_sensitivity/abs_d_c"] == pytest.approx(6.09)
+        "concealing_sensitivity/abs_d_c"
+    ] == pytest.approx(6.09)
 
 
 def test_discrimination_check_reads_its_cell_and_the_band():
@@ -485,8 +538,12 @@ def test_concealing_sensitivity_takes_each_plain_concealing_report_once():
 def test_difference_of_means_resamples_each_family_by_unit():
     # family a: units at 1 and 3 (means over draws: 1, 2, 3); family b: constant 0.5
     out = difference_of_means(
-        np.array([1.0, 1.0, 3.0]), ["x", "x", "y"], np.array([0.5, 0.5]), ["u", "v"],
-        n_resamples=4000, seed=0,
+        np.array([1.0, 1.0, 3.0]),
+        ["x", "x", "y"],
+        np.array([0.5, 0.5]),
+        ["u", "v"],
+        n_resamples=4000,
+        seed=0,
     )
     assert out["mean"] == pytest.approx((1 + 1 + 3) / 3 - 0.5)
     # draws of a: {x,x} -> 1, {x,y} -> 5/3, {y,y} -> 3 (versions weighted); minus 0.5
@@ -521,29 +578,41 @@ def _family(family: str, did: float, n: int = 3) -> list[ScoredFixture]:
     return [replace(r, family=family) for r in _corpus(lambda i, f: did, n_scenarios=n)]
 
 
-def _declare(confound="x", sign=1, without=-1, relative_to=None, relative_without=None,
-             **kw) -> ControlDeclaration:
+def _declare(
+    confound="x", sign=1, without=-1, relative_to=None, relative_without=None, **kw
+) -> ControlDeclaration:
     return ControlDeclaration(
-        confound=confound, expected_sign=sign, expected_sign_without_confound=without,
+        confound=confound,
+        expected_sign=sign,
+        expected_sign_without_confound=without,
         relative_to=relative_to,
-        relative_sign_without_confound=(0 if relative_to and relative_without is None
-                                        else relative_without), **kw,
+        relative_sign_without_confound=(
+            0 if relative_to and relative_without is None else relative_without
+        ),
+        **kw,
     )
 
 
 def _indicators(out, family):
-    return [out[f"control.{family}/{k}"] for k in
-            ("confound_excluded", "consistent_with_confound", "inconclusive", "non_diagnostic")]
+    return [
+        out[f"control.{family}/{k}"]
+        for k in ("confound_excluded", "consistent_with_confound", "inconclusive", "non_diagnostic")
+    ]
 
 
 def test_control_verdicts_sign_relative_non_diagnostic_and_refusal():
     records = (
-        _family("echo_ctl", 2.0) + _family("len_ctl", -0.5) + _family("main", 1.0)
-        + _family("above_ctl", 1.5) + _family("same_ctl", 2.0)
+        _family("echo_ctl", 2.0)
+        + _family("len_ctl", -0.5)
+        + _family("main", 1.0)
+        + _family("above_ctl", 1.5)
+        + _family("same_ctl", 2.0)
     )
     # mixed_ctl: did = +1 in scenario s0 and -1 in s1, s2, so its CI spans zero
-    records += [replace(r, family="mixed_ctl")
-                for r in _corpus(lambda i, f: 1.0 if i == 0 else -1.0, n_scenarios=3)]
+    records += [
+        replace(r, family="mixed_ctl")
+        for r in _corpus(lambda i, f: 1.0 if i == 0 else -1.0, n_scenarios=3)
+    ]
     records += [replace(r, family="below_ctl") for r in _family("x", 2.5)]
     controls = {
         "echo_ctl": _declare("echo"),
@@ -597,8 +666,9 @@ def test_a_declaration_with_only_the_confounds_sign_reads_as_two_outcome():
     assert out["control.above_ctl/did_minus_main/ci_high"] == pytest.approx(-1.0)
     assert verdict_of(out, "above_ctl") == "confound excluded"
     # the reference family absent from the records: undetermined, not a verdict
-    alone = control_verdicts(_family("above_ctl", 1.0), {"above_ctl": declaration},
-                             unit="scenario", **FAST)
+    alone = control_verdicts(
+        _family("above_ctl", 1.0), {"above_ctl": declaration}, unit="scenario", **FAST
+    )
     assert math.isnan(alone["control.above_ctl/did_minus_main/mean"])
     assert math.isnan(alone["control.above_ctl/consistent_with_confound"])
 
@@ -618,17 +688,28 @@ def test_the_studys_register_control_as_registered_and_as_derived():
       (0 without the confound) can tell the two apart; here it lies above 0, on the
       confound's side.
     """
-    main = [replace(r, family="main") for r in _one_cell(
-        {f"m{i}": 7.01 + 0.1 * (i - 7.5) for i in range(16)}, {f"m{i}": f"m{i}" for i in range(16)})]
-    control = [replace(r, family="register_ctl") for r in _one_cell(
-        {f"c{i}": 7.94 + 0.1 * (i - 3.5) for i in range(8)}, {f"c{i}": f"c{i}" for i in range(8)})]
+    main = [
+        replace(r, family="main")
+        for r in _one_cell(
+            {f"m{i}": 7.01 + 0.1 * (i - 7.5) for i in range(16)},
+            {f"m{i}": f"m{i}" for i in range(16)},
+        )
+    ]
+    control = [
+        replace(r, family="register_ctl")
+        for r in _one_cell(
+            {f"c{i}": 7.94 + 0.1 * (i - 3.5) for i in range(8)},
+            {f"c{i}": f"c{i}" for i in range(8)},
+        )
+    ]
     records = main + control
     registered = {"register_ctl": _declare("register", sign=-1, without=1)}
     derived = {"register_ctl": _declare("register", sign=1, without=1)}
     relative = {"register_ctl": _declare("register", sign=1, without=1, relative_to="main")}
-    out = {name: control_verdicts(records, c, **FAST)
-           for name, c in (("registered", registered), ("derived", derived),
-                           ("relative", relative))}
+    out = {
+        name: control_verdicts(records, c, **FAST)
+        for name, c in (("registered", registered), ("derived", derived), ("relative", relative))
+    }
     assert out["registered"]["control.register_ctl/did/mean"] == pytest.approx(7.94)
     assert out["registered"]["control.register_ctl/did/n_pos"] == 8
     assert verdict_of(out["registered"], "register_ctl") == "confound excluded"
@@ -642,11 +723,22 @@ def test_relative_part_compares_the_reference_at_the_controls_own_levels():
     # the control family has one version per scenario, at (shell, outcome_clause, plain), like
     # the corpus's register control; the main family's did is 1.0 there and 10.0 at every
     # other cell and register level: the difference is 1.5 - 1.0, not 1.5 minus main's mean
-    main = [replace(r, family="main") for r in _corpus(
-        lambda i, f: 1.0 if (f["rendering"], f["richness"], f["register"])
-        == ("shell", "outcome_clause", "plain") else 10.0, n_scenarios=3)]
-    control = [replace(r, family="ctl") for r in _one_cell(
-        {f"c{i}": 1.5 for i in range(3)}, {f"c{i}": f"c{i}" for i in range(3)})]
+    main = [
+        replace(r, family="main")
+        for r in _corpus(
+            lambda i, f: (
+                1.0
+                if (f["rendering"], f["richness"], f["register"])
+                == ("shell", "outcome_clause", "plain")
+                else 10.0
+            ),
+            n_scenarios=3,
+        )
+    ]
+    control = [
+        replace(r, family="ctl")
+        for r in _one_cell({f"c{i}": 1.5 for i in range(3)}, {f"c{i}": f"c{i}" for i in range(3)})
+    ]
     declaration = _declare("register", sign=1, without=1, relative_to="main")
     out = control_verdicts(main + control, {"ctl": declaration}, **FAST)
     assert out["control.ctl/did_minus_main/mean"] == pytest.approx(0.5)

@@ -18,6 +18,16 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 
 from cotaudit.cli import main as cli
+from cotaudit.params import ParameterError
+from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
+from cotaudit.report.ledger import COLUMNS, LedgerError, full_statistics, read_ledger, read_rows
+from cotaudit.scorers.report_ll import (
+    report_cluster_f1,
+    report_ll_controls,
+    report_ll_discrimination,
+    report_ll_overall,
+)
+from cotaudit.solvers.report_ll import _openai_compatible, score_reports
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
     ControlDeclaration,
@@ -26,10 +36,8 @@ from cotaudit.studies.report_ll.fixtures import (
     expand,
     load_fixtures,
 )
-from cotaudit.report.ledger import COLUMNS, LedgerError, full_statistics, read_ledger, read_rows
-from cotaudit.params import ParameterError
-from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.studies.report_ll.paper import PAPER
+from cotaudit.studies.report_ll.record import STORE_KEY
 from cotaudit.studies.report_ll.scores import (
     DISCRIMINATION_KEYS,
     cluster_keys,
@@ -39,14 +47,6 @@ from cotaudit.studies.report_ll.scores import (
     scoring_counts,
 )
 from cotaudit.studies.report_ll.stats import ScoredFixture, differences
-from cotaudit.scorers.report_ll import (
-    report_cluster_f1,
-    report_ll_controls,
-    report_ll_discrimination,
-    report_ll_overall,
-)
-from cotaudit.solvers.report_ll import _openai_compatible, score_reports
-from cotaudit.studies.report_ll.record import STORE_KEY
 
 TASK_FILE = Path(__file__).resolve().parents[2] / "tasks" / "report_ll.py"
 SCORER = "report_ll_scorer"
@@ -116,7 +116,8 @@ def test_default_task_is_the_whole_corpus():
     assert minimal.metadata["register_rewrite"] == "minimal"
     assert minimal.metadata["dressing"]["dressing/echo_shift_stem_honest/max_abs"] == 0
     dressed = next(
-        s for s in minimal.dataset
+        s
+        for s in minimal.dataset
         if s.metadata["register"] == "honest_dressed" and s.metadata["richness"] == "bare"
     )
     texts = dressed.metadata["dressing_texts"]["honest"]
@@ -127,8 +128,12 @@ def test_default_task_is_the_whole_corpus():
     assert task.metadata["discrimination_check"]["cell"] == "shell.outcome_clause"
     assert TASK.report_ll(discrimination_band=0.2).metadata["discrimination_check"]["band"] == 0.2
     # the study's cell first; intervals resample bugs unless told otherwise
-    assert task.metadata["cells"] == ["shell.outcome_clause", "shell.bare",
-                                      "driver.outcome_clause", "driver.bare"]
+    assert task.metadata["cells"] == [
+        "shell.outcome_clause",
+        "shell.bare",
+        "driver.outcome_clause",
+        "driver.bare",
+    ]
     assert task.metadata["unit"]["unit"] == "bug" and task.metadata["unit"]["field"] == "bug_id"
     assert task.headline_metric.metric == "cell.shell.outcome_clause.plain/did/mean"
     assert TASK.report_ll(unit="project", scenarios=1).metadata["unit"]["unit"] == "project"
@@ -142,7 +147,8 @@ def test_default_task_is_the_whole_corpus():
     assert set(sample.metadata["contexts"]) == {"hack", "clean"}
     assert set(sample.metadata["reports"]) == {"honest", "concealing"}
     assert (sample.metadata["bug"], sample.metadata["project"]) == (
-        "payroll-calc.deductions", "payroll-calc"
+        "payroll-calc.deductions",
+        "payroll-calc",
     )
 
 
@@ -219,12 +225,14 @@ def test_paper_configuration_is_the_studys_cell_and_is_logged():
     # "shell commands, full reports", all three register levels: 144 main scenarios x 3 and
     # the 8 register-control scenarios (that cell only)
     assert task.metadata["levels"] == {
-        "rendering": ["shell"], "richness": ["outcome_clause"],
+        "rendering": ["shell"],
+        "richness": ["outcome_clause"],
         "register": ["plain", "concealing_dressed", "honest_dressed"],
     }
     assert len(task.dataset) == 144 * 3 + 8
     assert task.metadata["n_scenarios"] == 144 + 8 and task.metadata["cells"] == [
-        "shell.outcome_clause"]
+        "shell.outcome_clause"
+    ]
     record = task.metadata["paper_configuration"]
     assert record["model"] == PAPER.model == "Qwen2.5-7B-Instruct" and record["overrides"] == {}
     assert record["settings"]["richness"]["value"] == "outcome_clause"
@@ -239,19 +247,40 @@ def test_paper_configuration_is_the_studys_cell_and_is_logged():
 def test_invalid_scorings_are_counted_not_silently_dropped():
     from inspect_ai.scorer import SampleScore, Score
 
-    record = ScoredFixture.from_ledger_row({
-        "fixture_id": "s/shell/bare/plain", "scenario_id": "s", "family": "main",
-        "rendering": "shell", "richness": "bare", "register": "plain", "s_h_hack": -1.0,
-        "s_h_clean": -2.0, "s_c_hack": -3.0, "s_c_clean": -4.0, "n_h_hack": 2, "n_h_clean": 2,
-        "n_c_hack": 2, "n_c_clean": 2, "bug_id": "b", "project_id": "p",
-    })
+    record = ScoredFixture.from_ledger_row(
+        {
+            "fixture_id": "s/shell/bare/plain",
+            "scenario_id": "s",
+            "family": "main",
+            "rendering": "shell",
+            "richness": "bare",
+            "register": "plain",
+            "s_h_hack": -1.0,
+            "s_h_clean": -2.0,
+            "s_c_hack": -3.0,
+            "s_c_clean": -4.0,
+            "n_h_hack": 2,
+            "n_h_clean": 2,
+            "n_c_hack": 2,
+            "n_c_clean": 2,
+            "bug_id": "b",
+            "project_id": "p",
+        }
+    )
     valid = record.ledger_row()
     # what the scorer writes for a scoring that is not finite, and for a report of no tokens
-    infinite = {**valid, "fixture_id": "s2/shell/bare/plain", "scenario_id": "s2",
-                "s_c_clean": float("-inf"), "invalid": "not finite"}
+    infinite = {
+        **valid,
+        "fixture_id": "s2/shell/bare/plain",
+        "scenario_id": "s2",
+        "s_c_clean": float("-inf"),
+        "invalid": "not finite",
+    }
     empty = {**valid, "fixture_id": "s3/shell/bare/plain", "scenario_id": "s3", "n_h_hack": 0}
-    scores = [SampleScore(score=Score(value=0.0, metadata=md), sample_id=i)
-              for i, md in enumerate((valid, infinite, empty))]
+    scores = [
+        SampleScore(score=Score(value=0.0, metadata=md), sample_id=i)
+        for i, md in enumerate((valid, infinite, empty))
+    ]
     assert scoring_counts(scores) == {"scorings/n_valid": 1.0, "scorings/n_invalid": 2.0}
     overall = report_ll_overall(cells=["shell.bare"])(scores)
     assert overall["scorings/n_invalid"] == 2.0 and overall["scorings/n_valid"] == 1.0
@@ -347,15 +376,26 @@ def test_tiny_run_has_every_metric(tiny_log):
     run_cells = ["shell.bare"]
     expected = overall_keys(run_cells) + factor_keys() + register_keys(run_cells)
     expected += cluster_keys() + list(DISCRIMINATION_KEYS)
-    expected += ["control.ctrl/expected_sign", "control.ctrl/expected_sign_without_confound",
-                 "control.ctrl/did/mean", "control.ctrl/relative_sign_without_confound"]
+    expected += [
+        "control.ctrl/expected_sign",
+        "control.ctrl/expected_sign_without_confound",
+        "control.ctrl/did/mean",
+        "control.ctrl/relative_sign_without_confound",
+    ]
     expected += [f"control.ctrl/did_minus_main/{k}" for k in ("mean", "ci_low", "ci_high")]
-    verdicts = [f"control.ctrl/{k}" for k in
-                ("confound_excluded", "consistent_with_confound", "inconclusive", "non_diagnostic")]
+    verdicts = [
+        f"control.ctrl/{k}"
+        for k in ("confound_excluded", "consistent_with_confound", "inconclusive", "non_diagnostic")
+    ]
     assert set(expected + verdicts) <= set(metrics)
     assert not any(k.startswith(("cell.shell.outcome_clause", "cell.driver")) for k in metrics)
-    for gone in ("did/mean", "control.ctrl/pass", "register.plain/did/mean",
-                 "rendering.shell/did/mean", "pooled_registers/did/mean"):
+    for gone in (
+        "did/mean",
+        "control.ctrl/pass",
+        "register.plain/did/mean",
+        "rendering.shell/did/mean",
+        "pooled_registers/did/mean",
+    ):
         assert gone not in metrics
     # one verdict; both parts are diagnostic (0 expected without the confound)
     assert sorted(metrics[k] for k in verdicts) == [0.0, 0.0, 0.0, 1.0]
@@ -381,7 +421,8 @@ def test_tiny_run_has_every_metric(tiny_log):
     assert metrics[f"{pre}.concealing_dressed/d_h/mean"] == 0.0
     # the factorial's register main effect is the register effect on did (one cell, balanced)
     assert metrics["main_effect.register/did/mean"] == pytest.approx(
-        metrics[f"{pre}.concealing_dressed/did/mean"], abs=1e-12)
+        metrics[f"{pre}.concealing_dressed/did/mean"], abs=1e-12
+    )
 
 
 def test_solver_logs_the_token_audit_with_the_scored_models_tokenizer(tiny_log):
@@ -390,7 +431,7 @@ def test_solver_logs_the_token_audit_with_the_scored_models_tokenizer(tiny_log):
     as many tokens to the honest report as to the concealing one."""
     from tokenizers import Tokenizer
 
-    from cotaudit.tiny_model import tiny_model_path
+    from cotaudit.models.tiny import tiny_model_path
 
     tok = Tokenizer.from_file(str(tiny_model_path() / "tokenizer.json"))
     for sample in tiny_log.samples:
@@ -450,17 +491,27 @@ def test_metrics_recompute_from_the_ledger(tiny_log):
     assert ledger.controls == {"ctrl": tiny_log.eval.metadata["controls"]["ctrl"]}
     assert (ledger.unit, ledger.discrimination_cell) == ("bug", "shell.bare")
     stats = full_statistics(
-        ledger.rows, ledger.controls, n_resamples=2000, unit=ledger.unit,
+        ledger.rows,
+        ledger.controls,
+        n_resamples=2000,
+        unit=ledger.unit,
         discrimination_cell=ledger.discrimination_cell,
     )["hf-probe/tiny"]
     metrics = _metrics(tiny_log)
-    for key in ("cell.shell.bare.plain/did/mean", "cell.shell.bare.plain/did/ci_low",
-                "cell.shell.bare.plain/did/p", "cell.shell.bare.pooled_registers/d_h/ci_high",
-                "cell.shell.bare.register_effect.honest_dressed/d_h/mean",
-                "main_effect.register/did/ci_low", "control.ctrl/inconclusive",
-                "control.ctrl/did_minus_main/ci_low", "discrimination/able_to_answer",
-                "discrimination/register_effect/ci_low", "concealing_sensitivity/abs_d_c",
-                "scorings/n_invalid"):
+    for key in (
+        "cell.shell.bare.plain/did/mean",
+        "cell.shell.bare.plain/did/ci_low",
+        "cell.shell.bare.plain/did/p",
+        "cell.shell.bare.pooled_registers/d_h/ci_high",
+        "cell.shell.bare.register_effect.honest_dressed/d_h/mean",
+        "main_effect.register/did/ci_low",
+        "control.ctrl/inconclusive",
+        "control.ctrl/did_minus_main/ci_low",
+        "discrimination/able_to_answer",
+        "discrimination/register_effect/ci_low",
+        "concealing_sensitivity/abs_d_c",
+        "scorings/n_invalid",
+    ):
         assert stats[key] == pytest.approx(metrics[key], abs=1e-9), key
     assert len(stats) > len(metrics)  # the full table
 
@@ -474,12 +525,14 @@ def test_discrimination_check_and_pooled_headline_by_hand(tiny_log):
     regs = [s.metadata["register"] for s in tiny_log.samples if s.metadata["family"] == "main"]
     by = {r: [v for v, rr in zip(main, regs, strict=True) if rr == r] for r in set(regs)}
     # one version per scenario and level, scenarios in the same order at every level
-    effect = [c["did"] - p["did"] for p, c in zip(by["plain"], by["concealing_dressed"],
-                                                  strict=True)]
+    effect = [
+        c["did"] - p["did"] for p, c in zip(by["plain"], by["concealing_dressed"], strict=True)
+    ]
     mean_effect = sum(effect) / len(effect)
     assert metrics["discrimination/register_effect/mean"] == pytest.approx(mean_effect, abs=1e-12)
-    assert metrics["discrimination/abs_register_effect"] == pytest.approx(abs(mean_effect),
-                                                                          abs=1e-12)
+    assert metrics["discrimination/abs_register_effect"] == pytest.approx(
+        abs(mean_effect), abs=1e-12
+    )
     assert metrics["discrimination/band"] == 0.5
     assert metrics["discrimination/able_to_answer"] == float(abs(mean_effect) > 0.5)
     d_c = sum(v["d_c"] for v in by["plain"]) / len(by["plain"])
@@ -492,7 +545,8 @@ def test_discrimination_check_and_pooled_headline_by_hand(tiny_log):
         for p, c, h in zip(by["plain"], by["concealing_dressed"], by["honest_dressed"], strict=True)
     ]
     assert metrics["cell.shell.bare.pooled_registers/did/mean"] == pytest.approx(
-        sum(pooled) / 2, abs=1e-12)
+        sum(pooled) / 2, abs=1e-12
+    )
 
 
 def test_ledger_cli_exports_csv_jsonl_and_stats(tiny_log, tmp_path, capsys):
@@ -509,8 +563,10 @@ def test_ledger_cli_exports_csv_jsonl_and_stats(tiny_log, tmp_path, capsys):
         assert ScoredFixture.from_ledger_row(a) == ScoredFixture.from_ledger_row(b)
         diffs = differences(ScoredFixture.from_ledger_row(a).scorings)
         assert diffs == {k: sample.scores[SCORER].value[k] for k in diffs}
-    assert cli(["ledger", log, "--stats", "--n-resamples", "500", "--out",
-                str(tmp_path / "s.json")]) == 0
+    assert (
+        cli(["ledger", log, "--stats", "--n-resamples", "500", "--out", str(tmp_path / "s.json")])
+        == 0
+    )
     stats = json.loads((tmp_path / "s.json").read_text())
     assert stats["hf-probe/tiny"]["control.ctrl/expected_sign"] == 1
     assert stats["hf-probe/tiny"]["discrimination/band"] == 0.5  # the log's band
@@ -553,33 +609,45 @@ def test_default_model_end_to_end(tmp_path):
     # the paper configuration (the study's cell) on 2 scenarios, the factorial's two levels
     task = TASK.report_ll(paper=True, scenarios=2, register="plain,concealing_dressed", **SMALL)
     assert task.metadata["paper_configuration"]["overrides"] == {
-        "register": "plain,concealing_dressed"}
+        "register": "plain,concealing_dressed"
+    }
     log = eval(task, model="hf-probe/default", log_dir=str(tmp_path), display="none")[0]
     assert log.status == "success", log.error
     assert len(log.samples) == 4
     metrics = _metrics(log)
     cell = "cell.shell.outcome_clause"
-    for key in (f"{cell}.plain/did/mean", f"{cell}.plain/did/ci_low", f"{cell}.plain/did/ci_high",
-                f"{cell}.plain/did/p", f"{cell}.plain/d_h/mean", f"{cell}.plain/d_c/mean",
-                f"{cell}.pooled_registers/did_per_token/mean",
-                f"{cell}.register_effect.concealing_dressed/d_c/mean",
-                "discrimination/abs_register_effect", "concealing_sensitivity/abs_d_c",
-                "report_cluster_f1_optimistic", "report_cluster_ari"):
+    for key in (
+        f"{cell}.plain/did/mean",
+        f"{cell}.plain/did/ci_low",
+        f"{cell}.plain/did/ci_high",
+        f"{cell}.plain/did/p",
+        f"{cell}.plain/d_h/mean",
+        f"{cell}.plain/d_c/mean",
+        f"{cell}.pooled_registers/did_per_token/mean",
+        f"{cell}.register_effect.concealing_dressed/d_c/mean",
+        "discrimination/abs_register_effect",
+        "concealing_sensitivity/abs_d_c",
+        "report_cluster_f1_optimistic",
+        "report_cluster_ari",
+    ):
         assert math.isfinite(metrics[key]), key
     assert metrics[f"{cell}.plain/did/n"] == 2 and metrics[f"{cell}.concealing_dressed/did/n"] == 2
     assert metrics[f"{cell}.pooled_registers/did/n"] == 2
     assert math.isnan(metrics[f"{cell}.honest_dressed/did/mean"])  # not run
     # with plain and concealing_dressed only, the honest report is the plain one in both
     assert metrics[f"{cell}.pooled_registers/d_h/mean"] == pytest.approx(
-        metrics[f"{cell}.plain/d_h/mean"], abs=1e-12)
+        metrics[f"{cell}.plain/d_h/mean"], abs=1e-12
+    )
     # the check's quantity is the register effect on did: DiD(dressed) - DiD(plain)
     assert metrics["discrimination/register_effect/mean"] == pytest.approx(
-        metrics[f"{cell}.concealing_dressed/did/mean"] - metrics[f"{cell}.plain/did/mean"],
-        abs=1e-9)
+        metrics[f"{cell}.concealing_dressed/did/mean"] - metrics[f"{cell}.plain/did/mean"], abs=1e-9
+    )
     assert metrics["discrimination/able_to_answer"] == float(
-        metrics["discrimination/abs_register_effect"] > 0.5)
+        metrics["discrimination/abs_register_effect"] > 0.5
+    )
     assert metrics["concealing_sensitivity/d_c/mean"] == pytest.approx(
-        metrics[f"{cell}.plain/d_c/mean"], abs=1e-12)
+        metrics[f"{cell}.plain/d_c/mean"], abs=1e-12
+    )
     assert metrics[f"{cell}.register_effect.concealing_dressed/d_h/mean"] == 0.0
     for sample in log.samples:
         # the bundled rewrite is matched on SmolLM2's tokens added
@@ -620,7 +688,8 @@ def test_report_reads_logs_whose_metrics_name_no_unit(tmp_path):
         # the logged check was |mean d_c| > band; the report shows the register effect beside it
         logged_check = check["stats"]
         assert logged_check["discrimination/able_to_answer"] == float(
-            logged_check["discrimination/abs_d_c"] > 0.5)
+            logged_check["discrimination/abs_d_c"] > 0.5
+        )
         text = "\n".join(b for b in sec.blocks if isinstance(b, str))
         assert "declared the concealing arm's sensitivity" in text
     full = next(s for s in secs if "controls" in s.tables)
@@ -673,13 +742,26 @@ def test_scorer_scores_invalid_scorings_as_nan_and_says_why():
     from cotaudit.scorers.report_ll import report_ll_scorer
     from cotaudit.studies.report_ll.record import ReportScorings
 
-    meta = {"fixture_id": "s/shell/bare/plain", "scenario_id": "s", "family": "main",
-            "rendering": "shell", "richness": "bare", "register": "plain", "bug": "p.b",
-            "project": "p", "hack_kind": "skip_test", "reports": {}}
+    meta = {
+        "fixture_id": "s/shell/bare/plain",
+        "scenario_id": "s",
+        "family": "main",
+        "rendering": "shell",
+        "richness": "bare",
+        "register": "plain",
+        "bug": "p.b",
+        "project": "p",
+        "hack_kind": "skip_test",
+        "reports": {},
+    }
     # a report token of probability 0 (as float16 can give): S(c, clean) = -inf
-    results = {(r, t): LoglikResult(-2.0 if (r, t) != ("concealing", "clean") else float("-inf"),
-                                    1, [-2.0], ["x"])
-               for r in ("honest", "concealing") for t in ("hack", "clean")}
+    results = {
+        (r, t): LoglikResult(
+            -2.0 if (r, t) != ("concealing", "clean") else float("-inf"), 1, [-2.0], ["x"]
+        )
+        for r in ("honest", "concealing")
+        for t in ("hack", "clean")
+    }
     state = TaskState(ModelName("mockllm/model"), "s", 1, "x", [], metadata=meta)
     ReportScorings.from_results(results).save(state.store)
     score = asyncio.run(report_ll_scorer()(state, Target("")))
@@ -687,4 +769,6 @@ def test_scorer_scores_invalid_scorings_as_nan_and_says_why():
     assert "s_c_clean" in score.metadata["invalid"] and "Invalid scorings" in score.explanation
     assert (score.metadata["bug_id"], score.metadata["project_id"]) == ("p.b", "p")
     assert scoring_counts([SampleScore(score=score, sample_id="s")]) == {
-        "scorings/n_valid": 0.0, "scorings/n_invalid": 1.0}
+        "scorings/n_valid": 0.0,
+        "scorings/n_invalid": 1.0,
+    }

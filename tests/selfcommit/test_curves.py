@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from cotaudit.curves import (
+from cotaudit.probing.curves import (
     Curve,
     lowcommit,
     pelt_segments,
@@ -60,8 +60,11 @@ def test_tau_never_reached_is_one():
 
 def test_summarize_keys():
     out = summarize(CURVE, thetas=(0.5, 1.0))
-    assert list(out) == summary_keys((0.5, 1.0)) == [
-        "range_c", "uncommitted", "lowcommit", "rho_back", "tau_0.5", "tau_1"]
+    assert (
+        list(out)
+        == summary_keys((0.5, 1.0))
+        == ["range_c", "uncommitted", "lowcommit", "rho_back", "tau_0.5", "tau_1"]
+    )
 
 
 def test_pelt_step_down_rho_back():

@@ -1,4 +1,4 @@
-from cotaudit.curves import Curve, prefix_positions, summarize
+from cotaudit.probing.curves import Curve, prefix_positions, summarize
 from cotaudit.studies.selfcommit.schedule import (
     coarse_positions,
     fill_schedule,
@@ -20,7 +20,13 @@ def test_refine_only_where_ambiguous():
     assert refinement_positions(full, coarse, {30: 0.0, 150: 0.0, 270: 1.0}) == [180, 210, 240]
     # both ends 0.4: ambiguous even though equal
     assert refinement_positions(full, coarse, {30: 0.4, 150: 0.4, 270: 0.4}) == [
-        60, 90, 120, 180, 210, 240]
+        60,
+        90,
+        120,
+        180,
+        210,
+        240,
+    ]
 
 
 def test_fill_imputes_pinned_intervals():
@@ -35,8 +41,9 @@ def _adaptive(cot_length, stride, truth):
     full = prefix_positions(cot_length, stride)
     coarse = coarse_positions(cot_length, stride)
     probed = {t: truth(t) for t in coarse}
-    probed |= {t: truth(t) for t in refinement_positions(full, coarse,
-                                                         {t: probed[t] / 5 for t in coarse})}
+    probed |= {
+        t: truth(t) for t in refinement_positions(full, coarse, {t: probed[t] / 5 for t in coarse})
+    }
     return full, probed, fill_schedule(full, probed)
 
 

@@ -13,17 +13,17 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
+from transcript_audit import audit_of, clipped_rows
 
 from cotaudit.answers import extract_final_answer
-from cotaudit.display import SELFCOMMIT_VIEWER_FIELDS
 from cotaudit.engine.hf import HFEngine
 from cotaudit.params import ParameterError
 from cotaudit.probing.positions import Schedule
 from cotaudit.report import build_report
 from cotaudit.solvers.engine import sample_seed
+from cotaudit.studies.selfcommit.display import SELFCOMMIT_VIEWER_FIELDS
 from cotaudit.studies.selfcommit.paper import PAPER
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG
-from transcript_audit import audit_of, clipped_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "tasks/selfcommit.py"  # Inspect resolves task files relative to the working directory
@@ -36,8 +36,9 @@ def _in_repo_root(monkeypatch):
 
 def _run(model: str, log_dir: Path, **task_args):
     task_args.setdefault("metrics", "all")  # the full tables
-    [log] = inspect_eval(TASK, model=model, task_args=task_args, log_dir=str(log_dir),
-                         display="none")
+    [log] = inspect_eval(
+        TASK, model=model, task_args=task_args, log_dir=str(log_dir), display="none"
+    )
     assert log.status == "success", log.error
     return log
 
@@ -72,10 +73,21 @@ def test_end_to_end_on_default_model(tmp_path):
     assert "hit its token limit" in honest.scores["selfcommit_scorer"].explanation
     assert extract_final_answer(honest.output.completion, reading="last_number") is not None
     metrics = _metrics(log)
-    assert {"auroc/tau_0.8", "wins/tau_0.8", "win_rate/tau_0.8", "auroc_tie_share/tau_0.8",
-            "median_t_first_honest/tau_0.8", "median_T/hinted", "best_acc/uncommitted",
-            "both_correct/auroc/tau_0.8", "median/honest/correct/tau_0.8", "cluster_f1",
-            "cluster_f1_optimistic", "cluster_ari", "threshold_f1"} <= set(metrics)
+    assert {
+        "auroc/tau_0.8",
+        "wins/tau_0.8",
+        "win_rate/tau_0.8",
+        "auroc_tie_share/tau_0.8",
+        "median_t_first_honest/tau_0.8",
+        "median_T/hinted",
+        "best_acc/uncommitted",
+        "both_correct/auroc/tau_0.8",
+        "median/honest/correct/tau_0.8",
+        "cluster_f1",
+        "cluster_f1_optimistic",
+        "cluster_ari",
+        "threshold_f1",
+    } <= set(metrics)
     assert metrics["n_truncated/honest"] == 1 and metrics["n_truncated/hinted"] == 0
     assert metrics["n_no_answer/honest"] == 1 and metrics["n_no_answer/hinted"] == 0
     assert metrics["n_pairs_dropped_no_answer"] == 1 and metrics["n_pairs"] == 0
@@ -91,8 +103,12 @@ def _metrics(log) -> dict[str, float]:
 
 def test_mechanics_on_tiny_model(tmp_path):
     log = _run("hf-probe/tiny", tmp_path, problems=2, max_cot_tokens=40, stride=10, k=3)
-    assert sorted(s.id for s in log.samples) == ["p0000-hinted", "p0000-honest",
-                                                  "p0001-hinted", "p0001-honest"]
+    assert sorted(s.id for s in log.samples) == [
+        "p0000-hinted",
+        "p0000-honest",
+        "p0001-hinted",
+        "p0001-honest",
+    ]
     assert "t = 0 not probed" in log.eval.metadata["positions"]
     assert "left out" in log.eval.metadata["no_answer"]
     no_answer = {"honest": 0, "hinted": 0}
@@ -106,8 +122,9 @@ def test_mechanics_on_tiny_model(tmp_path):
             # no parsable answer: probe skipped, no curve, NaN summaries, flagged
             no_answer[s.metadata["condition"]] += 1
             assert meta["no_answer"] is True and meta["matches"] is None and meta["c"] is None
-            assert all(math.isnan(v) for k, v in score.value.items()
-                       if k not in SELFCOMMIT_VIEWER_FIELDS)  # the viewer's text fields aside
+            assert all(
+                math.isnan(v) for k, v in score.value.items() if k not in SELFCOMMIT_VIEWER_FIELDS
+            )  # the viewer's text fields aside
         else:
             assert meta["no_answer"] is False
             assert meta["c"] == [m / 3 for m in meta["matches"]]
@@ -128,8 +145,9 @@ def test_zero_probe_is_reported_apart_and_leaves_the_curve_unchanged(tmp_path):
     args = dict(problems=1, max_cot_tokens=90, stride=20, k=3, final_answer_reading="last_number")
     plain = _run("hf-probe/default", tmp_path / "plain", **args)
     zero = _run("hf-probe/default", tmp_path / "zero", zero_probe=True, **args)
-    assert all(s.scores["selfcommit_scorer"].metadata["a_final"] is not None
-               for s in zero.samples)  # else the test checks nothing
+    assert all(
+        s.scores["selfcommit_scorer"].metadata["a_final"] is not None for s in zero.samples
+    )  # else the test checks nothing
     assert "c0" in zero.eval.metadata["positions"]
     by_id = {s.id: s.scores["selfcommit_scorer"] for s in plain.samples}
     for s in zero.samples:
@@ -152,6 +170,7 @@ def test_zero_probe_is_reported_apart_and_leaves_the_curve_unchanged(tmp_path):
 
 def _same_values(a: dict, b: dict) -> bool:
     """Equal values, NaN equal to NaN (the viewer's text fields compare as text)."""
+
     def same(x, y) -> bool:
         both_nan = isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y)
         return both_nan or x == y
@@ -161,11 +180,18 @@ def _same_values(a: dict, b: dict) -> bool:
 
 @pytest.mark.parametrize(
     "args, name",
-    [({"k": 0}, "k"), ({"stride": -3}, "stride"), ({"thetas": "0.5,1.2"}, "thetas"),
-     ({"conditions": "honest,sneaky"}, "conditions"), ({"temperature": -1}, "temperature"),
-     ({"contrast_model": "gpt-4o"}, "contrast_model"), ({"zero_probe": "yes"}, "zero_probe"),
-     ({"final_answer_reading": "last"}, "final_answer_reading"), ({"paper": "yes"}, "paper"),
-     ({"paper": True, "k": 0}, "k")],  # an override is validated like any value
+    [
+        ({"k": 0}, "k"),
+        ({"stride": -3}, "stride"),
+        ({"thetas": "0.5,1.2"}, "thetas"),
+        ({"conditions": "honest,sneaky"}, "conditions"),
+        ({"temperature": -1}, "temperature"),
+        ({"contrast_model": "gpt-4o"}, "contrast_model"),
+        ({"zero_probe": "yes"}, "zero_probe"),
+        ({"final_answer_reading": "last"}, "final_answer_reading"),
+        ({"paper": "yes"}, "paper"),
+        ({"paper": True, "k": 0}, "k"),
+    ],  # an override is validated like any value
 )
 def test_invalid_parameters_rejected_before_any_model_call(args, name):
     from tasks_loader import load_selfcommit
@@ -196,15 +222,24 @@ def test_paper_configuration_sets_the_studys_settings_and_records_overrides():
     record = task.metadata["paper_configuration"]
     assert record["overrides"] == {} and record["model"] == PAPER.model
     values = {name: v["value"] for name, v in record["settings"].items()}
-    assert values == {"problems": 50, "conditions": "honest,hinted", "stride": 30, "k": 5,
-                      "temperature": 0.7, "max_cot_tokens": 1024,
-                      "thetas": "0.5,0.6,0.7,0.8,0.9,1", "zero_probe": False,
-                      "schedule": "full"}
+    assert values == {
+        "problems": 50,
+        "conditions": "honest,hinted",
+        "stride": 30,
+        "k": 5,
+        "temperature": 0.7,
+        "max_cot_tokens": 1024,
+        "thetas": "0.5,0.6,0.7,0.8,0.9,1",
+        "zero_probe": False,
+        "schedule": "full",
+    }
     assert any("not given verbatim" in n.lower() for n in record["notes"])
     small = task_fn(paper=True, problems=2, max_cot_tokens=64)
     assert len(small.dataset) == 4
     assert small.metadata["paper_configuration"]["overrides"] == {
-        "problems": 2, "max_cot_tokens": 64}
+        "problems": 2,
+        "max_cot_tokens": 64,
+    }
     assert "paper_configuration" not in task_fn(problems=1).metadata
 
 
@@ -220,9 +255,20 @@ def test_epochs_draw_different_cots_and_forced_answers_on_tiny_model(tmp_path):
     epochs' CoTs and forced answers differ (with one seed for all epochs they were identical).
     Seed 0 answers p0000-hinted in both epochs."""
     [log] = inspect_eval(
-        TASK, model="hf-probe/tiny", log_dir=str(tmp_path), display="none", epochs=2,
-        task_args=dict(problems=1, conditions="hinted", max_cot_tokens=20, stride=10, k=2,
-                       cot_temperature=1.0, final_answer_reading="last_number"),
+        TASK,
+        model="hf-probe/tiny",
+        log_dir=str(tmp_path),
+        display="none",
+        epochs=2,
+        task_args=dict(
+            problems=1,
+            conditions="hinted",
+            max_cot_tokens=20,
+            stride=10,
+            k=2,
+            cot_temperature=1.0,
+            final_answer_reading="last_number",
+        ),
     )
     assert log.status == "success", log.error
     by_epoch = {s.epoch: s for s in log.samples}
@@ -250,10 +296,17 @@ def tiny_paper_run(tmp_path_factory):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(HFEngine, "continue_prefixes_sync", spy)
             [log] = inspect_eval(
-                TASK, model="hf-probe/tiny", log_dir=str(tmp_path_factory.mktemp("paper")),
+                TASK,
+                model="hf-probe/tiny",
+                log_dir=str(tmp_path_factory.mktemp("paper")),
                 display="none",
-                task_args=dict(paper=True, problems=2, max_cot_tokens=61, cot_temperature=1.0,
-                               final_answer_reading="last_number"),
+                task_args=dict(
+                    paper=True,
+                    problems=2,
+                    max_cot_tokens=61,
+                    cot_temperature=1.0,
+                    final_answer_reading="last_number",
+                ),
             )
     finally:
         os.chdir(cwd)
@@ -268,7 +321,11 @@ def test_paper_run_probes_with_the_studys_stride_k_and_temperature(tiny_paper_ru
     assert answered and len(requests) == len(answered)  # one sweep per answered CoT
     for r in requests:  # stride 30, k = 5 at temperature 0.7, the tag and 8 answer tokens
         assert (r.tag, r.max_tokens, r.k, r.temperature) == (
-            SELFCOMMIT_FORCED_ANSWER_TAG, 8, 5, 0.7)
+            SELFCOMMIT_FORCED_ANSWER_TAG,
+            8,
+            5,
+            0.7,
+        )
         T = len(r.cot_token_ids)
         assert list(r.positions) == Schedule(kind="stride", stride=30).positions(T)
     logged = read_eval_log(log.location).eval.metadata["paper_configuration"]
@@ -299,7 +356,8 @@ def test_transcript_records_each_cut_as_the_store_record_has_it(tiny_paper_run):
         assert [c["parsed"] for c in cuts] == record["parsed_answers"]
         assert [c["matches"] for c in cuts] == record["matches"]
         assert [c["match"] for c in cuts] == [
-            [p == record["a_final"] for p in row] for row in record["parsed_answers"]]
+            [p == record["a_final"] for p in row] for row in record["parsed_answers"]
+        ]
     assert answered >= 1  # else the cut events are not checked
 
 
@@ -320,7 +378,8 @@ def test_report_prints_the_studys_tables_beside_the_paper_runs_values(tiny_paper
     t2 = sec.tables["published_table_ii"]
     assert t2.row("both_correct/auroc/tau_0.8")[column] == 0.931
     assert next(r for r in t2.rows if r[0].value == "both_correct/wins/tau_0.8")[3].text == (
-        "36/40")
+        "36/40"
+    )
     assert sec.tables["published_table_iii"].row("n/hinted/correct")[column] == 46
     text = "\n".join(b for b in sec.blocks if isinstance(b, str))
     assert "This run used the study's configuration (`-T paper=true`); overrides: " in text
@@ -332,9 +391,27 @@ def test_report_prints_the_studys_tables_beside_the_paper_runs_values(tiny_paper
 def test_interrupted_run_resumes_without_redoing_samples(tmp_path):
     """Kill a run after some samples finished; eval-retry keeps them and runs only the rest."""
     env = dict(os.environ, INSPECT_EVAL_MODEL="hf-probe/tiny")
-    cmd = [sys.executable, "-m", "inspect_ai", "eval", TASK, "--log-dir", str(tmp_path),
-           "-T", "problems=6", "-T", "max_cot_tokens=200", "-T", "stride=5",
-           "--max-samples", "1", "--log-buffer", "1", "--display", "none"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "inspect_ai",
+        "eval",
+        TASK,
+        "--log-dir",
+        str(tmp_path),
+        "-T",
+        "problems=6",
+        "-T",
+        "max_cot_tokens=200",
+        "-T",
+        "stride=5",
+        "--max-samples",
+        "1",
+        "--log-buffer",
+        "1",
+        "--display",
+        "none",
+    ]
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, start_new_session=True)
     done: list = []
     deadline = time.time() + 240
@@ -354,8 +431,22 @@ def test_interrupted_run_resumes_without_redoing_samples(tmp_path):
     assert 2 <= len(done) < 12, "the run should be interrupted with some samples finished"
     finished = {s.id: s.uuid for s in done}
     [first] = list_eval_logs(str(tmp_path))
-    subprocess.run([sys.executable, "-m", "inspect_ai", "eval-retry", first.name, "--log-dir",
-                    str(tmp_path), "--display", "none"], env=env, cwd=ROOT, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval-retry",
+            first.name,
+            "--log-dir",
+            str(tmp_path),
+            "--display",
+            "none",
+        ],
+        env=env,
+        cwd=ROOT,
+        check=True,
+    )
     retried = [read_eval_log(l.name) for l in list_eval_logs(str(tmp_path))]
     final = next(l for l in retried if l.status == "success")
     assert len(final.samples) == 12

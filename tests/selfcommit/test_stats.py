@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from cotaudit.curves import Curve, summarize
+from cotaudit.probing.curves import Curve, summarize
+from cotaudit.stats import auroc, auroc_tie_share, best_threshold_accuracy, median, paired_wins
 from cotaudit.studies.selfcommit.record import SelfcommitProbe, SelfcommitScoreMetadata
 from cotaudit.studies.selfcommit.stats import (
     SelfcommitRecord,
@@ -14,7 +15,6 @@ from cotaudit.studies.selfcommit.stats import (
     t_first_tokens,
     two_condition_table,
 )
-from cotaudit.stats import auroc, auroc_tie_share, best_threshold_accuracy, median, paired_wins
 
 
 def test_auroc_matches_sklearn_with_ties():
@@ -57,14 +57,24 @@ def test_median_empty_is_nan():
 def _records():
     # two problems; honest commits later (larger tau) on both. T: p0 100 / 200 tokens, p1 60 / 50
     return [
-        SelfcommitRecord("p0", "honest", {"tau_0.8": 0.9, "range_c": 1.0}, True, cot_tokens=100,
-                         n_positions=4),
-        SelfcommitRecord("p0", "hinted", {"tau_0.8": 0.1, "range_c": 1.0}, True, cot_tokens=200,
-                         truncated=True, n_positions=7),
-        SelfcommitRecord("p1", "honest", {"tau_0.8": 0.5, "range_c": 0.4}, False, cot_tokens=60,
-                         n_positions=2),
-        SelfcommitRecord("p1", "hinted", {"tau_0.8": 1.0, "range_c": 0.6}, True, cot_tokens=25,
-                         n_positions=1),
+        SelfcommitRecord(
+            "p0", "honest", {"tau_0.8": 0.9, "range_c": 1.0}, True, cot_tokens=100, n_positions=4
+        ),
+        SelfcommitRecord(
+            "p0",
+            "hinted",
+            {"tau_0.8": 0.1, "range_c": 1.0},
+            True,
+            cot_tokens=200,
+            truncated=True,
+            n_positions=7,
+        ),
+        SelfcommitRecord(
+            "p1", "honest", {"tau_0.8": 0.5, "range_c": 0.4}, False, cot_tokens=60, n_positions=2
+        ),
+        SelfcommitRecord(
+            "p1", "hinted", {"tau_0.8": 1.0, "range_c": 0.6}, True, cot_tokens=25, n_positions=1
+        ),
     ]
 
 
@@ -97,8 +107,9 @@ def test_two_condition_table_by_hand():
 def test_t_first_is_tau_times_T():
     [honest_p0] = [r for r in _records() if r.pair_id == "p0" and r.condition == "honest"]
     assert t_first_tokens(honest_p0, "tau_0.8") == 90.0
-    assert np.isnan(t_first_tokens(SelfcommitRecord("p", "honest", {"tau_0.8": 1.0}, True),
-                                   "tau_0.8"))
+    assert np.isnan(
+        t_first_tokens(SelfcommitRecord("p", "honest", {"tau_0.8": 1.0}, True), "tau_0.8")
+    )
 
 
 def test_tau_first_depends_on_T_and_a_short_cot_is_flagged():
@@ -111,8 +122,15 @@ def test_tau_first_depends_on_T_and_a_short_cot_is_flagged():
     # a CoT of T = 20 <= stride has the one position t = T: tau = 1.0, committed or not
     for m in (0, 5):
         assert summarize(Curve([20], 20, [m], 5), (0.8,))["tau_0.8"] == 1.0
-    probe = SelfcommitProbe(cot_tokens=20, truncated=False, a_final=3, positions=[20],
-                            matches=[5], k=5, parsed_answers=[[3] * 5])
+    probe = SelfcommitProbe(
+        cot_tokens=20,
+        truncated=False,
+        a_final=3,
+        positions=[20],
+        matches=[5],
+        k=5,
+        parsed_answers=[[3] * 5],
+    )
     assert SelfcommitScoreMetadata.of(probe, gold=3).short_cot is True
     longer = probe.model_copy(update={"cot_tokens": 40, "positions": [30, 40], "matches": [5, 5]})
     assert SelfcommitScoreMetadata.of(longer, gold=3).short_cot is False
@@ -144,8 +162,9 @@ def _with_unanswered():
     nan = float("nan")
     return _records() + [
         SelfcommitRecord("p2", "honest", {"tau_0.8": 0.2, "range_c": 0.0}, True),
-        SelfcommitRecord("p2", "hinted", {"tau_0.8": 1.0, "range_c": 0.0}, False, False,
-                         truncated=True),
+        SelfcommitRecord(
+            "p2", "hinted", {"tau_0.8": 1.0, "range_c": 0.0}, False, False, truncated=True
+        ),
         SelfcommitRecord("p3", "honest", {"tau_0.8": nan, "range_c": nan}, False, False),
         SelfcommitRecord("p3", "hinted", {"tau_0.8": 0.3, "range_c": 0.2}, True),
         SelfcommitRecord("p4", "honest", {"tau_0.8": nan, "range_c": nan}, False, False),
@@ -155,7 +174,8 @@ def _with_unanswered():
 def test_no_answer_samples_and_their_pairs_are_left_out():
     recs = _with_unanswered()
     assert {(r.pair_id, r.condition) for r in answered(recs)} == {
-        (p, c) for p in ("p0", "p1") for c in ("honest", "hinted")}
+        (p, c) for p in ("p0", "p1") for c in ("honest", "hinted")
+    }
     # every statistic equals the table of p0 and p1 alone (test_two_condition_table_by_hand)
     t = honest_vs_hinted_table(recs)
     alone = two_condition_table(_records())
@@ -170,13 +190,20 @@ def test_no_answer_samples_and_their_pairs_are_left_out():
     assert t["n_pairs_dropped_no_answer"] == 2  # p2, p3 (p4 has no hinted response)
     # truncated CoTs are counted over every scored response, answered or not: p0 hinted and
     # p2 hinted
-    assert no_answer_counts(recs) == {"n_no_answer/honest": 2.0, "n_no_answer/hinted": 1.0,
-                                      "n_truncated/honest": 0.0, "n_truncated/hinted": 2.0,
-                                      "n_pairs_dropped_no_answer": 2.0}
+    assert no_answer_counts(recs) == {
+        "n_no_answer/honest": 2.0,
+        "n_no_answer/hinted": 1.0,
+        "n_truncated/honest": 0.0,
+        "n_truncated/hinted": 2.0,
+        "n_pairs_dropped_no_answer": 2.0,
+    }
     # Counted as answered, p2's c = 0 hinted response looks maximally honest (tau 1.0):
     # honest {.9,.5,.2} vs hinted {.1,1,1}: honest wins 3 of 9 comparisons (each > .1), ties none.
-    biased = [SelfcommitRecord(r.pair_id, r.condition, r.summaries, r.correct)
-              for r in recs if r.pair_id in ("p0", "p1", "p2")]
+    biased = [
+        SelfcommitRecord(r.pair_id, r.condition, r.summaries, r.correct)
+        for r in recs
+        if r.pair_id in ("p0", "p1", "p2")
+    ]
     assert two_condition_table(biased)["auroc/tau_0.8"] == pytest.approx(3 / 9)
     assert two_condition_table(biased)["auroc/tau_0.8"] < t["auroc/tau_0.8"]
 
@@ -190,8 +217,10 @@ def test_strata_leave_out_responses_without_an_answer():
 
 
 def test_single_condition_run_keeps_answered_responses():
-    recs = [SelfcommitRecord("p0", "honest", {"tau_0.8": 0.4}, True),
-            SelfcommitRecord("p1", "honest", {"tau_0.8": 1.0}, False, False)]
+    recs = [
+        SelfcommitRecord("p0", "honest", {"tau_0.8": 0.4}, True),
+        SelfcommitRecord("p1", "honest", {"tau_0.8": 1.0}, False, False),
+    ]
     assert answered(recs) == recs[:1]
     t = condition_by_correctness(recs)
     assert t["n/honest/correct"] == 1 and t["n/honest/incorrect"] == 0

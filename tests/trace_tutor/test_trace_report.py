@@ -26,18 +26,33 @@ NEVER = [0, 0, 0, 0, 0]  # AUC 0
 
 def rec(pair_id, condition, visible, masked=None):
     keyed = condition != "question_only"
-    return ts.TraceRecord(pair_id, condition, visible, masked if keyed else None, True, 100,
-                          0.0, 0.0 if keyed else None, 10, 10)
+    return ts.TraceRecord(
+        pair_id,
+        condition,
+        visible,
+        masked if keyed else None,
+        True,
+        100,
+        0.0,
+        0.0 if keyed else None,
+        10,
+        10,
+    )
 
 
 RUN_A = [
-    rec("p0", "question_only", FROM_75), rec("p0", "answer_key", FULL, FROM_75),
-    rec("p1", "question_only", NEVER), rec("p1", "answer_key", FROM_50, ONLY_100),
-    rec("p2", "question_only", FULL), rec("p2", "answer_key", FULL, FULL),
+    rec("p0", "question_only", FROM_75),
+    rec("p0", "answer_key", FULL, FROM_75),
+    rec("p1", "question_only", NEVER),
+    rec("p1", "answer_key", FROM_50, ONLY_100),
+    rec("p2", "question_only", FULL),
+    rec("p2", "answer_key", FULL, FULL),
 ]
 RUN_B = [
-    rec("p0", "question_only", FROM_75), rec("p0", "answer_key", FULL, FULL),
-    rec("p1", "question_only", NEVER), rec("p1", "answer_key", FROM_50, FROM_50),
+    rec("p0", "question_only", FROM_75),
+    rec("p0", "answer_key", FULL, FULL),
+    rec("p1", "question_only", NEVER),
+    rec("p1", "answer_key", FROM_50, FROM_50),
     rec("p3", "answer_key", FULL, NEVER),  # only in B, no question-only partner
 ]
 
@@ -46,8 +61,9 @@ def test_delta_context_between_runs_is_paired_over_the_shared_problems():
     # Delta_context per problem: A: p0 0.9 - 0.375 = 0.525, p1 0.625 - 0.125 = 0.5, p2 0;
     # B: p0 0, p1 0, p3 0.9. Each run's mean over its own problems: A 1.025/3, B 0.9/3.
     # B - A over the shared p0, p1: (0 + 0)/2 - (0.525 + 0.5)/2 = -0.5125.
-    rows = [difference_rows(ts.problem_estimands(r), "delta_context/answer_key")
-            for r in (RUN_A, RUN_B)]
+    rows = [
+        difference_rows(ts.problem_estimands(r), "delta_context/answer_key") for r in (RUN_A, RUN_B)
+    ]
     compared = compare_ci.compare_runs(rows, n_boot=400)
     a, b = compared.runs
     assert a.estimate == pytest.approx(1.025 / 3) and a.n_units == 3
@@ -65,16 +81,19 @@ def test_delta_prefix_and_the_visible_difference_leave_out_problems_without_a_pa
     # p1 0.625 (p3 has no question-only record: no value). B - A on p0, p1: 0.575 - 0.0625.
     names = dict(RUN_DIFFERENCES)
     assert "delta_prefix/answer_key" in names and "visible_difference/answer_key" in names
-    rows = [difference_rows(ts.problem_estimands(r), "delta_prefix/answer_key")
-            for r in (RUN_A, RUN_B)]
+    rows = [
+        difference_rows(ts.problem_estimands(r), "delta_prefix/answer_key") for r in (RUN_A, RUN_B)
+    ]
     assert list(rows[1].units) == ["p0", "p1"]
     compared = compare_ci.compare_runs(rows, n_boot=200)
     assert compared.runs[1].estimate == pytest.approx(0.575)
     assert compared.diffs[1].estimate == pytest.approx(0.575 - 0.0625)
     # the key-visible difference (Table IV's): AUC visible - AUC question-only; p0 and p1 carry
     # the same visible curves in both runs, so the paired difference is exactly 0
-    rows = [difference_rows(ts.problem_estimands(r), "visible_difference/answer_key")
-            for r in (RUN_A, RUN_B)]
+    rows = [
+        difference_rows(ts.problem_estimands(r), "visible_difference/answer_key")
+        for r in (RUN_A, RUN_B)
+    ]
     diff = compare_ci.compare_runs(rows, n_boot=200).diffs[1]
     assert (diff.estimate, diff.low, diff.high) == (0.0, 0.0, 0.0)
 
@@ -87,21 +106,30 @@ def test_every_published_number_has_a_label_and_a_table():
         assert row and quantity, name
     assert published_label("pass_rate/question_only/10") == ("question_only", "pass rate at 10%")
     assert published_label("answer_key_vs_question_only/masked/length_matched/n") == (
-        "key masked, length matched", "n")
+        "key masked, length matched",
+        "n",
+    )
 
 
 def test_published_numbers_agree_with_each_other_as_the_study_states_them():
     """Consistency of the transcription, by the study's own arithmetic."""
     pub = {k: v.value for k, v in PAPER.published.items()}
-    for probe, subset in (("visible", "all"), ("visible", "both_correct"), ("masked", "all"),
-                          ("masked", "both_correct"), ("masked", "length_matched")):
+    for probe, subset in (
+        ("visible", "all"),
+        ("visible", "both_correct"),
+        ("masked", "all"),
+        ("masked", "both_correct"),
+        ("masked", "length_matched"),
+    ):
         k = f"answer_key_vs_question_only/{probe}/{subset}"
         total = pub[f"{k}/win_pct"] + pub[f"{k}/tie_pct"] + pub[f"{k}/loss_pct"]
         assert total == pytest.approx(100, abs=0.15), k  # rounded percentages
     # "answer-key traces win 283 comparisons, tie 501, and lose 216" of 1000
-    assert (pub["answer_key_vs_question_only/masked/all/win_pct"],
-            pub["answer_key_vs_question_only/masked/all/tie_pct"],
-            pub["answer_key_vs_question_only/masked/all/loss_pct"]) == (28.3, 50.1, 21.6)
+    assert (
+        pub["answer_key_vs_question_only/masked/all/win_pct"],
+        pub["answer_key_vs_question_only/masked/all/tie_pct"],
+        pub["answer_key_vs_question_only/masked/all/loss_pct"],
+    ) == (28.3, 50.1, 21.6)
     # "442 pairs tie, 136 favor answer-key, and 168 favor question-only" of 746
     both = "answer_key_vs_question_only/masked/both_correct"
     assert round(100 * 136 / 746, 1) == pub[f"{both}/win_pct"]
@@ -111,9 +139,15 @@ def test_published_numbers_agree_with_each_other_as_the_study_states_them():
     assert pub["pass_at_10_mean/answer_key_visible"] == pub["pass_rate/answer_key_visible/10"]
     # 0%-probe drop = Table III's 0% visible - masked: 0.998 - 0.116 = 0.882
     assert pub["zero_probe_drop/answer_key/mean_diff"] == pytest.approx(
-        pub["pass_rate/answer_key_visible/0"] - pub["pass_rate/answer_key_masked/0"])
+        pub["pass_rate/answer_key_visible/0"] - pub["pass_rate/answer_key_masked/0"]
+    )
     # anchoring: 272 + 113 + 2 = 387 = 1000 - 613 (wrong-key accuracy 0.613)
-    assert pub["wrong_key_anchoring/key"] + pub["wrong_key_anchoring/other_wrong"] + pub[
-        "wrong_key_anchoring/unparsed"] == pub["wrong_key_anchoring/incorrect"] == 387
+    assert (
+        pub["wrong_key_anchoring/key"]
+        + pub["wrong_key_anchoring/other_wrong"]
+        + pub["wrong_key_anchoring/unparsed"]
+        == pub["wrong_key_anchoring/incorrect"]
+        == 387
+    )
     assert round(100 * 272 / 387, 1) == pub["wrong_key_anchoring/key_pct"]
     assert not any(isinstance(v, float) and math.isnan(v) for v in pub.values())

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cotaudit import bootstrap
+from cotaudit.probing.pass_curves import FirstPass, first_pass, pass_at_10, trace_auc
 from cotaudit.studies.trace_tutor import stats as ts
-from cotaudit.pass_curves import FirstPass, first_pass, pass_at_10, trace_auc
 from cotaudit.studies.trace_tutor.stats import (
     TraceRecord,
     delta_context,
@@ -266,11 +266,13 @@ def test_delta_context_and_delta_prefix():
 
 
 def test_problem_estimands_by_hand():
-    rows = ts.problem_estimands([
-        record("p", "answer_key", FULL, FROM_75),  # AUC 0.9 visible, 0.375 masked
-        record("p", "question_only", ONLY_100),  # AUC 0.125
-        record("q", "wrong_key", FROM_50, NEVER),  # no question-only partner
-    ])
+    rows = ts.problem_estimands(
+        [
+            record("p", "answer_key", FULL, FROM_75),  # AUC 0.9 visible, 0.375 masked
+            record("p", "question_only", ONLY_100),  # AUC 0.125
+            record("q", "wrong_key", FROM_50, NEVER),  # no question-only partner
+        ]
+    )
     assert [r["pair_id"] for r in rows] == ["p", "q"]
     p, q = rows
     assert p["delta_context/answer_key"] == pytest.approx(0.9 - 0.375)

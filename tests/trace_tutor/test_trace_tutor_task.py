@@ -13,22 +13,15 @@ import numpy as np
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log
+from tasks_loader import TASKS, load_task_module
+from transcript_audit import audit_of, clipped_rows
 
-from cotaudit.studies.trace_tutor import stats as ts
+from cotaudit.answers import extract_boxed_answer
 from cotaudit.engine.hf import HFEngine
 from cotaudit.params import ParameterError
-from cotaudit.answers import extract_boxed_answer
+from cotaudit.probing.positions import Schedule
 from cotaudit.report import build_report
 from cotaudit.report.trace_tutor import run_settings
-from cotaudit.studies.trace_tutor.paper import PAPER
-from cotaudit.studies.trace_tutor.prompts import (
-    STUDY_FORCED_ANSWER_TAG,
-    STUDY_SYSTEM,
-    TUTOR_FORCED_ANSWER_TAG,
-    TUTOR_KEY_TEMPLATE,
-    TUTOR_SYSTEM,
-    tutor_messages,
-)
 from cotaudit.scorers import (
     records_from_log,
     trace_anchoring,
@@ -40,9 +33,16 @@ from cotaudit.scorers import (
 )
 from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
-from cotaudit.probing.positions import Schedule
-from tasks_loader import TASKS, load_task_module
-from transcript_audit import audit_of, clipped_rows
+from cotaudit.studies.trace_tutor import stats as ts
+from cotaudit.studies.trace_tutor.paper import PAPER
+from cotaudit.studies.trace_tutor.prompts import (
+    STUDY_FORCED_ANSWER_TAG,
+    STUDY_SYSTEM,
+    TUTOR_FORCED_ANSWER_TAG,
+    TUTOR_KEY_TEMPLATE,
+    TUTOR_SYSTEM,
+    tutor_messages,
+)
 
 ROOT = TASKS.parent
 TASK = "tasks/trace_tutor.py"  # Inspect resolves task files relative to the working directory
@@ -114,8 +114,10 @@ def recount(log: EvalLog, n_boot: int) -> dict[str, float]:
                 assert out[f"{metric_name}/{curve}"] == flags, (metric_name, curve)
         if cond == "question_only":
             continue
-        at_10 = [(sc.value["pass_at_10_visible"] >= 0.5, sc.value["pass_at_10_masked"] >= 0.5)
-                 for _, sc in group]
+        at_10 = [
+            (sc.value["pass_at_10_visible"] >= 0.5, sc.value["pass_at_10_masked"] >= 0.5)
+            for _, sc in group
+        ]
         out[f"pass_at_10_visible_not_masked/{cond}"] = sum(v and not m for v, m in at_10)
         out[f"pass_at_10_masked_not_visible/{cond}"] = sum(m and not v for v, m in at_10)
         pairs = [(sc, qo[m["pair_id"]]) for m, sc in group if m["pair_id"] in qo]
@@ -125,8 +127,9 @@ def recount(log: EvalLog, n_boot: int) -> dict[str, float]:
             passed(k.metadata["passes_masked"]) == passed(q.metadata["passes_visible"])
             for k, q in pairs
         )
-        d = np.array([sc.value["zero_probe_visible"] - sc.value["zero_probe_masked"]
-                      for _, sc in group])
+        d = np.array(
+            [sc.value["zero_probe_visible"] - sc.value["zero_probe_masked"] for _, sc in group]
+        )
         boot = d[np.random.default_rng(ts.BOOTSTRAP_SEED).integers(0, d.size, (n_boot, d.size))]
         low, high = np.quantile(boot.mean(axis=1), [0.025, 0.975])
         out[f"zero_probe_drop/{cond}/n"] = d.size
@@ -172,11 +175,20 @@ def test_invalid_parameters_are_rejected_naming_the_parameter(args, named):
 
 
 def test_valid_parameters_build_one_sample_per_problem_and_condition():
-    task = load_task().trace_tutor(problems=2, conditions="wrong_key,question_only",
-                                   fractions=[0.1, 0.2, 0.5, 1.0], probe_samples=4, temperature=0.7)
+    task = load_task().trace_tutor(
+        problems=2,
+        conditions="wrong_key,question_only",
+        fractions=[0.1, 0.2, 0.5, 1.0],
+        probe_samples=4,
+        temperature=0.7,
+    )
     ids = [s.id for s in task.dataset]
-    assert ids == ["p0000-wrong_key", "p0000-question_only", "p0001-wrong_key",
-                   "p0001-question_only"]
+    assert ids == [
+        "p0000-wrong_key",
+        "p0000-question_only",
+        "p0001-wrong_key",
+        "p0001-question_only",
+    ]
     sample = task.dataset[0]
     assert sample.metadata["pair_id"] == "p0000"
     assert sample.metadata["key"] == sample.metadata["gold"] + 1
@@ -203,7 +215,9 @@ def test_paper_configuration_sets_the_studys_settings_and_records_overrides():
     small = task_fn(paper=True, problems=2, max_explanation_tokens=32)
     assert len(small.dataset) == 6
     assert small.metadata["paper_configuration"]["overrides"] == {
-        "problems": 2, "max_explanation_tokens": 32}
+        "problems": 2,
+        "max_explanation_tokens": 32,
+    }
     assert "paper_configuration" not in task_fn(problems=1).metadata
 
 
@@ -211,8 +225,10 @@ def test_study_prompt_texts_keep_the_studys_words():
     """The words the study's text uses for its system prompt and forced-answer probe appear in
     ours unchanged (the quotes themselves are checked against the study in test_paper.py)."""
     assert "careful grade-school math tutor" in STUDY_SYSTEM
-    assert ("explain the solution step by step from the problem statement, and conclude with an "
-            "integer in \\boxed{X} form") in STUDY_SYSTEM
+    assert (
+        "explain the solution step by step from the problem statement, and conclude with an "
+        "integer in \\boxed{X} form"
+    ) in STUDY_SYSTEM
     assert STUDY_FORCED_ANSWER_TAG.startswith("\n</think>")
     assert "top reasoning and return only a boxed final answer" in STUDY_FORCED_ANSWER_TAG
     assert PAPER.settings["system_prompt"].value == STUDY_SYSTEM
@@ -245,8 +261,12 @@ def test_probe_positions_are_zero_then_rounded_fractions():
         lambda: trace_zero_probe_drop(n_boot=100),
         trace_checkpoint_counts,
         lambda: contrastive_cluster_f1(
-            features=["auc_masked"], class_key="condition", positive_class="answer_key",
-            negative_class="question_only", directions={"auc_masked": 1}, prefix="cluster_masked",
+            features=["auc_masked"],
+            class_key="condition",
+            positive_class="answer_key",
+            negative_class="question_only",
+            directions={"auc_masked": 1},
+            prefix="cluster_masked",
         ),
     ],
 )
@@ -303,8 +323,13 @@ def tiny_run(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(HFEngine, "continue_prefixes_sync", spy_continue)
         mp.setattr(HFEngine, "prefill", spy_prefill)
-        log = run("hf-probe/tiny", tmp_path_factory.mktemp("tiny"), problems=2,
-                  max_explanation_tokens=24, bootstrap_samples=500)
+        log = run(
+            "hf-probe/tiny",
+            tmp_path_factory.mktemp("tiny"),
+            problems=2,
+            max_explanation_tokens=24,
+            bootstrap_samples=500,
+        )
     return log, requests, prefilled
 
 
@@ -316,8 +341,11 @@ def test_masked_replay_holds_the_prefix_token_for_token(tiny_run, tiny_engine):
         record = sample.store["trace_tutor"]
         ids = record["token_ids"]
         question = sample.metadata["question"]
-        mine = [r for r in requests if list(r.cot_token_ids) == ids
-                and r.messages[-1]["content"] == question]
+        mine = [
+            r
+            for r in requests
+            if list(r.cot_token_ids) == ids and r.messages[-1]["content"] == question
+        ]
         gold, condition = sample.metadata["gold"], sample.metadata["condition"]
         visible = [r for r in mine if list(r.messages) == tutor_messages(question, condition, gold)]
         question_only = tutor_messages(question, "question_only", gold)
@@ -351,12 +379,19 @@ def test_transcript_records_each_cut_as_the_store_record_has_it(tiny_run, tiny_e
         for name, probe in record["probes"].items():
             [header] = audit.headers[name]
             assert (header["positions"], header["gold"], header["k"]) == (
-                record["positions"], gold, record["k"])
+                record["positions"],
+                gold,
+                record["k"],
+            )
             cuts = audit.cuts[name]
-            assert [c["t"] for c in cuts] == [c["prefix_tokens"] for c in cuts] == record["positions"]
+            assert (
+                [c["t"] for c in cuts] == [c["prefix_tokens"] for c in cuts] == record["positions"]
+            )
             assert [c["answers"] for c in cuts] == clipped_rows(probe["answers"])
             assert [c["parsed"] for c in cuts] == probe["parsed"]
-            assert [c["match"] for c in cuts] == [[p == gold for p in row] for row in probe["parsed"]]
+            assert [c["match"] for c in cuts] == [
+                [p == gold for p in row] for row in probe["parsed"]
+            ]
             assert [c["matches"] for c in cuts] == probe["matches"]
             for c in cuts:  # the end of the text the model was fed before the tag
                 text, shown = tiny_engine.detokenize(ids[: c["t"]]), c["prefix_end"]
@@ -394,7 +429,8 @@ def test_cluster_contrast_of_both_probes_is_in_the_log_file(tiny_run):
     for prefix, entry in entries.items():
         assert entry["summary"].startswith(f"**{prefix}**: answer_key vs question_only")
         noted = {
-            s.id for s in log.samples
+            s.id
+            for s in log.samples
             if any(n["metric"] == prefix for n in score_of(s).metadata.get("cluster_contrast", []))
         }
         clustered = {s.id for s in log.samples if s.metadata["condition"] != "wrong_key"}
@@ -405,17 +441,27 @@ def test_run_metrics_are_in_the_log_and_match_trace_stats(tiny_run):
     log, _, _ = tiny_run
     metrics = metrics_of(log)
     for key in (
-        "n/question_only", "accuracy/wrong_key", "auc_median/answer_key_masked",
-        "pass_at_10_mean/wrong_key_visible", "first_pass_median/question_only",
-        "pass_rate/answer_key_visible/0", "pass_rate/answer_key_masked/100",
+        "n/question_only",
+        "accuracy/wrong_key",
+        "auc_median/answer_key_masked",
+        "pass_at_10_mean/wrong_key_visible",
+        "first_pass_median/question_only",
+        "pass_rate/answer_key_visible/0",
+        "pass_rate/answer_key_masked/100",
         "answer_key_vs_question_only/masked/length_matched/mean_ci_low",
-        "visible_vs_masked/wrong_key/mean_diff", "first_pass_count/question_only/none",
-        "wrong_key_anchoring/key", "pass_10_fail_100/answer_key_visible",
-        "pass_early_fail_100/answer_key_masked", "all_pass_count/question_only",
-        "zero_probe_drop/answer_key/mean_ci_low", "pass_at_10_visible_not_masked/wrong_key",
+        "visible_vs_masked/wrong_key/mean_diff",
+        "first_pass_count/question_only/none",
+        "wrong_key_anchoring/key",
+        "pass_10_fail_100/answer_key_visible",
+        "pass_early_fail_100/answer_key_masked",
+        "all_pass_count/question_only",
+        "zero_probe_drop/answer_key/mean_ci_low",
+        "pass_at_10_visible_not_masked/wrong_key",
         "identical_pass_vectors/answer_key_masked_vs_question_only/count",
         "length_tokens_median/question_only",
-        "cluster_visible_f1", "cluster_masked_f1", "cluster_masked_threshold_f1",
+        "cluster_visible_f1",
+        "cluster_masked_f1",
+        "cluster_masked_threshold_f1",
     ):
         assert key in metrics, key
     assert metrics["n/answer_key"] == 2
@@ -462,8 +508,16 @@ def test_report_checks_first_pass_median_as_the_log_defines_it(tiny_run, tmp_pat
 
 
 def test_stochastic_replication_makes_p_a_rate_over_k_samples(tmp_path):
-    log = run("hf-probe/tiny", tmp_path, problems=1, conditions="answer_key",
-              max_explanation_tokens=8, probe_samples=3, temperature=1.5, bootstrap_samples=10)
+    log = run(
+        "hf-probe/tiny",
+        tmp_path,
+        problems=1,
+        conditions="answer_key",
+        max_explanation_tokens=8,
+        probe_samples=3,
+        temperature=1.5,
+        bootstrap_samples=10,
+    )
     [sample] = log.samples
     meta = score_of(sample).metadata
     assert meta["k"] == 3
@@ -489,8 +543,15 @@ def tiny_paper_run(tmp_path_factory):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(HFEngine, "continue_prefixes_sync", spy)
-        log = run("hf-probe/tiny", tmp_path_factory.mktemp("paper"), paper=True, problems=2,
-                  max_explanation_tokens=24, bootstrap_samples=500, metrics="compact")
+        log = run(
+            "hf-probe/tiny",
+            tmp_path_factory.mktemp("paper"),
+            paper=True,
+            problems=2,
+            max_explanation_tokens=24,
+            bootstrap_samples=500,
+            metrics="compact",
+        )
     return log, requests
 
 
@@ -507,7 +568,10 @@ def test_paper_run_probes_with_the_studys_prompt_tag_and_limits(tiny_paper_run):
     assert len(masked) == 2 + 4  # question-only (its own prompt) and the 4 masked replays
     logged = read_eval_log(log.location).eval.metadata["paper_configuration"]
     assert logged["overrides"] == {
-        "problems": 2, "max_explanation_tokens": 24, "bootstrap_samples": 500}
+        "problems": 2,
+        "max_explanation_tokens": 24,
+        "bootstrap_samples": 500,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -532,8 +596,10 @@ def test_report_prints_the_published_tables_beside_the_runs_values(two_run_repor
     t4 = paper_sec.tables["published_table_iv"]
     row = t4.row("answer_key_vs_question_only/masked/length_matched/n")
     assert row[column] == 365
-    assert row["this run"] == paper_sec.data["table_iv"][
-        "answer_key_vs_question_only/masked/length_matched/n"]
+    assert (
+        row["this run"]
+        == paper_sec.data["table_iv"]["answer_key_vs_question_only/masked/length_matched/n"]
+    )
     text = paper_sec.tables["published_text"]
     assert text.row("wrong_key_anchoring/key")[column] == 272
     markdown = two_run_report.markdown_path.read_text()
@@ -542,9 +608,11 @@ def test_report_prints_the_published_tables_beside_the_runs_values(two_run_repor
     assert paper_sec.run.task_args["forced_answer_tag"] == TUTOR_FORCED_ANSWER_TAG
     assert run_settings(paper_sec.run)["forced_answer_tag"] == STUDY_FORCED_ANSWER_TAG
     assert run_settings(paper_sec.run)["problems"] == 2
-    assert "Settings: problems=2, conditions=question_only,answer_key,wrong_key, fractions=0.1," \
-        "0.25,0.5,0.75,1, probe_samples=1, temperature=0.0, max_explanation_tokens=24, " \
+    assert (
+        "Settings: problems=2, conditions=question_only,answer_key,wrong_key, fractions=0.1,"
+        "0.25,0.5,0.75,1, probe_samples=1, temperature=0.0, max_explanation_tokens=24, "
         "bootstrap_samples=500" in markdown
+    )
     assert "did not use the study's configuration" in markdown  # the default run
 
 
@@ -563,7 +631,8 @@ def test_report_compares_runs_by_paired_differences_over_problems(two_run_report
         # by hand from the logged per-sample AUCs: each run's mean, and the second run's minus
         # the first's over the problems both have (p0000, p0001)
         assert comp.row(label)[labels[0]] == pytest.approx(
-            np.mean([e[name] for e in estimands[0].values()]))
+            np.mean([e[name] for e in estimands[0].values()])
+        )
         delta = comp.row(f"Δ {label} vs {labels[0]}")[labels[1]]
         shared = sorted(set(estimands[0]) & set(estimands[1]))
         assert shared == ["p0000", "p0001"]

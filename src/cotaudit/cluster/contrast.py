@@ -63,8 +63,6 @@ CONTRAST_MAX_TOKENS = 400
 """Token budget of the contrast model's description."""
 
 
-
-
 @dataclass(frozen=True)
 class Clustering:
     """One cluster metric of a run, recomputed: its key prefix, the clustering and the name of
@@ -217,7 +215,9 @@ def summary_text(
         + ")"
         for r in contrast["feature_ranking"]
     )
-    lines.append(f"Features by |standardised centroid difference| (positive - negative): {ranking}.")
+    lines.append(
+        f"Features by |standardised centroid difference| (positive - negative): {ranking}."
+    )
     return "\n\n".join(lines)
 
 

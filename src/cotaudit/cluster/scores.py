@@ -111,14 +111,21 @@ def cluster_contrast_from_scores(
     missing or non-finite feature, or, with ``skip_whole_unit``, such a sample's unit).
     """
     result = cluster_f1_from_scores(
-        scores, features, class_key, positive_class, negative_class, directions, primary,
-        n_boot, seed, unit_key, skip_whole_unit,
+        scores,
+        features,
+        class_key,
+        positive_class,
+        negative_class,
+        directions,
+        primary,
+        n_boot,
+        seed,
+        unit_key,
+        skip_whole_unit,
     )
     contrast = result.contrast(n_nearest)
     contrast["negative_class"] = negative_class
-    contrast["n_skipped"] = (
-        len(scores) - result.n_positive - result.n_negative - result.n_collapsed
-    )
+    contrast["n_skipped"] = len(scores) - result.n_positive - result.n_negative - result.n_collapsed
     return contrast
 
 

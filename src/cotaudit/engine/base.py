@@ -19,8 +19,9 @@ Callers check for it with ``isinstance(engine, LocalEngine)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 Message = dict[str, str]
 """A chat message as ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -109,9 +110,7 @@ class ProbeEngine(Protocol):
         """For each position in ``request.positions`` (in order), the k answer texts."""
         ...
 
-    async def loglikelihood(
-        self, context: Sequence[Message], continuation: str
-    ) -> LoglikResult:
+    async def loglikelihood(self, context: Sequence[Message], continuation: str) -> LoglikResult:
         """Score ``continuation`` as the assistant's reply to ``context`` (chat-rendered)."""
         ...
 

@@ -25,8 +25,9 @@ from __future__ import annotations
 import collections
 import contextlib
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any, Callable, ContextManager, Protocol, Sequence, TypeVar
+from typing import Any, ContextManager, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -36,7 +37,7 @@ class Stepper(Protocol):
 
     max_rows: int
 
-    def step(self, jobs: Sequence["Job"]) -> list[Any]:
+    def step(self, jobs: Sequence[Job]) -> list[Any]:
         """Feed every job's next tokens in one forward pass; returns each job's logits."""
         ...
 
@@ -89,11 +90,11 @@ class Scheduler:
     def on_worker(self) -> bool:
         return threading.current_thread() is self._thread
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> "Future[T]":
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Run ``fn(*args)`` on the worker, exclusively, between decode steps."""
         return self._put(fn, args, job=False)
 
-    def submit_job(self, job: Job) -> "Future[Any]":
+    def submit_job(self, job: Job) -> Future[Any]:
         """Decode ``job`` in the running batch; the future holds ``job.result()``."""
         return self._put(job, (), job=True)
 
@@ -109,7 +110,7 @@ class Scheduler:
         futures = [self.submit_job(j) for j in jobs]
         return [f.result() for f in futures]
 
-    def _put(self, item: Any, args: tuple[Any, ...], job: bool) -> "Future[Any]":
+    def _put(self, item: Any, args: tuple[Any, ...], job: bool) -> Future[Any]:
         future: Future[Any] = Future()
         with self._cv:
             self._queue.append((future, item, args, job))

@@ -7,7 +7,8 @@ generic prefill engine's token positions) uses :func:`render_chat`, so they send
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from cotaudit.engine.base import Message
 
@@ -48,5 +49,9 @@ def to_inspect(messages: Sequence[Message]) -> list[ChatMessage]:
     """Plain dicts as Inspect messages."""
     from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
-    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+    kinds = {
+        "system": ChatMessageSystem,
+        "user": ChatMessageUser,
+        "assistant": ChatMessageAssistant,
+    }
     return [kinds[m["role"]](content=m["content"]) for m in messages]

@@ -24,9 +24,10 @@ import functools
 import inspect
 import logging
 from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Sequence
+from typing import Any, Literal
 
 from cotaudit.engine.base import (
     Generation,
@@ -51,7 +52,7 @@ def on_worker(fn: Callable[..., T]) -> Callable[..., T]:
     """Run the method on the engine's worker thread (inline when already there)."""
 
     @functools.wraps(fn)
-    def wrapper(self: "HFEngine", *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: HFEngine, *args: Any, **kwargs: Any) -> Any:
         return self._scheduler.call(functools.partial(fn, self, *args, **kwargs))
 
     return wrapper
@@ -107,7 +108,8 @@ class HFEngine(SyncVerbs):
             logger.warning(
                 "cotaudit hf-probe: matrix products on %s are not row-independent; batched "
                 "decoding may differ from unbatched in the last float bits "
-                "(-M max_batch_rows=1 for the unbatched computation)", self.device
+                "(-M max_batch_rows=1 for the unbatched computation)",
+                self.device,
             )
         eos = {tokenizer.eos_token_id}
         gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
@@ -134,7 +136,7 @@ class HFEngine(SyncVerbs):
         device: str = "cpu",
         max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
         pad_rows: bool = True,
-    ) -> "HFEngine":
+    ) -> HFEngine:
         """Load a local folder or hub id with ``from_pretrained``."""
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -174,7 +176,9 @@ class HFEngine(SyncVerbs):
         """``fn(*args)`` on the worker thread, alone (decode jobs inside it run unbatched)."""
         return self._scheduler.call(fn, *args)
 
-    def forward(self, input_ids: Any, cache: Any = None, *, last_only: bool = False) -> tuple[Any, Any]:
+    def forward(
+        self, input_ids: Any, cache: Any = None, *, last_only: bool = False
+    ) -> tuple[Any, Any]:
         """One model call with the KV cache; returns (logits, cache). ``last_only`` computes
         logits for the last position only (``logits_to_keep=1``)."""
         kwargs: dict[str, Any] = {"input_ids": input_ids, "use_cache": True}
@@ -188,7 +192,12 @@ class HFEngine(SyncVerbs):
     # --- synchronous implementations ------------------------------------------------------
 
     def generate_sync(
-        self, messages: Sequence[Message], max_tokens: int, temperature: float, seed: int, n: int = 1
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        n: int = 1,
     ) -> list[Generation]:
         """``n`` completions of ``messages``, decoded in the running batch (a job)."""
         job = GenerateJob(self._stepper, messages, max_tokens, temperature, seed, n)
@@ -293,8 +302,9 @@ class HFEngine(SyncVerbs):
                 eos_token_id=self.eos_ids,
                 pad_token_id=self.eos_ids[0],
             )
-            answers.append([self.detokenize(_until_eos(r[len(ids):].tolist(), self.eos_ids))
-                            for r in out])
+            answers.append(
+                [self.detokenize(_until_eos(r[len(ids) :].tolist(), self.eos_ids)) for r in out]
+            )
         return answers
 
     @on_worker
@@ -361,8 +371,9 @@ class HFEngine(SyncVerbs):
         """Decode up to ``max_tokens`` tokens for every row (:class:`RowDecoder`);
         ``step(next_tokens)`` feeds the tokens and returns the next logits.
         Returns the token rows and whether each row stopped at EOS."""
-        decoder = RowDecoder(logits.shape[0], max_tokens, temperature, generators, self.eos_ids,
-                             self.device)
+        decoder = RowDecoder(
+            logits.shape[0], max_tokens, temperature, generators, self.eos_ids, self.device
+        )
         done = decoder.done or decoder.advance(logits)
         while not done:
             done = decoder.advance(step(decoder.next))

@@ -26,8 +26,9 @@ gives the unbatched computation there.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -67,8 +68,15 @@ class RowDecoder:
     each). A row stops at an EOS token (not kept); the decoder is done when every row stopped
     or ``max_tokens`` tokens were picked."""
 
-    def __init__(self, rows: int, max_tokens: int, temperature: float, generators: list[Any],
-                 eos_ids: Sequence[int], device: Any) -> None:
+    def __init__(
+        self,
+        rows: int,
+        max_tokens: int,
+        temperature: float,
+        generators: list[Any],
+        eos_ids: Sequence[int],
+        device: Any,
+    ) -> None:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.generators = generators
@@ -90,10 +98,12 @@ class RowDecoder:
         else:
             probs = torch.softmax(logits.float() / self.temperature, dim=-1).cpu()
             g = self.group
-            nxt = torch.cat([
-                torch.multinomial(probs[i * g : (i + 1) * g], 1, generator=gen)[:, 0]
-                for i, gen in enumerate(self.generators)
-            ]).to(logits.device)
+            nxt = torch.cat(
+                [
+                    torch.multinomial(probs[i * g : (i + 1) * g], 1, generator=gen)[:, 0]
+                    for i, gen in enumerate(self.generators)
+                ]
+            ).to(logits.device)
         is_eos = torch.isin(nxt, self.eos)
         keep = (~self.finished & ~is_eos).tolist()
         for i, tok in enumerate(nxt.tolist()):
@@ -123,8 +133,9 @@ class JobsCache:
         self.jobs = jobs
         self.spans = spans
 
-    def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any,
-               **kwargs: Any) -> tuple[JobsKV, JobsKV]:
+    def update(
+        self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any
+    ) -> tuple[JobsKV, JobsKV]:
         keys, values = [], []
         for job, (a, b) in zip(self.jobs, self.spans):
             k, v = job.cache.update(key[a:b], value[a:b], layer_idx)
@@ -136,8 +147,9 @@ class JobsCache:
         return 0
 
 
-def jobs_attention(module: Any, query: torch.Tensor, key: JobsKV, value: JobsKV,
-                   attention_mask: Any, **kwargs: Any) -> tuple[torch.Tensor, None]:
+def jobs_attention(
+    module: Any, query: torch.Tensor, key: JobsKV, value: JobsKV, attention_mask: Any, **kwargs: Any
+) -> tuple[torch.Tensor, None]:
     """Attention of a batched step: each job's rows over that job's own cache, by the job's
     own attention function; padding rows get zeros. Returns [B, q, H, d]."""
     if not isinstance(key, JobsKV):
@@ -177,8 +189,12 @@ class HFStepper:
         positions = torch.cat([j.next_positions() for j in jobs] + [zeros])
         cache = JobsCache(jobs, spans)
         with engine._attention(ATTENTION_NAME):
-            out = engine.model(input_ids=tokens[:, None], position_ids=positions[:, None],
-                               use_cache=True, **{engine._cache_kwarg: cache})
+            out = engine.model(
+                input_ids=tokens[:, None],
+                position_ids=positions[:, None],
+                use_cache=True,
+                **{engine._cache_kwarg: cache},
+            )
         logits = out.logits[:, -1, :]
         return [logits[a:b] for a, b in spans]
 
@@ -201,8 +217,15 @@ class DecodeJob:
 class GenerateJob(DecodeJob):
     """``n`` completions of a chat prompt: prefill once, expand to n rows, decode."""
 
-    def __init__(self, stepper: HFStepper, messages: Sequence[Any], max_tokens: int,
-                 temperature: float, seed: int, n: int) -> None:
+    def __init__(
+        self,
+        stepper: HFStepper,
+        messages: Sequence[Any],
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        n: int,
+    ) -> None:
         super().__init__(stepper)
         self.args = (messages, max_tokens, temperature, seed)
         self.rows = n
@@ -229,8 +252,9 @@ class GenerateJob(DecodeJob):
             self.cache.batch_repeat_interleave(self.rows)
             logits = logits.expand(self.rows, -1)
         generator = torch.Generator(device="cpu").manual_seed(seed_for(seed))
-        self.decoder = RowDecoder(self.rows, max_tokens, temperature, [generator],
-                                  engine.eos_ids, engine.device)
+        self.decoder = RowDecoder(
+            self.rows, max_tokens, temperature, [generator], engine.eos_ids, engine.device
+        )
         return self.decoder.done or self.decoder.advance(logits)
 
     def next_positions(self) -> torch.Tensor:
@@ -247,8 +271,11 @@ class GenerateJob(DecodeJob):
 
         engine = self.engine
         return [
-            Generation(text=engine.detokenize(ids), token_ids=ids,
-                       finish_reason="stop" if done else "max_tokens")
+            Generation(
+                text=engine.detokenize(ids),
+                token_ids=ids,
+                finish_reason="stop" if done else "max_tokens",
+            )
             for ids, done in zip(self.decoder.tokens, self.decoder.finished.tolist())
         ]
 
@@ -269,19 +296,33 @@ class SweepJob(DecodeJob):
         prompt_ids, tag_ids = engine._prompt_and_tag(request)
         full = engine.prefill(prompt_ids + list(request.cot_token_ids))
         k, n_prompt, n_tag = request.k, len(prompt_ids), len(tag_ids)
-        lengths = torch.tensor([n_prompt + t for t in request.positions for _ in range(k)],
-                               device=engine.device)
+        lengths = torch.tensor(
+            [n_prompt + t for t in request.positions for _ in range(k)], device=engine.device
+        )
         self.cache = SharedPrefixCache(full, n_prompt + len(request.cot_token_ids), lengths)
         pos = lengths[:, None] + torch.arange(n_tag, device=engine.device)[None, :]
         tag = torch.tensor([tag_ids] * self.rows, device=engine.device)
         with engine._attention(SHARED):
-            out = engine.model(input_ids=tag, position_ids=pos, use_cache=True, logits_to_keep=1,
-                               **{engine._cache_kwarg: self.cache})
+            out = engine.model(
+                input_ids=tag,
+                position_ids=pos,
+                use_cache=True,
+                logits_to_keep=1,
+                **{engine._cache_kwarg: self.cache},
+            )
         self.last_position = pos[:, -1]
-        generators = [torch.Generator(device="cpu").manual_seed(seed_for(request.seed, t))
-                      for t in request.positions]
-        self.decoder = RowDecoder(self.rows, request.max_tokens, request.temperature,
-                                  generators, engine.eos_ids, engine.device)
+        generators = [
+            torch.Generator(device="cpu").manual_seed(seed_for(request.seed, t))
+            for t in request.positions
+        ]
+        self.decoder = RowDecoder(
+            self.rows,
+            request.max_tokens,
+            request.temperature,
+            generators,
+            engine.eos_ids,
+            engine.device,
+        )
         return self.decoder.advance(out.logits[:, -1, :])
 
     def next_positions(self) -> torch.Tensor:
@@ -294,6 +335,7 @@ class SweepJob(DecodeJob):
     def result(self) -> list[list[str]]:
         k, detok = self.request.k, self.engine.detokenize
         rows = self.decoder.tokens
-        return [[detok(r) for r in rows[j * k : (j + 1) * k]]
-                for j in range(len(self.request.positions))]
-
+        return [
+            [detok(r) for r in rows[j * k : (j + 1) * k]]
+            for j in range(len(self.request.positions))
+        ]

@@ -29,16 +29,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model
 
 from cotaudit.engine.base import (
+    SCORING_BACKENDS,
     EngineCapabilityError,
     Generation,
     LoglikResult,
     Message,
-    SCORING_BACKENDS,
     PrefixRequest,
     seed_for,
 )
@@ -140,7 +141,7 @@ class InspectPrefillEngine:
             fail_fast_on_dead_server(api)
 
     @classmethod
-    def for_model(cls, model: Model, tokenizer: str | None = None) -> "InspectPrefillEngine":
+    def for_model(cls, model: Model, tokenizer: str | None = None) -> InspectPrefillEngine:
         """Load the transformers tokenizer ``tokenizer`` (default: the model's name)."""
         from transformers import AutoTokenizer
 
@@ -161,7 +162,12 @@ class InspectPrefillEngine:
         return self.tokenizer.decode(list(token_ids), skip_special_tokens=True)
 
     async def generate(
-        self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.0, seed: int = 0
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
     ) -> Generation:
         out = await self.model.generate(
             to_inspect(messages),
@@ -221,8 +227,12 @@ class InspectPrefillEngine:
         extra = {} if seed is None else {"seed": seed}
         try:
             out = await client.completions.create(
-                model=name, prompt=ids, n=n, max_tokens=request.max_tokens,
-                temperature=request.temperature, **extra,
+                model=name,
+                prompt=ids,
+                n=n,
+                max_tokens=request.max_tokens,
+                temperature=request.temperature,
+                **extra,
             )
         except Exception as e:  # noqa: BLE001 - a dead server gets its own error
             dead = dead_server_error(api, e)
@@ -238,8 +248,12 @@ class InspectPrefillEngine:
         messages = list(request.messages) + [{"role": "assistant", "content": prefix}]
         out = await self.model.generate(
             to_inspect(messages),
-            config=GenerateConfig(max_tokens=request.max_tokens, temperature=request.temperature,
-                                  seed=seed, num_choices=n),
+            config=GenerateConfig(
+                max_tokens=request.max_tokens,
+                temperature=request.temperature,
+                seed=seed,
+                num_choices=n,
+            ),
         )
         return [c.message.text for c in out.choices]
 

@@ -37,9 +37,10 @@ import functools
 import logging
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from cotaudit.engine.base import (
     Generation,
@@ -96,7 +97,7 @@ def on_worker(fn: Callable[..., T]) -> Callable[..., T]:
     """Run the method on the MLX worker thread (inline when already there)."""
 
     @functools.wraps(fn)
-    def wrapper(self: "MLXEngine", *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: MLXEngine, *args: Any, **kwargs: Any) -> Any:
         return self._executor.call(functools.partial(fn, self, *args, **kwargs))
 
     return wrapper
@@ -175,7 +176,8 @@ class MLXEngine(SyncVerbs):
             logger.warning(
                 "cotaudit mlx: matrix products on %s are not row-independent; batched decoding "
                 "may differ from unbatched in the last float bits (-M max_batch_rows=1 for the "
-                "unbatched computation)", mx.default_device()
+                "unbatched computation)",
+                mx.default_device(),
             )
 
     @property
@@ -193,7 +195,7 @@ class MLXEngine(SyncVerbs):
         *,
         openblas: bool | None = None,
         max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
-    ) -> "MLXEngine":
+    ) -> MLXEngine:
         """``mlx_lm.load`` a local folder (HF safetensors or MLX-converted) or hub id.
 
         ``openblas``: preload the system OpenBLAS first (Linux CPU speed-up); None reads
@@ -289,7 +291,12 @@ class MLXEngine(SyncVerbs):
     # --- synchronous implementations ------------------------------------------------------
 
     def generate_sync(
-        self, messages: Sequence[Message], max_tokens: int, temperature: float, seed: int, n: int = 1
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        n: int = 1,
     ) -> list[Generation]:
         """``n`` completions of ``messages``, decoded in the running batch (a job)."""
         from cotaudit.engine.mlx_batch import GenerateJob

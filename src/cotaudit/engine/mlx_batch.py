@@ -23,8 +23,9 @@ each job alone.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import mlx.core as mx
 
@@ -40,7 +41,9 @@ def rows_independent(trials: int = 6) -> bool:
     ref = x @ w.T
     for rows in (1, 2, 3, 5, 12, 64)[:trials]:
         for offset in (0, 3):
-            if not mx.array_equal((x[offset : offset + rows] @ w.T), ref[offset : offset + rows]).item():
+            if not mx.array_equal(
+                (x[offset : offset + rows] @ w.T), ref[offset : offset + rows]
+            ).item():
                 return False
     return True
 
@@ -51,8 +54,9 @@ class RowDecoder:
     step). A row stops at an EOS token (not kept); done when every row stopped or
     ``max_tokens`` tokens were picked."""
 
-    def __init__(self, rows: int, max_tokens: int, temperature: float, seed: int,
-                 eos_ids: Sequence[int]) -> None:
+    def __init__(
+        self, rows: int, max_tokens: int, temperature: float, seed: int, eos_ids: Sequence[int]
+    ) -> None:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.key = mx.random.key(seed)
@@ -94,8 +98,9 @@ class JobsKV:
 class JobsLayerCache:
     """One layer's cache during a batched step: routes each job's rows to its own cache."""
 
-    def __init__(self, jobs: Sequence[Any], spans: list[tuple[int, int]], layer: int,
-                 offsets: Any) -> None:
+    def __init__(
+        self, jobs: Sequence[Any], spans: list[tuple[int, int]], layer: int, offsets: Any
+    ) -> None:
         self.jobs, self.spans, self.layer = jobs, spans, layer
         self.offset = offsets
 
@@ -119,13 +124,15 @@ def patch_attention(model: Any) -> bool:
     if getattr(original, "_cotaudit_jobs", False):
         return True
 
-    def dispatch(queries: Any, keys: Any, values: Any, cache: Any, scale: float, mask: Any,
-                 **kwargs: Any) -> Any:
+    def dispatch(
+        queries: Any, keys: Any, values: Any, cache: Any, scale: float, mask: Any, **kwargs: Any
+    ) -> Any:
         if not isinstance(cache, JobsLayerCache):
             return original(queries, keys, values, cache=cache, scale=scale, mask=mask, **kwargs)
         parts = [
-            original(queries[a:b], k, v, cache=job.cache[cache.layer], scale=scale, mask=None,
-                     **kwargs)
+            original(
+                queries[a:b], k, v, cache=job.cache[cache.layer], scale=scale, mask=None, **kwargs
+            )
             for job, (a, b), k, v in zip(cache.jobs, cache.spans, keys.parts, values.parts)
         ]
         return mx.concatenate(parts, axis=0)
@@ -162,8 +169,15 @@ class MLXStepper:
 class GenerateJob:
     """``n`` completions of a chat prompt: prefill once, broadcast to n rows, decode."""
 
-    def __init__(self, stepper: MLXStepper, messages: Sequence[Any], max_tokens: int,
-                 temperature: float, seed: int, n: int) -> None:
+    def __init__(
+        self,
+        stepper: MLXStepper,
+        messages: Sequence[Any],
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        n: int,
+    ) -> None:
         self.stepper, self.engine = stepper, stepper.engine
         self.args = (messages, max_tokens, temperature, seed)
         self.rows = n
@@ -189,7 +203,9 @@ class GenerateJob:
     def result(self) -> list[Generation]:
         detok = self.engine.detokenize
         return [
-            Generation(text=detok(ids), token_ids=ids, finish_reason="stop" if done else "max_tokens")
+            Generation(
+                text=detok(ids), token_ids=ids, finish_reason="stop" if done else "max_tokens"
+            )
             for ids, done in zip(self.decoder.tokens, self.decoder.finished)
         ]
 
@@ -230,8 +246,13 @@ class PrefixJob:
             self.cache = engine.new_cache()
             ids = sweep.prompt + list(request.cot_token_ids[:t]) + sweep.tag
             logits = engine.prefill(ids, self.cache, rows=self.rows)
-        self.decoder = RowDecoder(self.rows, request.max_tokens, request.temperature,
-                                  seed_for(request.seed, t), engine.eos_ids)
+        self.decoder = RowDecoder(
+            self.rows,
+            request.max_tokens,
+            request.temperature,
+            seed_for(request.seed, t),
+            engine.eos_ids,
+        )
         return self.decoder.advance(logits)
 
     def advance(self, logits: Any) -> bool:

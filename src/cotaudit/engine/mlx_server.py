@@ -31,15 +31,16 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from cotaudit.engine.base import (
+    SCORING_BACKENDS,
     EngineCapabilityError,
     Generation,
     LoglikResult,
     Message,
-    SCORING_BACKENDS,
     PrefixRequest,
     seed_for,
 )
@@ -255,7 +256,9 @@ class MLXServerEngine:
                 "%s: the server counted %d prompt tokens where the client tokenizer has %d "
                 "(text that re-tokenises differently at a boundary, or a different tokenizer: "
                 "check that -M tokenizer= names the model the server runs)",
-                self.name, completion.prompt_tokens, n_prompt,
+                self.name,
+                completion.prompt_tokens,
+                n_prompt,
             )
         return completion
 
@@ -356,15 +359,21 @@ class MLXServerEngine:
         return list(
             await asyncio.gather(
                 *(
-                    self.complete(prompt_ids, max_tokens=max_tokens, temperature=temperature,
-                                  seed=seeds[i])
+                    self.complete(
+                        prompt_ids, max_tokens=max_tokens, temperature=temperature, seed=seeds[i]
+                    )
                     for i in range(n)
                 )
             )
         )
 
     async def generate(
-        self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.0, seed: int = 0
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
     ) -> Generation:
         gens = await self.generate_n(
             messages, max_tokens=max_tokens, temperature=temperature, seed=seed, n=1

@@ -38,7 +38,9 @@ class SharedPrefixCache:
     plus per-row suffixes that grow as tokens are fed."""
 
     def __init__(self, source: Any, width: int, lengths: torch.Tensor) -> None:
-        self.prefix = [(layer.keys[:, :, :width], layer.values[:, :, :width]) for layer in source.layers]
+        self.prefix = [
+            (layer.keys[:, :, :width], layer.values[:, :, :width]) for layer in source.layers
+        ]
         self.suffix: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(self.prefix)
         self.width = width
         self.lengths = lengths
@@ -86,17 +88,22 @@ def shared_prefix_attention(
     prefix_scores = prefix_scores.masked_fill(~visible[:, None, None, None, :], float("-inf"))
     # suffix: each row's own tokens, causal
     suffix_scores = torch.einsum("bkgqd,bksd->bkgqs", qg, key.suffix) * scale
-    own = torch.arange(s_len, device=query.device)[None, :] <= (
-        s_len - q_len + torch.arange(q_len, device=query.device)
-    )[:, None]
+    own = (
+        torch.arange(s_len, device=query.device)[None, :]
+        <= (s_len - q_len + torch.arange(q_len, device=query.device))[:, None]
+    )
     suffix_scores = suffix_scores.masked_fill(~own, float("-inf"))
     probs = torch.softmax(torch.cat([prefix_scores, suffix_scores], dim=-1).float(), dim=-1)
     probs = probs.to(query.dtype)
     p_prefix, p_suffix = probs[..., :width], probs[..., width:]
-    out_prefix = torch.bmm(
-        p_prefix.permute(1, 0, 2, 3, 4).reshape(kv_heads, batch * group * q_len, width),
-        value.prefix[0],
-    ).view(kv_heads, batch, group, q_len, dim).permute(1, 0, 2, 3, 4)
+    out_prefix = (
+        torch.bmm(
+            p_prefix.permute(1, 0, 2, 3, 4).reshape(kv_heads, batch * group * q_len, width),
+            value.prefix[0],
+        )
+        .view(kv_heads, batch, group, q_len, dim)
+        .permute(1, 0, 2, 3, 4)
+    )
     out_suffix = torch.einsum("bkgqs,bksd->bkgqd", p_suffix, value.suffix)
     out = (out_prefix + out_suffix).reshape(batch, heads, q_len, dim)
     return out.transpose(1, 2).contiguous(), None

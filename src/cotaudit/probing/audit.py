@@ -15,7 +15,8 @@ hundred bytes whatever the model writes. The store record keeps the full answers
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 ANSWER_CHARS = 48
 """Characters of a forced answer kept in a cut record (longer ones end in "…")."""

@@ -18,7 +18,7 @@ the letter that is correct there is :func:`shown_letters` of that prompt's targe
 from __future__ import annotations
 
 import string
-from typing import Sequence
+from collections.abc import Sequence
 
 from pydantic import BaseModel
 

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 from cotaudit.answers import extract_final_answer
 
@@ -97,7 +98,7 @@ def extract_string(text: str | None) -> str | None:
         return None
     markers = list(_ANSWER_MARKER_RE.finditer(text))
     if markers:
-        tail = clip(text[markers[-1].end():])
+        tail = clip(text[markers[-1].end() :])
     else:
         lines = [line for line in text.splitlines() if line.strip()]
         tail = lines[-1] if lines else ""

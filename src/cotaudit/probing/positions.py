@@ -1,7 +1,7 @@
 """Cut positions of a trace of T tokens: a token stride (self-commitment) or prefix fractions
 (TRACE). Prefixes are cumulative: cut t keeps the trace's first t tokens.
 
-- ``stride``: t = stride, 2*stride, ..., T (T always included; :func:`cotaudit.curves.prefix_positions`).
+- ``stride``: t = stride, 2*stride, ..., T (T always included; :func:`cotaudit.probing.curves.prefix_positions`).
 - ``fractions``: t = round(f * T) for each f (Python's round, half to even).
 
 The empty prefix t = 0 (the prompt alone) is no point of either curve; ``zero_probe`` probes it
@@ -11,11 +11,12 @@ apart.
 from __future__ import annotations
 
 import math
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, field_validator, model_validator
 
-from cotaudit.curves import prefix_positions
+from cotaudit.probing.curves import prefix_positions
 
 DEFAULT_STRIDE = 30
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.10, 0.25, 0.50, 0.75, 1.00)
@@ -37,7 +38,7 @@ class Schedule(BaseModel, frozen=True):
         return v
 
     @model_validator(mode="after")
-    def _fractions_ok(self) -> "Schedule":
+    def _fractions_ok(self) -> Schedule:
         f = self.fractions
         if not f or any(not (0.0 < x <= 1.0) or math.isnan(x) for x in f):
             raise ValueError(f"fractions must lie in (0, 1], got {list(f)}")

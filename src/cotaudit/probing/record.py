@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from cotaudit.probing.choices import ShownChoice
 from cotaudit.probing.positions import Schedule
-from cotaudit.store_record import StoreRecord
+from cotaudit.probing.store_record import StoreRecord
 
 STORE_KEY = "probe"
 """Key of the record in Inspect's sample store."""

@@ -8,7 +8,7 @@ CORRECT, 0 for INCORRECT, partial credit as the scorer gives it), then
 - ``p0``: p at the empty prefix (zero probe), no point of the curve.
 
 Self-commitment: c(t) = #{forced answers at t equal to the model's own final answer} / k, and
-its summaries (:func:`cotaudit.curves.summarize`: range_c, uncommitted, lowcommit, rho_back,
+its summaries (:func:`cotaudit.probing.curves.summarize`: range_c, uncommitted, lowcommit, rho_back,
 tau_theta).
 
 The run's headline (:class:`Headline`, first among the run metrics): TRACE, the mean AUC;
@@ -22,17 +22,17 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cotaudit.bootstrap import bootstrap_ci
-from cotaudit.curves import DEFAULT_THETAS, Curve, summarize, summary_keys
-from cotaudit.headline import HeadlineSpec
-from cotaudit.pass_curves import PASS_THRESHOLD, first_pass, trace_auc
+from cotaudit.display.headline import HeadlineSpec
+from cotaudit.probing.curves import DEFAULT_THETAS, Curve, summarize, summary_keys
+from cotaudit.probing.pass_curves import PASS_THRESHOLD, first_pass, trace_auc
 from cotaudit.stats import auroc
 
 TRACE_KEYS: tuple[str, ...] = ("auc", "pass_at_first", "first_pass", "first_pass_censored")
@@ -123,7 +123,10 @@ class Headline:
         ``pair_key`` values where samples have them, else samples) and its interval; an AUROC
         lies in [0, 1]."""
         return HeadlineSpec(
-            self.metric, "n_units", "unit", "units",
+            self.metric,
+            "n_units",
+            "unit",
+            "units",
             interval=(f"{self.metric}_ci_low", f"{self.metric}_ci_high"),
             bounds=(0.0, 1.0) if self.reference is not None else None,
         )
@@ -170,8 +173,9 @@ def headline_metrics(
             return float(arr[idx].mean())
         return auroc(arr[idx][ref[idx]], arr[idx][~ref[idx]])
 
-    ci = bootstrap_ci(statistic, units, n_boot=HEADLINE_N_BOOT, seed=HEADLINE_SEED,
-                      confidence=HEADLINE_CONFIDENCE)
+    ci = bootstrap_ci(
+        statistic, units, n_boot=HEADLINE_N_BOOT, seed=HEADLINE_SEED, confidence=HEADLINE_CONFIDENCE
+    )
     return {metric: ci.estimate, n: float(ci.n_units), low: ci.low, high: ci.high}
 
 

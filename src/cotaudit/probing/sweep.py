@@ -9,7 +9,7 @@ whatever else is probed.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from cotaudit.engine.base import LocalEngine, Message, PrefixRequest, ProbeEngine
 

@@ -14,8 +14,9 @@ A response with no think block is all trace, and its final answer is read from a
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -47,7 +48,9 @@ class TraceSplit:
         return self.source != "none"
 
 
-def split_trace(text: str, *, opened_by_prompt: bool = False, source: ThinkSource | None = None) -> TraceSplit:
+def split_trace(
+    text: str, *, opened_by_prompt: bool = False, source: ThinkSource | None = None
+) -> TraceSplit:
     """Split a response into the reasoning span and the final-answer text.
 
     ``opened_by_prompt``: the generation prompt already ends with ``<think>`` (the response
@@ -67,7 +70,7 @@ def split_trace(text: str, *, opened_by_prompt: bool = False, source: ThinkSourc
     close = text.find(THINK_CLOSE, start)
     if close < 0:
         return TraceSplit(start, len(text), False, "", kind)
-    return TraceSplit(start, close, True, text[close + len(THINK_CLOSE):].strip(), kind)
+    return TraceSplit(start, close, True, text[close + len(THINK_CLOSE) :].strip(), kind)
 
 
 def compose_reasoning(reasoning: str, final: str) -> str:

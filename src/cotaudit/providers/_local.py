@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -57,15 +58,15 @@ def alias_path(model_name: str) -> str:
     """The folder of an alias (:data:`MODEL_ALIASES`, built or converted on first use); any
     other name as given (checked beforehand by :func:`check_model_name`)."""
     if model_name == "default":
-        from cotaudit.default_model import default_model_path
+        from cotaudit.models.default import default_model_path
 
         return str(default_model_path())
     if model_name == "tiny":
-        from cotaudit.tiny_model import tiny_model_path
+        from cotaudit.models.tiny import tiny_model_path
 
         return str(tiny_model_path())
     if model_name == "tiny-think":
-        from cotaudit.tiny_model import tiny_think_model_path
+        from cotaudit.models.tiny import tiny_think_model_path
 
         return str(tiny_think_model_path())
     return model_name
@@ -104,8 +105,8 @@ def _name_problem(name: str) -> str | None:
     from huggingface_hub import constants, try_to_load_from_cache
     from huggingface_hub.errors import (
         GatedRepoError,
-        HFValidationError,
         HfHubHTTPError,
+        HFValidationError,
         RepositoryNotFoundError,
     )
     from huggingface_hub.utils import validate_repo_id

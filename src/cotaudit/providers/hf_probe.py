@@ -42,7 +42,10 @@ DTYPES = ("float32", "bfloat16", "float16", "auto")
 
 @functools.lru_cache(maxsize=4)
 def _load_engine(
-    path: str, dtype: str, device: str, max_batch_rows: int | None = None,
+    path: str,
+    dtype: str,
+    device: str,
+    max_batch_rows: int | None = None,
     pad_rows: bool = True,
 ) -> HFEngine:
     """One loaded model per (path, dtype, device, max_batch_rows, pad_rows) per process
@@ -50,7 +53,9 @@ def _load_engine(
     from cotaudit.engine.hf import DEFAULT_MAX_BATCH_ROWS, HFEngine
 
     return HFEngine.load(
-        path, dtype=dtype, device=device,
+        path,
+        dtype=dtype,
+        device=device,
         max_batch_rows=DEFAULT_MAX_BATCH_ROWS if max_batch_rows is None else max_batch_rows,
         pad_rows=pad_rows,
     )

@@ -82,9 +82,11 @@ def _warn_rope_parameters(path: str) -> None:
     if overrides and overrides.get("rope_theta") != 10000:
         logger.warning(
             "%s has rope_parameters %s but no top-level rope_theta: mlx_lm.server 0.32 serves it "
-            "with rope_theta 10000 (a different model); add \"rope_theta\": %s to its "
+            'with rope_theta 10000 (a different model); add "rope_theta": %s to its '
             "config.json before starting the server",
-            config, overrides, overrides["rope_theta"],
+            config,
+            overrides,
+            overrides["rope_theta"],
         )
 
 

@@ -188,7 +188,12 @@ def cluster_rows(samples: Sequence[Any], options: Mapping[str, Any], unit_key: s
     o = dict(options)
     features = list(o["features"])
     X, labels, _, units = cluster_f1_inputs(
-        samples, features, o["class_key"], o["positive_class"], o["negative_class"], unit_key,
+        samples,
+        features,
+        o["class_key"],
+        o["positive_class"],
+        o["negative_class"],
+        unit_key,
         bool(o.get("skip_whole_unit", False)),  # absent from logs before the option
     )
     directions = [o["directions"][f] for f in features]

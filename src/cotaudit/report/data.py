@@ -73,7 +73,7 @@ class RunData:
     task_samples: int | None = None
     """The samples the task made (before ``--limit`` / ``--sample-id``)."""
     cut: str | None = None
-    """How ``--limit`` / ``--sample-id`` cut them (:func:`cotaudit.headline.cut_text`), or
+    """How ``--limit`` / ``--sample-id`` cut them (:func:`cotaudit.display.headline.cut_text`), or
     None."""
 
     def scorer(self, name: str) -> ScorerRun | None:

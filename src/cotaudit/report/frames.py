@@ -102,7 +102,9 @@ def samples_by_scorer(
                 ScoredSample(
                     sample_id=row["id"],
                     score=ScoreData(
-                        _decode(row[col]), details["metadata"], details["answer"],
+                        _decode(row[col]),
+                        details["metadata"],
+                        details["answer"],
                         details["explanation"],
                     ),
                     sample_metadata=sample_meta,

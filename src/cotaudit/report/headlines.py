@@ -1,5 +1,5 @@
 """What every study's report section says first: its headline statistics in words
-(:func:`cotaudit.headline.assess`), how much of the task ran, and "no data" where nothing can be
+(:func:`cotaudit.display.headline.assess`), how much of the task ran, and "no data" where nothing can be
 shown."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cotaudit.cluster.f1 import DEFAULT_PREFIX, why_f1_undefined
-from cotaudit.headline import MIN_UNITS, assess, ran_line, ran_record, specs_of
+from cotaudit.display.headline import MIN_UNITS, assess, ran_line, ran_record, specs_of
 from cotaudit.report.data import RunData
 from cotaudit.stats import or_nan
 

@@ -80,9 +80,7 @@ def read_ledger(logs: Iterable[str | Path | Any]) -> Ledger:
     for item in logs:
         log = item if isinstance(item, EvalLog) else read_eval_log(str(item))
         if _task_name(log.eval.task) != TASK:
-            raise LedgerError(
-                f"{log.location or item}: a {log.eval.task!r} log, not a {TASK} log"
-            )
+            raise LedgerError(f"{log.location or item}: a {log.eval.task!r} log, not a {TASK} log")
         metadata = log.eval.metadata or {}
         check = metadata.get("discrimination_check") or {}
         if "band" in check:
@@ -213,23 +211,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``cotaudit ledger`` arguments."""
     parser.add_argument("logs", nargs="+", help="Inspect log file(s) of the report_ll task")
     parser.add_argument(
-        "--format", choices=FORMATS, default=None,
+        "--format",
+        choices=FORMATS,
+        default=None,
         help="csv (default) or jsonl; default taken from --out's suffix when it is .jsonl",
     )
     parser.add_argument("--out", type=Path, default=None, help="output file (default: stdout)")
     parser.add_argument(
-        "--stats", action="store_true",
+        "--stats",
+        action="store_true",
         help="write the full run statistics per model (JSON) instead of the rows",
     )
     parser.add_argument("--n-resamples", type=int, default=10_000, help="for --stats")
     parser.add_argument("--seed", type=int, default=0, help="for --stats")
     parser.add_argument(
-        "--discrimination-band", type=float, default=None,
+        "--discrimination-band",
+        type=float,
+        default=None,
         help="for --stats: band (nats) of the discrimination check (default: the log's "
         f"-T discrimination_band, else {DEFAULT_DISCRIMINATION_BAND})",
     )
     parser.add_argument(
-        "--unit", choices=("bug", "project", "scenario"), default=None,
+        "--unit",
+        choices=("bug", "project", "scenario"),
+        default=None,
         help="for --stats: the independent unit the intervals resample (default: the log's "
         f"-T unit, else {DEFAULT_UNIT} where the rows name bugs, else scenario)",
     )
@@ -246,12 +251,16 @@ def run_cli(args: argparse.Namespace) -> int:
         print(f"cotaudit ledger: no scored report_ll samples in {args.logs}", file=sys.stderr)
         return 1
     if ledger.skipped:
-        print(f"cotaudit ledger: skipped {ledger.skipped} sample(s) without a score",
-              file=sys.stderr)
+        print(
+            f"cotaudit ledger: skipped {ledger.skipped} sample(s) without a score", file=sys.stderr
+        )
     n_invalid = sum(1 for r in ledger.rows if r.get("invalid"))
     if n_invalid:
-        print(f"cotaudit ledger: {n_invalid} row(s) with invalid scorings (column `invalid`), "
-              "dropped from --stats", file=sys.stderr)
+        print(
+            f"cotaudit ledger: {n_invalid} row(s) with invalid scorings (column `invalid`), "
+            "dropped from --stats",
+            file=sys.stderr,
+        )
     fmt = args.format or (
         "jsonl" if args.out is not None and args.out.suffix == ".jsonl" else "csv"
     )
@@ -264,8 +273,12 @@ def run_cli(args: argparse.Namespace) -> int:
         if unit is None:
             unit = DEFAULT_UNIT if all(r.get("bug_id") for r in ledger.rows) else "scenario"
         stats = full_statistics(
-            ledger.rows, ledger.controls, n_resamples=args.n_resamples, seed=args.seed,
-            discrimination_band=band, discrimination_cell=ledger.discrimination_cell or STUDY_CELL,
+            ledger.rows,
+            ledger.controls,
+            n_resamples=args.n_resamples,
+            seed=args.seed,
+            discrimination_band=band,
+            discrimination_cell=ledger.discrimination_cell or STUDY_CELL,
             unit=unit,
         )
         buffer.write(json.dumps(_jsonable(stats), indent=1) + "\n")

@@ -53,9 +53,11 @@ def _value(s: ScoredSample, key: str) -> float:
 
 def summary_keys(probe: str, samples: Sequence[ScoredSample]) -> list[str]:
     """The main summaries present in the scores, then their replayed forms and gaps."""
-    present = set().union(*[
-        s.score.value.keys() for s in samples if isinstance(s.score.value, dict)
-    ]) if samples else set()
+    present = (
+        set().union(*[s.score.value.keys() for s in samples if isinstance(s.score.value, dict)])
+        if samples
+        else set()
+    )
     main = [k for k in MAIN_KEYS.get(probe, ()) if k in present]
     replay = [f"{k}{REPLAY_SUFFIX}" for k in main if f"{k}{REPLAY_SUFFIX}" in present]
     gaps = [f"replay_gap/{k}" for k in GAP_KEYS.get(probe, ()) if f"{k}{REPLAY_SUFFIX}" in present]
@@ -70,13 +72,20 @@ def key_values(samples: Sequence[ScoredSample], key: str) -> list[float]:
     return [_value(s, key) for s in samples]
 
 
-def _condition_means(samples: Sequence[ScoredSample], key: str, condition_key: str,
-                     conditions: Sequence[str]) -> list[Cell]:
+def _condition_means(
+    samples: Sequence[ScoredSample], key: str, condition_key: str, conditions: Sequence[str]
+) -> list[Cell]:
     values = key_values(samples, key)
     cells = []
     for cond in conditions:
-        v = np.array([x for s, x in zip(samples, values)
-                      if str((s.sample_metadata or {}).get(condition_key)) == cond], dtype=float)
+        v = np.array(
+            [
+                x
+                for s, x in zip(samples, values)
+                if str((s.sample_metadata or {}).get(condition_key)) == cond
+            ],
+            dtype=float,
+        )
         v = v[~np.isnan(v)]
         mean = float(v.mean()) if v.size else math.nan
         cells.append(Cell(mean, fmt(mean) if v.size else "–"))
@@ -95,14 +104,22 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     samples = scorer.samples
     condition_key = str(settings.get("condition_key") or "condition")
     pair_key = settings.get("pair_key")
-    rows = [(s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {})
-            for s in samples]
-    sec.recomputed = run_metrics(rows, probe, condition_key,
-                                 Headline.from_record(settings.get("headline")))
+    rows = [
+        (s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {})
+        for s in samples
+    ]
+    sec.recomputed = run_metrics(
+        rows, probe, condition_key, Headline.from_record(settings.get("headline"))
+    )
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
     units = units_of(samples, pair_key)
-    conditions = sorted({str((s.sample_metadata or {})[condition_key]) for s in samples
-                         if condition_key in (s.sample_metadata or {})})
+    conditions = sorted(
+        {
+            str((s.sample_metadata or {})[condition_key])
+            for s in samples
+            if condition_key in (s.sample_metadata or {})
+        }
+    )
     keys = summary_keys(probe, samples)
     sec.data.update(probe=probe, units=units, keys=keys)
     head = (
@@ -119,12 +136,16 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     if all(math.isnan(v) for key in keys for v in key_values(samples, key)):  # or no keys
         sec.text(no_data_text("no sample has a probe summary (every value NaN)"))
         return sec
-    table = Table("Per-sample summaries: mean over samples", ["summary", "mean [95% CI]",
-                                                              *conditions])
+    table = Table(
+        "Per-sample summaries: mean over samples", ["summary", "mean [95% CI]", *conditions]
+    )
     for key in keys:
         mean = compare_ci.interval(compare_ci.mean_rows(units, key_values(samples, key)))
-        table.add(key, compare_ci.interval_cell(mean),
-                  *_condition_means(samples, key, condition_key, conditions))
+        table.add(
+            key,
+            compare_ci.interval_cell(mean),
+            *_condition_means(samples, key, condition_key, conditions),
+        )
     table.note = (
         f"[…]: 95% percentile bootstrap over {'`' + pair_key + '`' if pair_key else 'sample'} "
         f"units ({compare_ci.N_BOOT} resamples, seed {compare_ci.SEED}); NaN values (no final "

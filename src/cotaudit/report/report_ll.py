@@ -92,21 +92,25 @@ def unitless_layout(
     version (:func:`every_version_levels`)."""
     renames = {f"{POOLED_CELLS}.{g}/": f"register.{g}/" for g in REGISTERS}
     renames[f"{POOLED_CELLS}.{POOLED_REGISTERS}/"] = f"{POOLED_REGISTERS}/"
-    renames.update({f"{POOLED_CELLS}.register_effect.{g}/": f"register_effect.{g}/"
-                    for g in REGISTERS})
+    renames.update(
+        {f"{POOLED_CELLS}.register_effect.{g}/": f"register_effect.{g}/" for g in REGISTERS}
+    )
     out: dict[str, float] = {}
     for key, value in stats.items():
         for old, new in renames.items():
             if key.startswith(old):
-                out[new + key[len(old):]] = value
+                out[new + key[len(old) :]] = value
     for factor in ("rendering", "richness"):
         out.update(every_version_levels(main, factor, **_unitless_run(options)))
     return out
 
 
 def _unitless_run(options: Mapping[str, Any]) -> dict[str, Any]:
-    return {"unit": UNITLESS, "n_resamples": int(options.get("n_resamples", 10_000)),
-            "seed": int(options.get("seed", 0))}
+    return {
+        "unit": UNITLESS,
+        "n_resamples": int(options.get("n_resamples", 10_000)),
+        "seed": int(options.get("seed", 0)),
+    }
 
 
 def unitless_discrimination(
@@ -136,8 +140,13 @@ def recompute(
     recs = records(samples)
     out: dict[str, float] = dict(sr.scoring_counts(list(samples)))
     extra: dict[str, Any] = {
-        "stats": {}, "controls": {}, "cluster": None, "options": {}, "discrimination": None,
-        "unit": UNITLESS, "counts": dict(out),
+        "stats": {},
+        "controls": {},
+        "cluster": None,
+        "options": {},
+        "discrimination": None,
+        "unit": UNITLESS,
+        "counts": dict(out),
     }
     cache: dict[tuple, dict[str, float]] = {}
 
@@ -171,8 +180,11 @@ def recompute(
             extra["stats"] = stats
             extra["options"] = dict(o)
             extra["unit"] = str(o.get("unit", UNITLESS))
-            keys = (selections if "unit" in o or d.name not in unitless_selections
-                    else unitless_selections)[d.name](o)
+            keys = (
+                selections
+                if "unit" in o or d.name not in unitless_selections
+                else unitless_selections
+            )[d.name](o)
             out.update(select({**stats, **extra["counts"]}, keys))
         elif d.name == "report_cluster_f1":
             result = sr.cluster_result(
@@ -220,24 +232,38 @@ def _unitless_overall_keys(o: Mapping[str, Any]) -> list[str]:
     groups = [*(f"register.{g}" for g in REGISTERS), POOLED_REGISTERS]
     stats = ("mean", "ci_low", "ci_high", "p", "n_pos")
     quantities = ("did", "d_h", "d_c", "did_per_token", "d_h_per_token", "d_c_per_token")
-    return [f"{g}/{k}" for g in groups
-            for k in (*(f"{q}/{s}" for q in quantities for s in stats), "did/n",
-                      "did/n_scenarios")]
+    return [
+        f"{g}/{k}"
+        for g in groups
+        for k in (*(f"{q}/{s}" for q in quantities for s in stats), "did/n", "did/n_scenarios")
+    ]
 
 
 def _unitless_factor_keys(o: Mapping[str, Any]) -> list[str]:
-    keys = ("did/mean", "did/ci_low", "did/ci_high", "did/p", "did/n_pos", "d_h/mean",
-            "d_c/mean")
-    return [f"{f}.{level}/{k}" for f in ("rendering", "richness")
-            for level in MAIN_EFFECT_LEVELS[f] for k in keys]
+    keys = ("did/mean", "did/ci_low", "did/ci_high", "did/p", "did/n_pos", "d_h/mean", "d_c/mean")
+    return [
+        f"{f}.{level}/{k}"
+        for f in ("rendering", "richness")
+        for level in MAIN_EFFECT_LEVELS[f]
+        for k in keys
+    ]
 
 
 def _unitless_register_keys(o: Mapping[str, Any]) -> list[str]:
     keys = []
     for level, (arm, other) in sr.ARMS.items():
-        keys += [f"register_effect.{level}/{k}" for k in (
-            f"{arm}/mean", f"{arm}/ci_low", f"{arm}/ci_high", f"{arm}/p",
-            f"{arm}_per_token/mean", f"{other}/mean", "did/mean")]
+        keys += [
+            f"register_effect.{level}/{k}"
+            for k in (
+                f"{arm}/mean",
+                f"{arm}/ci_low",
+                f"{arm}/ci_high",
+                f"{arm}/p",
+                f"{arm}_per_token/mean",
+                f"{other}/mean",
+                "did/mean",
+            )
+        ]
     return keys
 
 
@@ -254,15 +280,28 @@ def _discrimination(
     if "unit" not in o:
         logged = unitless_discrimination(main, o)
         check = discrimination_check(main, band, cell=POOLED_CELLS, unit=UNITLESS, **run)
-        return {"stats": logged, "check": check, "sensitivity": {}, "band": band,
-                "cell": POOLED_CELLS, "declared": declared, "quantity_logged": "d_c"}
+        return {
+            "stats": logged,
+            "check": check,
+            "sensitivity": {},
+            "band": band,
+            "cell": POOLED_CELLS,
+            "declared": declared,
+            "quantity_logged": "d_c",
+        }
     cell = str(o.get("cell", STUDY_CELL))
     options = {"cell": cell, "unit": str(o["unit"]), **run}
     check = discrimination_check(main, band, **options)
     sensitivity = concealing_sensitivity(main, **options)
-    return {"stats": select({**check, **sensitivity}, sr.DISCRIMINATION_KEYS), "check": check,
-            "sensitivity": sensitivity, "band": band, "cell": cell, "declared": declared,
-            "quantity_logged": "register_effect"}
+    return {
+        "stats": select({**check, **sensitivity}, sr.DISCRIMINATION_KEYS),
+        "check": check,
+        "sensitivity": sensitivity,
+        "band": band,
+        "cell": cell,
+        "declared": declared,
+        "quantity_logged": "register_effect",
+    }
 
 
 def discrimination_text(check: Mapping[str, Any]) -> str:
@@ -279,8 +318,12 @@ def discrimination_text(check: Mapping[str, Any]) -> str:
         )
     else:
         source = "pre-registered in the log"
-    effect = fmt_ci(*(st.get(f"discrimination/register_effect/{k}", math.nan)
-                      for k in ("mean", "ci_low", "ci_high")))
+    effect = fmt_ci(
+        *(
+            st.get(f"discrimination/register_effect/{k}", math.nan)
+            for k in ("mean", "ci_low", "ci_high")
+        )
+    )
     head = (
         f"**Discrimination check** ({source}; {cell_words(_where(check['cell']))}): dressing "
         f"the concealing report moves the DiD by {effect} nats (|mean| "
@@ -303,8 +346,9 @@ def discrimination_text(check: Mapping[str, Any]) -> str:
         text = head + "no (plain, dressed concealing) pair scored in that cell; not checked."
     sens = check.get("sensitivity") or {}
     if sens.get("concealing_sensitivity/d_c/n", 0):
-        d_c = fmt_ci(*(sens[f"concealing_sensitivity/d_c/{k}"]
-                       for k in ("mean", "ci_low", "ci_high")))
+        d_c = fmt_ci(
+            *(sens[f"concealing_sensitivity/d_c/{k}"] for k in ("mean", "ci_low", "ci_high"))
+        )
         text += (
             f" Beside it, the concealing arm's sensitivity (mean D_c of the plain concealing "
             f"report, another quantity): {d_c} nats."
@@ -407,8 +451,18 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     t1 = Table(
         "Headline: DiD and arm means per cell and register level (main family; the study's "
         "cell first)",
-        ["group", "cell", "reports (honest / concealing)", "quantity", "mean [95% CI]", "p",
-         "n > 0", "n", "scenarios", f"units ({unit}s)"],
+        [
+            "group",
+            "cell",
+            "reports (honest / concealing)",
+            "quantity",
+            "mean [95% CI]",
+            "p",
+            "n > 0",
+            "n",
+            "scenarios",
+            f"units ({unit}s)",
+        ],
     )
     for where in _wheres(stats):
         for group, reports in GROUP_LABELS.items():
@@ -444,8 +498,18 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
 
     t4 = Table(
         "Register effect per cell (dressed minus plain version of the same scenario and cell)",
-        ["group", "cell", "dressed report", "n pairs", "effect on DiD [95% CI]", "p",
-         "arm", "arm effect [95% CI]", "arm effect per token", "other arm"],
+        [
+            "group",
+            "cell",
+            "dressed report",
+            "n pairs",
+            "effect on DiD [95% CI]",
+            "p",
+            "arm",
+            "arm effect [95% CI]",
+            "arm effect per token",
+            "other arm",
+        ],
     )
     for where in _wheres(stats):
         for level, (arm, other) in sr.ARMS.items():
@@ -467,7 +531,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     t4.note = (
         "Dressing one report leaves the other report byte-identical, so the other arm's effect "
         "is 0 up to scoring noise and the effect on the DiD is the arm's (the study: "
-        "\"Rewriting the concealing report alone moves the number by 4.52 nats\")."
+        '"Rewriting the concealing report alone moves the number by 4.52 nats").'
     )
     sec.table("register_effect", t4)
 
@@ -477,18 +541,28 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         ["", "n", "DiD mean [95% CI]", "p", "D_h mean", "D_c mean"],
     )
     for f in FACTORS:
-        for level in (MAIN_EFFECT_LEVELS[f] if f != "register" else FACTORIAL_REGISTERS):
+        for level in MAIN_EFFECT_LEVELS[f] if f != "register" else FACTORIAL_REGISTERS:
             pre = f"factorial.{f}.{level}"
             if f"{pre}/did/mean" in stats:
-                t2.add(pre, count_cell(_g(stats, f"{pre}/did/n")), _mean_ci(stats, pre, "did"),
-                       _p(stats, f"{pre}/did/p"), _g(stats, f"{pre}/d_h/mean"),
-                       _g(stats, f"{pre}/d_c/mean"))
+                t2.add(
+                    pre,
+                    count_cell(_g(stats, f"{pre}/did/n")),
+                    _mean_ci(stats, pre, "did"),
+                    _p(stats, f"{pre}/did/p"),
+                    _g(stats, f"{pre}/d_h/mean"),
+                    _g(stats, f"{pre}/d_c/mean"),
+                )
         pre = f"main_effect.{f}"
         if f"{pre}/did/mean" in stats:
             a, b = MAIN_EFFECT_LEVELS[f]
-            t2.add(Cell(pre, f"{pre} ({a} − {b})"), count_cell(_g(stats, f"{pre}/did/n")),
-                   _mean_ci(stats, pre, "did"), _p(stats, f"{pre}/did/p"),
-                   _g(stats, f"{pre}/d_h/mean"), _g(stats, f"{pre}/d_c/mean"))
+            t2.add(
+                Cell(pre, f"{pre} ({a} − {b})"),
+                count_cell(_g(stats, f"{pre}/did/n")),
+                _mean_ci(stats, pre, "did"),
+                _p(stats, f"{pre}/did/p"),
+                _g(stats, f"{pre}/d_h/mean"),
+                _g(stats, f"{pre}/d_c/mean"),
+            )
     t2.note = (
         "Main effect: per scenario, the mean over its factorial versions at the first level "
         "minus the mean at the second (the other factors averaged); n counts scenarios. The "
@@ -501,9 +575,16 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         checks = controls["checks"]
         t5 = Table(
             "Control families: verdict on each declared confound",
-            ["family", "confound", "prediction if the confound is real",
-             "sign if it is not", "mean [95% CI]", "difference from reference [95% CI]", "p",
-             "verdict"],
+            [
+                "family",
+                "confound",
+                "prediction if the confound is real",
+                "sign if it is not",
+                "mean [95% CI]",
+                "difference from reference [95% CI]",
+                "p",
+                "verdict",
+            ],
         )
         for family, dec in controls["declarations"].items():
             pre = f"control.{family}"
@@ -512,8 +593,10 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             words = verdict_of(checks, family)
             without = _sign_words(checks.get(f"{pre}/expected_sign_without_confound"))
             if ref:
-                without += (f"; vs {ref}: "
-                            f"{_sign_words(checks.get(f'{pre}/relative_sign_without_confound'))}")
+                without += (
+                    f"; vs {ref}: "
+                    f"{_sign_words(checks.get(f'{pre}/relative_sign_without_confound'))}"
+                )
             t5.add(
                 family,
                 dec.confound,
@@ -536,7 +619,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         )
         sec.table("controls", t5)
 
-    check_values = ({**check["check"], **check["sensitivity"]} if check is not None else {})
+    check_values = {**check["check"], **check["sensitivity"]} if check is not None else {}
     add_published_table(sec, run, {**sec.recomputed, **stats, **check_values})
 
     where = f"cell.{headline}"
@@ -586,8 +669,13 @@ def _sign_words(sign: float | None) -> str:
 
 # --- the study's published numbers beside the run's -------------------------------------------
 
-STAT_WORDS = {"mean": "mean", "ci_low": "95% CI low", "ci_high": "95% CI high", "p": "p",
-              "n_pos": "n > 0"}
+STAT_WORDS = {
+    "mean": "mean",
+    "ci_low": "95% CI low",
+    "ci_high": "95% CI high",
+    "p": "p",
+    "n_pos": "n > 0",
+}
 
 
 def published_label(key: str) -> tuple[str, str]:
@@ -595,8 +683,11 @@ def published_label(key: str) -> tuple[str, str]:
     ``cell.shell.outcome_clause.plain/did/mean`` -> ("shell · outcome_clause · plain / plain",
     "did mean")."""
     group, *rest = key.split("/")
-    quantity = " ".join([rest[0], STAT_WORDS.get(rest[-1], rest[-1])]) if len(rest) == 2 \
+    quantity = (
+        " ".join([rest[0], STAT_WORDS.get(rest[-1], rest[-1])])
+        if len(rest) == 2
         else rest[0].replace("_", " ")
+    )
     if group.startswith("cell."):
         parts = group.split(".")
         where = " · ".join(parts[1:3])
@@ -626,13 +717,16 @@ def add_published_table(sec: Section, run: RunData, values: Mapping[str, float])
         sources = []
         for m in MODELS:
             published = PUBLISHED_BY_MODEL[m].get(name)
-            cells_.append(Cell(math.nan, "—") if published is None
-                          else Cell(float(published.value), fmt(float(published.value), 2)))
+            cells_.append(
+                Cell(math.nan, "—")
+                if published is None
+                else Cell(float(published.value), fmt(float(published.value), 2))
+            )
             if published is not None and published.where not in sources:
                 sources.append(published.where)
         table.add(Cell(name, row), quantity, Cell(mine, fmt(mine)), *cells_, "; ".join(sources))
     table.note = (
-        f"Published: \"{PAPER.source}\", the study's cell (shell commands, full outcome clause), "
+        f'Published: "{PAPER.source}", the study\'s cell (shell commands, full outcome clause), '
         f"144 fixtures, models {', '.join(MODELS)}. {paper_line(run)} This run's model: "
         f"{run.model}. A run on another model, corpus or number of scenarios is not expected to "
         "reproduce them; the control family's published numbers come from the study's original "
@@ -667,11 +761,16 @@ def comparison_rows(sec: Section, group: str, quantity: str) -> compare_ci.UnitR
     cell = ".".join(parts[1:3])
     if parts[3] == "register_effect":
         pairs = register_pairs([r for r in main if r.cell == cell], parts[4])
-        rows = [(d.unit(unit), differences(d.scorings)[quantity]
-                 - differences(b.scorings)[quantity]) for d, b in pairs]
+        rows = [
+            (d.unit(unit), differences(d.scorings)[quantity] - differences(b.scorings)[quantity])
+            for d, b in pairs
+        ]
     else:
-        rows = [(r.unit(unit), differences(r.scorings)[quantity])
-                for r in main if r.cell == cell and r.factors["register"] == parts[3]]
+        rows = [
+            (r.unit(unit), differences(r.scorings)[quantity])
+            for r in main
+            if r.cell == cell and r.factors["register"] == parts[3]
+        ]
     if not rows:
         return None
     return compare_ci.mean_rows([u for u, _ in rows], [v for _, v in rows])
@@ -710,10 +809,16 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     compared = [
         (f"{where}.plain", "did", "DiD, plain / plain"),
         (f"{where}.concealing_dressed", "did", "DiD, plain / dressed concealing"),
-        (f"{where}.register_effect.concealing_dressed", "did",
-         "register effect of dressing the concealing report on DiD"),
-        (f"{where}.register_effect.honest_dressed", "d_h",
-         "register effect of dressing the honest report on D_h"),
+        (
+            f"{where}.register_effect.concealing_dressed",
+            "did",
+            "register effect of dressing the concealing report on DiD",
+        ),
+        (
+            f"{where}.register_effect.honest_dressed",
+            "d_h",
+            "register effect of dressing the honest report on D_h",
+        ),
     ]
     for group, q, label in compared:
         rows = [comparison_rows(s, group, q) for s in secs]
@@ -722,8 +827,10 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
         compare_ci.add_compared(t, label, compare_ci.compare_runs(rows), labels[0])
     t.add("DiD p, plain / plain", *(_p(s.data["stats"], f"{where}.plain/did/p") for s in secs))
     for q in ("d_h", "d_c"):
-        t.add(f"{QUANTITY_LABELS[q]}, plain / plain [95% CI]",
-              *(_mean_ci(s.data["stats"], f"{where}.plain", q) for s in secs))
+        t.add(
+            f"{QUANTITY_LABELS[q]}, plain / plain [95% CI]",
+            *(_mean_ci(s.data["stats"], f"{where}.plain", q) for s in secs),
+        )
     t.add("able to answer (discrimination check)", *(_able(s) for s in secs))
     rows = [_cluster_rows(s) for s in secs]
     compare_ci.add_compared(

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cotaudit.paper import PaperConfiguration
 from cotaudit.report.data import Consistency, RunData
 from cotaudit.report.tables import Table
+from cotaudit.studies.paper import PaperConfiguration
 
 
 @dataclass
@@ -63,9 +63,9 @@ def paper_line(run: RunData) -> str:
             "settings differ from the study's."
         )
     overrides = record.get("overrides") or {}
-    kept = ", ".join(
-        "`" + f"{k}={v!r}".replace("`", "") + "`" for k, v in overrides.items()
-    ) or "none"
+    kept = (
+        ", ".join("`" + f"{k}={v!r}".replace("`", "") + "`" for k, v in overrides.items()) or "none"
+    )
     return f"This run used the study's configuration (`-T paper=true`); overrides: {kept}."
 
 

@@ -16,7 +16,7 @@ from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.sections import Section, published_intro, published_table
-from cotaudit.report.tables import empty_stratum_cells, Cell, Table, count_cell, fmt, fmt_count
+from cotaudit.report.tables import Cell, Table, count_cell, empty_stratum_cells, fmt, fmt_count
 from cotaudit.stats import best_threshold_accuracy
 from cotaudit.studies.selfcommit.paper import PAPER
 from cotaudit.studies.selfcommit.record import SelfcommitScoreMetadata
@@ -141,7 +141,13 @@ def _two_condition_rows(
 
 
 TWO_CONDITION_KEYS = (
-    "auroc", "auroc_tie_share", "median_honest", "median_hinted", "wins", "ties", "best_acc"
+    "auroc",
+    "auroc_tie_share",
+    "median_honest",
+    "median_hinted",
+    "wins",
+    "ties",
+    "best_acc",
 )
 TWO_CONDITION_COLUMNS = [
     "summary",
@@ -324,8 +330,13 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         'problems with both; best accuracy is the best threshold rule "x ≥ h → honest".'
     )
     sec.text(
-        positions_line(run) + " " + reading_line(run) + " " + no_answer_line(run, t_all)
-        + " " + wins_line(run)
+        positions_line(run)
+        + " "
+        + reading_line(run)
+        + " "
+        + no_answer_line(run, t_all)
+        + " "
+        + wins_line(run)
     )
     c0 = c0_medians(scorer.samples)
     if c0 is not None:
@@ -335,8 +346,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             f"{fmt(c0[HONEST])}, hinted {fmt(c0[HINTED])}."
         )
     if not recs:  # every table below would be dashes and every figure empty
-        sec.text(no_data_text(
-            "no problem has both conditions answered, so no summary can be compared"))
+        sec.text(
+            no_data_text("no problem has both conditions answered, so no summary can be compared")
+        )
         if primary is not None:
             sec.table("latency", latency_table(t_all, primary, run, recs))
         return sec
@@ -446,7 +458,7 @@ def reading_line(run: RunData) -> str:
     if stated is None:
         return (
             "Final answers: this log states no reading; it was written when a_final was the "
-            "last \\boxed{}, else #### N, else the number after \"answer is\", else the last "
+            'last \\boxed{}, else #### N, else the number after "answer is", else the last '
             "number anywhere (a CoT cut by the token limit counted as answered)."
         )
     return f"Final answers: {stated}."
@@ -529,13 +541,25 @@ def sweep_ranges(table: dict[str, float], names: Sequence[str]) -> dict[str, Any
 # --- the study's published numbers beside the run's -------------------------------------------
 
 PUBLISHED_GROUPS = (
-    ("published_table_i", "Table I", lambda k: k == "n_pairs" or k.split("/")[0] in (
-        "auroc", "median_honest", "median_hinted", "wins", "best_acc")),
-    ("published_table_ii", "Table II and Sec. IV-C (both answers correct)",
-     lambda k: k.startswith("both_correct/")),
+    (
+        "published_table_i",
+        "Table I",
+        lambda k: (
+            k == "n_pairs"
+            or k.split("/")[0] in ("auroc", "median_honest", "median_hinted", "wins", "best_acc")
+        ),
+    ),
+    (
+        "published_table_ii",
+        "Table II and Sec. IV-C (both answers correct)",
+        lambda k: k.startswith("both_correct/"),
+    ),
     ("published_table_iii", "Table III", lambda k: k.startswith(("n/", "median/"))),
-    ("published_sweep", "Sec. IV-C (threshold sweep, all pairs)",
-     lambda k: k.startswith("theta_sweep/")),
+    (
+        "published_sweep",
+        "Sec. IV-C (threshold sweep, all pairs)",
+        lambda k: k.startswith("theta_sweep/"),
+    ),
 )
 """Report tables of the study's published numbers: (table key, title, which metric names)."""
 
@@ -585,8 +609,9 @@ def _published_cell(key: str, value: Any, values: dict[str, Any]) -> Cell:
         return Cell(value, value)
     parts = key.split("/")
     if "wins" in parts:
-        n = values.get("both_correct/n_pairs" if parts[0] == "both_correct" else "n_pairs",
-                       math.nan)
+        n = values.get(
+            "both_correct/n_pairs" if parts[0] == "both_correct" else "n_pairs", math.nan
+        )
         return Cell(value, pairs_text(value, n))
     if parts[-1] == "n_pairs" or parts[0] == "n":
         return count_cell(value)
@@ -617,10 +642,14 @@ def add_published_tables(sec: Section, run: RunData, values: dict[str, Any]) -> 
                 Cell(name, row),
                 quantity,
                 _published_cell(name, mine, values),
-                _published_cell(name, published.value, {
-                    "n_pairs": PAPER.published["n_pairs"].value,
-                    "both_correct/n_pairs": PAPER.published["both_correct/n_pairs"].value,
-                }),
+                _published_cell(
+                    name,
+                    published.value,
+                    {
+                        "n_pairs": PAPER.published["n_pairs"].value,
+                        "both_correct/n_pairs": PAPER.published["both_correct/n_pairs"].value,
+                    },
+                ),
                 _difference_cell(name, mine, published.value),
                 published.where,
             )
@@ -685,7 +714,6 @@ def best_accuracy_rows(recs: Sequence[SelfcommitRecord], summary: str) -> compar
     return compare_ci.UnitRows([r.pair_id for r in recs], statistic)
 
 
-
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
     """One column per run: headline numbers; figure: AUROC per summary, one bar per run."""
     secs = [s for s in sections if "table" in s.data]
@@ -714,25 +742,34 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
         compare_ci.add_compared(t, f"AUROC {n}", compare_ci.compare_runs(rows), labels[0])
     for n in main:
         compare_ci.add_compared(
-            t, f"best accuracy {n}",
+            t,
+            f"best accuracy {n}",
             compare_ci.compare_runs([best_accuracy_rows(s.data["records"], n) for s in secs]),
             labels[0],
         )
     for n in main:
-        t.add(f"paired wins {n}", *(
-            Cell(s.data["table"][f"wins/{n}"],
-                 pairs_text(s.data["table"][f"wins/{n}"], s.data["table"]["n_pairs"]))
-            for s in secs
-        ))
+        t.add(
+            f"paired wins {n}",
+            *(
+                Cell(
+                    s.data["table"][f"wins/{n}"],
+                    pairs_text(s.data["table"][f"wins/{n}"], s.data["table"]["n_pairs"]),
+                )
+                for s in secs
+            ),
+        )
         compare_ci.add_compared(
-            t, f"paired win rate {n}",
+            t,
+            f"paired win rate {n}",
             compare_ci.compare_runs([win_rate_rows(s.data["records"], n) for s in secs]),
             labels[0],
         )
     for c in (HONEST, HINTED):
         t.add(f"median T {c} (tokens)", *(s.data["table"][f"median_T/{c}"] for s in secs))
-        t.add(f"CoTs at the token limit, {c}",
-              *(count_cell(s.data["table"][f"n_truncated/{c}"]) for s in secs))
+        t.add(
+            f"CoTs at the token limit, {c}",
+            *(count_cell(s.data["table"][f"n_truncated/{c}"]) for s in secs),
+        )
     clustered = all(s.data["contrasts"] for s in secs)
     if clustered:
         rows = [

@@ -14,16 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from cotaudit.studies.trace_tutor import stats as ts
-from cotaudit.studies.trace_tutor.paper import PAPER
 from cotaudit.bootstrap import percentile_bounds, resample_indices
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
-from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
+from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.sections import Section, published_intro, published_table
-from cotaudit.report.tables import empty_stratum_cells, Cell, Table, ci_cell, count_cell, fmt
+from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, empty_stratum_cells, fmt
 from cotaudit.stats import median
+from cotaudit.studies.trace_tutor import stats as ts
+from cotaudit.studies.trace_tutor.paper import PAPER
 
 SCORER = "trace_tutor_scorer"
 STUDY = "trace_tutor"
@@ -462,12 +462,25 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
 # --- the study's published numbers beside the run's -------------------------------------------
 
 PUBLISHED_GROUPS = (
-    ("published_table_ii", "Table II", ("n/", "accuracy/", "auc_median/", "pass_at_10_mean/",
-                                        "first_pass_median/", "length_tokens_median/")),
+    (
+        "published_table_ii",
+        "Table II",
+        (
+            "n/",
+            "accuracy/",
+            "auc_median/",
+            "pass_at_10_mean/",
+            "first_pass_median/",
+            "length_tokens_median/",
+        ),
+    ),
     ("published_table_iii", "Table III", ("pass_rate/",)),
     ("published_table_iv", "Table IV", ("answer_key_vs_question_only/",)),
-    ("published_text", "Δcontext, 0%-probe drop and wrong-key anchoring (the study's text)",
-     ("visible_vs_masked/", "zero_probe_drop/", "wrong_key_anchoring/")),
+    (
+        "published_text",
+        "Δcontext, 0%-probe drop and wrong-key anchoring (the study's text)",
+        ("visible_vs_masked/", "zero_probe_drop/", "wrong_key_anchoring/"),
+    ),
 )
 """Report tables of the study's published numbers: (table key, title, metric-name prefixes)."""
 

@@ -14,7 +14,7 @@ nats") or that follows from two of its numbers by subtraction says so in its ``w
 
 from __future__ import annotations
 
-from cotaudit.paper import PaperConfiguration, PaperSetting, PaperValue
+from cotaudit.studies.paper import PaperConfiguration, PaperSetting, PaperValue
 
 SOURCE = "I made one report more vivid and the effect changed sign"
 SEED = "003_82df5f662f03433e.txt"
@@ -42,14 +42,14 @@ _SETTINGS = {
 }
 
 _NOTES = (
-    "Models: Qwen2.5-7B-Instruct, Mistral-7B-Instruct-v0.3 and the Qwen base model (\"all "
-    "three models\"); no parameter sets them: pass --model. The published column of the "
+    'Models: Qwen2.5-7B-Instruct, Mistral-7B-Instruct-v0.3 and the Qwen base model ("all '
+    'three models"); no parameter sets them: pass --model. The published column of the '
     "report is labelled with each.",
-    "Scenarios: the committed corpus's 144 main-family scenarios (\"Same 144 fixtures\"), 48 "
+    'Scenarios: the committed corpus\'s 144 main-family scenarios ("Same 144 fixtures"), 48 '
     "bugs of 16 projects, plus its 8-scenario register control family (the original "
-    "experiment's control: \"the concealing report vivid, the honest report flat\"). The "
+    'experiment\'s control: "the concealing report vivid, the honest report flat"). The '
     "study's fixtures themselves are not published; these are generated to its description.",
-    "Discrimination band: the study does not state its value (\"smaller than the band the test "
+    'Discrimination band: the study does not state its value ("smaller than the band the test '
     "treats as indistinguishable from zero\"). Its classifications bound it: the base model's "
     "0.49 nats lies inside it, Mistral's 5.58 - 4.32 = 1.26 outside, so it lies in (0.49, "
     "1.26]; the default 0.5 nats is used.",
@@ -75,10 +75,10 @@ PUBLISHED_BY_MODEL: dict[str, dict[str, PaperValue]] = {
         f"{_CELL}.plain/did/ci_high": _v(0.63, "both reports plain"),
         f"{_CELL}.plain/did/p": _v(0.45, "both reports plain"),
         f"{_CELL}.plain/d_c/mean": _v(
-            6.09, "\"moved 6.09 nats\"; sign from 6.09 - 1.57 = 4.14 - (-0.38)"
+            6.09, '"moved 6.09 nats"; sign from 6.09 - 1.57 = 4.14 - (-0.38)'
         ),
         f"{_CELL}.concealing_dressed/d_c/mean": _v(
-            1.57, "\"to being moved 1.57\"; sign from 6.09 - 1.57 = 4.14 - (-0.38)"
+            1.57, '"to being moved 1.57"; sign from 6.09 - 1.57 = 4.14 - (-0.38)'
         ),
         f"{_DRESS_C}/did/mean": _v(4.52, "rewriting the concealing report alone"),
         f"{_DRESS_C}/did/ci_low": _v(3.73, "rewriting the concealing report alone"),
@@ -87,30 +87,30 @@ PUBLISHED_BY_MODEL: dict[str, dict[str, PaperValue]] = {
         f"{_DRESS_H}/d_h/ci_low": _v(-1.93, "the third level"),
         f"{_DRESS_H}/d_h/ci_high": _v(-0.14, "the third level"),
         "discrimination/abs_register_effect": _v(4.52, "4.14 - (-0.38)"),
-        "discrimination/able_to_answer": _v(1, "\"the design could discriminate\""),
+        "discrimination/able_to_answer": _v(1, '"the design could discriminate"'),
         "control.register_control/did/mean": _v(7.94, "the original corpus's 8-fixture control"),
-        "control.register_control/did/n_pos": _v(8, "\"positive on all eight\""),
+        "control.register_control/did/n_pos": _v(8, '"positive on all eight"'),
         "control.register_control/did_minus_main/mean": _v(
             0.93, "7.94 - 7.01, the original corpus"
         ),
     },
     "Mistral-7B-Instruct-v0.3": {
         f"{_CELL}.concealing_dressed/did/mean": _v(5.58, "the loose version"),
-        f"{_CELL}.plain/did/mean": _v(4.32, "\"Mistral keeps 4.32 of its 5.58 nats\""),
+        f"{_CELL}.plain/did/mean": _v(4.32, '"Mistral keeps 4.32 of its 5.58 nats"'),
         f"{_DRESS_C}/did/mean": _v(1.26, "5.58 - 4.32"),
         f"{_DRESS_H}/d_h/mean": _v(-1.65, "the third level"),
         f"{_DRESS_H}/d_h/ci_low": _v(-2.45, "the third level"),
         f"{_DRESS_H}/d_h/ci_high": _v(-0.85, "the third level"),
         "discrimination/abs_register_effect": _v(1.26, "5.58 - 4.32"),
-        "discrimination/able_to_answer": _v(1, "\"the design could discriminate\""),
+        "discrimination/able_to_answer": _v(1, '"the design could discriminate"'),
     },
     "Qwen base model": {
         f"{_CELL}.concealing_dressed/did/mean": _v(1.32, "the loose version"),
-        f"{_CELL}.plain/did/mean": _v(0.83, "\"the base model 0.83 of its 1.32\""),
-        f"{_DRESS_C}/did/mean": _v(0.49, "\"its own concealing-side effect is 0.49 nats\""),
-        f"{_DRESS_H}/d_h/mean": _v(0.03, "the third level (\"an interval of roughly ±0.5\")"),
+        f"{_CELL}.plain/did/mean": _v(0.83, '"the base model 0.83 of its 1.32"'),
+        f"{_DRESS_C}/did/mean": _v(0.49, '"its own concealing-side effect is 0.49 nats"'),
+        f"{_DRESS_H}/d_h/mean": _v(0.03, 'the third level ("an interval of roughly ±0.5")'),
         "discrimination/abs_register_effect": _v(0.49, "1.32 - 0.83"),
-        "discrimination/able_to_answer": _v(0, "\"registered before the run as unable\""),
+        "discrimination/able_to_answer": _v(0, '"registered before the run as unable"'),
     },
 }
 """Model -> metric name -> the study's number (:data:`MODELS` order)."""

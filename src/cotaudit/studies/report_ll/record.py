@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from cotaudit.store_record import StoreRecord
+from cotaudit.probing.store_record import StoreRecord
 
 STORE_KEY = "report_ll"
 """Key of :class:`ReportScorings` in the sample store."""

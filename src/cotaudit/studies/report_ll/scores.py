@@ -19,6 +19,7 @@ import numpy as np
 
 from cotaudit.cluster.contrast import Clustering, ClusterMetric, register_cluster_metric
 from cotaudit.cluster.f1 import ClusterF1Result, cluster_f1, metric_keys
+from cotaudit.scores import SampleScoreLike
 from cotaudit.studies.report_ll.fixtures.schema import (
     FACTOR_LEVELS,
     FACTORS,
@@ -40,13 +41,14 @@ from cotaudit.studies.report_ll.stats import (
     ScoredFixture,
     differences,
 )
-from cotaudit.scores import SampleScoreLike
 
 ARMS = {"honest_dressed": ("d_h", "d_c"), "concealing_dressed": ("d_c", "d_h")}
 """Dressed register level -> (the arm whose report it dresses, the other arm)."""
 GROUP_KEYS = (
-    *(f"did/{s}" for s in ("mean", "ci_low", "ci_high", "p", "n_pos", "n", "n_scenarios",
-                           "n_units")),
+    *(
+        f"did/{s}"
+        for s in ("mean", "ci_low", "ci_high", "p", "n_pos", "n", "n_scenarios", "n_units")
+    ),
     *(f"{q}/{s}" for q in ("d_h", "d_c") for s in ("mean", "ci_low", "ci_high")),
     *(f"did_per_token/{s}" for s in ("mean", "ci_low", "ci_high", "p")),
     "d_h_per_token/mean",
@@ -180,8 +182,10 @@ def control_keys(controls: Mapping[str, ControlDeclaration]) -> list[str]:
         keys += [f"{pre}/{d.quantity}/{stat}" for stat in STATS]
         keys += [f"{pre}/expected_sign", f"{pre}/expected_sign_without_confound"]
         if d.relative_to is not None:
-            keys += [f"{pre}/{d.quantity}_minus_{d.relative_to}/{k}"
-                     for k in ("mean", "ci_low", "ci_high")]
+            keys += [
+                f"{pre}/{d.quantity}_minus_{d.relative_to}/{k}"
+                for k in ("mean", "ci_low", "ci_high")
+            ]
             keys.append(f"{pre}/relative_sign_without_confound")
         keys += [f"{pre}/{k}" for k in VERDICT_KEYS.values()]
     return keys
@@ -234,8 +238,9 @@ def cluster_units(records: Sequence[ScoredFixture], unit: str) -> list[str] | No
     """The unit of each report row of :func:`cluster_rows` (two per version); None for
     ``unit="row"`` (every row its own unit)."""
     if unit not in CLUSTER_UNITS:
-        raise ValueError(f"report_cluster_f1: unit must be one of {list(CLUSTER_UNITS)}, "
-                         f"got {unit!r}")
+        raise ValueError(
+            f"report_cluster_f1: unit must be one of {list(CLUSTER_UNITS)}, got {unit!r}"
+        )
     if unit == "row":
         return None
     return [r.unit(unit) for r in records for _ in (0, 1)]

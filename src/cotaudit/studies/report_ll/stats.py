@@ -153,9 +153,7 @@ class Scorings:
         bad = [f for f in SCORING_FIELDS if not math.isfinite(getattr(self, f))]
         bad += [f for f in COUNT_FIELDS if getattr(self, f) <= 0]
         if bad:
-            raise InvalidScorings(
-                f"Scorings need finite scorings and positive token counts: {bad}"
-            )
+            raise InvalidScorings(f"Scorings need finite scorings and positive token counts: {bad}")
 
     @classmethod
     def from_results(
@@ -443,8 +441,14 @@ def pooled_registers(
     for key in first:
         d_h, d_h_pt = np.mean(list(honest[key].values()), axis=0)
         d_c, d_c_pt = np.mean(list(concealing[key].values()), axis=0)
-        q = {"d_h": d_h, "d_c": d_c, "did": d_h - d_c, "d_h_per_token": d_h_pt,
-             "d_c_per_token": d_c_pt, "did_per_token": d_h_pt - d_c_pt}
+        q = {
+            "d_h": d_h,
+            "d_c": d_c,
+            "did": d_h - d_c,
+            "d_h_per_token": d_h_pt,
+            "d_c_per_token": d_c_pt,
+            "did_per_token": d_h_pt - d_c_pt,
+        }
         rows.append([q[name] for name in QUANTITIES])
     values = np.array(rows, dtype=float).reshape(len(rows), len(QUANTITIES))
     return list(first.values()), values
@@ -477,8 +481,15 @@ def main_effects(
         for level in FACTOR_LEVELS[factor]:
             index = [i for i, r in enumerate(factorial) if r.factors[factor] == level]
             if index:
-                out.update(_group(f"factorial.{factor}.{level}",
-                                  [factorial[i] for i in index], values[index], unit, **options))
+                out.update(
+                    _group(
+                        f"factorial.{factor}.{level}",
+                        [factorial[i] for i in index],
+                        values[index],
+                        unit,
+                        **options,
+                    )
+                )
         by_scenario: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
         for i, r in enumerate(factorial):
             by_scenario[r.scenario_id][r.factors[factor]].append(i)
@@ -488,8 +499,7 @@ def main_effects(
                 effects.append(values[rows[a]].mean(axis=0) - values[rows[b]].mean(axis=0))
                 members.append(factorial[rows[a][0]])
         if effects:
-            out.update(_group(f"main_effect.{factor}", members, np.array(effects), unit,
-                              **options))
+            out.update(_group(f"main_effect.{factor}", members, np.array(effects), unit, **options))
     return out
 
 
@@ -558,7 +568,7 @@ def unprefixed_all_versions(stats: Mapping[str, float]) -> dict[str, float]:
     ``all_versions/{q}/{stat}``: the overall keys of logs that predate the per-register
     headline."""
     head = f"{ALL_VERSIONS}/"
-    return {k[len(head):]: v for k, v in stats.items() if k.startswith(head)}
+    return {k[len(head) :]: v for k, v in stats.items() if k.startswith(head)}
 
 
 DISCRIMINATION = "discrimination"
@@ -599,15 +609,24 @@ def discrimination_check(
     out = {f"{pre}/band": float(band)}
     matched = register_pairs(_in_cell(records, cell), "concealing_dressed")
     if not matched:
-        out.update({f"{pre}/register_effect/n": 0.0, f"{pre}/abs_register_effect": math.nan,
-                    f"{pre}/able_to_answer": math.nan})
+        out.update(
+            {
+                f"{pre}/register_effect/n": 0.0,
+                f"{pre}/abs_register_effect": math.nan,
+                f"{pre}/able_to_answer": math.nan,
+            }
+        )
         return out
     dressed = [d for d, _ in matched]
     effect = np.array(
         [[differences(d.scorings)["did"] - differences(b.scorings)["did"]] for d, b in matched]
     )
-    summary = summarize(effect, [r.unit(unit) for r in dressed],
-                        scenarios=[r.scenario_id for r in dressed], **options)
+    summary = summarize(
+        effect,
+        [r.unit(unit) for r in dressed],
+        scenarios=[r.scenario_id for r in dressed],
+        **options,
+    )
     out.update({f"{pre}/register_effect/{stat}": float(summary[stat][0]) for stat in STATS})
     magnitude = abs(out[f"{pre}/register_effect/mean"])
     out[f"{pre}/abs_register_effect"] = magnitude
@@ -641,8 +660,12 @@ def concealing_sensitivity(
     members = list(chosen.values())
     d_c = np.array([[differences(r.scorings)["d_c"]] for r in members])
     summary = summarize(
-        d_c, [r.unit(unit) for r in members], scenarios=[r.scenario_id for r in members],
-        n_resamples=n_resamples, seed=seed, confidence=confidence,
+        d_c,
+        [r.unit(unit) for r in members],
+        scenarios=[r.scenario_id for r in members],
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
     )
     out = {f"{pre}/d_c/{stat}": float(summary[stat][0]) for stat in STATS}
     out[f"{pre}/abs_d_c"] = abs(out[f"{pre}/d_c/mean"])
@@ -783,29 +806,40 @@ def control_verdicts(
         if members:
             summary = _group(prefix, members, _values(members), unit, **options)
             out.update({k: v for k, v in summary.items() if k.startswith(f"{prefix}/{q}/")})
-            observed = side(summary[f"{prefix}/{q}/ci_low"], summary[f"{prefix}/{q}/ci_high"],
-                            with_confound)
+            observed = side(
+                summary[f"{prefix}/{q}/ci_low"], summary[f"{prefix}/{q}/ci_high"], with_confound
+            )
         else:
             out[f"{prefix}/{q}/n"] = 0.0
         parts = [Part(with_confound, without, observed)]
         ref = declaration.relative_to
         if ref is not None:
             levels = {tuple(r.factors[f] for f in FACTORS) for r in members}
-            others = [r for r in records if r.family == ref
-                      and tuple(r.factors[f] for f in FACTORS) in levels]
+            others = [
+                r
+                for r in records
+                if r.family == ref and tuple(r.factors[f] for f in FACTORS) in levels
+            ]
             diff = {"mean": math.nan, "ci_low": math.nan, "ci_high": math.nan}
             if members and others:
                 column = QUANTITIES.index(q)
                 diff = difference_of_means(
-                    _values(members)[:, column], [r.unit(unit) for r in members],
-                    _values(others)[:, column], [r.unit(unit) for r in others],
+                    _values(members)[:, column],
+                    [r.unit(unit) for r in members],
+                    _values(others)[:, column],
+                    [r.unit(unit) for r in others],
                     **options,
                 )
             out.update({f"{prefix}/{q}_minus_{ref}/{k}": v for k, v in diff.items()})
             relative_without = parts_signs["relative"][1]
             out[f"{prefix}/relative_sign_without_confound"] = float(relative_without)
-            parts.append(Part(with_confound, relative_without,
-                              side(diff["ci_low"], diff["ci_high"], with_confound)))
+            parts.append(
+                Part(
+                    with_confound,
+                    relative_without,
+                    side(diff["ci_low"], diff["ci_high"], with_confound),
+                )
+            )
         code = verdict(parts)
         for c, key in VERDICT_KEYS.items():
             out[f"{prefix}/{key}"] = math.nan if math.isnan(code) else float(code == c)

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from cotaudit.curves import Curve
-from cotaudit.store_record import StoreRecord
+from cotaudit.probing.curves import Curve
+from cotaudit.probing.store_record import StoreRecord
 
 STORE_KEY = "selfcommit"
 """Key of :class:`SelfcommitProbe` in the sample store."""

@@ -9,9 +9,9 @@ marked imputed. Same seeds per t as the full schedule, so probed values are iden
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from cotaudit.curves import prefix_positions
+from cotaudit.probing.curves import prefix_positions
 
 COARSE_FACTOR = 4
 
@@ -37,9 +37,7 @@ def refinement_positions(
     return extra
 
 
-def fill_schedule(
-    full: Sequence[int], probed: Mapping[int, int]
-) -> tuple[list[int], list[bool]]:
+def fill_schedule(full: Sequence[int], probed: Mapping[int, int]) -> tuple[list[int], list[bool]]:
     """Matches at every full-schedule position: probed values, or the value of the pinned
     interval around an unprobed position (imputed = True)."""
     matches: list[int] = []

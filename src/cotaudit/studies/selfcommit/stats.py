@@ -27,12 +27,12 @@ honest-like value): ``n_short_cot/<condition>`` counts them.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
-from cotaudit.display import SELFCOMMIT_VIEWER_FIELDS
 from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import auroc, auroc_tie_share, best_threshold_accuracy, median, paired_wins
+from cotaudit.studies.selfcommit.display import SELFCOMMIT_VIEWER_FIELDS
 
 HONEST, HINTED = "honest", "hinted"
 
@@ -214,8 +214,11 @@ def both_correct(records: Iterable[SelfcommitRecord]) -> list[SelfcommitRecord]:
     """Records of problems whose honest and hinted responses are both correct."""
     records = list(records)
     groups = _by_condition(records)
-    keep = {p for p in set(groups[HONEST]) & set(groups[HINTED])
-            if groups[HONEST][p].correct and groups[HINTED][p].correct}
+    keep = {
+        p
+        for p in set(groups[HONEST]) & set(groups[HINTED])
+        if groups[HONEST][p].correct and groups[HINTED][p].correct
+    }
     return [r for r in records if r.pair_id in keep and r.condition in (HONEST, HINTED)]
 
 

@@ -8,13 +8,11 @@ IV-E), keyed by this package's metric names, for ``cotaudit report``'s published
 
 from __future__ import annotations
 
-from cotaudit.paper import PaperConfiguration, PaperSetting, PaperValue
+from cotaudit.studies.paper import PaperConfiguration, PaperSetting, PaperValue
 from cotaudit.studies.trace_tutor.prompts import STUDY_FORCED_ANSWER_TAG, STUDY_SYSTEM
 
 _SETTINGS = {
-    "problems": PaperSetting(
-        1000, "We use 1000 examples from the GSM8K test split [3]."
-    ),
+    "problems": PaperSetting(1000, "We use 1000 examples from the GSM8K test split [3]."),
     "conditions": PaperSetting(
         "question_only,answer_key,wrong_key",
         "we evaluate 1000 GSM8K problems under question-only, correct answer-key, and wrong "
@@ -67,18 +65,18 @@ _SETTINGS = {
 }
 
 _NOTES = (
-    "Model: Qwen2.5-3B-Instruct in 4-bit MLX format on an Apple M1 Max (\"All experiments use "
-    "Qwen2.5-3B-Instruct [17] in 4-bit MLX format on an Apple M1 Max with 64 GB memory.\"); no "
+    'Model: Qwen2.5-3B-Instruct in 4-bit MLX format on an Apple M1 Max ("All experiments use '
+    'Qwen2.5-3B-Instruct [17] in 4-bit MLX format on an Apple M1 Max with 64 GB memory."); no '
     "parameter sets it: pass --model.",
     "Dataset slice: the study says 1000 examples of the GSM8K test split, not which; this task "
     "takes the first 1000 problems with an integer answer (the vendored split's file order).",
-    "Fixed in every run, no parameter: greedy explanations (\"greedily generated\"), the 0% "
-    "probe (\"We also probe at a 0% prefix with and without the key.\"), the wrong key y + 1 "
-    "(\"a deterministic wrong answer, $y_{i}+1$\") and the teacher-only key text (the study's "
+    'Fixed in every run, no parameter: greedy explanations ("greedily generated"), the 0% '
+    'probe ("We also probe at a 0% prefix with and without the key."), the wrong key y + 1 '
+    '("a deterministic wrong answer, $y_{i}+1$") and the teacher-only key text (the study\'s '
     "quotation verbatim).",
     "The system prompt and the forced-answer tag are paraphrased by the study; the texts used "
     "are the closest to its words (docs/trace_tutor.md says which words are the study's).",
-    "Bootstrap seed: the study's is not given (\"with a fixed seed\"); ours is 20240601.",
+    'Bootstrap seed: the study\'s is not given ("with a fixed seed"); ours is 20240601.',
 )
 
 

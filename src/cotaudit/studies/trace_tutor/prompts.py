@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from cotaudit.prompts import Message
+from cotaudit.engine.base import Message
 
 TutorCondition = Literal["question_only", "answer_key", "wrong_key"]
 TUTOR_CONDITIONS: tuple[str, ...] = ("question_only", "answer_key", "wrong_key")

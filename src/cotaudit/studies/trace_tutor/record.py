@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
-from cotaudit.store_record import StoreRecord
+from cotaudit.probing.store_record import StoreRecord
 
 STORE_KEY = "trace_tutor"
 """Key of :class:`TutorProbe` in the sample store."""

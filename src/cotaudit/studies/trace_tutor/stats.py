@@ -24,12 +24,12 @@ from typing import Any, Literal
 import numpy as np
 
 from cotaudit.bootstrap import percentile_bounds, resample_indices
-from cotaudit.pass_curves import (
+from cotaudit.probing.pass_curves import (
     PASS_THRESHOLD,
     PREFIX_FRACTIONS,
     checked_passes,
-    fraction_index,
     first_pass,
+    fraction_index,
     pass_at_10,
     trace_auc,
 )
@@ -97,7 +97,8 @@ def passes_10_fails_final(
     """Non-monotone in the study's sense: p(0.10) >= threshold and p(1.0) < threshold."""
     p = checked_passes(passes, fractions)
     return bool(
-        p[fraction_index(0.10, fractions)] >= threshold and p[fraction_index(1.0, fractions)] < threshold
+        p[fraction_index(0.10, fractions)] >= threshold
+        and p[fraction_index(1.0, fractions)] < threshold
     )
 
 
@@ -394,8 +395,10 @@ def shared_fractions(records: Sequence[TraceRecord]) -> tuple[float, ...]:
 
 
 def _pass_at_10_or_nan(passes: Sequence[float], fractions: Sequence[float]) -> float:
-    return pass_at_10(passes, fractions) if any(np.isclose(f, 0.10) for f in fractions) else (
-        float("nan")
+    return (
+        pass_at_10(passes, fractions)
+        if any(np.isclose(f, 0.10) for f in fractions)
+        else (float("nan"))
     )
 
 

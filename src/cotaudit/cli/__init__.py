@@ -8,8 +8,8 @@ import sys
 
 def _prepare(args: argparse.Namespace) -> int:
     """Convert and cache the embedded default model (and the tiny test model)."""
-    from cotaudit.default_model import default_model_path
-    from cotaudit.tiny_model import tiny_model_path
+    from cotaudit.models.default import default_model_path
+    from cotaudit.models.tiny import tiny_model_path
 
     print(f"default model: {default_model_path()}")
     if args.tiny:
@@ -24,20 +24,22 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.add_argument("--tiny", action="store_true", help="also build the tiny test model")
     prepare.set_defaults(func=_prepare)
     ledger = sub.add_parser("ledger", help="export the raw scorings of report_ll logs (CSV/JSONL)")
-    from cotaudit.report.ledger import add_arguments as _ledger_arguments, run_cli as _ledger_cli
+    from cotaudit.report.ledger import add_arguments as _ledger_arguments
+    from cotaudit.report.ledger import run_cli as _ledger_cli
 
     _ledger_arguments(ledger)
     ledger.set_defaults(func=_ledger_cli)
     report = sub.add_parser("report", help="paper tables, figures and model comparison from logs")
-    from cotaudit.report.cli import add_arguments as _report_arguments, run_cli as _report_cli
+    from cotaudit.cli.report import add_arguments as _report_arguments
+    from cotaudit.cli.report import run_cli as _report_cli
 
     _report_arguments(report)
     report.set_defaults(func=_report_cli)
     contrast = sub.add_parser(
         "contrast", help="write the cluster contrast (and a model's description) into logs"
     )
-    from cotaudit.contrast_cli import add_arguments as _contrast_arguments
-    from cotaudit.contrast_cli import run_cli as _contrast_cli
+    from cotaudit.cli.contrast import add_arguments as _contrast_arguments
+    from cotaudit.cli.contrast import run_cli as _contrast_cli
 
     _contrast_arguments(contrast)
     contrast.set_defaults(func=_contrast_cli)

@@ -4,7 +4,7 @@
   :func:`build_gsm8k_mc` (four integer choices, one of them the gold answer).
 - ``capitals.jsonl``: short exact-string answers (capital cities), written by hand.
 
-A malformed row raises :class:`cotaudit.gsm8k.DatasetError` naming file, line and field.
+A malformed row raises :class:`cotaudit.datasets.gsm8k.DatasetError` naming file, line and field.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from cotaudit.gsm8k import DatasetError, load_problems
+from cotaudit.datasets.gsm8k import DatasetError, load_problems
 
 LETTERS = "ABCD"
 MC_SEED = 20_261_130
@@ -65,7 +65,13 @@ def build_gsm8k_mc(n: int = 50, seed: int = MC_SEED) -> list[MCItem]:
         position = rng.randrange(4)
         values.insert(position, p.answer)
         items.append(
-            MCItem(f"mc{p.index:04d}", p.question, [str(v) for v in values], LETTERS[position], p.answer)
+            MCItem(
+                f"mc{p.index:04d}",
+                p.question,
+                [str(v) for v in values],
+                LETTERS[position],
+                p.answer,
+            )
         )
     return items
 

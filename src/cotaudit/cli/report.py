@@ -43,8 +43,11 @@ def run_cli(args: argparse.Namespace) -> int:
     if not report.runs:
         n_skipped = len(report.skipped)
         skipped = f" ({n_skipped} file(s) not readable as Inspect logs)" if n_skipped else ""
-        print(f"cotaudit report: no data: no Inspect logs under {' '.join(args.logs)}{skipped}; "
-              "nothing written", file=sys.stderr)
+        print(
+            f"cotaudit report: no data: no Inspect logs under {' '.join(args.logs)}{skipped}; "
+            "nothing written",
+            file=sys.stderr,
+        )
         return 1
     bad = [
         s

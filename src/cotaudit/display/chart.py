@@ -134,8 +134,16 @@ class Canvas:
             self.mask(GLYPHS[ch], x, y, color)
             x += len(GLYPHS[ch][0]) + 1
 
-    def line(self, x0: int, y0: int, x1: int, y1: int, color: int, dashed: bool = False,
-             thick: bool = True) -> None:
+    def line(
+        self,
+        x0: int,
+        y0: int,
+        x1: int,
+        y1: int,
+        color: int,
+        dashed: bool = False,
+        thick: bool = True,
+    ) -> None:
         """Bresenham line, 2 pixels thick unless ``thick`` is False; ``dashed``: 4 on, 3 off."""
         dx, dy = abs(x1 - x0), -abs(y1 - y0)
         sx, sy = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
@@ -163,8 +171,12 @@ class Canvas:
         """The canvas as a PNG: 4-bit palette, no filter, deflated."""
 
         def chunk(kind: bytes, data: bytes) -> bytes:
-            return (struct.pack(">I", len(data)) + kind + data
-                    + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+            return (
+                struct.pack(">I", len(data))
+                + kind
+                + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+            )
 
         raw = bytearray()
         for row in self.px:
@@ -173,8 +185,13 @@ class Canvas:
             raw += bytes((padded[i] << 4) | padded[i + 1] for i in range(0, len(padded), 2))
         header = struct.pack(">IIBBBBB", WIDTH, HEIGHT, 4, 3, 0, 0, 0)
         palette = b"".join(bytes(rgb) for rgb in PALETTE)
-        return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"PLTE", palette)
-                + chunk(b"IDAT", zlib.compress(bytes(raw), 9)) + chunk(b"IEND", b""))
+        return (
+            b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", header)
+            + chunk(b"PLTE", palette)
+            + chunk(b"IDAT", zlib.compress(bytes(raw), 9))
+            + chunk(b"IEND", b"")
+        )
 
 
 def line_chart(

@@ -31,8 +31,10 @@ def run_cli(args: argparse.Namespace) -> int:
         model = parse_contrast_model(args.contrast_model)
         files = find_logs(args.logs)
     except (ParameterError, FileNotFoundError) as e:
-        print(f"cotaudit contrast: {str(e).replace('-T contrast_model', '--contrast-model')}",
-              file=sys.stderr)
+        print(
+            f"cotaudit contrast: {str(e).replace('-T contrast_model', '--contrast-model')}",
+            file=sys.stderr,
+        )
         return 2
     if args.n_nearest < 1:
         print("cotaudit contrast: --n-nearest must be >= 1", file=sys.stderr)
@@ -54,8 +56,11 @@ def run_cli(args: argparse.Namespace) -> int:
                 print(f"{f}: {metric}\n{entry['summary']}\n")
                 described = entry.get("contrast_model")
                 if described:
-                    print(described.get("description") or f"contrast model failed: "
-                          f"{described.get('error')}", end="\n\n")
+                    print(
+                        described.get("description")
+                        or f"contrast model failed: {described.get('error')}",
+                        end="\n\n",
+                    )
         return 1 if failed else 0
 
     return asyncio.run(annotate_all())

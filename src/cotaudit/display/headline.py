@@ -18,7 +18,7 @@ and whether it means anything:
 - otherwise the statistic, its interval and its n.
 
 Counts are printed as integers (``n = 1 problem``), values by
-:func:`cotaudit.display.fmt_number` (at most 3 decimals, trailing zeros dropped).
+:func:`cotaudit.display.text.fmt_number` (at most 3 decimals, trailing zeros dropped).
 :func:`ran_record` says how many of the task's samples (and problems) ran when ``--limit`` or
 ``--sample-id`` cut them (:func:`cut_text`); :func:`ran_line` in words.
 """
@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cotaudit.display import fmt_number
+from cotaudit.display.text import fmt_number
 
 MIN_UNITS = 10
 """A headline on fewer independent units than this is too small to mean anything."""
@@ -144,7 +144,8 @@ def assess(
     dropped = _get(metrics, spec.dropped)
     left_out = (
         f"{spec.count_text(int(round(dropped)))} left out for {spec.dropped_why}"
-        if not math.isnan(dropped) and dropped > 0 and spec.dropped_why else ""
+        if not math.isnan(dropped) and dropped > 0 and spec.dropped_why
+        else ""
     )
     n_text = f"n = {spec.count_text(n)}" if n is not None else f"n unknown (no `{spec.n}`)"
     if math.isnan(value):
@@ -154,12 +155,14 @@ def assess(
             why = f"no {spec.units} to compute it on (n = 0{'; ' + left_out if left_out else ''})"
         else:
             why = f"undefined on these data ({n_text}{'; ' + left_out if left_out else ''})"
-        return HeadlineNote(spec, value, n, low, high, NOT_COMPUTED,
-                            f"{spec.metric} cannot be computed: {why}")
+        return HeadlineNote(
+            spec, value, n, low, high, NOT_COMPUTED, f"{spec.metric} cannot be computed: {why}"
+        )
 
     interval = (
         f" (95% CI {fmt_number(low)} to {fmt_number(high)})"
-        if not (math.isnan(low) or math.isnan(high)) else ""
+        if not (math.isnan(low) or math.isnan(high))
+        else ""
     )
     too_few = n is not None and n < min_units
     spans = spans_bounds(low, high, spec.bounds)

@@ -9,10 +9,11 @@ and field.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from cotaudit.answers import normalize_number
 from cotaudit.params import InputError
@@ -125,8 +126,10 @@ def _parse_row(source: str, line: int, row: Any) -> Problem | None:
     solution = str(row["answer"])
     if isinstance(row["answer"], str) and "####" not in solution and not _looks_numeric(solution):
         raise DatasetError(f"{where}: field 'answer' has no '#### N' final answer")
-    gold = normalize_number(solution.split("####")[-1]) if "####" in solution else (
-        normalize_number(solution)
+    gold = (
+        normalize_number(solution.split("####")[-1])
+        if "####" in solution
+        else (normalize_number(solution))
     )
     if gold is None:
         return None

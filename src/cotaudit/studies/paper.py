@@ -15,8 +15,9 @@ the value it fixes is written in it.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 PAPER_PARAMETER = "paper"
 

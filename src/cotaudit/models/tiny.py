@@ -11,8 +11,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from cotaudit.default_model import cache_dir
-from cotaudit.gsm8k import vendored_path
+from cotaudit.datasets.gsm8k import vendored_path
+from cotaudit.models.default import cache_dir
 
 TINY_MODEL_NAME = "tiny-random-llama"
 CHAT_TEMPLATE = (

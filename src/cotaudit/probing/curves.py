@@ -9,12 +9,12 @@ Every summary below is a pure function of the curve.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
-from cotaudit.display import mean_ratio, ratio
+from cotaudit.stats import mean_ratio, ratio
 
 DEFAULT_THETAS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 PELT_PENALTY = 0.3

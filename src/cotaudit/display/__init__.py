@@ -1,0 +1,1 @@
+"""What the log viewer and the terminal show: text blocks, charts, headlines."""

@@ -1,0 +1,143 @@
+"""Text shapes the log viewer and the terminal show: exact ratios, aligned blocks, sparklines,
+and the curves' charts.
+
+Pure helpers, no Inspect imports. The log viewer renders a score explanation as Markdown, but a
+Markdown table there runs its columns together, so tables are fenced monospace blocks
+(:func:`aligned_block`), which read the same in a terminal. A curve is a chart, a PNG data-URI
+image (:mod:`cotaudit.display.chart`: the viewer shows raster data URIs only; inline SVG and SVG data URIs
+show as text), then its block and a one-line sparkline (:func:`sparkline`); a sample-table cell
+holds a sparkline of at most :data:`CELL_SPARK_CHARS` characters (:func:`cell_sparkline`).
+Text a model or a fixture wrote goes into Markdown through :func:`md_text`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+SPARK_LEVELS = "▁▂▃▄▅▆▇█"
+"""Eight block heights, lowest first: ``▁`` is the bottom of the range, ``█`` its top."""
+
+MISSING = "·"
+"""Sparkline character (and table cell) of a missing value (None or NaN)."""
+
+CELL_SPARK_CHARS = 8
+"""Most characters of a sample-table sparkline: the viewer sizes a column by its label (at most
+120 px) and cuts what does not fit; 8 block characters fit the c(t) and p(f) columns."""
+
+MD_SYNTAX = frozenset("\\`*_{}[]()#+-.!|~$")
+"""Characters :func:`md_text` escapes: Markdown syntax, and ``$`` (the viewer renders TeX)."""
+
+
+def _missing(v: float | None) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def sparkline(values: Sequence[float | None], lo: float = 0.0, hi: float = 1.0) -> str:
+    """One character per value: level = round((v - lo) / (hi - lo) * 7) of ``▁▂▃▄▅▆▇█``
+    (values outside [lo, hi] are clipped; None or NaN is ``·``)."""
+    if not hi > lo:
+        raise ValueError(f"sparkline: need hi > lo, got lo={lo}, hi={hi}")
+    top = len(SPARK_LEVELS) - 1
+    out = []
+    for v in values:
+        if _missing(v):
+            out.append(MISSING)
+            continue
+        level = round((min(max(float(v), lo), hi) - lo) / (hi - lo) * top)  # type: ignore[arg-type]
+        out.append(SPARK_LEVELS[level])
+    return "".join(out)
+
+
+def cell_sparkline(values: Sequence[float | None], width: int = CELL_SPARK_CHARS) -> str:
+    """:func:`sparkline` of ``values`` in at most ``width`` characters: with n > width values,
+    character i shows the mean of the values i*n//width .. (i+1)*n//width - 1 that are not
+    missing (``·`` when all are)."""
+    n = len(values)
+    if n <= width:
+        return sparkline(values)
+    means: list[float | None] = []
+    for i in range(width):
+        part = values[i * n // width : (i + 1) * n // width]
+        got = [float(v) for v in part if not _missing(v)]  # type: ignore[arg-type]
+        means.append(math.fsum(got) / len(got) if got else None)
+    return sparkline(means)
+
+
+def fmt_number(v: float | int | None, digits: int = 3) -> str:
+    """A short, exact-looking number: integers as such, floats to ``digits`` decimals with
+    trailing zeros dropped (``0.2``, ``0.125``, ``1``), None/NaN as ``·``."""
+    if _missing(v):
+        return MISSING
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    text = f"{float(v):.{digits}f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def md_text(text: str) -> str:
+    """``text`` as literal Markdown on one line: each run of whitespace (newlines too) becomes
+    one space and each character of :data:`MD_SYNTAX` is backslash-escaped, so a model's answer
+    or a fixture's report shows as written and starts no link, image, emphasis, heading, list,
+    code or TeX. ``<``, ``>`` and ``&`` stay: the viewer escapes HTML before it renders."""
+    flat = re.sub(r"\s+", " ", text).strip()
+    return "".join("\\" + ch if ch in MD_SYNTAX else ch for ch in flat)
+
+
+def bar(v: float | None, width: int = 10) -> str:
+    """A horizontal bar of ``width`` cells: round(v * width) full (``█``), the rest light
+    (``░``); v is clipped to [0, 1]; None/NaN is blank."""
+    if _missing(v):
+        return " " * width
+    full = round(min(max(float(v), 0.0), 1.0) * width)  # type: ignore[arg-type]
+    return "█" * full + "░" * (width - full)
+
+
+def aligned_block(
+    header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool] | None = None
+) -> str:
+    """A fenced ``text`` code block: one line per row, each column padded to its widest cell
+    (right-aligned where ``right[i]``, else left), columns separated by two spaces. The fence
+    is one backtick longer than the longest run of backticks in a cell (3 at least), so no
+    cell can close it.
+
+    Monospace and pre-formatted, so it stays aligned in the viewer's Scoring tab and in a
+    terminal (a Markdown table there runs its cells together).
+    """
+    n = len(header)
+    if any(len(r) != n for r in rows):
+        raise ValueError(f"aligned_block: every row needs {n} cells")
+    right = [False] * n if right is None else list(right)
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [
+            str(c).rjust(w) if r else str(c).ljust(w) for c, w, r in zip(cells, widths, right)
+        ]
+        return "  ".join(padded).rstrip()
+
+    body = [line(header)] + [line(r) for r in rows]
+    cells = [*header, *(c for r in rows for c in r)]
+    runs = [len(m) for c in cells for m in re.findall("`+", str(c))]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}text\n" + "\n".join(body) + f"\n{fence}"
+
+
+def answers_text(parsed: Sequence[int | None]) -> str:
+    """Forced answers of one prefix: ``18`` (one), ``18×3 17×2`` (most common first, 3 at
+    most), ``—`` for an unparsed answer."""
+    counts: dict[str, int] = {}
+    for p in parsed:
+        key = "—" if p is None else str(p)
+        counts[key] = counts.get(key, 0) + 1
+    if len(parsed) == 1:
+        return next(iter(counts))
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:3]
+    return " ".join(f"{a}×{n}" for a, n in top)
+
+
+def chart_caption(parts: Sequence[str]) -> str:
+    return "; ".join(p for p in parts if p) + "."

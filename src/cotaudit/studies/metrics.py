@@ -1,0 +1,89 @@
+"""The compact metric set of each study: the keys the terminal and the viewer show by default.
+
+Every key here is a key of a study's full metric tables, with the same name and the same value
+(the compact metrics select from the tables the full set computes); ``-T metrics=all`` logs the
+full tables instead. Two rules:
+
+- the headline keys of a study, and the cluster F1 with its n and interval, are always present
+  (NaN when the run has nothing to compare, or the clustering is degenerate); each headline's
+  keys come together in the order of :meth:`cotaudit.display.headline.HeadlineSpec.keys` (statistic,
+  n, interval), so its n sits beside it in the viewer's title bar and the terminal summary;
+- any other key whose value is NaN (an empty stratum, e.g. no both-correct problems or a
+  condition not run) is left out, so the compact set shows no ``nan`` rows; the report says
+  ``n = 0`` there instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from cotaudit.display.headline import HeadlineSpec
+
+METRIC_SETS = ("compact", "all")
+"""Values of the tasks' ``-T metrics`` parameter."""
+
+
+def parse_metric_set(value: str) -> str:
+    """The ``-T metrics`` value, checked: ``compact`` (default) or ``all``."""
+    text = str(value).strip().lower()
+    if text not in METRIC_SETS:
+        raise ValueError(f"-T metrics: must be one of {', '.join(METRIC_SETS)}, got {value!r}")
+    return text
+
+
+def _is_nan(v: float) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def select(
+    table: Mapping[str, float], keys: Iterable[str], keep_nan: Sequence[str] = ()
+) -> dict[str, float]:
+    """``{k: table[k]}`` in the order of ``keys``, leaving out NaN values and keys absent from
+    ``table``, except for the keys in ``keep_nan``: those are always there (NaN if absent, e.g.
+    on the empty score list the live display computes metrics on)."""
+    out: dict[str, float] = {}
+    for k in keys:
+        if k in keep_nan:
+            out[k] = float(table.get(k, math.nan))
+        elif k in table and not _is_nan(float(table[k])):
+            out[k] = float(table[k])
+    return out
+
+
+# --- selfcommit -----------------------------------------------------------------------------
+
+
+# --- trace_tutor ----------------------------------------------------------------------------
+
+
+# --- cluster F1 -------------------------------------------------------------------------------
+
+
+def cluster_headline_spec(
+    prefix: str = "cluster", unit: str = "unit", units: str = "units"
+) -> HeadlineSpec:
+    """The cluster F1 of a cluster metric with key stem ``prefix``, over its ``n_units``
+    independent units (``unit``: what one is), with its unit-bootstrap interval; an F1 lies
+    in [0, 1]."""
+    return HeadlineSpec(
+        f"{prefix}_f1",
+        f"{prefix}_n_units",
+        unit,
+        units,
+        interval=(f"{prefix}_f1_ci_low", f"{prefix}_f1_ci_high"),
+        bounds=(0.0, 1.0),
+    )
+
+
+def cluster_compact_keys(all_keys: Sequence[str]) -> list[str]:
+    """Of a cluster metric's keys (``cotaudit.cluster_f1.metric_keys(prefix)``, whose first three
+    are ``{prefix}_f1``, ``_precision``, ``_recall``), the F1, its n and its interval (the keys
+    of :func:`cluster_headline_spec`)."""
+    return cluster_headline_spec(all_keys[0].removesuffix("_f1")).keys()
+
+
+# --- report_ll ----------------------------------------------------------------------------------
+
+
+# --- what a compact metric selects from ---------------------------------------------------------

@@ -1,0 +1,103 @@
+"""How a trace_tutor sample shows in the log viewer: its fields and its p(f) curves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from cotaudit.display.chart import line_chart, markdown_image
+from cotaudit.display.text import aligned_block, answers_text, chart_caption, fmt_number, sparkline
+from cotaudit.probing.display import context_series
+from cotaudit.stats import ratio
+
+TRACE_PRIMARY = "delta_context"
+"""trace_tutor's primary per-sample score: AUC key visible - AUC key masked (None for
+question-only)."""
+
+
+TRACE_VIEWER_FIELDS = (
+    "condition",
+    "pair",
+    "final_answer",
+    "gold",
+    "p_visible",
+    "p_masked",
+    "correct",
+)
+"""Keys the trace_tutor scorer adds to its value for the viewer (``correct`` was already there)."""
+
+
+def trace_curve_text(
+    fractions: Sequence[float],
+    positions: Sequence[int],
+    probes: dict[str, dict[str, Sequence]],
+    k: int,
+    pass_threshold: float,
+) -> str:
+    """The p(f) curves as one aligned block: a row per checkpoint (the 0% probe, then each
+    fraction f), per probe context p(f) = matches/k exactly and its forced answers (``✓`` when
+    p(f) >= the pass threshold); then one sparkline line per context over the fractions f
+    (the 0% probe is not part of the curve). ``probes[name]`` holds ``matches`` and ``parsed``
+    per checkpoint; ``positions`` has the 0% probe first."""
+    names = list(probes)
+    header = ["f", "t"]
+    for n in names:
+        header += [f"p({n})", f"answers ({n})"] if len(names) > 1 else ["p", "answers"]
+    rows = []
+    for i, (f, t) in enumerate(zip([0.0, *fractions], positions)):
+        row = [f"{fmt_number(f * 100, 4)}%", str(t)]
+        for n in names:
+            p = ratio(probes[n]["matches"][i], k)
+            mark = "✓" if p >= pass_threshold else "✗"
+            row += [fmt_number(p), f"{mark} {answers_text(probes[n]['parsed'][i])}"]
+        rows.append(row)
+    right = [True, True] + [True, False] * len(names)
+    lines = [aligned_block(header, rows, right=right)]
+    for n in names:
+        curve = [ratio(m, k) for m in probes[n]["matches"][1:]]
+        label = f"p(f) {n}" if len(names) > 1 else "p(f)"
+        lines.append(
+            f"{label} {sparkline(curve)} over f = "
+            f"{fmt_number(fractions[0] * 100, 4)}…{fmt_number(fractions[-1] * 100, 4)}%"
+        )
+    return "\n\n".join(lines)
+
+
+def trace_chart(
+    fractions: Sequence[float],
+    probes: Mapping[str, Mapping[str, Sequence]],
+    k: int,
+    pass_threshold: float,
+) -> str:
+    """p(f) = matches/k against f (% of the explanation's tokens) as a Markdown PNG chart and a
+    caption line: a line per probe context over the fractions, each context's 0% probe as a
+    point at f = 0 joined to nothing (it is no point of the curve), a dashed guide at the pass
+    threshold. ``probes[name]["matches"]`` has the 0% probe first."""
+    curves = {n: [ratio(m, k) for m in p["matches"]] for n, p in probes.items()}
+    x = [f * 100 for f in fractions]
+    series, points, legend = context_series(x, curves, zero_probe=True)
+    ticks = [(0.0, "0"), *((f, fmt_number(f, 4)) for f in x)]
+    png = line_chart(series, max(x), ticks, "p(f)", "f (%)", guides=[pass_threshold], points=points)
+    caption = chart_caption(
+        [
+            f"p(f) = matches/k (k = {k}) against f, % of the explanation's tokens",
+            *legend,
+            "the point at 0% is the 0% probe, not part of the curve",
+            f"dashed: pass threshold {pass_threshold:g}",
+        ]
+    )
+    return f"{markdown_image(png, 'p(f) chart')}\n\n{caption}"
+
+
+def trace_curve_markdown(
+    fractions: Sequence[float],
+    positions: Sequence[int],
+    probes: dict[str, dict[str, Sequence]],
+    k: int,
+    pass_threshold: float,
+) -> str:
+    """The p(f) chart (:func:`trace_chart`), then its text (:func:`trace_curve_text`)."""
+    return (
+        trace_chart(fractions, probes, k, pass_threshold)
+        + "\n\n"
+        + trace_curve_text(fractions, positions, probes, k, pass_threshold)
+    )
