@@ -72,6 +72,9 @@ class RunData:
     """The log's metadata with later edits applied (e.g. the cluster contrast)."""
     task_samples: int | None = None
     """The samples the task made (before ``--limit`` / ``--sample-id``)."""
+    task_version: int = 0
+    """The task's ``Task(version=...)`` when the log was written (0: a log written before the
+    studies carried versions); where a study's logs changed shape, its report reads it."""
     cut: str | None = None
     """How ``--limit`` / ``--sample-id`` cut them (:func:`cotaudit.display.headline.cut_text`), or
     None."""

@@ -141,6 +141,7 @@ def run_from_log(log: Any, path: str = "") -> RunData:
         error=error,
         log_metadata=dict(getattr(log, "metadata", None) or {}),
         task_samples=getattr(spec.dataset, "samples", None),
+        task_version=int(getattr(spec, "task_version", 0) or 0),
         cut=cut_text(getattr(spec.config, "limit", None), getattr(spec.config, "sample_id", None)),
     )
 
