@@ -11,8 +11,8 @@ functions the runs' metrics use, and checked against the metrics stored in each 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,14 +20,23 @@ from pathlib import Path
 from cotaudit.report.data import RunData
 from cotaudit.report.sections import FigureInfo, Section
 
-STUDIES = {
-    "selfcommit": "cotaudit.report.selfcommit",
-    "trace_tutor": "cotaudit.report.trace_tutor",
-    "report_ll": "cotaudit.report.report_ll",
-    "probe_trace": "cotaudit.report.probe",
-    "probe_selfcommit": "cotaudit.report.probe",
-}
-"""Study name (task metadata ``study``, else the task name) -> its report module."""
+SECTION_ALIASES = {"probe_trace": "probe", "probe_selfcommit": "probe"}
+"""Studies whose report section is another study's module (the generic probe's two probes)."""
+
+
+def section_module(study: str) -> str | None:
+    """The report module of ``study`` (task metadata ``study``, else the task name):
+    ``cotaudit.report.<study>`` (or its alias's), when it exists; None for a task with no report
+    section. A new study's section is found by its module's name alone."""
+    name = f"{__name__}.{SECTION_ALIASES.get(study, study)}"
+    if not study.isidentifier() or importlib.util.find_spec(name) is None:
+        return None
+    return name
+
+
+STUDIES = ("selfcommit", "trace_tutor", "report_ll", "probe_trace", "probe_selfcommit")
+"""The studies with a report section, in the order the report shows them (a study not listed
+here but with a section module comes after them)."""
 
 
 @dataclass
@@ -116,14 +125,15 @@ def build_report(
     known = [s for s in STUDIES if s in by_study] + [s for s in by_study if s not in STUDIES]
     for study in known:
         group = sorted(by_study[study], key=lambda r: (r.created, r.label))  # run order
-        if study not in STUDIES:
+        module_name = section_module(study)
+        if module_name is None:
             report.notes.append(
                 f"{len(group)} log(s) of task `{group[0].task}`: no report section for it "
                 f"(known: {', '.join(STUDIES)})."
             )
             continue
         try:
-            module = importlib.import_module(STUDIES[study])
+            module = importlib.import_module(module_name)
         except Exception as e:  # a study's code that does not import: skip its section
             if strict:
                 raise
@@ -166,8 +176,4 @@ def build_report(
     return report
 
 
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-__all__ = ["Report", "STUDIES", "assign_labels", "build_report"]
+__all__ = ["Report", "STUDIES", "assign_labels", "build_report", "section_module"]
