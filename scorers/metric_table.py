@@ -20,6 +20,9 @@ def inspect_metric(spec: MetricSpec) -> Callable[..., Metric]:
     ``spec(scores, **options)``."""
 
     def factory(**options: Any) -> Metric:
+        if spec.check is not None:
+            spec.check({**spec.options, **options})
+
         def compute(scores: list[SampleScore]) -> dict[str, float]:
             return spec(scores, **options)
 

@@ -111,13 +111,15 @@ class MetricSpec:
     ``options``: the metric's parameters and their defaults (the ``@metric`` signature; a log
     records the values a run used). ``sources``: for a compact metric, the full metrics
     ``(name, options)`` its keys select from, given its own options (``-T metrics=all``
-    attaches those instead); the report recomputes them for a compact log."""
+    attaches those instead); the report recomputes them for a compact log. ``check``: raises
+    for invalid options (all options, defaults filled in) when the ``@metric`` is created."""
 
     name: str
     compute: Callable[..., Table]
     doc: str
     options: Mapping[str, Any] = field(default_factory=dict)
     sources: Callable[[Mapping[str, Any]], list[tuple[str, dict[str, Any]]]] | None = None
+    check: Callable[[Mapping[str, Any]], None] | None = None
 
     def __call__(self, samples: Sequence[Any], **options: Any) -> Table:
         """The metric's table, with ``options`` over the defaults (unknown options refused)."""
