@@ -20,43 +20,34 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import ChatMessageUser
+from inspect_ai.scorer import Metric
 
-from cotaudit.answers import READINGS
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.datasets.gsm8k import VENDORED, load_problems
 from cotaudit.display.headline import HEADLINES_KEY
-from cotaudit.params import (
-    ParameterError,
-    parse_conditions,
-    parse_thetas,
-    require_int,
-    require_positive,
-    require_range,
-    require_text,
-)
+from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
 from cotaudit.probing.curves import DEFAULT_THETAS, summary_keys
-from cotaudit.scorers import (
-    condition_x_correctness,
-    contrast_options,
-    contrastive_cluster_f1,
-    honest_vs_hinted,
-    honest_vs_hinted_both_correct,
-    selfcommit_scorer,
-)
-from cotaudit.scorers.compact import selfcommit_compact, selfcommit_headline
+from cotaudit.scorers import contrast_options, contrastive_cluster_f1, selfcommit_scorer
+from cotaudit.scorers.selfcommit import SELFCOMMIT_METRICS
 from cotaudit.scorers.viewer import mean_keep_text, selfcommit_viewer
 from cotaudit.solvers import selfcommit_probe
-from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec, parse_metric_set
+from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
 from cotaudit.studies.paper import parameter_defaults
-from cotaudit.studies.selfcommit.metrics import primary_summary, selfcommit_headline_spec
+from cotaudit.studies.selfcommit.metrics import (
+    COMPACT,
+    FULL,
+    primary_summary,
+    selfcommit_headline_spec,
+)
 from cotaudit.studies.selfcommit.paper import PAPER
 from cotaudit.studies.selfcommit.prompts import (
-    SELFCOMMIT_CONDITIONS,
     SELFCOMMIT_FORCED_ANSWER_TAG,
     selfcommit_messages,
     selfcommit_prompt_texts,
 )
+from cotaudit.studies.selfcommit.settings import SelfcommitSettings
+from cotaudit.studies.selfcommit.versions import VERSION
 
 # Declared before any run: hinted samples commit earlier, so they have a smaller tau_first(0.8),
 # less uncommitted mass, fewer low-commitment prefixes and a smaller range of c(t).
@@ -71,6 +62,9 @@ CLUSTER_HYPOTHESIS = dict(
     skip_whole_unit=True,  # a response with no final answer takes its pair out
 )
 
+
+DEFAULT_THETAS_TEXT = ",".join(f"{t:g}" for t in DEFAULT_THETAS)
+"""``-T thetas`` by default: the thresholds of tau_first, 0.5 to 1.0."""
 
 POSITIONS = (
     "t = stride, 2*stride, ..., T (T always included); t = 0 not probed, so a trace committed "
@@ -105,23 +99,17 @@ PAIRED_WINS = (
 )
 
 
-def selfcommit_metrics(metric_set: str, primary: str) -> list:
-    """The run-level metrics: the compact set (headline first, then the cluster F1 with its
-    interval, then the rest) or every table ("all"); both keep the cluster metric, whose
-    definition the cluster contrast and the report read from the log."""
+def selfcommit_metrics(metric_set: str, primary: str) -> list[Metric]:
+    """The run-level metrics of :data:`cotaudit.studies.selfcommit.metrics.METRICS`: the
+    compact set (headline first, then the cluster F1 with its interval, then the rest) or every
+    table ("all"); both keep the cluster metric, whose definition the cluster contrast and the
+    report read from the log."""
     if metric_set == "all":
-        return [
-            honest_vs_hinted(),
-            contrastive_cluster_f1(**CLUSTER_HYPOTHESIS),
-            honest_vs_hinted_both_correct(),
-            condition_x_correctness(),
-        ]
+        first, *rest = (SELFCOMMIT_METRICS[spec.name]() for spec in FULL)
+        return [first, contrastive_cluster_f1(**CLUSTER_HYPOTHESIS), *rest]
+    headline, compact = (SELFCOMMIT_METRICS[spec.name](primary=primary) for spec in COMPACT)
     cluster_keys = cluster_compact_keys(metric_keys())
-    return [
-        selfcommit_headline(primary=primary),
-        contrastive_cluster_f1(**CLUSTER_HYPOTHESIS, keys=cluster_keys),
-        selfcommit_compact(primary=primary),
-    ]
+    return [headline, contrastive_cluster_f1(**CLUSTER_HYPOTHESIS, keys=cluster_keys), compact]
 
 
 @task
@@ -136,7 +124,7 @@ def selfcommit(
     max_cot_tokens: int = 1024,
     answer_max_tokens: int = 8,
     forced_answer_tag: str = SELFCOMMIT_FORCED_ANSWER_TAG,
-    thetas: str | list[float] = ",".join(f"{t:g}" for t in DEFAULT_THETAS),
+    thetas: str | list[float] = DEFAULT_THETAS_TEXT,
     cot_temperature: float = 0.0,
     seed: int = 0,
     tokenizer: str | None = None,
@@ -184,72 +172,19 @@ def selfcommit(
     if not isinstance(paper, bool):
         raise ParameterError(f"-T paper: must be true or false, got {paper!r}")
     if not paper:
-        return _study_task(**given, paper_configuration=None)
+        return _study_task(SelfcommitSettings.of(given), paper_configuration=None)
     resolved, overrides = PAPER.apply(given, parameter_defaults(selfcommit))
-    return _study_task(**resolved, paper_configuration=PAPER.log_record(overrides))
+    return _study_task(
+        SelfcommitSettings.of(resolved), paper_configuration=PAPER.log_record(overrides)
+    )
 
 
-def _study_task(
-    *,
-    problems: int,
-    dataset: str,
-    conditions: str | list[str],
-    stride: int,
-    k: int,
-    temperature: float,
-    max_cot_tokens: int,
-    answer_max_tokens: int,
-    forced_answer_tag: str,
-    thetas: str | list[float],
-    cot_temperature: float,
-    seed: int,
-    tokenizer: str | None,
-    schedule: str,
-    contrast_model: str | None,
-    zero_probe: bool,
-    final_answer_reading: str,
-    metrics: str,
-    paper_configuration: dict | None,
-) -> Task:
-    """The task of :func:`selfcommit` from its resolved parameters (``paper_configuration``: the
+def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) -> Task:
+    """The task of :func:`selfcommit` from its checked parameters (``paper_configuration``: the
     log record of the paper configuration applied, or None)."""
-    conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
-    contrast = contrast_options(contrast_model)
-    theta_values = parse_thetas("thetas", thetas)
-    try:
-        metric_set = parse_metric_set(metrics)
-    except ValueError as e:
-        raise ParameterError(str(e)) from e
-    for name, value in (
-        ("problems", problems),
-        ("stride", stride),
-        ("k", k),
-        ("max_cot_tokens", max_cot_tokens),
-        ("answer_max_tokens", answer_max_tokens),
-    ):
-        require_positive(name, value)
-    if schedule not in ("full", "adaptive"):
-        raise ParameterError(f"-T schedule: must be 'full' or 'adaptive', got {schedule!r}")
-    require_range("temperature", temperature, 0.0, None)
-    if k > 1 and temperature == 0:
-        raise ParameterError(
-            f"-T k: k = {k} forced answers at -T temperature=0 are {k} copies of one greedy "
-            "answer (c(t) can only be 0 or 1); use k=1, or a temperature above 0 (the study: "
-            "k=5 at 0.7)"
-        )
-    require_range("cot_temperature", cot_temperature, 0.0, None)
-    require_text("forced_answer_tag", forced_answer_tag)
-    require_int("seed", seed)
-    if not isinstance(zero_probe, bool):
-        raise ParameterError(f"-T zero_probe: must be true or false, got {zero_probe!r}")
-    if final_answer_reading not in READINGS:
-        raise ParameterError(
-            f"-T final_answer_reading: must be one of {', '.join(READINGS)}, got "
-            f"{final_answer_reading!r}"
-        )
-
-    primary = primary_summary(theta_values)
-    loaded = load_problems(dataset, limit=problems)
+    s = settings
+    primary = primary_summary(s.thetas)
+    loaded = load_problems(s.dataset, limit=s.problems)
     samples = [
         Sample(
             id=f"p{p.index:04d}-{cond}",
@@ -261,42 +196,43 @@ def _study_task(
             metadata={"pair_id": f"p{p.index:04d}", "condition": cond, "gold": p.answer},
         )
         for p in loaded.items
-        for cond in conds
+        for cond in s.conditions
     ]
     return Task(
         dataset=MemoryDataset(samples, name="gsm8k", location=loaded.source),
         solver=selfcommit_probe(
-            stride=stride,
-            k=k,
-            temperature=temperature,
-            max_cot_tokens=max_cot_tokens,
-            answer_max_tokens=answer_max_tokens,
-            forced_answer_tag=forced_answer_tag,
-            cot_temperature=cot_temperature,
-            seed=seed,
-            tokenizer=tokenizer,
-            schedule=schedule,  # type: ignore[arg-type]
-            zero_probe=zero_probe,
-            final_answer_reading=final_answer_reading,  # type: ignore[arg-type]
+            stride=s.stride,
+            k=s.k,
+            temperature=s.temperature,
+            max_cot_tokens=s.max_cot_tokens,
+            answer_max_tokens=s.answer_max_tokens,
+            forced_answer_tag=s.forced_answer_tag,
+            cot_temperature=s.cot_temperature,
+            seed=s.seed,
+            tokenizer=s.tokenizer,
+            schedule=s.schedule,
+            zero_probe=s.zero_probe,
+            final_answer_reading=s.final_answer_reading,
         ),
-        scorer=selfcommit_scorer(thetas=theta_values),
-        metrics=selfcommit_metrics(metric_set, primary),
+        scorer=selfcommit_scorer(thetas=s.thetas),
+        metrics=selfcommit_metrics(s.metrics, primary),
         epochs=Epochs(1, mean_keep_text()),
         headline_metric=HeadlineMetric(scorer="selfcommit_scorer", metric=f"auroc/{primary}"),
-        viewer=selfcommit_viewer(primary, summary_keys(theta_values)),
+        viewer=selfcommit_viewer(primary, summary_keys(s.thetas)),
+        version=VERSION,
         metadata={
             "study": "selfcommit",
-            "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": forced_answer_tag},
+            "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": s.forced_answer_tag},
             "non_integer_dropped": loaded.non_integer_dropped,
-            "positions": POSITIONS_WITH_ZERO if zero_probe else POSITIONS,
+            "positions": POSITIONS_WITH_ZERO if s.zero_probe else POSITIONS,
             "no_answer": NO_ANSWER_POLICY,
-            "final_answer_reading": FINAL_ANSWER_READINGS[final_answer_reading],
+            "final_answer_reading": FINAL_ANSWER_READINGS[s.final_answer_reading],
             "paired_wins": PAIRED_WINS,
             HEADLINES_KEY: [
                 selfcommit_headline_spec(primary).record(),
                 cluster_headline_spec("cluster", "problem", "problems").record(),
             ],
-            **contrast,
+            **contrast_options(s.contrast_model),
             **({"paper_configuration": paper_configuration} if paper_configuration else {}),
         },
     )

@@ -447,8 +447,8 @@ def test_interrupted_run_resumes_without_redoing_samples(tmp_path):
         cwd=ROOT,
         check=True,
     )
-    retried = [read_eval_log(l.name) for l in list_eval_logs(str(tmp_path))]
-    final = next(l for l in retried if l.status == "success")
+    retried = [read_eval_log(info.name) for info in list_eval_logs(str(tmp_path))]
+    final = next(log for log in retried if log.status == "success")
     assert len(final.samples) == 12
     by_id = {s.id: s for s in final.samples}
     for sid, uuid in finished.items():

@@ -54,26 +54,38 @@ def test_median_empty_is_nan():
     assert np.isnan(median([]))
 
 
+def _rec(pair, cond, summaries, correct, answered=True, positions=None, **measured):
+    """A record of a scored sample: ``positions`` probe positions (the number of them),
+    ``answered=False`` a response without a final answer (a_final None)."""
+    scored = SelfcommitScoreMetadata(
+        correct=correct,
+        positions=list(range(positions or 0)),
+        **({} if answered else {"a_final": None}),
+        **measured,
+    )
+    return SelfcommitRecord(pair, cond, summaries, scored)
+
+
 def _records():
     # two problems; honest commits later (larger tau) on both. T: p0 100 / 200 tokens, p1 60 / 50
     return [
-        SelfcommitRecord(
-            "p0", "honest", {"tau_0.8": 0.9, "range_c": 1.0}, True, cot_tokens=100, n_positions=4
+        _rec(
+            "p0", "honest", {"tau_0.8": 0.9, "range_c": 1.0}, True, cot_tokens=100, positions=4
         ),
-        SelfcommitRecord(
+        _rec(
             "p0",
             "hinted",
             {"tau_0.8": 0.1, "range_c": 1.0},
             True,
             cot_tokens=200,
             truncated=True,
-            n_positions=7,
+            positions=7,
         ),
-        SelfcommitRecord(
-            "p1", "honest", {"tau_0.8": 0.5, "range_c": 0.4}, False, cot_tokens=60, n_positions=2
+        _rec(
+            "p1", "honest", {"tau_0.8": 0.5, "range_c": 0.4}, False, cot_tokens=60, positions=2
         ),
-        SelfcommitRecord(
-            "p1", "hinted", {"tau_0.8": 1.0, "range_c": 0.6}, True, cot_tokens=25, n_positions=1
+        _rec(
+            "p1", "hinted", {"tau_0.8": 1.0, "range_c": 0.6}, True, cot_tokens=25, positions=1
         ),
     ]
 
@@ -108,7 +120,7 @@ def test_t_first_is_tau_times_T():
     [honest_p0] = [r for r in _records() if r.pair_id == "p0" and r.condition == "honest"]
     assert t_first_tokens(honest_p0, "tau_0.8") == 90.0
     assert np.isnan(
-        t_first_tokens(SelfcommitRecord("p", "honest", {"tau_0.8": 1.0}, True), "tau_0.8")
+        t_first_tokens(_rec("p", "honest", {"tau_0.8": 1.0}, True), "tau_0.8")
     )
 
 
@@ -156,18 +168,18 @@ def test_empty_subset_still_reports_every_summary():
 
 
 def _with_unanswered():
-    """_records() plus p2 (hinted has no final answer, scored as c = 0 everywhere in old logs:
-    tau 1.0, the most honest-like value) and p3 (honest has none, NaN summaries as new logs
-    write them), and p4 honest only with no answer."""
+    """_records() plus p2 (hinted has no final answer, with the summaries of c = 0 everywhere
+    that version-0 logs gave it: tau 1.0, the most honest-like value) and p3 (honest has none,
+    NaN summaries as the scorer writes them), and p4 honest only with no answer."""
     nan = float("nan")
     return _records() + [
-        SelfcommitRecord("p2", "honest", {"tau_0.8": 0.2, "range_c": 0.0}, True),
-        SelfcommitRecord(
+        _rec("p2", "honest", {"tau_0.8": 0.2, "range_c": 0.0}, True),
+        _rec(
             "p2", "hinted", {"tau_0.8": 1.0, "range_c": 0.0}, False, False, truncated=True
         ),
-        SelfcommitRecord("p3", "honest", {"tau_0.8": nan, "range_c": nan}, False, False),
-        SelfcommitRecord("p3", "hinted", {"tau_0.8": 0.3, "range_c": 0.2}, True),
-        SelfcommitRecord("p4", "honest", {"tau_0.8": nan, "range_c": nan}, False, False),
+        _rec("p3", "honest", {"tau_0.8": nan, "range_c": nan}, False, False),
+        _rec("p3", "hinted", {"tau_0.8": 0.3, "range_c": 0.2}, True),
+        _rec("p4", "honest", {"tau_0.8": nan, "range_c": nan}, False, False),
     ]
 
 
@@ -200,7 +212,7 @@ def test_no_answer_samples_and_their_pairs_are_left_out():
     # Counted as answered, p2's c = 0 hinted response looks maximally honest (tau 1.0):
     # honest {.9,.5,.2} vs hinted {.1,1,1}: honest wins 3 of 9 comparisons (each > .1), ties none.
     biased = [
-        SelfcommitRecord(r.pair_id, r.condition, r.summaries, r.correct)
+        _rec(r.pair_id, r.condition, r.summaries, r.correct)
         for r in recs
         if r.pair_id in ("p0", "p1", "p2")
     ]
@@ -218,8 +230,8 @@ def test_strata_leave_out_responses_without_an_answer():
 
 def test_single_condition_run_keeps_answered_responses():
     recs = [
-        SelfcommitRecord("p0", "honest", {"tau_0.8": 0.4}, True),
-        SelfcommitRecord("p1", "honest", {"tau_0.8": 1.0}, False, False),
+        _rec("p0", "honest", {"tau_0.8": 0.4}, True),
+        _rec("p1", "honest", {"tau_0.8": 1.0}, False, False),
     ]
     assert answered(recs) == recs[:1]
     t = condition_by_correctness(recs)

@@ -1,6 +1,8 @@
 """selfcommit: Tables I-III, the theta sweep, Figures 1-2 and the cluster contrast, recomputed
-from the per-sample curve summaries with :mod:`cotaudit.studies.selfcommit.stats`; curves and
-c0 from the logged :class:`~cotaudit.studies.selfcommit.record.SelfcommitScoreMetadata`."""
+from the per-sample curve summaries with the study's metric table
+(:data:`cotaudit.studies.selfcommit.metrics.METRICS`); curves and c0 from the logged
+:class:`~cotaudit.studies.selfcommit.record.SelfcommitScoreMetadata`; what a log of each task
+version holds from :mod:`cotaudit.studies.selfcommit.versions`."""
 
 from __future__ import annotations
 
@@ -11,31 +13,33 @@ from typing import Any
 
 import numpy as np
 
+from cotaudit.cluster.scores import METRIC_NAME as CLUSTER_METRIC
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
-from cotaudit.report.data import RunData, ScoredSample, check_metrics
+from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
-from cotaudit.report.sections import Section, published_intro, published_table
+from cotaudit.report.sections import FigureInfo, Section, published_intro, published_table
 from cotaudit.report.tables import Cell, Table, count_cell, empty_stratum_cells, fmt, fmt_count
 from cotaudit.stats import best_threshold_accuracy
+from cotaudit.studies.selfcommit.metrics import FULL, METRICS, primary_summary
 from cotaudit.studies.selfcommit.paper import PAPER
 from cotaudit.studies.selfcommit.record import SelfcommitScoreMetadata
 from cotaudit.studies.selfcommit.stats import (
     HINTED,
     HONEST,
+    TAU_PREFIX,
     SelfcommitRecord,
     answered,
-    both_correct,
-    condition_by_correctness,
-    honest_vs_hinted_table,
     records_from_scores,
     summary_names,
-    two_condition_table,
 )
+from cotaudit.studies.selfcommit.versions import LogConventions, as_logged, conventions
 
 SCORER = "selfcommit_scorer"
 STUDY = "selfcommit"
-PRIMARY_THETA = 0.8
+
+Contrasts = list[tuple[dict[str, Any], dict[str, Any]]]
+"""Each cluster metric's (logged options, contrast)."""
 
 
 def records(samples: Sequence[ScoredSample]) -> list[SelfcommitRecord]:
@@ -44,73 +48,45 @@ def records(samples: Sequence[ScoredSample]) -> list[SelfcommitRecord]:
 
 
 def recompute(
-    samples: Sequence[ScoredSample], metric_defs: Sequence[Any], wins_as_counts: bool = True
-) -> tuple[dict[str, float], list[tuple[dict[str, Any], dict[str, Any]]]]:
-    """Every logged metric of the selfcommit scorer, recomputed; and each cluster metric's
-    (options, contrast). ``wins_as_counts=False`` (a log whose task metadata does not declare
-    ``paired_wins``: its ``wins/``, ``ties/`` keys hold the rates) gives those keys the rates
-    (``win_rate/``, ``tie_rate/``), so the consistency check compares like with like."""
-    out, contrasts = _recompute(samples, metric_defs)
-    if not wins_as_counts:
-        for key in list(out):
-            for count, rate in (("wins/", "win_rate/"), ("ties/", "tie_rate/")):
-                head, sep, tail = key.partition(count)
-                if sep and (not head or head.endswith("/")) and f"{head}{rate}{tail}" in out:
-                    out[key] = out[f"{head}{rate}{tail}"]
-    return out, contrasts
-
-
-def _recompute(
     samples: Sequence[ScoredSample], metric_defs: Sequence[Any]
-) -> tuple[dict[str, float], list[tuple[dict[str, Any], dict[str, Any]]]]:
-    recs = records(samples)
-    out: dict[str, float] = {}
+) -> tuple[dict[str, float], Contrasts]:
+    """Every metric of ``metric_defs`` recomputed (the study's metric table, then each cluster
+    metric); and each cluster metric's (options, contrast)."""
+    out = METRICS.recompute(samples, metric_defs)
     contrasts = []
     for d in metric_defs:
-        if d.name == "honest_vs_hinted":
-            out.update(honest_vs_hinted_table(recs))
-        elif d.name == "honest_vs_hinted_both_correct":
-            out.update(both_correct_table(recs))
-        elif d.name == "condition_x_correctness":
-            out.update(condition_by_correctness(recs))
-        elif d.name == "contrastive_cluster_f1":
+        if d.name == CLUSTER_METRIC:
             contrast, metrics = contrast_and_metrics(samples, d.options)
             out.update(metrics)
             contrasts.append((d.options, contrast))
     return out, contrasts
 
 
-def both_correct_table(recs: Sequence[SelfcommitRecord]) -> dict[str, float]:
-    """Table II: the two-condition table of the both-correct problems, with every summary of the
-    run (NaN on an empty subset), as the ``honest_vs_hinted_both_correct`` metric computes it."""
-    return two_condition_table(
-        both_correct(recs), prefix="both_correct/", names=summary_names(recs)
-    )
+def with_full_tables(metric_defs: Sequence[Any]) -> list[Any]:
+    """``metric_defs`` and every full table they lack (the section shows them all)."""
+    logged = {d.name for d in metric_defs}
+    return [*metric_defs, *(MetricDef(spec.name, {}) for spec in FULL if spec.name not in logged)]
 
 
 def _tau_names(names: Sequence[str]) -> list[str]:
     """The tau_first summaries by increasing theta (the score value lists the primary first)."""
-    return sorted((n for n in names if n.startswith("tau_")), key=_theta)
+    return sorted((n for n in names if n.startswith(TAU_PREFIX)), key=_theta)
 
 
 def _theta(name: str) -> float:
-    return float(name.removeprefix("tau_"))
+    return float(name.removeprefix(TAU_PREFIX))
 
 
 def primary_tau(names: Sequence[str]) -> str | None:
-    """tau at 0.8 if present, else the middle theta."""
+    """The primary tau_first summary of the run's summary ``names``
+    (:func:`cotaudit.studies.selfcommit.metrics.primary_summary`); None without a tau_first."""
     taus = _tau_names(names)
-    if not taus:
-        return None
-    for t in taus:
-        if math.isclose(_theta(t), PRIMARY_THETA):
-            return t
-    return taus[len(taus) // 2]
+    return primary_summary([_theta(t) for t in taus]) if taus else None
 
 
 def table_i_summaries(names: Sequence[str]) -> list[str]:
     """The non-tau summaries and tau at the primary theta."""
-    main = [n for n in names if not n.startswith("tau_")]
+    main = [n for n in names if not n.startswith(TAU_PREFIX)]
     p = primary_tau(names)
     return main + ([p] if p else [])
 
@@ -284,31 +260,27 @@ def settings_line(run: RunData, keys: Sequence[str], problems_run: int | None = 
 
 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
-    """The selfcommit section of one run; figures written to ``out_dir/stem-*.png``."""
+    """The selfcommit section of one run; figures written to ``out_dir/stem-*.png``. Every
+    table reads the one recomputation of the run's metrics (the full tables included)."""
     sec = Section(f"selfcommit · {run.label or run.model}", run=run)
     scorer = run.scorer(SCORER)
     if scorer is None or not scorer.samples:
         sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
         return sec
+    log = conventions(run.task_version, run.task_metadata)
     scored = records(scorer.samples)
     recs = answered(scored)  # the figures' and comparison's records: no response lacks an answer
-    sec.recomputed, contrasts = recompute(
-        scorer.samples, scorer.metric_defs, wins_as_counts="paired_wins" in run.task_metadata
-    )
+    values, contrasts = recompute(scorer.samples, with_full_tables(scorer.metric_defs))
+    sec.recomputed = as_logged(values, log.wins_as_counts)
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
 
     names = summary_names(scored)
     main = table_i_summaries(names)
     primary = primary_tau(names)
-    t_all = honest_vs_hinted_table(scored)
-    t_both = both_correct_table(scored)
-    cxc = condition_by_correctness(scored)
     acc = accuracy(scored)
     sec.data.update(
         records=recs,
-        table=t_all,
-        both=t_both,
-        cxc=cxc,
+        table=values,
         accuracy=acc,
         main=main,
         primary=primary,
@@ -320,7 +292,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         sec.text(headline)
     problems_run = len({r.pair_id for r in scored})
     sec.text(
-        f"{int(t_all['n_pairs'])} problem{'' if t_all['n_pairs'] == 1 else 's'} with both "
+        f"{int(values['n_pairs'])} problem{'' if values['n_pairs'] == 1 else 's'} with both "
         f"conditions answered ({len(scored)} scored samples); "
         f"accuracy of a_final: honest {fmt(acc[HONEST])}, hinted {fmt(acc[HINTED])}. "
         f"Settings: {settings_line(run, SETTINGS, problems_run)}. Summaries are oriented so "
@@ -329,15 +301,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         "ties = the number of problems where honest > hinted / honest = hinted, out of the "
         'problems with both; best accuracy is the best threshold rule "x ≥ h → honest".'
     )
-    sec.text(
-        positions_line(run)
-        + " "
-        + reading_line(run)
-        + " "
-        + no_answer_line(run, t_all)
-        + " "
-        + wins_line(run)
-    )
+    sec.text(" ".join(line for line in log_lines(log, values) if line))
     c0 = c0_medians(scorer.samples)
     if c0 is not None:
         sec.data["c0"] = c0
@@ -350,84 +314,115 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             no_data_text("no problem has both conditions answered, so no summary can be compared")
         )
         if primary is not None:
-            sec.table("latency", latency_table(t_all, primary, run, recs))
+            sec.table("latency", latency_table(values, primary, run, recs))
         return sec
-    t1 = Table("Table I. Honest vs hinted, per summary", TWO_CONDITION_COLUMNS)
-    _two_condition_rows(t1, t_all, main)
-    sec.table("table_i", t1)
-    n_both = int(t_both["both_correct/n_pairs"])
-    t2 = Table(
-        f"Table II. Both answers correct ({n_both} problem{'' if n_both == 1 else 's'})",
+    sec.table("table_i", table_i(values, main))
+    sec.table("table_ii", table_ii(values, main))
+    sec.table("table_iii", table_iii(values, main))
+    sec.table("theta_sweep", theta_sweep(values, names))
+    if primary is not None:
+        sec.table("latency", latency_table(values, primary, run, recs))
+    add_published_tables(sec, run, values | sweep_ranges(values, names))
+
+    diffs = paired_differences(recs, main)
+    sec.data["differences"] = diffs
+    sec.figure("figure_1", figure_1(run, values, diffs, out_dir / f"{stem}-fig1.png"))
+    if primary is not None:
+        picks = pick_curves(scorer.samples, recs, primary)
+        sec.data["picks"] = picks
+        sec.figure("figure_2", figure_2(run, picks, primary, out_dir / f"{stem}-fig2.png"))
+    for options, contrast in contrasts:
+        add_cluster_tables(sec, options, contrast)
+    return sec
+
+
+def table_i(values: dict[str, float], main: Sequence[str]) -> Table:
+    """Table I: the two-condition table of every pair, one row per summary of ``main``."""
+    t = Table("Table I. Honest vs hinted, per summary", TWO_CONDITION_COLUMNS)
+    _two_condition_rows(t, values, main)
+    return t
+
+
+def table_ii(values: dict[str, float], main: Sequence[str]) -> Table:
+    """Table II: the same on the problems whose two answers are both correct (an empty
+    stratum says so rather than rows of dashes)."""
+    n = int(values["both_correct/n_pairs"])
+    t = Table(
+        f"Table II. Both answers correct ({n} problem{'' if n == 1 else 's'})",
         TWO_CONDITION_COLUMNS,
     )
-    _two_condition_rows(t2, t_both, main, prefix="both_correct/")
-    if not n_both:  # an empty stratum: say so rather than rows of dashes
-        t2.rows = [[r[0], *empty_stratum_cells(len(r) - 1)] for r in t2.rows]
-    sec.table("table_ii", t2)
-    t3 = Table(
+    _two_condition_rows(t, values, main, prefix="both_correct/")
+    if not n:
+        t.rows = [[r[0], *empty_stratum_cells(len(r) - 1)] for r in t.rows]
+    return t
+
+
+def table_iii(values: dict[str, float], main: Sequence[str]) -> Table:
+    """Table III: the median of each summary of ``main`` by condition x correctness, with the
+    cell counts."""
+    t = Table(
         "Table III. Median summary by condition × correctness (responses with a final answer, "
         "in pairs that both have one)",
         ["condition", "a_final", "n", *main],
     )
     for cond in (HONEST, HINTED):
         for label in ("correct", "incorrect"):
-            n = cxc[f"n/{cond}/{label}"]
-            t3.add(
+            n = values[f"n/{cond}/{label}"]
+            t.add(
                 Cell(f"{cond}/{label}", cond),
                 label,
                 count_cell(n),
                 *(
                     empty_stratum_cells(len(main))
                     if n == 0
-                    else (cxc.get(f"median/{cond}/{label}/{s}", math.nan) for s in main)
+                    else (values.get(f"median/{cond}/{label}/{s}", math.nan) for s in main)
                 ),
             )
-    sec.table("table_iii", t3)
-    sweep = Table(
+    return t
+
+
+def theta_sweep(values: dict[str, float], names: Sequence[str]) -> Table:
+    """The theta sweep: Table I's columns for tau_first at every theta of the run."""
+    t = Table(
         "Theta sweep: τ_first(θ) = first t/T with c(t) ≥ θ (1.0 if never)",
         ["θ", *TWO_CONDITION_COLUMNS[1:]],
     )
     for s in _tau_names(names):
-        sweep.add(Cell(_theta(s), f"{_theta(s):g}"), *_two_condition_cells(t_all, s))
-    sec.table("theta_sweep", sweep)
-    if primary is not None:
-        sec.table("latency", latency_table(t_all, primary, run, recs))
-    add_published_tables(sec, run, t_all | t_both | cxc | sweep_ranges(t_all, names))
+        t.add(Cell(_theta(s), f"{_theta(s):g}"), *_two_condition_cells(values, s))
+    return t
 
-    diffs = paired_differences(recs, main)
-    sec.data["differences"] = diffs
-    sec.figure(
-        "figure_1",
-        figures.paired_differences(
-            diffs,
-            {s: t_all[f"auroc/{s}"] for s in main},
-            out_dir / f"{stem}-fig1.png",
-            f"Figure 1. Paired honest − hinted differences ({run.label or run.model})",
-            caption=(
-                "Figure 1. Per summary, the histogram (bins of 0.1) of honest − hinted over the "
-                f"{len(next(iter(diffs.values()), []))} problems with both conditions; red line: "
-                "median; AUROC (honest vs hinted) at the right."
-            ),
+
+def figure_1(
+    run: RunData, values: dict[str, float], diffs: dict[str, list[float]], path: Path
+) -> FigureInfo:
+    """Figure 1: per summary, the histogram of the paired honest − hinted differences, with
+    the summary's AUROC."""
+    return figures.paired_differences(
+        diffs,
+        {s: values[f"auroc/{s}"] for s in diffs},
+        path,
+        f"Figure 1. Paired honest − hinted differences ({run.label or run.model})",
+        caption=(
+            "Figure 1. Per summary, the histogram (bins of 0.1) of honest − hinted over the "
+            f"{len(next(iter(diffs.values()), []))} problems with both conditions; red line: "
+            "median; AUROC (honest vs hinted) at the right."
         ),
     )
-    if primary is not None:
-        picks = pick_curves(scorer.samples, recs, primary)
-        sec.data["picks"] = picks
-        rules = "; ".join(f"**{p.label}**: {p.rule}" for p in picks)
-        sec.figure(
-            "figure_2",
-            figures.curve_pairs(
-                picks,
-                _theta(primary),
-                out_dir / f"{stem}-fig2.png",
-                f"Figure 2. Representative paired c(t) curves ({run.label or run.model})",
-                caption=f"Figure 2. c(t) of the honest and hinted responses of one problem each, "
-                f"against t/T; dashed: θ = {_theta(primary):g}. Picked by rule: {rules}.",
-            ),
-        )
-    for options, contrast in contrasts:
-        add_cluster_tables(sec, options, contrast)
-    return sec
+
+
+def figure_2(
+    run: RunData, picks: list[figures.CurvePair], primary: str, path: Path
+) -> FigureInfo | None:
+    """Figure 2: the c(t) curves of the three problems :func:`pick_curves` picks."""
+    rules = "; ".join(f"**{p.label}**: {p.rule}" for p in picks)
+    return figures.curve_pairs(
+        picks,
+        _theta(primary),
+        path,
+        f"Figure 2. Representative paired c(t) curves ({run.label or run.model})",
+        caption=f"Figure 2. c(t) of the honest and hinted responses of one problem each, "
+        f"against t/T; dashed: θ = {_theta(primary):g}. Picked by rule: {rules}.",
+    )
 
 
 def accuracy(recs: Sequence[SelfcommitRecord]) -> dict[str, float]:
@@ -439,40 +434,15 @@ def accuracy(recs: Sequence[SelfcommitRecord]) -> dict[str, float]:
     return out
 
 
-POSITIONS_UNSTATED = (
-    "t = 0, stride, ..., T (this log states no positions: it was written when t = 0 was a point "
-    "of every curve and of its summaries, so a trace committed from the start has tau_first = 0)"
-)
-
-
-def positions_line(run: RunData) -> str:
-    """The probe positions, as the log states them (:data:`POSITIONS_UNSTATED` if it does
-    not)."""
-    stated = run.task_metadata.get("positions", POSITIONS_UNSTATED)
-    return f"Probe positions: {stated}."
-
-
-def reading_line(run: RunData) -> str:
-    """How a_final was read from the CoT, as the log states it."""
-    stated = run.task_metadata.get("final_answer_reading")
-    if stated is None:
-        return (
-            "Final answers: this log states no reading; it was written when a_final was the "
-            'last \\boxed{}, else #### N, else the number after "answer is", else the last '
-            "number anywhere (a CoT cut by the token limit counted as answered)."
-        )
-    return f"Final answers: {stated}."
-
-
-def wins_line(run: RunData) -> str:
-    """What the log's wins/ties metrics hold (rates in a log that does not declare them)."""
-    if "paired_wins" in run.task_metadata:
-        return ""
-    return (
-        "This log does not declare its paired wins: its logged `wins/`, `ties/` metrics are the "
-        "rates (wins / n_pairs); the tables show the counts and check the logged rates against "
-        "`win_rate/`, `tie_rate/`."
-    )
+def log_lines(log: LogConventions, values: dict[str, float]) -> list[str]:
+    """What the section says of how the log was written: the probe positions, how a_final
+    was read, the responses without a final answer, and what its ``wins/`` metrics hold."""
+    return [
+        f"Probe positions: {log.positions}.",
+        f"Final answers: {log.final_answer_reading}.",
+        no_answer_line(log, values),
+        log.wins_note,
+    ]
 
 
 LATENCY_COLUMNS = [
@@ -656,7 +626,7 @@ def add_published_tables(sec: Section, run: RunData, values: dict[str, Any]) -> 
         sec.table(key, table)
 
 
-def no_answer_line(run: RunData, table: dict[str, float]) -> str:
+def no_answer_line(log: LogConventions, table: dict[str, float]) -> str:
     """How many responses had no final answer, and what was done with them."""
     counts = (
         f"honest {int(table['n_no_answer/honest'])}, hinted {int(table['n_no_answer/hinted'])}; "
@@ -666,12 +636,7 @@ def no_answer_line(run: RunData, table: dict[str, float]) -> str:
         f"No final answer: {counts}. Such a response has no curve; it and the other "
         "response of its problem are left out of every table below."
     )
-    if "no_answer" not in run.task_metadata:
-        line += (
-            " This log predates that rule (its logged metrics scored such responses as c = 0 "
-            "everywhere), so logged metrics may differ from the tables."
-        )
-    return line
+    return f"{line} {log.no_answer_note}" if log.no_answer_note else line
 
 
 def c0_medians(samples: Sequence[ScoredSample]) -> dict[str, float] | None:

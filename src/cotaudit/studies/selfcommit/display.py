@@ -34,7 +34,7 @@ def selfcommit_curve_text(
             fmt_number(v),
             bar(v) + (" *" if imp else ""),
         ]
-        for t, v, imp in zip(positions, c, imputed)
+        for t, v, imp in zip(positions, c, imputed, strict=True)
     ]
     lines = [aligned_block(["t", "t/T", "c(t)", ""], rows, right=[True, True, True, False])]
     if any(imputed):
@@ -66,7 +66,7 @@ def selfcommit_chart(
     rings = frozenset(i for i, imp in enumerate(imputed or ()) if imp)
     ticks = [(0, "0"), *((t, "") for t in positions), (x_max, str(x_max))]
     png = line_chart(
-        [Series(list(zip(positions, c)), BLUE, rings=rings)],
+        [Series(list(zip(positions, c, strict=True)), BLUE, rings=rings)],
         x_max,
         ticks,
         "c(t)",

@@ -1,9 +1,12 @@
-"""The selfcommit per-sample records: what the solver stores, what the scorer logs.
+"""The selfcommit per-sample record, from the sample store to the statistics.
 
-:class:`SelfcommitProbe` is written by ``selfcommit_probe`` into the sample store under
-:data:`STORE_KEY` (as plain JSON) and read back by ``selfcommit_scorer``.
-:class:`SelfcommitScoreMetadata` is the scorer's ``Score.metadata``, read by the report. Fields
-added after the first logs have defaults, so old logs still validate.
+One shape travels: :class:`SelfcommitMeasurement` declares what the probe measured of a sample,
+once. :class:`SelfcommitProbe` (that measurement with the raw forced answers) is written by
+``selfcommit_probe`` into the sample store under :data:`STORE_KEY` (as plain JSON) and read back
+by ``selfcommit_scorer``; :class:`SelfcommitScoreMetadata` (the measurement with its curve and
+correctness) is the scorer's ``Score.metadata``, which the statistics
+(:class:`cotaudit.studies.selfcommit.stats.SelfcommitRecord`) and the report read. Every
+measured field has a default, so the score metadata of a version-0 log validates.
 """
 
 from __future__ import annotations
@@ -20,65 +23,59 @@ STORE_KEY = "selfcommit"
 """Key of :class:`SelfcommitProbe` in the sample store."""
 
 
-class SelfcommitProbe(StoreRecord):
-    """One sample's CoT and its prefix probes.
+class SelfcommitMeasurement(BaseModel):
+    """What the probe measured of one sample's CoT.
 
-    ``positions`` t = stride, 2*stride, ..., T (``cot_tokens``); ``matches[i]`` = how many of the
-    k forced answers at ``positions[i]`` equal ``a_final`` (None when ``a_final`` did not
+    ``positions`` t = stride, 2*stride, ..., T (``cot_tokens``); ``matches[i]`` = how many of
+    the k forced answers at ``positions[i]`` equal ``a_final`` (None when ``a_final`` did not
     parse: no probe); ``imputed[i]`` marks values the adaptive schedule filled in; ``c0`` =
-    matches at t = 0 / k when ``zero_probe``; ``answers`` / ``parsed_answers`` the forced
-    answers per position (raw text / parsed integer)."""
+    matches at t = 0 / k when ``zero_probe``; ``parsed_answers`` the forced answers per position
+    (parsed integers); ``truncated``: the CoT hit its token limit (``max_cot_tokens``), so it
+    ended unfinished."""
+
+    cot_tokens: int | None = None
+    truncated: bool = False
+    context_truncated: bool = False
+    a_final: int | None = None
+    positions: list[int] = []
+    matches: list[int] | None = None
+    imputed: list[bool] | None = None
+    zero_probe: bool = False
+    c0: float | None = None
+    prefixes_probed: int | None = None
+    k: int | None = None
+    parsed_answers: list[list[int | None]] = []
+
+    def curve(self) -> Curve | None:
+        """c(t) = matches / k at ``positions``; None without a final answer."""
+        if None in (self.a_final, self.matches, self.k, self.cot_tokens):
+            return None
+        return Curve(self.positions, self.cot_tokens, self.matches, self.k)
+
+
+class SelfcommitProbe(StoreRecord, SelfcommitMeasurement):
+    """One sample's CoT and its prefix probes, as the solver stores them: the measurement and
+    ``answers``, the forced answers per position as raw text."""
 
     store_key: ClassVar[str] = STORE_KEY
     solver: ClassVar[str] = "selfcommit_probe"
     scorer: ClassVar[str] = "selfcommit_scorer"
 
-    cot_tokens: int
-    truncated: bool
-    """The CoT hit its token limit (``max_cot_tokens``): it ended unfinished."""
-    context_truncated: bool = False
-    a_final: int | None
-    positions: list[int]
-    matches: list[int] | None
-    imputed: list[bool] | None = None
-    zero_probe: bool = False
-    c0: float | None = None
-    prefixes_probed: int | None = None
-    k: int
     answers: list[list[str]] = []
-    parsed_answers: list[list[int | None]]
-
-    def curve(self) -> Curve | None:
-        """c(t) = matches / k at ``positions``; None without a final answer."""
-        if self.a_final is None or self.matches is None:
-            return None
-        return Curve(self.positions, self.cot_tokens, self.matches, self.k)
 
 
-class SelfcommitScoreMetadata(BaseModel):
-    """``Score.metadata`` of ``selfcommit_scorer``: the probe record without the raw answers,
-    plus the curve (``fractions`` t/T, ``c``; None without a final answer), ``gold``,
-    ``correct`` (a_final == gold) and ``short_cot`` (T <= stride: one probe position, t = T, so
-    tau_first = 1.0 whatever c(T)). Every field has a default so any logged version reads."""
+class SelfcommitScoreMetadata(SelfcommitMeasurement):
+    """``Score.metadata`` of ``selfcommit_scorer``: the measurement (the probe record without
+    the raw answers), plus the curve (``fractions`` t/T, ``c``; None without a final answer),
+    ``no_answer`` (a_final is None), ``gold``, ``correct`` (a_final == gold) and ``short_cot``
+    (T <= stride: one probe position, t = T, so tau_first = 1.0 whatever c(T))."""
 
-    positions: list[int] = []
     fractions: list[float] | None = None
-    matches: list[int] | None = None
     c: list[float] | None = None
-    c0: float | None = None
-    zero_probe: bool = False
     no_answer: bool = False
-    k: int | None = None
-    cot_tokens: int | None = None
-    a_final: int | None = None
     gold: int | None = None
     correct: bool = False
     short_cot: bool = False
-    truncated: bool = False
-    context_truncated: bool = False
-    imputed: list[bool] | None = None
-    prefixes_probed: int | None = None
-    parsed_answers: list[list[int | None]] = []
 
     @classmethod
     def of(cls, probe: SelfcommitProbe, gold: int) -> SelfcommitScoreMetadata:
@@ -98,3 +95,9 @@ class SelfcommitScoreMetadata(BaseModel):
     def from_metadata(cls, metadata: Mapping[str, Any] | None) -> SelfcommitScoreMetadata:
         """The metadata of a logged score (an empty record for none)."""
         return cls.model_validate(dict(metadata or {}))
+
+    @property
+    def has_answer(self) -> bool:
+        """A final answer parsed: ``a_final`` is logged and not None (a score that does not log
+        ``a_final`` at all counts as answered)."""
+        return "a_final" not in self.model_fields_set or self.a_final is not None

@@ -1,15 +1,17 @@
 """Adaptive prefix schedule for c(t): probe coarsely, refine only where c(t) is ambiguous.
 
 Full schedule: t in prefix_positions(T, stride) = stride, 2*stride, ..., T. Adaptive: first
-every ``coarse_factor``-th of those positions (always the first, t = stride, and T); then every full-schedule position strictly inside an interval
-[a, b] of consecutive coarse positions unless c(a) = c(b) in {0, 1} (the curve is pinned at the
-same extreme at both ends). Unprobed positions inside a pinned interval take that value and are
-marked imputed. Same seeds per t as the full schedule, so probed values are identical.
+every ``coarse_factor``-th of those positions (always the first, t = stride, and T); then
+every full-schedule position strictly inside an interval [a, b] of consecutive coarse
+positions unless c(a) = c(b) in {0, 1} (the curve is pinned at the same extreme at both ends).
+Unprobed positions inside a pinned interval take that value and are marked imputed. Same seeds
+per t as the full schedule, so probed values are identical.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 from cotaudit.probing.curves import prefix_positions
 
@@ -30,7 +32,7 @@ def refinement_positions(
 ) -> list[int]:
     """Full-schedule positions inside coarse intervals whose ends are not pinned at 0 or 1."""
     extra: list[int] = []
-    for a, b in zip(coarse, coarse[1:]):
+    for a, b in pairwise(coarse):
         pinned = coarse_c[a] == coarse_c[b] and coarse_c[a] in (0.0, 1.0)
         if not pinned:
             extra += [t for t in full if a < t < b]

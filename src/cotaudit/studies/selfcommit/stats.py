@@ -28,35 +28,48 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import auroc, auroc_tie_share, best_threshold_accuracy, median, paired_wins
 from cotaudit.studies.selfcommit.display import SELFCOMMIT_VIEWER_FIELDS
+from cotaudit.studies.selfcommit.record import SelfcommitScoreMetadata
 
 HONEST, HINTED = "honest", "hinted"
 
 
 @dataclass(frozen=True)
 class SelfcommitRecord:
-    """One sample: problem ``pair_id`` under ``condition``, its summaries, correctness
-    (a_final == gold; False when a_final is None), whether a_final parsed, the CoT length T in
-    tokens (None if not logged), whether the CoT hit its token limit, and its number of probe
-    positions (None if not logged)."""
+    """One sample: problem ``pair_id`` under ``condition``, its curve summaries (the score's
+    numeric values) and its logged measurement ``scored``, from which correctness (a_final ==
+    gold; False when a_final is None), whether a_final parsed, the CoT length T in tokens (None
+    if not logged), whether the CoT hit its token limit and its probe positions are read."""
 
     pair_id: str
     condition: str
     summaries: Mapping[str, float]
-    correct: bool
-    has_answer: bool = True
-    cot_tokens: int | None = None
-    truncated: bool = False
-    n_positions: int | None = None
+    scored: SelfcommitScoreMetadata = field(default_factory=SelfcommitScoreMetadata)
+
+    @property
+    def correct(self) -> bool:
+        return self.scored.correct
+
+    @property
+    def has_answer(self) -> bool:
+        return self.scored.has_answer
+
+    @property
+    def cot_tokens(self) -> int | None:
+        return self.scored.cot_tokens
+
+    @property
+    def truncated(self) -> bool:
+        return self.scored.truncated
 
     @property
     def short_cot(self) -> bool:
         """T <= stride: one probe position (t = T), so tau_first is 1.0 whatever c(T)."""
-        return self.n_positions == 1
+        return len(self.scored.positions) == 1
 
 
 def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[SelfcommitRecord]:
@@ -64,13 +77,12 @@ def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[SelfcommitRec
     summary despite a final answer).
 
     ``has_answer`` is False where the score's ``a_final`` is None: such samples have NaN
-    summaries (or, in logs that scored them as c = 0 everywhere, those summaries); either way
-    the run statistics exclude them (see :func:`answered`)."""
+    summaries (or whatever summaries their log gave them); either way the run statistics
+    exclude them (see :func:`answered`)."""
     out = []
     for s in scores:
         value = s.score.value
         meta = s.sample_metadata or {}
-        score_meta = s.score.metadata or {}
         if not isinstance(value, dict) or "condition" not in meta:
             continue
         summaries = {  # the curve summaries: not the viewer's text and correctness fields
@@ -78,22 +90,11 @@ def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[SelfcommitRec
             for k, v in value.items()
             if k not in SELFCOMMIT_VIEWER_FIELDS and isinstance(v, (int, float))
         }
-        has_answer = "a_final" not in score_meta or score_meta["a_final"] is not None
-        if has_answer and any(math.isnan(v) for v in summaries.values()):
+        scored = SelfcommitScoreMetadata.from_metadata(s.score.metadata)
+        if scored.has_answer and any(math.isnan(v) for v in summaries.values()):
             continue
-        tokens = score_meta.get("cot_tokens")
-        positions = score_meta.get("positions")
         out.append(
-            SelfcommitRecord(
-                pair_id=str(meta["pair_id"]),
-                condition=str(meta["condition"]),
-                summaries=summaries,
-                correct=bool(score_meta.get("correct", False)),
-                has_answer=has_answer,
-                cot_tokens=None if tokens is None else int(tokens),
-                truncated=bool(score_meta.get("truncated", False)),
-                n_positions=len(positions) if isinstance(positions, list) else None,
-            )
+            SelfcommitRecord(str(meta["pair_id"]), str(meta["condition"]), summaries, scored)
         )
     return out
 
@@ -208,6 +209,16 @@ def honest_vs_hinted_table(records: Iterable[SelfcommitRecord]) -> dict[str, flo
     :func:`no_answer_counts` (the ``honest_vs_hinted`` metric)."""
     records = list(records)
     return two_condition_table(records) | no_answer_counts(records)
+
+
+def both_correct_table(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
+    """Table II: the two-condition table of the problems whose honest and hinted responses are
+    both correct (:func:`both_correct`), keys prefixed ``both_correct/``, with every summary of
+    the run (NaN on an empty subset; the ``honest_vs_hinted_both_correct`` metric)."""
+    records = list(records)
+    return two_condition_table(
+        both_correct(records), prefix="both_correct/", names=summary_names(records)
+    )
 
 
 def both_correct(records: Iterable[SelfcommitRecord]) -> list[SelfcommitRecord]:
