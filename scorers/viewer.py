@@ -160,6 +160,42 @@ def report_ll_viewer() -> ViewerConfig:
     return _config("report_ll", REPORT_LL_SCORER, visible, hidden, REPORT_LL_LABELS)
 
 
+PROBE_SCORER = "probe_scorer"
+PROBE_LABELS = {
+    "task_score": "task score",
+    "auc": "AUC",
+    "has_final": "has final",
+    "pass_at_first": "p first",
+    "first_pass": "1st pass",
+    "first_pass_censored": "1st cens.",
+    "p0": "p(0%)",
+    "c0": "c(0)",
+    "uncommitted": "uncommit.",
+    "lowcommit": "low c(t)",
+    "rho_back": "rho back",
+}
+"""Column labels of the probe's value keys longer than :data:`MAX_LABEL_CHARS` or named for
+the reader; a replayed context's key (``<key>_replay``) gets the same label with a ``↺``."""
+REPLAY_MARK = "↺"
+
+
+def probe_label(key: str) -> str:
+    """The column label of a probe value key: :data:`PROBE_LABELS` (else the key), a replayed
+    context's key marked ``↺`` (cut to :data:`MAX_LABEL_CHARS` characters)."""
+    base, replay = (key[: -len("_replay")], True) if key.endswith("_replay") else (key, False)
+    label = PROBE_LABELS.get(base, base)
+    if replay:
+        label = f"{REPLAY_MARK}{label}"
+    return label[:MAX_LABEL_CHARS]
+
+
+def probe_viewer(keys: Sequence[str]) -> ViewerConfig:
+    """Columns: the probe's value keys in their order (the task score first), each with a
+    label of at most :data:`MAX_LABEL_CHARS` characters; sorted by sample id."""
+    labels = {k: probe_label(k) for k in keys if probe_label(k) != k}
+    return _config("probe", PROBE_SCORER, list(keys), [], labels)
+
+
 EPOCH_REDUCER = "avg"
 """The name :func:`mean_keep_text` is registered and logged under. Inspect writes the name of
 any reducer a task sets into each score of the log's results (its own ``mean`` included; only
