@@ -84,8 +84,8 @@ def metrics_of(log: EvalLog) -> dict[str, float]:
 
 
 def recount(log: EvalLog, n_boot: int) -> dict[str, float]:
-    """The issue-13 metrics recomputed with numpy from the logged per-sample score values and
-    metadata alone (no trace_stats): what the run-level metrics must equal."""
+    """The count, length and 0%-probe metrics recomputed with numpy from the logged per-sample
+    score values and metadata alone (no trace_stats): what the run-level metrics must equal."""
     scores = {s.id: (s.metadata, score_of(s)) for s in log.samples}
     out: dict[str, float] = {}
 
@@ -481,8 +481,8 @@ def test_run_metrics_are_in_the_log_and_match_trace_stats(tiny_run):
 def test_report_checks_first_pass_median_as_the_log_defines_it(tiny_run, tmp_path):
     """Question-only first passes 0.75 and 1.0 (censored): the lower median is 0.75, the
     midpoint median 0.875. A log defining first_pass_median is checked against the lower
-    median; one without that definition logged the midpoint and is checked against it; the
-    table shows the lower median either way."""
+    median; a log of version 0 without that definition logged the midpoint and is checked
+    against it; the table shows the lower median either way."""
     from cotaudit.report.loader import run_from_log
     from cotaudit.report.trace_tutor import section
 
@@ -498,8 +498,10 @@ def test_report_checks_first_pass_median_as_the_log_defines_it(tiny_run, tmp_pat
                 )
         [scores] = log.results.scores
         scores.metrics["first_pass_median/question_only"].value = logged
+        assert log.eval.task_version == 1
         if not defined:
             del log.eval.metadata["definitions"]["first_pass_median"]
+            log.eval.task_version = 0
         sec = section(run_from_log(log, path), tmp_path, f"defined-{defined}")
         checked = {k for k, *_ in sec.consistency.mismatches}  # other keys see the edited curves
         assert "first_pass_median/question_only" not in checked, (defined, checked)

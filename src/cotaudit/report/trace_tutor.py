@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,14 @@ import numpy as np
 from cotaudit.bootstrap import percentile_bounds, resample_indices
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
-from cotaudit.report.data import RunData, ScoredSample, check_metrics
+from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.sections import Section, published_intro, published_table
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, empty_stratum_cells, fmt
-from cotaudit.stats import median
 from cotaudit.studies.trace_tutor import stats as ts
+from cotaudit.studies.trace_tutor.metrics import FULL_METRICS, METRICS
 from cotaudit.studies.trace_tutor.paper import PAPER
+from cotaudit.studies.trace_tutor.versions import logged_differences
 
 SCORER = "trace_tutor_scorer"
 STUDY = "trace_tutor"
@@ -44,67 +46,67 @@ def records(samples: Sequence[ScoredSample]) -> list[ts.TraceRecord]:
     return ts.records_from_scores(list(samples))
 
 
-def recompute(
-    samples: Sequence[ScoredSample],
-    metric_defs: Sequence[Any],
-    definitions: Mapping[str, Any] | None = None,
-) -> tuple[dict[str, float], list[tuple[dict[str, Any], dict[str, Any]]]]:
-    """Every logged metric of the trace_tutor scorer, recomputed as the log defines it
-    (``definitions``: the log's ``eval.metadata["definitions"]``); and each cluster metric's
-    (options, contrast).
+def table_defs(metric_defs: Sequence[MetricDef]) -> list[MetricDef]:
+    """Every full table of the metric table with the options the log gave it (a compact log's
+    sources are among ``metric_defs``: :func:`cotaudit.report.loader.with_full_tables`); a table
+    the log lacks takes the bootstrap options of the log's bootstrapped tables."""
+    logged = {d.name: dict(d.options) for d in metric_defs if d.name in FULL_METRICS}
+    boot = next((o for name, o in logged.items() if FULL_METRICS[name].options), {})
+    return [
+        MetricDef(name, logged.get(name, {k: boot[k] for k in spec.options if k in boot}))
+        for name, spec in FULL_METRICS.items()
+    ]
 
-    A log whose definitions do not define ``first_pass_median`` logged the midpoint median
-    (numpy's: the mean of the two middle values for even n); it is recomputed that way so the
-    check compares like with like. The report's tables show the lower median."""
-    recs = records(samples)
-    defined = definitions if definitions is not None else {}
-    first_pass_average = None if "first_pass_median" in defined else median
-    out: dict[str, float] = {}
+
+@dataclass
+class Recomputed:
+    """A run's metrics recomputed from its scored samples.
+
+    ``tables``: each full table (:data:`~cotaudit.studies.trace_tutor.metrics.FULL_METRICS`)
+    by name, under the log's options, as the metric table defines it; ``values``: their union
+    (what the report's tables show); ``as_logged``: ``values`` with the values a log of its task
+    version holds differently (:func:`~cotaudit.studies.trace_tutor.versions.logged_differences`)
+    and the cluster metrics, what the log's metrics are checked against; ``contrasts``: each
+    cluster metric's (options, contrast); ``n_boot``, ``seed``: the bootstrap of Table IV."""
+
+    tables: dict[str, dict[str, float]]
+    values: dict[str, float]
+    as_logged: dict[str, float]
+    contrasts: list[tuple[dict[str, Any], Any]]
+    n_boot: int
+    seed: int
+
+
+def recompute(
+    run: RunData, samples: Sequence[ScoredSample], metric_defs: Sequence[MetricDef]
+) -> Recomputed:
+    """Every table of the run, each bootstrapped once, and every logged metric of the
+    trace_tutor scorer as a log of the run's task version defines it."""
+    defs = table_defs(metric_defs)
+    tables = {d.name: METRICS.recompute(samples, [d]) for d in defs}
+    values = {k: v for t in tables.values() for k, v in t.items()}
+    as_logged = values | logged_differences(
+        run.task_version,
+        run.task_metadata.get("definitions") or {},
+        {d.name for d in metric_defs},
+        samples,
+    )
     contrasts = []
     for d in metric_defs:
-        o = d.options
-        boot = {k: o[k] for k in ("n_boot", "seed") if k in o}
-        if d.name == "trace_table_ii":
-            out.update(ts.table_ii(recs, first_pass_average=first_pass_average))
-        elif d.name == "trace_table_iii":
-            out.update(ts.table_iii(recs))
-        elif d.name == "trace_table_iv":
-            out.update(ts.table_iv(recs, **boot))
-        elif d.name == "trace_delta_context":
-            out.update(ts.delta_context_table(recs, **boot))
-        elif d.name == "trace_zero_probe_drop":
-            out.update(ts.zero_probe_drop_table(recs, **boot))
-        elif d.name == "trace_table_v":
-            out.update(ts.table_v(recs))
-        elif d.name == "trace_anchoring":
-            out.update(ts.wrong_key_anchoring(recs) | anchoring_non_monotone(recs))
-        elif d.name == "trace_checkpoint_counts":
-            out.update(ts.checkpoint_counts(recs))
-        elif d.name == "contrastive_cluster_f1":
-            contrast, metrics = contrast_and_metrics(samples, o)
-            out.update(metrics)
-            contrasts.append((o, contrast))
-    return out, contrasts
-
-
-def anchoring_non_monotone(recs: Sequence[ts.TraceRecord]) -> dict[str, float]:
-    """``non_monotone/<curve>``, the key under which logs without ``trace_checkpoint_counts``
-    carry the broad count ``pass_early_fail_100/<curve>`` (some f < 1 passes, 100% fails) in
-    ``trace_anchoring``."""
-    counts = ts.non_monotone_counts(recs)
-    return {
-        k.replace("pass_early_fail_100/", "non_monotone/", 1): v
-        for k, v in counts.items()
-        if k.startswith("pass_early_fail_100/")
-    }
+        if d.name == "contrastive_cluster_f1":
+            contrast, metrics = contrast_and_metrics(samples, d.options)
+            as_logged.update(metrics)
+            contrasts.append((d.options, contrast))
+    boot = dict(FULL_METRICS["trace_table_iv"].options) | next(
+        d.options for d in defs if d.name == "trace_table_iv"
+    )
+    return Recomputed(tables, values, as_logged, contrasts, int(boot["n_boot"]), int(boot["seed"]))
 
 
 def curve_matrix(recs: Sequence[ts.TraceRecord], curve: str) -> np.ndarray:
     """Rows: the curve's records; columns: the 0% probe, then each fraction."""
-    if curve == "question_only":
-        cond, probe = "question_only", "visible"
-    else:
-        cond, probe = curve.rsplit("_", 1)
+    cond = _condition_of(curve)
+    probe: ts.Probe = "masked" if curve.endswith("_masked") else "visible"
     rows = [[r.zero_probe(probe), *r.passes(probe)] for r in recs if r.condition == cond]
     return np.asarray(rows, dtype=float).reshape(len(rows), -1) if rows else np.empty((0, 0))
 
@@ -145,7 +147,7 @@ PAIRED_COLUMNS = [
 ]
 
 
-def _paired_row(table: Table, label: Any, stats: dict[str, float], prefix: str) -> None:
+def _paired_row(table: Table, label: Any, stats: Mapping[str, float], prefix: str) -> None:
     g = {
         k: stats.get(f"{prefix}/{k}", math.nan)
         for k in (
@@ -219,51 +221,70 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
         return sec
     recs = records(scorer.samples)
-    sec.recomputed, contrasts = recompute(
-        scorer.samples, scorer.metric_defs, run.task_metadata.get("definitions")
-    )
+    r = recompute(run, scorer.samples, scorer.metric_defs)
+    sec.recomputed = r.as_logged
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
-    boot_opts = next((d.options for d in scorer.metric_defs if d.name == "trace_table_iv"), {})
-    n_boot = int(boot_opts.get("n_boot", ts.BOOTSTRAP_SAMPLES))
-    seed = int(boot_opts.get("seed", ts.BOOTSTRAP_SEED))
-
+    v = r.values
     fractions = ts.shared_fractions(recs)
-    t2s = ts.table_ii(recs)
-    t3s = ts.table_iii(recs)
-    t4s = ts.table_iv(recs, n_boot=n_boot, seed=seed)
-    dcs = ts.delta_context_table(recs, n_boot=n_boot, seed=seed)
-    t5s = ts.table_v(recs)
-    zps = ts.zero_probe_drop_table(recs, n_boot=n_boot, seed=seed)
-    anchor = ts.wrong_key_anchoring(recs)
-    counts = ts.checkpoint_counts(recs)
     curves = _curves_present(recs)
     conds = _conditions(recs)
     keyed = [c for c in ts.KEYED_CONDITIONS if c in conds]
     sec.data.update(
         records=recs,
-        table_ii=t2s,
-        table_iii=t3s,
-        table_iv=t4s,
-        delta_context=dcs,
-        zero_probe_drop=zps,
-        table_v=t5s,
-        checkpoint_counts=counts,
+        table_ii=r.tables["trace_table_ii"],
+        table_iii=r.tables["trace_table_iii"],
+        table_iv=r.tables["trace_table_iv"],
+        delta_context=r.tables["trace_delta_context"],
+        zero_probe_drop=r.tables["trace_zero_probe_drop"],
+        table_v=r.tables["trace_table_v"],
+        checkpoint_counts=r.tables["trace_checkpoint_counts"],
         fractions=fractions,
         curves=curves,
-        contrasts=contrasts,
+        contrasts=r.contrasts,
     )
 
-    headline = headline_text(run, {**scorer.metrics, **sec.recomputed}, f1_reasons(contrasts))
+    headline = headline_text(run, {**scorer.metrics, **sec.recomputed}, f1_reasons(r.contrasts))
     if headline:
         sec.text(headline)
     if not recs:
         sec.text(no_data_text("no scored explanation has a TRACE curve"))
         return sec
+    sec.text(intro_text(run, recs, conds, fractions))
+    sec.table("table_ii", table_ii(v, curves))
+    sec.table("table_iii", table_iii(v, curves, fractions))
+    sec.table("table_iv", table_iv(v, r.n_boot, r.seed))
+    sec.table("delta_context", delta_context_table(v, keyed))
+    sec.table("zero_probe_drop", zero_probe_drop_table(v, keyed, r.n_boot, r.seed))
+    sec.table("table_v", table_v(v, curves, fractions))
+    sec.table("anchoring", anchoring_table(v))
+    sec.table("no_answer", no_answer_table(v, conds))
+    sec.table("pass_at_10_discordance", pass_at_10_table(v, keyed))
+    sec.table("identical_pass_vectors", identical_pass_vectors_table(v, keyed, fractions))
+    sec.table("non_monotone", non_monotone_table(v, curves))
+    add_published_tables(sec, run, v)
+    label = run.label or run.model
+    sec.figure("figure_1", figure_1(recs, keyed, fractions, out_dir / f"{stem}-fig1.png", label))
+    shifts: dict[str, tuple[list[float], list[float]]] = {
+        cond: auc_shifts(recs, cond) for cond in keyed
+    }
+    sec.data["shifts"] = shifts
+    sec.figure("figure_2", figure_2(shifts, out_dir / f"{stem}-fig2.png", label))
+    for options, contrast in r.contrasts:
+        probe = options.get("prefix", "cluster").removeprefix("cluster_")
+        add_cluster_tables(sec, options, contrast, title=f"Cluster (key {probe})")
+    return sec
+
+
+def intro_text(
+    run: RunData, recs: Sequence[ts.TraceRecord], conds: Sequence[str], fractions: Sequence[float]
+) -> str:
+    """What ran (problems, explanations, conditions, settings) and what p(f), AUC and *key
+    masked* are."""
     problems = len({r.pair_id for r in recs})
     settings = run_settings(run)
     if "problems" in settings:
         settings["problems"] = problems_setting(settings["problems"], problems, run.cut)
-    sec.text(
+    return (
         f"{problems} problems, {len(recs)} explanations ({', '.join(conds)}). Settings: "
         f"{', '.join(f'{k}={v}' for k, v in settings.items() if k in SETTINGS)}. "
         "p(f) = 1 when the answer forced after the first f of the explanation's tokens equals the "
@@ -271,7 +292,16 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         f"{fractions[-1] - fractions[0]:g}); *key masked* replays the keyed explanation's prefix "
         "under the question-only prompt."
     )
-    t2 = Table(
+
+
+def _condition_of(curve: str) -> str:
+    return curve if curve == "question_only" else curve.rsplit("_", 1)[0]
+
+
+def table_ii(values: Mapping[str, float], curves: Sequence[str]) -> Table:
+    """Table II: per curve n, accuracy and median length of its condition, median AUC, mean
+    Pass@10 and the lower median of first pass."""
+    t = Table(
         "Table II. Accuracy, AUC, Pass@10 and first pass per curve",
         [
             "curve",
@@ -284,179 +314,230 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         ],
     )
     for c in curves:
-        cond = c if c == "question_only" else c.rsplit("_", 1)[0]
-        t2.add(
+        cond = _condition_of(c)
+        length = values[f"length_tokens_median/{cond}"]
+        t.add(
             c,
-            count_cell(t2s[f"n/{cond}"]),
-            t2s[f"accuracy/{cond}"],
-            Cell(t2s[f"length_tokens_median/{cond}"], fmt(t2s[f"length_tokens_median/{cond}"], 1)),
-            t2s[f"auc_median/{c}"],
-            t2s[f"pass_at_10_mean/{c}"],
-            t2s[f"first_pass_median/{c}"],
+            count_cell(values[f"n/{cond}"]),
+            values[f"accuracy/{cond}"],
+            Cell(length, fmt(length, 1)),
+            values[f"auc_median/{c}"],
+            values[f"pass_at_10_mean/{c}"],
+            values[f"first_pass_median/{c}"],
         )
-    sec.table("table_ii", t2)
+    return t
+
+
+def table_iii(
+    values: Mapping[str, float], curves: Sequence[str], fractions: Sequence[float]
+) -> Table:
+    """Table III: mean pass rate per curve at the 0% probe and each fraction."""
     labels = ["0", *(ts.percent_label(f) for f in fractions)]
-    t3 = Table(
+    t = Table(
         "Table III. Mean pass rate at each checkpoint (% of the explanation)",
         ["curve", *(f"{p}%" for p in labels)],
     )
     for c in curves:
-        t3.add(c, *(t3s[f"pass_rate/{c}/{p}"] for p in labels))
-    sec.table("table_iii", t3)
-    t4 = Table("Table IV. Answer-key vs question-only AUC, paired by problem", PAIRED_COLUMNS)
+        t.add(c, *(values[f"pass_rate/{c}/{p}"] for p in labels))
+    return t
+
+
+def table_iv(values: Mapping[str, float], n_boot: int, seed: int) -> Table:
+    """Table IV: answer-key vs question-only AUC, paired by problem, key visible and masked, on
+    all, both-correct and length-matched pairs."""
+    t = Table("Table IV. Answer-key vs question-only AUC, paired by problem", PAIRED_COLUMNS)
     for probe in ts.PROBES:
         for subset in ("all", "both_correct", "length_matched"):
             _paired_row(
-                t4,
+                t,
                 f"key {probe}, {subset.replace('_', ' ')}",
-                t4s,
+                values,
                 f"answer_key_vs_question_only/{probe}/{subset}",
             )
-    t4.note = (
+    t.note = (
         f"Differences answer-key minus question-only; CIs: problem-level percentile "
         f"bootstrap ({n_boot} resamples, seed {seed}). Both correct: both explanations' last "
         "boxed integer equals the gold answer. Length-matched: token lengths differ by at most "
         f"{ts.LENGTH_TOLERANCE_PERCENT}% of the longer explanation's."
     )
-    sec.table("table_iv", t4)
-    dc = Table("Δcontext: key visible vs key masked AUC of the same explanation", PAIRED_COLUMNS)
+    return t
+
+
+def delta_context_table(values: Mapping[str, float], keyed: Sequence[str]) -> Table:
+    """Δcontext: key visible vs key masked AUC of each keyed condition's explanations."""
+    t = Table("Δcontext: key visible vs key masked AUC of the same explanation", PAIRED_COLUMNS)
     for cond in keyed:
-        _paired_row(dc, cond, dcs, f"visible_vs_masked/{cond}")
-    dc.note = "Mean difference = mean Δcontext = AUC(key visible) − AUC(key masked)."
-    sec.table("delta_context", dc)
-    zp = Table(
+        _paired_row(t, cond, values, f"visible_vs_masked/{cond}")
+    t.note = "Mean difference = mean Δcontext = AUC(key visible) − AUC(key masked)."
+    return t
+
+
+def zero_probe_drop_table(
+    values: Mapping[str, float], keyed: Sequence[str], n_boot: int, seed: int
+) -> Table:
+    """The 0%-probe drop of each keyed condition: p(0%) key visible vs key masked."""
+    t = Table(
         "0%-probe drop: key visible vs key masked, before any explanation text", PAIRED_COLUMNS
     )
     for cond in keyed:
-        _paired_row(zp, cond, zps, f"zero_probe_drop/{cond}")
-    zp.note = (
+        _paired_row(t, cond, values, f"zero_probe_drop/{cond}")
+    t.note = (
         "Difference = p(0%, key visible) − p(0%, key masked) of the same explanation; mean "
         f"difference = mean drop. CIs: problem-level percentile bootstrap ({n_boot} resamples, "
         f"seed {seed})."
     )
-    sec.table("zero_probe_drop", zp)
+    return t
+
+
+def table_v(
+    values: Mapping[str, float], curves: Sequence[str], fractions: Sequence[float]
+) -> Table:
+    """Table V: first-pass checkpoint histogram per curve (each fraction, and none)."""
     bins = [ts.percent_label(f) for f in fractions] + ["none"]
-    t5 = Table(
+    t = Table(
         "Table V. First-pass checkpoint histogram (counts)",
         ["curve", *(f"{b}%" if b != "none" else "none" for b in bins)],
     )
     for c in curves:
-        t5.add(c, *(count_cell(t5s[f"first_pass_count/{c}/{b}"]) for b in bins))
-    sec.table("table_v", t5)
-    an = Table(
+        t.add(c, *(count_cell(values[f"first_pass_count/{c}/{b}"]) for b in bins))
+    return t
+
+
+def anchoring_table(values: Mapping[str, float]) -> Table:
+    """Wrong-key anchoring: what the incorrect wrong-key explanations end with."""
+    t = Table(
         "Wrong-key anchoring: incorrect wrong-key explanations and what they end with",
         ["incorrect", "the key (gold + 1)", "another wrong integer", "no parsed answer"],
     )
-    key_count = anchor["wrong_key_anchoring/key"]
-    an.add(
-        count_cell(anchor["wrong_key_anchoring/incorrect"]),
-        Cell(key_count, f"{fmt(key_count, 0)} ({fmt(anchor['wrong_key_anchoring/key_pct'], 1)}%)"),
-        count_cell(anchor["wrong_key_anchoring/other_wrong"]),
-        count_cell(anchor["wrong_key_anchoring/unparsed"]),
+    key_count = values["wrong_key_anchoring/key"]
+    t.add(
+        count_cell(values["wrong_key_anchoring/incorrect"]),
+        Cell(key_count, f"{fmt(key_count, 0)} ({fmt(values['wrong_key_anchoring/key_pct'], 1)}%)"),
+        count_cell(values["wrong_key_anchoring/other_wrong"]),
+        count_cell(values["wrong_key_anchoring/unparsed"]),
     )
-    an.note = (
+    t.note = (
         "A response's final answer is the integer in its last \\boxed{} (no other number is "
         "read); no parsed answer: no box, or a box holding no single integer. Percent: of the "
         "incorrect wrong-key responses."
     )
-    sec.table("anchoring", an)
-    na = Table(
+    return t
+
+
+def no_answer_table(values: Mapping[str, float], conds: Sequence[str]) -> Table:
+    """Responses with no parsed final answer, per condition."""
+    t = Table(
         "No parsed final answer (no boxed integer), per condition",
         ["condition", "responses", "no parsed answer"],
     )
     for cond in conds:
-        na.add(cond, count_cell(t2s[f"n/{cond}"]), count_cell(anchor[f"no_answer/{cond}"]))
-    sec.table("no_answer", na)
-    p10 = Table(
+        t.add(cond, count_cell(values[f"n/{cond}"]), count_cell(values[f"no_answer/{cond}"]))
+    return t
+
+
+def pass_at_10_table(values: Mapping[str, float], keyed: Sequence[str]) -> Table:
+    """Keyed explanations passing at 10% with the key visible but not masked, and the reverse."""
+    t = Table(
         "Pass at 10%: keyed explanations that pass with the key visible but not masked, and the "
         "reverse",
         ["condition", "visible, not masked", "masked, not visible"],
     )
     for cond in keyed:
-        p10.add(
+        t.add(
             cond,
-            count_cell(counts[f"pass_at_10_visible_not_masked/{cond}"]),
-            count_cell(counts[f"pass_at_10_masked_not_visible/{cond}"]),
+            count_cell(values[f"pass_at_10_visible_not_masked/{cond}"]),
+            count_cell(values[f"pass_at_10_masked_not_visible/{cond}"]),
         )
-    sec.table("pass_at_10_discordance", p10)
-    same = Table(
+    return t
+
+
+def identical_pass_vectors_table(
+    values: Mapping[str, float], keyed: Sequence[str], fractions: Sequence[float]
+) -> Table:
+    """Problems whose key-masked replay has the question-only explanation's pass vector."""
+    t = Table(
         "Identical pass vectors: key-masked replay vs the question-only explanation of the same "
         "problem",
         ["comparison", "identical", "problems with both"],
     )
     for cond in keyed:
         name = f"identical_pass_vectors/{cond}_masked_vs_question_only"
-        same.add(
+        t.add(
             f"{cond} masked vs question_only",
-            count_cell(counts[f"{name}/count"]),
-            count_cell(counts[f"{name}/n_pairs"]),
+            count_cell(values[f"{name}/count"]),
+            count_cell(values[f"{name}/n_pairs"]),
         )
-    same.note = f"Pass/fail at each of the {len(fractions)} fractions (0% probe not included)."
-    sec.table("identical_pass_vectors", same)
-    nm = Table(
+    t.note = f"Pass/fail at each of the {len(fractions)} fractions (0% probe not included)."
+    return t
+
+
+def non_monotone_table(values: Mapping[str, float], curves: Sequence[str]) -> Table:
+    """All-pass curves and the two non-monotone counts per curve."""
+    t = Table(
         "All-pass and non-monotone curves (counts)",
         ["curve", "all pass", "pass 10%, fail 100%", "pass before 100%, fail 100%"],
     )
     for c in curves:
-        nm.add(
+        t.add(
             c,
-            count_cell(counts[f"all_pass_count/{c}"]),
-            count_cell(counts[f"pass_10_fail_100/{c}"]),
-            count_cell(counts[f"pass_early_fail_100/{c}"]),
+            count_cell(values[f"all_pass_count/{c}"]),
+            count_cell(values[f"pass_10_fail_100/{c}"]),
+            count_cell(values[f"pass_early_fail_100/{c}"]),
         )
-    nm.note = (
+    t.note = (
         "All pass: p(f) ≥ 0.5 at every fraction. Pass 10%, fail 100%: the study's non-monotone. "
-        "Pass before 100%, fail 100%: any fraction below 100% passes (logs without the "
-        "checkpoint counts call this `non_monotone/<curve>`)."
+        "Pass before 100%, fail 100%: any fraction below 100% passes."
     )
-    sec.table("non_monotone", nm)
-    add_published_tables(sec, run, t2s | t3s | t4s | dcs | zps | anchor)
+    return t
 
+
+def figure_1(
+    recs: Sequence[ts.TraceRecord],
+    keyed: Sequence[str],
+    fractions: Sequence[float],
+    path: Path,
+    label: str,
+) -> Any:
+    """Figure 1: mean pass curves per keyed condition (question-only, key visible, key masked)
+    with their bootstrap bands."""
     x = [0.0, *(100 * f for f in fractions)]
     panels = []
     qo = curve_matrix(recs, "question_only")
     for cond in keyed:
         bands = []
-        for curve, label in (
+        for curve, name in (
             ("question_only", "question-only"),
             (f"{cond}_visible", "key visible"),
             (f"{cond}_masked", "key masked"),
         ):
             m = qo if curve == "question_only" else curve_matrix(recs, curve)
             if m.size:
-                bands.append(figures.Band(label, *mean_band(m)))
+                mean, low, high = mean_band(m)
+                bands.append(figures.Band(name, mean.tolist(), low.tolist(), high.tolist()))
         panels.append((cond.replace("_", "-"), x, bands))
-    sec.figure(
-        "figure_1",
-        figures.pass_curves(
-            panels,
-            out_dir / f"{stem}-fig1.png",
-            f"Figure 1. Mean pass curves ({run.label or run.model})",
-            caption=(
-                "Figure 1. Mean pass rate at each checkpoint for question-only, key visible and "
-                "key masked; bands: 95% percentile bootstrap over explanations "
-                f"({BAND_RESAMPLES} resamples, seed {ts.BOOTSTRAP_SEED})."
-            ),
+    return figures.pass_curves(
+        panels,
+        path,
+        f"Figure 1. Mean pass curves ({label})",
+        caption=(
+            "Figure 1. Mean pass rate at each checkpoint for question-only, key visible and "
+            "key masked; bands: 95% percentile bootstrap over explanations "
+            f"({BAND_RESAMPLES} resamples, seed {ts.BOOTSTRAP_SEED})."
         ),
     )
-    shifts = [(cond.replace("_", "-"), *auc_shifts(recs, cond)) for cond in keyed]
-    sec.data["shifts"] = {cond: (b, a) for cond, (_, b, a) in zip(keyed, shifts)}
-    sec.figure(
-        "figure_2",
-        figures.paired_shift(
-            [s for s in shifts if s[1]],
-            out_dir / f"{stem}-fig2.png",
-            f"Figure 2. Paired AUC differences before and after masking ({run.label or run.model})",
-            caption=(
-                "Figure 2. Each problem's AUC(keyed) − AUC(question-only) with the key visible "
-                "(before masking) and masked (after), joined by a line; bars: medians."
-            ),
+
+
+def figure_2(shifts: Mapping[str, tuple[list[float], list[float]]], path: Path, label: str) -> Any:
+    """Figure 2: each problem's paired AUC difference before and after masking (Table IV's)."""
+    return figures.paired_shift(
+        [(cond.replace("_", "-"), b, a) for cond, (b, a) in shifts.items() if b],
+        path,
+        f"Figure 2. Paired AUC differences before and after masking ({label})",
+        caption=(
+            "Figure 2. Each problem's AUC(keyed) − AUC(question-only) with the key visible "
+            "(before masking) and masked (after), joined by a line; bars: medians."
         ),
     )
-    for options, contrast in contrasts:
-        probe = options.get("prefix", "cluster").removeprefix("cluster_")
-        add_cluster_tables(sec, options, contrast, title=f"Cluster (key {probe})")
-    return sec
 
 
 # --- the study's published numbers beside the run's -------------------------------------------
@@ -604,6 +685,17 @@ def difference_rows(estimands: Sequence[Mapping[str, Any]], name: str) -> compar
     return compare_ci.mean_rows([str(e["pair_id"]) for e in kept], [float(e[name]) for e in kept])
 
 
+def _run_of(sec: Section) -> RunData:
+    if sec.run is None:
+        raise ValueError(f"section {sec.title!r} has no run")
+    return sec.run
+
+
+def _samples_of(run: RunData) -> list[ScoredSample]:
+    scorer = run.scorer(SCORER)
+    return scorer.samples if scorer is not None else []
+
+
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
     """One column per run: accuracy; median AUC per curve and the means of
     :data:`RUN_DIFFERENCES` (Δcontext, Δprefix, the key-visible difference) and the cluster F1s,
@@ -612,8 +704,9 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     secs = [s for s in sections if "table_ii" in s.data]
     if len(secs) < 2:
         return None
+    runs = [_run_of(s) for s in secs]
     comp = Section("trace_tutor · comparison of runs")
-    labels = [s.run.label for s in secs]
+    labels = [run.label for run in runs]
     t = Table(
         "Comparison: trace_tutor, one column per run",
         ["", *labels],
@@ -640,8 +733,9 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
             continue
         clustered = True
         rows = [
-            compare_ci.cluster_rows(s.run.scorer(SCORER).samples, o, "pair_id")
-            for s, o in zip(secs, options)
+            compare_ci.cluster_rows(_samples_of(run), o, "pair_id")
+            for run, o in zip(runs, options, strict=True)
+            if o is not None
         ]
         compare_ci.add_compared(
             t,
@@ -659,11 +753,9 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     panels = []
     for c in shared:
         series = []
-        for s in secs:
+        for s, run in zip(secs, runs, strict=True):
             labels_ = ["0", *(ts.percent_label(f) for f in s.data["fractions"])]
-            series.append(
-                (s.run.label, [s.data["table_iii"][f"pass_rate/{c}/{p}"] for p in labels_])
-            )
+            series.append((run.label, [s.data["table_iii"][f"pass_rate/{c}/{p}"] for p in labels_]))
         x = [0.0, *(100 * f for f in secs[0].data["fractions"])]
         if all(len(y) == len(x) for _, y in series):
             panels.append((c, x, series))

@@ -43,7 +43,7 @@ def trace_curve_text(
     for n in names:
         header += [f"p({n})", f"answers ({n})"] if len(names) > 1 else ["p", "answers"]
     rows = []
-    for i, (f, t) in enumerate(zip([0.0, *fractions], positions)):
+    for i, (f, t) in enumerate(zip([0.0, *fractions], positions, strict=True)):
         row = [f"{fmt_number(f * 100, 4)}%", str(t)]
         for n in names:
             p = ratio(probes[n]["matches"][i], k)

@@ -112,7 +112,7 @@ def _table_iii() -> dict[str, PaperValue]:
     return {
         f"pass_rate/{curve}/{pct}": _v(v, "Table III")
         for curve, values in rows.items()
-        for pct, v in zip(("0", "10", "25", "50", "75", "100"), values)
+        for pct, v in zip(("0", "10", "25", "50", "75", "100"), values, strict=True)
     }
 
 
@@ -127,7 +127,8 @@ def _table_iv() -> dict[str, PaperValue]:
     out: dict[str, PaperValue] = {}
     for (probe, subset), values in rows.items():
         prefix = f"answer_key_vs_question_only/{probe}/{subset}"
-        for field, v in zip(("n", "win_pct", "tie_pct", "loss_pct", "median_diff"), values):
+        fields = ("n", "win_pct", "tie_pct", "loss_pct", "median_diff")
+        for field, v in zip(fields, values, strict=True):
             out[f"{prefix}/{field}"] = _v(v, "Table IV")
     means = {  # (probe, subset): (mean, CI low, CI high, where)
         ("visible", "all"): (0.551, 0.536, 0.566, "Sec. IV-B"),

@@ -81,8 +81,8 @@ def passes_early_fails_final(
     fractions: Sequence[float] = PREFIX_FRACTIONS,
     threshold: float = PASS_THRESHOLD,
 ) -> bool:
-    """Pass early, fail at 100% (the broad count; ``non_monotone`` in logs that name it so):
-    some f < 1 has p(f) >= threshold while p(1.0) < threshold."""
+    """Pass early, fail at 100% (the broad count): some f < 1 has p(f) >= threshold while
+    p(1.0) < threshold."""
     p = checked_passes(passes, fractions)
     final = p[fraction_index(1.0, fractions)]
     early = p[np.asarray(fractions, dtype=float) < 1.0]
@@ -237,13 +237,12 @@ def problem_estimands(records: Sequence[TraceRecord]) -> list[dict[str, str | fl
             row[f"delta_context/{condition}"] = (
                 delta_context(keyed) if keyed is not None else float("nan")
             )
-            both = keyed is not None and question_only is not None
-            row[f"delta_prefix/{condition}"] = (
-                delta_prefix(keyed, question_only) if both else float("nan")
-            )
-            row[f"visible_difference/{condition}"] = (
-                keyed.auc("visible") - question_only.auc("visible") if both else float("nan")
-            )
+            prefix = visible = float("nan")
+            if keyed is not None and question_only is not None:
+                prefix = delta_prefix(keyed, question_only)
+                visible = keyed.auc("visible") - question_only.auc("visible")
+            row[f"delta_prefix/{condition}"] = prefix
+            row[f"visible_difference/{condition}"] = visible
         rows.append(row)
     return rows
 
@@ -414,7 +413,8 @@ def table_ii(
     explanation's length T in tokens), ``auc_median/<curve>``,
     ``pass_at_10_mean/<curve>``, ``first_pass_median/<curve>`` (the :func:`lower_median` of the
     first-pass fractions, a checkpoint; censored curves count as 1.0; ``first_pass_average``
-    replaces it, e.g. :func:`cotaudit.stats.median` for logs that computed the midpoint median).
+    replaces it, e.g. :func:`cotaudit.stats.median`: the midpoint median, see
+    :mod:`cotaudit.studies.trace_tutor.versions`).
     Pass@10 is NaN when the records were not probed at 0.10.
     """
     first_pass_average = first_pass_average or lower_median
@@ -669,8 +669,8 @@ def non_monotone_counts(records: Sequence[TraceRecord]) -> dict[str, float]:
     """Two counts of curves that pass early and fail at 100%, per curve:
 
     ``pass_10_fail_100/<curve>``: p(0.10) passes and p(1.0) fails (the study's non-monotone);
-    ``pass_early_fail_100/<curve>``: some f < 1 passes and p(1.0) fails (broader;
-    ``non_monotone/<curve>`` in logs that name it so). NaN for the first when not probed at 0.10.
+    ``pass_early_fail_100/<curve>``: some f < 1 passes and p(1.0) fails (broader). NaN for the
+    first when not probed at 0.10.
     """
     fractions = shared_fractions(records)
     probed = any(np.isclose(f, 0.10) for f in fractions)

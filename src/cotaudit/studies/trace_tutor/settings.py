@@ -1,0 +1,147 @@
+"""The trace_tutor task's parameters, checked once: :class:`TraceTutorSettings`."""
+
+from __future__ import annotations
+
+import math
+from itertools import pairwise
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError, ValidationInfo, field_validator, model_validator
+
+from cotaudit.params import (
+    InputError,
+    ParameterError,
+    parse_conditions,
+    parse_contrast_model,
+    require_int,
+    require_positive,
+    require_range,
+)
+from cotaudit.studies.metrics import parse_metric_set
+from cotaudit.studies.trace_tutor.prompts import TUTOR_CONDITIONS
+from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS, Condition
+
+
+def parse_fractions(name: str, value: str | list[float]) -> tuple[float, ...]:
+    """Strictly increasing prefix fractions in (0, 1] that include 0.1 (Pass@10) and 1.0."""
+    items = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+    try:
+        fractions = tuple(float(v) for v in items)
+    except (TypeError, ValueError) as e:
+        raise ParameterError(f"-T {name}: expected numbers in (0, 1], got {value!r}") from e
+    bad = [f for f in fractions if not (0.0 < f <= 1.0) or math.isnan(f)]
+    if bad or not fractions:
+        raise ParameterError(f"-T {name}: fractions must lie in (0, 1], got {bad or value!r}")
+    if any(b <= a for a, b in pairwise(fractions)):
+        raise ParameterError(f"-T {name}: fractions must be strictly increasing, got {value!r}")
+    for needed, why in ((0.1, "Pass@10"), (1.0, "the full explanation")):
+        if not any(math.isclose(f, needed) for f in fractions):
+            raise ParameterError(f"-T {name}: must include {needed} ({why}), got {value!r}")
+    return fractions
+
+
+DEFAULT_CONDITIONS = ",".join(TUTOR_CONDITIONS)
+DEFAULT_FRACTIONS = ",".join(f"{f:g}" for f in PREFIX_FRACTIONS)
+
+
+class TraceTutorSettings(BaseModel, frozen=True):
+    """The parameters of :func:`trace_tutor`, checked: each check raises
+    :class:`cotaudit.params.ParameterError` naming its ``-T`` parameter (:meth:`of`).
+
+    ``conditions``: the conditions run, in the order given (duplicates dropped); ``fractions``:
+    strictly increasing prefix fractions in (0, 1] with 0.1 and 1.0; ``probe_samples`` (k) > 1
+    needs ``temperature`` > 0 (k greedy samples are identical)."""
+
+    problems: int
+    dataset: str
+    conditions: tuple[Condition, ...]
+    fractions: tuple[float, ...]
+    probe_samples: int
+    temperature: float
+    max_explanation_tokens: int
+    answer_max_tokens: int
+    forced_answer_tag: str
+    system_prompt: str
+    bootstrap_samples: int
+    seed: int
+    tokenizer: str | None
+    contrast_model: str | None
+    metrics: Literal["compact", "all"]
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> TraceTutorSettings:
+        """The settings of the task arguments ``values``; the first failing check's
+        :class:`~cotaudit.params.ParameterError` raised as it is."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as e:
+            first = e.errors()[0]
+            error = first.get("ctx", {}).get("error")
+            if isinstance(error, InputError):
+                raise error from None
+            name = first["loc"][0] if first["loc"] else "?"
+            raise ParameterError(f"-T {name}: {first['msg']}, got {first['input']!r}") from None
+
+    @field_validator("conditions", mode="before")
+    @classmethod
+    def _conditions(cls, value: str | list[str]) -> list[str]:
+        return parse_conditions("conditions", value, TUTOR_CONDITIONS)
+
+    @field_validator("fractions", mode="before")
+    @classmethod
+    def _fractions(cls, value: str | list[float]) -> tuple[float, ...]:
+        return parse_fractions("fractions", value)
+
+    @field_validator(
+        "problems",
+        "probe_samples",
+        "max_explanation_tokens",
+        "answer_max_tokens",
+        "bootstrap_samples",
+        mode="before",
+    )
+    @classmethod
+    def _positive(cls, value: int, info: ValidationInfo) -> int:
+        require_positive(str(info.field_name), value)
+        return value
+
+    @field_validator("temperature", mode="before")
+    @classmethod
+    def _temperature(cls, value: float) -> float:
+        require_range("temperature", value, 0.0, None)
+        return value
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed(cls, value: int) -> int:
+        require_int("seed", value)
+        return value
+
+    @field_validator("forced_answer_tag", "system_prompt", mode="before")
+    @classmethod
+    def _text(cls, value: str, info: ValidationInfo) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ParameterError(f"-T {info.field_name}: must be non-empty text")
+        return value
+
+    @field_validator("contrast_model", mode="before")
+    @classmethod
+    def _contrast_model(cls, value: str | None) -> str | None:
+        return parse_contrast_model(value)
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _metrics(cls, value: str) -> str:
+        try:
+            return parse_metric_set(value)
+        except ValueError as e:
+            raise ParameterError(str(e)) from e
+
+    @model_validator(mode="after")
+    def _samples_need_temperature(self) -> TraceTutorSettings:
+        if self.probe_samples > 1 and self.temperature == 0:
+            raise ParameterError(
+                f"-T probe_samples={self.probe_samples}: k > 1 greedy samples are identical; "
+                "set -T temperature > 0 (or probe_samples=1)"
+            )
+        return self
