@@ -61,6 +61,7 @@ from cotaudit.cluster.contrast import (
     with_notes,
 )
 from cotaudit.cluster.f1 import DEFAULT_PREFIX, ClusterF1Result, metric_keys
+import cotaudit.cluster.metrics  # noqa: F401  (registers the generic cluster F1 with the contrast)
 from cotaudit.params import parse_contrast_model
 from cotaudit.report.data import RunData
 from cotaudit.report.loader import run_from_log
@@ -102,8 +103,9 @@ class ClusterRun:
 
 def cluster_runs(run: RunData) -> list[ClusterRun]:
     """Every cluster metric of a read log that is registered with
-    :func:`cotaudit.cluster.contrast.register_cluster_metric` (``contrastive_cluster_f1``,
-    report_ll's ``report_cluster_f1``), recomputed from the scores it saw."""
+    :func:`cotaudit.cluster.contrast.register_cluster_metric` (the generic cluster F1 of
+    :mod:`cotaudit.cluster.metrics`, report_ll's report clustering), recomputed from the scores
+    it saw."""
     out: list[ClusterRun] = []
     for scorer in run.scorers.values():
         for d in scorer.metric_defs:

@@ -1,4 +1,4 @@
-"""The cluster contrast (issue 6, step 6): per-sample notes and the run summary written into the
+"""The cluster contrast (step 7 of the cluster F1): per-sample notes and the run summary written into the
 Inspect log, the optional contrast model, and ``cotaudit contrast``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Contrastive cluster F1 (issue 6): known-answer feature sets, the threshold baseline, the
+"""Contrastive cluster F1: known-answer feature sets, the threshold baseline, the
 contrast, and the Inspect metric on hand-built ``SampleScore`` lists."""
 
 from __future__ import annotations
@@ -19,7 +19,11 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.cluster.f1 import cluster_f1, metric_keys
-from cotaudit.scorers.cluster_f1 import cluster_contrast_from_scores, contrastive_cluster_f1
+from cotaudit.scorers.cluster_f1 import (
+    ClusterHypothesis,
+    cluster_contrast_from_scores,
+    contrastive_cluster_f1,
+)
 
 N_BOOT = 100
 
@@ -250,19 +254,25 @@ def test_metric_empty_list_gives_nan() -> None:
 
 def test_metric_rejects_bad_configuration() -> None:
     with pytest.raises(ValueError, match="directions"):
-        contrastive_cluster_f1(["a"], "c", "p", "n", directions={"a": 2})
+        contrastive_cluster_f1(**_given("p", "n"), directions={"a": 2})
     with pytest.raises(ValueError, match="primary"):
-        contrastive_cluster_f1(["a"], "c", "p", "n", directions={"a": 1}, primary="b")
+        contrastive_cluster_f1(**_given("p", "n"), directions={"a": 1}, primary="b")
     with pytest.raises(ValueError, match="both"):
-        contrastive_cluster_f1(["a"], "c", "p", "p", directions={"a": 1})
+        contrastive_cluster_f1(**_given("p", "p"), directions={"a": 1})
     with pytest.raises(ValueError, match="prefix"):
-        contrastive_cluster_f1(["a"], "c", "p", "n", directions={"a": 1}, prefix="a b")
+        contrastive_cluster_f1(**_given("p", "n"), directions={"a": 1}, prefix="a b")
+    with pytest.raises(TypeError, match="missing options directions"):
+        contrastive_cluster_f1(**_given("p", "n"))
+
+
+def _given(positive: str, negative: str) -> dict[str, Any]:
+    """Feature ``a``, class key ``c``, the two classes."""
+    return dict(features=["a"], class_key="c", positive_class=positive, negative_class=negative)
 
 
 def test_contrast_from_scores() -> None:
-    c = cluster_contrast_from_scores(
-        _sample_scores(), FEATURES, "condition", "hinted", "honest", DIRECTIONS, n_boot=0
-    )
+    hypothesis = ClusterHypothesis(FEATURES, "condition", "hinted", "honest", DIRECTIONS)
+    c = cluster_contrast_from_scores(_sample_scores(), hypothesis, n_boot=0)
     json.dumps(c, allow_nan=False)
     assert c["n_skipped"] == 4 and c["negative_class"] == "honest"
     assert set(c["clusters"]["positive"]["nearest_ids"]) <= {f"s{i}" for i in range(6)}
@@ -302,7 +312,7 @@ def test_metric_in_a_real_eval(tmp_path: Path) -> None:
     assert metrics["threshold_f1"].params["primary"] == "b"
 
 
-# --- unit-level interval (issue 13) ---------------------------------------------------------
+# --- unit-level interval --------------------------------------------------------------------
 
 
 def _two_problem_units(m: int = 5) -> tuple[np.ndarray, list[str], list[str]]:

@@ -1,6 +1,6 @@
 """``skip_whole_unit`` of the contrastive cluster F1: a sample skipped for a non-finite feature
-takes its unit's other samples with it (issue 13.6: selfcommit's no-answer responses leave out
-their pair). Hand-built ``SampleScore`` lists; the F1 derived by hand."""
+takes its unit's other samples with it (as selfcommit's no-answer responses leave out their
+pair). Hand-built ``SampleScore`` lists; the F1 derived by hand."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from inspect_ai.scorer import SampleScore, Score
 from tasks_loader import load_task_module
 
-from cotaudit.cluster.scores import cluster_f1_inputs
+from cotaudit.cluster.scores import ClusterHypothesis, cluster_f1_inputs
 from cotaudit.report import compare_ci
 from cotaudit.scorers.cluster_f1 import cluster_contrast_from_scores, contrastive_cluster_f1
 
@@ -58,12 +58,11 @@ def test_the_partner_of_a_skipped_sample_is_kept_by_default_and_dropped_on_reque
     assert whole["cluster_f1"] == 1.0
     assert (whole["cluster_n_positive"], whole["cluster_n_negative"]) == (2, 2)
     assert whole["cluster_n_units"] == 2
-    rows, labels, ids, units = cluster_f1_inputs(
-        _scores(), ["x"], "condition", "hinted", "honest", "pair_id", skip_whole_unit=True
-    )
+    hypothesis = ClusterHypothesis.of(OPTIONS | {"skip_whole_unit": True})
+    rows, labels, ids, units = cluster_f1_inputs(_scores(), hypothesis)
     assert ids == ["p0-honest", "p0-hinted", "p1-honest", "p1-hinted"]
     assert units == ["p0", "p0", "p1", "p1"] and rows == [[0.0], [10.0], [1.0], [11.0]]
-    contrast = cluster_contrast_from_scores(_scores(), **OPTIONS, skip_whole_unit=True)
+    contrast = cluster_contrast_from_scores(_scores(), hypothesis, n_boot=50)
     assert contrast["n_skipped"] == 2  # the NaN sample and its partner
 
 
@@ -79,7 +78,7 @@ def test_the_report_recomputes_with_the_option_the_log_declares():
         rows = compare_ci.cluster_rows(_scores(), options | {"skip_whole_unit": whole}, "pair_id")
         assert len(rows.units) == n
         assert rows.statistic(np.arange(n)) == pytest.approx(1.0 if whole else 0.8)
-    # a log from before the option: its metric options lack it, so the partner is kept
+    # a log whose metric options lack the option: the default, the partner is kept
     assert len(compare_ci.cluster_rows(_scores(), options, "pair_id").units) == 5
 
 

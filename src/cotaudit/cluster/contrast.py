@@ -19,8 +19,8 @@ Definitions
 
 Which metrics have a contrast: the cluster package knows no study, so every cluster metric
 registers how to recompute it from the scores it saw (:func:`register_cluster_metric`, keyed by
-the metric's registry name). :mod:`cotaudit.cluster.scores` registers the generic
-``contrastive_cluster_f1``; a study with its own cluster metric registers it next to the
+the metric's registry name). :mod:`cotaudit.cluster.metrics` registers the generic cluster
+F1; a study with its own cluster metric registers it next to the
 metric's definition (report_ll: :mod:`cotaudit.studies.report_ll.scores`).
 """
 

@@ -31,8 +31,8 @@ have larger values of feature j, ``-1`` if smaller.
      re-clusters and re-picks the positive cluster by the declared direction. Units are
      stratified by their class make-up (positive only, negative only, both), so the number of
      units of each kind stays fixed. Without ``units`` every sample is its own unit, i.e. the
-     samples are drawn with replacement within each class (the row-level bootstrap of earlier
-     versions, reproduced exactly; too narrow when samples share a problem). Resamples whose
+     samples are drawn with replacement within each class (the row-level bootstrap; too narrow
+     when samples share a problem). Resamples whose
      features are all constant, or whose two clusters tie on the direction-weighted sum, are
      left out.
    - ``f1_optimistic``: the larger F1 of the two possible cluster-to-class mappings (chosen
@@ -105,7 +105,7 @@ def metric_keys(prefix: str = DEFAULT_PREFIX) -> list[str]:
     Cluster keys are ``{prefix}_{name}``. The threshold baseline's keys are ``threshold_{name}``
     under the default prefix ``"cluster"`` and ``{prefix}_threshold_{name}`` under any other, so
     two metrics with different prefixes on one scorer never collide. Last comes
-    ``{prefix}_n_units`` (units the interval resampled; absent from logs before issue 13).
+    ``{prefix}_n_units`` (units the interval resampled).
     """
     if not _KEY_RE.match(prefix):
         raise ValueError(f"prefix {prefix!r} must match [A-Za-z0-9_/.-]+")

@@ -7,85 +7,117 @@ two classes; its unit (optional) is ``sample_metadata[unit_key]``. Samples of an
 with a missing or non-finite feature, are skipped; with ``skip_whole_unit`` a sample of either
 class skipped for its features takes every other sample of its unit with it (a study whose
 paired statistics leave out the whole pair, e.g. selfcommit's responses with no final answer).
-The Inspect metric over these functions is
-:func:`cotaudit.scorers.cluster_f1.contrastive_cluster_f1`; the functions take any object with
-the attributes of Inspect's ``SampleScore`` (:class:`cotaudit.scores.SampleScoreLike`).
+What a metric declares is a :class:`ClusterHypothesis`; the metric itself is declared in
+:mod:`cotaudit.cluster.metrics`. The functions take any object with the attributes of Inspect's
+``SampleScore`` (:class:`cotaudit.scores.SampleScoreLike`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
-from cotaudit.cluster.contrast import Clustering, ClusterMetric, register_cluster_metric
-from cotaudit.cluster.f1 import DEFAULT_PREFIX, ClusterF1Result, cluster_f1
+from cotaudit.cluster.f1 import ClusterF1Result, cluster_f1
 from cotaudit.scores import SampleScoreLike
 
+METRIC_NAME = "contrastive_cluster_f1"
+"""Registry name of the Inspect metric over these functions (:mod:`cotaudit.cluster.metrics`)."""
 
-def check_config(
-    features: Sequence[str],
-    directions: Mapping[str, int],
-    primary: str | None,
-    positive_class: str,
-    negative_class: str,
-    unit_key: str | None = None,
-    skip_whole_unit: bool = False,
-) -> None:
-    """Raise ValueError for a configuration error (never for data)."""
-    if skip_whole_unit and unit_key is None:
-        raise ValueError("skip_whole_unit needs a unit_key (the unit whose samples go together)")
-    if str(positive_class) == str(negative_class):
-        raise ValueError(f"positive and negative class are both {positive_class!r}")
-    if not features:
-        raise ValueError("contrastive_cluster_f1 needs at least one feature")
-    bad = {f: directions.get(f) for f in features if directions.get(f) not in (1, -1)}
-    if bad:
-        raise ValueError(f"directions must give +1 or -1 for every feature; got {bad}")
-    if primary is not None and primary not in features:
-        raise ValueError(f"primary feature {primary!r} not among {list(features)}")
+
+@dataclass(frozen=True)
+class ClusterHypothesis:
+    """What a cluster metric declares before any run: the features it clusters, which sample
+    metadata field holds the class and which class is the suspicious one, each feature's
+    expected direction, the threshold baseline's feature and the independent unit.
+
+    - ``features``: read per sample from ``Score.value[name]``, else ``Score.metadata[name]``;
+    - ``class_key``: the ``sample_metadata`` field of the class, compared as text with
+      ``positive_class`` (suspicious) and ``negative_class`` (honest); samples of any other
+      class are skipped;
+    - ``directions``: per feature +1 if the positive class is expected larger, -1 if smaller;
+    - ``primary``: the threshold baseline's feature (None: the first feature);
+    - ``unit_key``: the ``sample_metadata`` field naming each sample's independent unit (None:
+      every sample is its own unit);
+    - ``skip_whole_unit``: a sample skipped for a missing or non-finite feature takes every
+      other sample of its unit with it (needs ``unit_key``).
+
+    Raises ValueError on construction for a configuration error (never for data).
+    """
+
+    features: tuple[str, ...]
+    class_key: str
+    positive_class: str
+    negative_class: str
+    directions: Mapping[str, int]
+    primary: str | None = None
+    unit_key: str | None = None
+    skip_whole_unit: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "features", tuple(self.features))
+        if self.skip_whole_unit and self.unit_key is None:
+            raise ValueError(
+                "skip_whole_unit needs a unit_key (the unit whose samples go together)"
+            )
+        if str(self.positive_class) == str(self.negative_class):
+            raise ValueError(f"positive and negative class are both {self.positive_class!r}")
+        if not self.features:
+            raise ValueError(f"{METRIC_NAME} needs at least one feature")
+        bad = {
+            f: self.directions.get(f) for f in self.features if self.directions.get(f) not in (1, -1)
+        }
+        if bad:
+            raise ValueError(f"directions must give +1 or -1 for every feature; got {bad}")
+        if self.primary is not None and self.primary not in self.features:
+            raise ValueError(f"primary feature {self.primary!r} not among {list(self.features)}")
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any]) -> ClusterHypothesis:
+        """The hypothesis among a cluster metric's options (as a log records them; the
+        metric's other options, such as ``prefix`` or ``n_boot``, ignored). An option the
+        options leave out takes its default."""
+        return cls(**{f.name: options[f.name] for f in fields(cls) if f.name in options})
+
+    def with_unit(self, unit_key: str | None) -> ClusterHypothesis:
+        """The same hypothesis with units named by ``unit_key``."""
+        return replace(self, unit_key=unit_key)
+
+    @property
+    def classes(self) -> tuple[str, str]:
+        """The two classes as text: (positive, negative)."""
+        return str(self.positive_class), str(self.negative_class)
 
 
 def cluster_f1_from_scores(
     scores: Sequence[SampleScoreLike],
-    features: Sequence[str],
-    class_key: str,
-    positive_class: str,
-    negative_class: str,
-    directions: Mapping[str, int],
-    primary: str | None = None,
+    hypothesis: ClusterHypothesis,
     n_boot: int = 1000,
     seed: int = 0,
-    unit_key: str | None = None,
-    skip_whole_unit: bool = False,
 ) -> ClusterF1Result:
-    """:func:`cotaudit.cluster.f1.cluster_f1` on the usable samples of ``scores``.
-
-    Arguments as for :func:`cotaudit.scorers.cluster_f1.contrastive_cluster_f1`; sample ids
-    come from ``sample_id``.
+    """:func:`cotaudit.cluster.f1.cluster_f1` of ``hypothesis`` on the usable samples of
+    ``scores`` (sample ids from ``sample_id``), with ``n_boot`` resamples for the interval and
+    ``seed`` for KMeans and the bootstrap.
 
     Raises:
         ValueError: a usable sample whose ``sample_metadata`` lacks ``unit_key`` (naming the
             sample and the key).
     """
-    check_config(
-        features, directions, primary, positive_class, negative_class, unit_key, skip_whole_unit
-    )
-    rows, labels, ids, units = cluster_f1_inputs(
-        scores, features, class_key, positive_class, negative_class, unit_key, skip_whole_unit
-    )
+    h = hypothesis
+    rows, labels, ids, units = cluster_f1_inputs(scores, h)
     return cluster_f1(
-        np.asarray(rows, dtype=float).reshape(len(rows), len(features)),
+        np.asarray(rows, dtype=float).reshape(len(rows), len(h.features)),
         labels,
-        str(positive_class),
-        [directions[f] for f in features],
-        feature_names=list(features),
-        primary=primary,
+        str(h.positive_class),
+        [h.directions[f] for f in h.features],
+        feature_names=list(h.features),
+        primary=h.primary,
         sample_ids=ids,
         units=units,
-        unit_name=unit_key or "sample",
+        unit_name=h.unit_key or "sample",
         n_boot=n_boot,
         seed=seed,
     )
@@ -93,59 +125,35 @@ def cluster_f1_from_scores(
 
 def cluster_contrast_from_scores(
     scores: Sequence[SampleScoreLike],
-    features: Sequence[str],
-    class_key: str,
-    positive_class: str,
-    negative_class: str,
-    directions: Mapping[str, int],
-    primary: str | None = None,
+    hypothesis: ClusterHypothesis,
     n_boot: int = 1000,
     seed: int = 0,
     n_nearest: int = 3,
-    unit_key: str | None = None,
-    skip_whole_unit: bool = False,
 ) -> dict[str, Any]:
     """JSON-able contrast of the two clusters (see ``ClusterF1Result.contrast``).
 
     Adds ``negative_class`` and ``n_skipped``: the scores not used (another or no class, a
     missing or non-finite feature, or, with ``skip_whole_unit``, such a sample's unit).
     """
-    result = cluster_f1_from_scores(
-        scores,
-        features,
-        class_key,
-        positive_class,
-        negative_class,
-        directions,
-        primary,
-        n_boot,
-        seed,
-        unit_key,
-        skip_whole_unit,
-    )
+    result = cluster_f1_from_scores(scores, hypothesis, n_boot, seed)
     contrast = result.contrast(n_nearest)
-    contrast["negative_class"] = negative_class
+    contrast["negative_class"] = hypothesis.negative_class
     contrast["n_skipped"] = len(scores) - result.n_positive - result.n_negative - result.n_collapsed
     return contrast
 
 
 def cluster_f1_inputs(
-    scores: Sequence[SampleScoreLike],
-    features: Sequence[str],
-    class_key: str,
-    positive_class: str,
-    negative_class: str,
-    unit_key: str | None = None,
-    skip_whole_unit: bool = False,
+    scores: Sequence[SampleScoreLike], hypothesis: ClusterHypothesis
 ) -> tuple[list[list[float]], list[str], list[Any], list[str] | None]:
     """Feature rows, class labels, sample ids and units (``sample_metadata[unit_key]`` as
     text; None without ``unit_key``) of the usable samples, in input order.
 
     With ``skip_whole_unit`` (needs ``unit_key``), a unit any of whose samples of the two
     classes has a missing or non-finite feature is left out entirely."""
+    features, class_key, unit_key = hypothesis.features, hypothesis.class_key, hypothesis.unit_key
     kept: list[tuple[list[float], str, Any, str | None]] = []
     broken: set[str] = set()
-    classes = (str(positive_class), str(negative_class))
+    classes = hypothesis.classes
     for s in scores:
         metadata = s.sample_metadata or {}
         if class_key not in metadata or str(metadata[class_key]) not in classes:
@@ -159,12 +167,12 @@ def cluster_f1_inputs(
         if unit_key is not None:
             if unit_key not in metadata:
                 raise ValueError(
-                    f"contrastive_cluster_f1: sample {s.sample_id!r} has no sample_metadata "
+                    f"{METRIC_NAME}: sample {s.sample_id!r} has no sample_metadata "
                     f"field {unit_key!r} (unit_key)"
                 )
             unit = str(metadata[unit_key])
         kept.append((values, str(metadata[class_key]), s.sample_id, unit))
-    if skip_whole_unit:
+    if hypothesis.skip_whole_unit:
         kept = [k for k in kept if k[3] not in broken]
     rows = [k[0] for k in kept]
     labels = [k[1] for k in kept]
@@ -183,15 +191,3 @@ def _feature(s: SampleScoreLike, name: str) -> float | None:
     if isinstance(raw, (int, float)) and math.isfinite(raw):
         return float(raw)
     return None
-
-
-def _recompute(scores: Sequence[SampleScoreLike], options: Mapping[str, Any]) -> Clustering:
-    """``contrastive_cluster_f1(**options)`` on ``scores``, for the contrast and the report."""
-    opts = dict(options)
-    prefix = opts.pop("prefix", DEFAULT_PREFIX)
-    opts.pop("keys", None)  # which of its keys the metric logged
-    result = cluster_f1_from_scores(scores, **opts)
-    return Clustering(prefix, result, str(opts["negative_class"]))
-
-
-register_cluster_metric("contrastive_cluster_f1", ClusterMetric(_recompute))

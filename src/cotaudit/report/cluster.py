@@ -4,11 +4,12 @@ functions (:mod:`cotaudit.cluster`); a study's section passes its metric options
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from cotaudit.cluster.f1 import DEFAULT_PREFIX, metric_keys
-from cotaudit.cluster.scores import cluster_contrast_from_scores
+from cotaudit.cluster.f1 import metric_keys
+from cotaudit.cluster.metrics import METRICS, options_of
+from cotaudit.cluster.scores import ClusterHypothesis, cluster_contrast_from_scores
 from cotaudit.report.tables import Cell, Table, count_cell, fmt, fmt_ci
 from cotaudit.stats import or_nan
 
@@ -16,16 +17,34 @@ from cotaudit.stats import or_nan
 def contrast_and_metrics(
     samples: Sequence[Any], options: Mapping[str, Any]
 ) -> tuple[dict[str, Any], dict[str, float]]:
-    """The contrast (``cluster_contrast_from_scores``) and the metrics of one
-    ``contrastive_cluster_f1(**options)`` on ``samples``, from a single clustering."""
-    opts = dict(options)
-    prefix = opts.pop("prefix", DEFAULT_PREFIX)
-    opts.pop("keys", None)  # which keys were logged: the check compares those
-    contrast = cluster_contrast_from_scores(samples, **opts)
+    """The contrast (``cluster_contrast_from_scores``) and the metrics of the cluster metric
+    (:data:`cotaudit.cluster.metrics.METRICS`) with the logged ``options`` on ``samples``, from a
+    single clustering; every key of ``metric_keys(prefix)`` (the check compares the logged
+    ones)."""
+    o = options_of(options)
+    contrast = cluster_contrast_from_scores(
+        samples, ClusterHypothesis.of(o), n_boot=o["n_boot"], seed=o["seed"]
+    )
     # contrast["metrics"] holds result.metrics() under the default prefix, NaN written as None
     values = [or_nan(v) for v in contrast["metrics"].values()]
-    metrics = dict(zip(metric_keys(prefix), values, strict=True))
+    metrics = dict(zip(metric_keys(o["prefix"]), values, strict=True))
     return contrast, metrics
+
+
+def recompute(
+    samples: Sequence[Any], metric_defs: Iterable[Any]
+) -> tuple[dict[str, float], list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """Every cluster metric among ``metric_defs`` (``.name``, ``.options``: what a log
+    records) recomputed on ``samples`` (:func:`contrast_and_metrics`): the metrics of all, and
+    each one's (options, contrast) in log order; other metrics skipped."""
+    out: dict[str, float] = {}
+    contrasts: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for d in metric_defs:
+        if d.name in METRICS:
+            contrast, metrics = contrast_and_metrics(samples, d.options)
+            out.update(metrics)
+            contrasts.append((dict(d.options), contrast))
+    return out, contrasts
 
 
 def cluster_tables(
@@ -106,8 +125,8 @@ def cluster_tables(
 
 
 def resampling_text(boot: Mapping[str, Any]) -> str:
-    """What the interval resampled: units (with duplicates collapsed) or, in logs before
-    issue 13 and where no unit was declared, single samples."""
+    """What the interval resampled: units (with duplicates collapsed) or, where the metric
+    declared no unit, single samples."""
     unit = boot.get("unit", "sample")
     if unit == "sample":
         return (
@@ -124,7 +143,7 @@ def add_cluster_tables(
 ) -> None:
     """Append the cluster tables of one metric to a section (keys ``<prefix>``,
     ``<prefix>_clusters``, ``<prefix>_features``)."""
-    prefix = options.get("prefix", DEFAULT_PREFIX)
+    prefix = options_of(options)["prefix"]
     keys = (prefix, f"{prefix}_clusters", f"{prefix}_features")
     for key, table in zip(keys, cluster_tables(title, contrast, sec.recomputed, prefix)):
         sec.table(key, table)
@@ -144,20 +163,10 @@ def contrast_model_text(described: Mapping[str, Any]) -> str:
     return f"{head} (cluster A = positive, B = negative):\n\n{quoted or '> (empty)'}"
 
 
-def cluster_summary_row(metrics: Mapping[str, float], prefix: str) -> dict[str, float]:
-    """F1, CI, optimistic F1 and threshold F1 of one cluster metric."""
-    keys = metric_keys(prefix)
-    return {
-        "f1": metrics.get(keys[0], math.nan),
-        "f1_ci_low": metrics.get(keys[3], math.nan),
-        "f1_ci_high": metrics.get(keys[4], math.nan),
-        "threshold_f1": metrics.get(keys[10], math.nan),
-    }
-
-
 __all__ = [
     "cluster_tables",
     "contrast_and_metrics",
     "contrast_model_text",
+    "recompute",
     "fmt",
 ]

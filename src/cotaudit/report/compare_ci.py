@@ -183,21 +183,12 @@ def median_rows(rows: Sequence[tuple[Hashable, float]]) -> UnitRows:
 def cluster_rows(samples: Sequence[Any], options: Mapping[str, Any], unit_key: str) -> UnitRows:
     """Cluster F1 of one ``contrastive_cluster_f1(**options)`` over ``samples``, units from
     ``sample_metadata[unit_key]`` (whatever unit the logged metric used)."""
-    from cotaudit.cluster.scores import cluster_f1_inputs
+    from cotaudit.cluster.scores import ClusterHypothesis, cluster_f1_inputs
 
-    o = dict(options)
-    features = list(o["features"])
-    X, labels, _, units = cluster_f1_inputs(
-        samples,
-        features,
-        o["class_key"],
-        o["positive_class"],
-        o["negative_class"],
-        unit_key,
-        bool(o.get("skip_whole_unit", False)),  # absent from logs before the option
-    )
-    directions = [o["directions"][f] for f in features]
-    return f1_rows(X, labels, str(o["positive_class"]), directions, units or [], o)
+    h = ClusterHypothesis.of(options).with_unit(unit_key)
+    X, labels, _, units = cluster_f1_inputs(samples, h)
+    directions = [h.directions[f] for f in h.features]
+    return f1_rows(X, labels, str(h.positive_class), directions, units or [], options)
 
 
 def f1_rows(
