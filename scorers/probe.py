@@ -37,13 +37,10 @@ from inspect_ai.model import ChatMessageAssistant, ModelOutput, StopReason
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
-    Metric,
-    SampleScore,
     Score,
     Scorer,
     Target,
     accuracy,
-    metric,
     scorer,
     stderr,
     value_to_float,
@@ -57,14 +54,14 @@ from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.display import probe_chart, probe_curve_text
 from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
+from cotaudit.probing.metrics import METRICS
 from cotaudit.probing.summaries import (
     REPLAY_SUFFIX,
-    Headline,
     pass_rates,
-    run_metrics,
     selfcommit_summaries,
     trace_summaries,
 )
+from cotaudit.scorers.metric_table import inspect_metrics
 from cotaudit.solvers.audit import record_verdicts, verdict_span
 from cotaudit.solvers.probe import shown_choices
 from cotaudit.studies.selfcommit.metrics import primary_summary
@@ -380,25 +377,5 @@ def final_integer() -> Scorer:
     return score
 
 
-@metric
-def probe_summary(
-    probe: str = "trace",
-    condition_key: str = "condition",
-    headline: dict[str, Any] | None = None,
-) -> Metric:
-    """Run metrics of the probe (:func:`cotaudit.probing.summaries.run_metrics`): first the
-    headline (``headline``: a :meth:`cotaudit.probing.summaries.Headline.record`), its 95%
-    bootstrap interval over units and ``n_units``; ``n_samples``; the mean of every value key
-    over the samples where it is defined (NaN left out); per condition (``<key>/<condition>``)
-    for the main keys; with replay, ``replay_gap/<key>`` = mean over replayed samples of (own -
-    replayed summary), overall and per condition."""
-    spec = Headline.from_record(headline)
-
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
-        rows = [
-            (s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {})
-            for s in scores
-        ]
-        return run_metrics(rows, probe, condition_key, spec)
-
-    return compute
+probe_summary = inspect_metrics(METRICS)["probe_summary"]
+"""The probe's run metrics (:mod:`cotaudit.probing.metrics`), attached by ``probe_task``."""

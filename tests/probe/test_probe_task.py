@@ -300,6 +300,36 @@ def test_bad_probe_arguments_are_named():
         cotaudit.probe(capitals(limit=1), "trace", stride=4, fractions="0.5,1")
     with pytest.raises(ParameterError, match="cannot load the task"):
         cotaudit.probe("tasks/no_such_file.py@x")
+    with pytest.raises(ParameterError, match="^-T k: must be positive, got 0$"):
+        cotaudit.probe(capitals(limit=1), "selfcommit", k=0)
+    with pytest.raises(ParameterError, match="^-T forced_answer_tag: must be non-empty text$"):
+        cotaudit.probe(capitals(limit=1), forced_answer_tag="  ")
+    with pytest.raises(ParameterError, match="^-T answer: must be auto or one of"):
+        cotaudit.probe(capitals(limit=1), answer="float")
+    with pytest.raises(ParameterError, match="^-T task_args: expected a mapping"):
+        cotaudit.probe("cotaudit/capitals", task_args="[1, 2]")
+    with pytest.raises(ParameterError, match="^-T thetas: thresholds must lie in"):
+        cotaudit.probe(capitals(limit=1), thetas="0.5,2")
+
+
+def test_probe_and_probe_task_take_the_settings_parameters():
+    """The ``probe`` task and ``cotaudit.probe`` list every settings field with its default
+    (the -T defaults a log records); the probe task has a version."""
+    import inspect
+
+    from cotaudit.probing.settings import ProbeSettings
+    from cotaudit.tasks.probe import probe
+
+    fields = list(ProbeSettings.model_fields)
+    task_params = inspect.signature(probe).parameters
+    assert list(task_params)[:-1] == ["task", *fields]  # then **unknown (checked_task)
+    assert task_params["thetas"].default == "0.5,0.6,0.7,0.8,0.9,1"
+    assert task_params["think_close"].default == "\n</think>"
+    api_params = inspect.signature(cotaudit.probe).parameters
+    assert list(api_params) == ["task", *fields, "replay_prompt"]
+    t = cotaudit.probe(capitals(limit=1), "selfcommit")
+    assert t.version == 1
+    assert (t.metadata["probe"]["k"], t.metadata["probe"]["temperature"]) == (5, 0.7)
 
 
 def test_task_scorer_raising_on_a_forced_answer_is_named_and_keeps_the_answers(tmp_path):

@@ -1,7 +1,8 @@
 """The report section of ``cotaudit.probe`` logs (studies ``probe_trace``, ``probe_selfcommit``).
 
-Per run: the run metrics recomputed from the per-sample scores with the function the run used
-(:func:`cotaudit.probing.summaries.run_metrics`) and checked against the log; a table of the
+Per run: the run metrics recomputed from the per-sample scores with the run's own metric table
+(:data:`cotaudit.probing.metrics.METRICS`, with the options the log records) and checked
+against the log; a table of the
 main per-sample summaries, mean over samples with a 95% bootstrap interval over units (the
 samples' ``pair_key`` metadata when they carry it, so the conditions of one problem are resampled
 together; else the sample), per condition beside it. Comparison of runs: each summary's mean
@@ -17,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from cotaudit.probing.summaries import GAP_KEYS, MAIN_KEYS, REPLAY_SUFFIX, Headline, run_metrics
+from cotaudit.probing.metrics import METRICS
+from cotaudit.probing.summaries import GAP_KEYS, MAIN_KEYS, REPLAY_SUFFIX
 from cotaudit.report import compare_ci
 from cotaudit.report.data import RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import headline_text, no_data_text, ran_text
@@ -28,11 +30,11 @@ SCORER = "probe_scorer"
 
 
 def _settings(run: RunData) -> dict[str, Any]:
-    return dict(run.task_metadata.get("probe") or {})
-
-
-def _probe(run: RunData) -> str:
-    return str(_settings(run).get("probe") or run.study.removeprefix("probe_"))
+    """The probe's settings as the task metadata records them (``metadata.probe``: the same
+    in every version of the task), with ``probe`` filled in from the study name where absent."""
+    settings = dict(run.task_metadata.get("probe") or {})
+    settings.setdefault("probe", run.study.removeprefix("probe_"))
+    return settings
 
 
 def units_of(samples: Sequence[ScoredSample], pair_key: str | None) -> list[Hashable]:
@@ -94,8 +96,8 @@ def _condition_means(
 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
     """The probe section of one run (no figures)."""
-    probe = _probe(run)
     settings = _settings(run)
+    probe = str(settings["probe"])
     sec = Section(f"{run.study} · {run.label or run.model}", run=run)
     scorer = run.scorer(SCORER)
     if scorer is None or not scorer.samples:
@@ -104,13 +106,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     samples = scorer.samples
     condition_key = str(settings.get("condition_key") or "condition")
     pair_key = settings.get("pair_key")
-    rows = [
-        (s.score.value if isinstance(s.score.value, dict) else {}, s.sample_metadata or {})
-        for s in samples
-    ]
-    sec.recomputed = run_metrics(
-        rows, probe, condition_key, Headline.from_record(settings.get("headline"))
-    )
+    sec.recomputed = METRICS.recompute(samples, scorer.metric_defs)
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
     units = units_of(samples, pair_key)
     conditions = sorted(

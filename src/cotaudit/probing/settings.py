@@ -1,0 +1,251 @@
+"""The generic probe's parameters, checked once: :class:`ProbeSettings`, shared by
+``cotaudit.probe(...)`` (``probe_task``) and the ``probe`` task of ``tasks/probe.py``.
+
+Each check raises the project's :class:`cotaudit.params.ParameterError`, one line naming the
+``-T`` parameter; :meth:`ProbeSettings.of` raises that error itself (not pydantic's
+``ValidationError`` around it). What depends on the wrapped task (its scorer, answer form,
+conditions) is checked where the task is loaded (``tasks/probe.py``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from cotaudit.params import ParameterError, parse_thetas
+from cotaudit.probing.curves import DEFAULT_THETAS
+from cotaudit.probing.forms import FORM_NAMES, FormName
+from cotaudit.probing.positions import DEFAULT_STRIDE, Schedule, parse_fractions
+from cotaudit.probing.record import PROBE_KINDS, ProbeKind
+from cotaudit.probing.think import DEFAULT_THINK_CLOSE
+
+PROBE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "trace": {"schedule": "fractions", "zero_probe": True, "k": 1, "temperature": 0.0},
+    "selfcommit": {"schedule": "stride", "zero_probe": False, "k": 5, "temperature": 0.7},
+}
+"""Per probe: the studies' defaults (TRACE: fractions, 0% probe, one greedy answer;
+self-commitment: every 30 tokens, five answers at temperature 0.7)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_THETAS_TEXT = ",".join(f"{t:g}" for t in DEFAULT_THETAS)
+"""``-T thetas`` default: :data:`cotaudit.probing.curves.DEFAULT_THETAS` as text."""
+
+
+def _joined(value: Any) -> Any:
+    """Inspect splits a ``-T`` text at its commas; a tag or closer is text, so join it back."""
+    return ",".join(str(v) for v in value) if isinstance(value, list) else value
+
+
+class ProbeSettings(BaseModel):
+    """The probe's parameters, checked (the wrapped task and ``replay_prompt`` apart).
+
+    Fields:
+      probe: ``trace`` (verify forced answers with the task's scorer) or ``selfcommit``
+        (compare them with the model's own final answer).
+      replay_under: Also probe each trace under the prompt of its sibling sample of this
+        condition (same ``pair_key`` metadata).
+      answer: Answer form: ``integer``, ``letter``, ``string`` or ``auto`` (detect).
+      forced_answer_tag: Text after each prefix (default: the form's tag); non-empty.
+      fractions: Cut at these fractions of the trace (default for ``trace``).
+      stride: Cut every ``stride`` tokens (default 30 for ``selfcommit``); excludes
+        ``fractions``.
+      zero_probe: Also probe the empty prefix (default: on for trace, off for selfcommit).
+      k: Forced answers per prefix (default 1 for trace, 5 for selfcommit); positive, and
+        k > 1 needs a temperature > 0 (greedy answers are identical).
+      temperature: Forced-answer temperature (default 0 for trace, 0.7 for selfcommit).
+      answer_max_tokens: Token budget of a forced answer (default: the form's).
+      thetas: Thresholds of tau_first (selfcommit), in [0, 1].
+      seed: Base seed of the forced answers.
+      tokenizer: Tokenizer for positions on providers without their own engine.
+      think_close: Text closing a think block before the tag.
+      pair_key: Sample metadata key pairing a problem's conditions (replay).
+      condition_key: Sample metadata key naming a sample's condition.
+      score_key: Entry of a dict-valued task score that says whether an answer is correct.
+      reference_condition: selfcommit with conditions: the condition the headline AUROC tells
+        the others from (larger tau_first = more like it; default: ``replay_under``, else the
+        dataset's first condition).
+      task_args: Arguments of the task named by ``task`` (a mapping or YAML text).
+
+    ``k`` and ``temperature`` as given (None: the probe's default); :attr:`answers_k`,
+    :attr:`answer_temperature` and :meth:`schedule` resolve them against the probe's defaults
+    (:data:`PROBE_DEFAULTS`).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    probe: ProbeKind = "trace"
+    replay_under: str | None = None
+    answer: Literal["auto"] | FormName = "auto"
+    forced_answer_tag: str | None = None
+    fractions: str | tuple[float, ...] | None = None
+    stride: int | None = None
+    zero_probe: bool | None = None
+    k: int | None = None
+    temperature: float | None = None
+    answer_max_tokens: int | None = None
+    thetas: tuple[float, ...] = Field(default=DEFAULT_THETAS_TEXT, validate_default=True)
+    seed: int = 0
+    tokenizer: str | None = None
+    think_close: str = DEFAULT_THINK_CLOSE
+    pair_key: str = "pair_id"
+    condition_key: str = "condition"
+    score_key: str | None = None
+    reference_condition: str | None = None
+    task_args: dict[str, Any] = Field(default=None, validate_default=True)
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> ProbeSettings:
+        """The settings of the arguments ``values``; the first invalid one (in the order of the
+        fields) raises its :class:`~cotaudit.params.ParameterError`."""
+        try:
+            return cls.model_validate(dict(values))
+        except ValidationError as e:
+            errors = e.errors()
+            for err in errors:
+                cause = (err.get("ctx") or {}).get("error")
+                if isinstance(cause, ParameterError):
+                    raise cause from None
+            name = ".".join(str(part) for part in errors[0]["loc"])
+            raise ParameterError(f"-T {name}: {errors[0]['msg']}") from None
+
+    @classmethod
+    def signature(
+        cls, first: Sequence[inspect.Parameter] = (), last: Sequence[inspect.Parameter] = ()
+    ) -> inspect.Signature:
+        """The signature of a function taking the settings as arguments: the parameters
+        ``first``, ``probe`` (positional or keyword), every other field as a keyword (each with
+        its default as given), then ``last``."""
+        fields = [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD
+                if name == "probe"
+                else inspect.Parameter.KEYWORD_ONLY,
+                default=info.default,
+                annotation=info.annotation,
+            )
+            for name, info in cls.model_fields.items()
+        ]
+        return inspect.Signature([*first, *fields, *last])
+
+    @classmethod
+    def parameters_of(
+        cls, first: Sequence[inspect.Parameter] = (), last: Sequence[inspect.Parameter] = ()
+    ) -> Callable[[F], F]:
+        """Decorator giving a function that takes the settings as ``**params`` the signature
+        :meth:`signature` (so Inspect and ``help()`` see each parameter and its default)."""
+
+        def apply(function: F) -> F:
+            function.__signature__ = cls.signature(first, last)  # type: ignore[attr-defined]  # a function object takes the attribute inspect.signature reads
+            return function
+
+        return apply
+
+    @field_validator("probe", mode="before")
+    @classmethod
+    def _probe(cls, value: Any) -> Any:
+        if value not in PROBE_KINDS:
+            raise ParameterError(f"-T probe: must be one of {PROBE_KINDS}, got {value!r}")
+        return value
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer(cls, value: Any) -> Any:
+        if value != "auto" and value not in FORM_NAMES:
+            raise ParameterError(f"-T answer: must be auto or one of {FORM_NAMES}, got {value!r}")
+        return value
+
+    @field_validator("forced_answer_tag", "think_close", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return _joined(value)
+
+    @field_validator("forced_answer_tag")
+    @classmethod
+    def _tag(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ParameterError("-T forced_answer_tag: must be non-empty text")
+        return value
+
+    @field_validator("fractions", mode="before")
+    @classmethod
+    def _fractions(cls, value: Any) -> Any:
+        return value if value is None or isinstance(value, str) else tuple(value)
+
+    @field_validator("thetas", mode="before")
+    @classmethod
+    def _thetas(cls, value: Any) -> tuple[float, ...]:
+        return parse_thetas("thetas", value)
+
+    @field_validator("task_args", mode="before")
+    @classmethod
+    def _task_args(cls, value: Any) -> dict[str, Any]:
+        if value is None or isinstance(value, dict):
+            return dict(value or {})
+        parsed = yaml.safe_load(value)
+        if not isinstance(parsed, dict):
+            raise ParameterError(
+                f"-T task_args: expected a mapping such as '{{problems: 5}}', got {value!r}"
+            )
+        return parsed
+
+    @model_validator(mode="after")
+    def _resolved(self) -> ProbeSettings:
+        if self.fractions is not None and self.stride is not None:
+            raise ParameterError("-T fractions and -T stride exclude each other; give one")
+        self.schedule()  # raises for bad fractions or stride
+        k, temperature = self.answers_k, self.answer_temperature
+        if k <= 0:
+            raise ParameterError(f"-T k: must be positive, got {k}")
+        if k > 1 and temperature == 0:
+            raise ParameterError(f"-T k={k}: greedy answers are identical; set -T temperature > 0")
+        return self
+
+    @property
+    def answers_k(self) -> int:
+        """Forced answers per prefix: ``k``, else the probe's default."""
+        return int(PROBE_DEFAULTS[self.probe]["k"] if self.k is None else self.k)
+
+    @property
+    def answer_temperature(self) -> float:
+        """Temperature of the forced answers: ``temperature``, else the probe's default."""
+        default = PROBE_DEFAULTS[self.probe]["temperature"]
+        return float(default if self.temperature is None else self.temperature)
+
+    def schedule(self) -> Schedule:
+        """Where to cut: ``stride`` if given, else ``fractions`` if given, else the probe's
+        default schedule (:data:`PROBE_DEFAULTS`), with the zero probe as given or by default."""
+        defaults = PROBE_DEFAULTS[self.probe]
+        kind = (
+            "stride"
+            if self.stride is not None
+            else "fractions"
+            if self.fractions is not None
+            else defaults["schedule"]
+        )
+        try:
+            return Schedule(
+                kind=kind,
+                stride=self.stride if self.stride is not None else DEFAULT_STRIDE,
+                **(
+                    {"fractions": parse_fractions(self.fractions)}
+                    if self.fractions is not None
+                    else {}
+                ),
+                zero_probe=defaults["zero_probe"] if self.zero_probe is None else self.zero_probe,
+            )
+        except ValueError as e:
+            raise ParameterError(f"-T fractions/stride: {e}") from e
+
+
+def probe_settings(probe: str = "trace", **params: Any) -> ProbeSettings:
+    """:meth:`ProbeSettings.of` of keyword arguments (``probe`` first, as the functions take it)."""
+    return ProbeSettings.of({"probe": probe, **params})
+
+
+__all__ = ["DEFAULT_THETAS_TEXT", "PROBE_DEFAULTS", "ProbeSettings", "probe_settings"]
