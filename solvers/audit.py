@@ -14,7 +14,8 @@ match``), the event's title in ``inspect view``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, AsyncContextManager
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from inspect_ai.log import transcript
 from inspect_ai.util import span
@@ -35,12 +36,12 @@ SPAN_TYPE = "probe"
 VERDICT_SPAN_NAME = "probe verdicts"
 
 
-def probe_span() -> AsyncContextManager[None]:
+def probe_span() -> AbstractAsyncContextManager[None]:
     """The span a sample's probe sweep is recorded in."""
     return span(SPAN_NAME, type=SPAN_TYPE)
 
 
-def verdict_span() -> AsyncContextManager[None]:
+def verdict_span() -> AbstractAsyncContextManager[None]:
     """The span a task scorer's verification of one prompt's forced answers is recorded in."""
     return span(VERDICT_SPAN_NAME, type=SPAN_TYPE)
 
@@ -94,7 +95,7 @@ async def force_and_record(
         temperature=temperature,
         seed=seed,
     )
-    for c, t, row in zip(cuts, positions, answers):
+    for c, t, row in zip(cuts, positions, answers, strict=True):
         first = max(c - PREFIX_END_TOKENS, 0)
         _info(
             cut_record(
@@ -119,7 +120,7 @@ def record_verdicts(
 ) -> None:
     """One info event per cut with a task scorer's verification of its answers (``reference``:
     what a match is, see :func:`cotaudit.probing.audit.verdict_record`)."""
-    for t, row, vals in zip(positions, canonical, values):
+    for t, row, vals in zip(positions, canonical, values, strict=True):
         _info(verdict_record(context=context, t=t, canonical=row, values=vals, reference=reference))
 
 

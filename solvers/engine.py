@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from inspect_ai.model import Model, ModelOutput
+from inspect_ai.solver import TaskState
 
 from cotaudit.engine.base import ProbeEngine, seed_for
 
@@ -33,6 +34,12 @@ def sample_seed(seed: int, sample_id: object, epoch: int = 1) -> int:
     run, so ``--epochs N`` repeats the one-epoch run and adds N - 1 differently seeded ones."""
     parts = [seed, *(ord(ch) for ch in str(sample_id))]
     return seed_for(*parts, *([epoch] if epoch > 1 else []))
+
+
+def state_seed(seed: int, state: TaskState, *, per_epoch: bool = False) -> int:
+    """The probe seed of a sample's state: :func:`sample_seed` of its id and, with
+    ``per_epoch``, its epoch (else every epoch has the seed of epoch 1)."""
+    return sample_seed(seed, state.sample_id, state.epoch if per_epoch else 1)
 
 
 def completion_token_ids(output: ModelOutput, engine: ProbeEngine) -> list[int]:

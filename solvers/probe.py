@@ -1,30 +1,37 @@
-"""Solver of the generic probe: run a task's own solver chain, then sweep the prefixes of its trace.
+"""The probe core's solver, and the generic probe as its configuration.
 
-The trace is the last assistant message the chain wrote; the prompt is every message before it.
-When that message is the one a ``generate()`` call of the chain returned, both are taken as that
-call sent and returned them, so a solver that rewrites the history after generating
-(``multiple_choice(shuffle=...)`` writes the unshuffled prompt and "ANSWER: X" back) does not
-change what is probed. Its reasoning span (the think block when there is one, see
-:mod:`cotaudit.probing.think`) is cut at the schedule's positions and k answers are forced after
-each cut, under the trace's own prompt and, with ``replay_under``, under another condition's
-prompt with the same tokens. The forced answers are stored raw
-(:class:`cotaudit.probing.record.ProbeRecord`) with the target and choices each prompt's answers
-are verified against (the sibling's for a replay); the probe scorer verifies them with the task's
-own scorer.
+:func:`sweep_solver` is the one truncate-and-force-answer loop of every probe: run a solver
+chain, take the trace it wrote (the last assistant message; the prompt is every message before
+it), cut its reasoning span and force k answers after each prefix under each prompt a
+:class:`SweepPlan` names, then save the plan's record. A probe is a configuration of it: the
+chain, the plan (prompts, positions, record), the sampling. The generic probe
+(:func:`probe_sweep`) runs the task's own chain, cuts the think block when there is one (see
+:mod:`cotaudit.probing.think`) at a :class:`~cotaudit.probing.positions.Schedule`'s positions
+under the trace's own prompt and, with ``replay_under``, under another condition's prompt with
+the same tokens, and stores the raw answers (:class:`cotaudit.probing.record.ProbeRecord`) with
+the target and choices each prompt's answers are verified against (the sibling's for a replay);
+the probe scorer verifies them with the task's own scorer. The studies' solvers
+(``solvers/selfcommit.py``, ``solvers/trace_tutor.py``) are configurations too.
+
+When the trace is the message a ``generate()`` call of the chain returned, it and its prompt are
+taken as that call returned and sent them, so a solver that rewrites the history after
+generating (``multiple_choice(shuffle=...)`` writes the unshuffled prompt and "ANSWER: X" back)
+does not change what is probed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from copy import deepcopy
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
 
 from inspect_ai.dataset import Sample
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ContentReasoning,
+    GenerateConfig,
     ModelOutput,
     get_model,
 )
@@ -33,10 +40,12 @@ from inspect_ai.solver import Choices, Generate, Solver, TaskState, solver
 
 from cotaudit.engine.base import LocalEngine, Message, ProbeEngine
 from cotaudit.engine.chat import to_plain
+from cotaudit.probing.audit import Judge
 from cotaudit.probing.choices import ShownChoice
 from cotaudit.probing.positions import Schedule
-from cotaudit.probing.record import ContextAnswers, ProbeRecord
-from cotaudit.probing.sweep import context_room
+from cotaudit.probing.record import ContextAnswers, ProbeKind, ProbeRecord
+from cotaudit.probing.store_record import StoreRecord
+from cotaudit.probing.sweep import fit_to_context
 from cotaudit.probing.think import (
     DEFAULT_THINK_CLOSE,
     THINK_OPEN,
@@ -48,7 +57,7 @@ from cotaudit.probing.think import (
 )
 
 from .audit import force_and_record, probe_span
-from .engine import completion_token_ids, probe_engine, sample_seed
+from .engine import completion_token_ids, probe_engine, state_seed
 
 
 @dataclass(frozen=True)
@@ -131,7 +140,7 @@ class SiblingPrompts:
             raise _Captured(state)
 
         try:
-            await self.chain(fresh, capture)  # type: ignore[arg-type]
+            await self.chain(fresh, capture)
         except _Captured as c:
             return Replay(
                 messages=to_plain(c.messages),
@@ -173,7 +182,7 @@ def recording(generate: Generate, calls: list[GenerateCall]) -> Generate:
             )
         return state
 
-    return call  # type: ignore[return-value]
+    return call
 
 
 class Trace(NamedTuple):
@@ -183,14 +192,21 @@ class Trace(NamedTuple):
     prompt: list[Message]
     text: str
     ids: list[int]
-    source: str
+    source: Literal["reasoning_content", ""]
     stop_reason: str
 
 
-def trace_of(state: TaskState, engine: ProbeEngine, call: GenerateCall | None = None) -> Trace:
+def trace_of(
+    state: TaskState,
+    engine: ProbeEngine,
+    call: GenerateCall | None = None,
+    *,
+    reasoning: bool = True,
+) -> Trace:
     """The chain's trace: its last assistant message and the messages before it; when that message
     is the one ``call`` returned, the message, output and prompt as that call returned and sent
-    them."""
+    them. With ``reasoning``, the message's reasoning parts are composed in before its text
+    (:func:`cotaudit.probing.think.compose_reasoning`); without, the trace is its text."""
     idx = next(
         (
             i
@@ -210,9 +226,9 @@ def trace_of(state: TaskState, engine: ProbeEngine, call: GenerateCall | None = 
         message, output, prompt = call.message, call.output, call.prompt
     stop_reason = str(output.stop_reason)
     content = message.content if isinstance(message.content, list) else []
-    reasoning = [c.reasoning for c in content if isinstance(c, ContentReasoning) and not c.redacted]
-    if reasoning:
-        text = compose_reasoning("\n".join(reasoning), message.text)
+    parts = [c.reasoning for c in content if isinstance(c, ContentReasoning) and not c.redacted]
+    if reasoning and parts:
+        text = compose_reasoning("\n".join(parts), message.text)
         return Trace(prompt, text, engine.tokenize(text), "reasoning_content", stop_reason)
     if output.completion == message.text and output.choices:
         ids = completion_token_ids(output, engine)
@@ -228,11 +244,202 @@ def prompt_opens_think(engine: ProbeEngine, prompt: Sequence[Message]) -> bool:
     return engine.detokenize(engine.render(prompt)).rstrip().endswith(THINK_OPEN)
 
 
+@dataclass(frozen=True)
+class SweptPrompt:
+    """One prompt a trace is swept under: its ``name`` (its key in the record and the
+    transcript), its messages, and what the transcript says of its answers: ``reference``
+    (header fields naming what they are checked against) and ``judge`` (each answer's parsed
+    value and verdict, for a solver that reads them; None: verified later by a scorer)."""
+
+    name: str
+    messages: list[Message]
+    reference: dict[str, Any] = field(default_factory=dict)
+    judge: Judge | None = None
+
+
+Force = Callable[[list[int]], Awaitable[dict[str, list[list[str]]]]]
+"""Positions t -> per prompt name, the k answers forced after prefix t at each (one
+:func:`~solvers.audit.force_and_record` call per prompt, so one header per prompt and round)."""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One sample's sweep as run: the trace, its split, the span cut (``length`` tokens from
+    token ``start`` of the response), the cut tag, whether the span was shortened to fit the
+    context, every position forced (``probed``, in order over the rounds) and, per prompt name,
+    the k answers at each (``answers[name][i]`` at ``probed[i]``)."""
+
+    trace: Trace
+    split: TraceSplit
+    start: int
+    length: int
+    tag: str
+    context_truncated: bool
+    probed: list[int]
+    answers: dict[str, list[list[str]]]
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A probe's configuration for one sample: the prompts the trace is swept under, ``cut``
+    (length T of the span, force) -> forces the positions probed, in one or more rounds, and
+    ``record`` (the sweep) -> the record saved in the sample's store."""
+
+    prompts: list[SweptPrompt]
+    cut: Callable[[int, Force], Awaitable[None]]
+    record: Callable[[Sweep], StoreRecord]
+
+
+Planner = Callable[[TaskState, Trace], Awaitable[SweepPlan]]
+"""(state after the chain, its trace) -> the sample's :class:`SweepPlan`."""
+
+
+def at_schedule(schedule: Schedule) -> Callable[[int, Force], Awaitable[None]]:
+    """A ``cut`` forcing, in one round, every position ``schedule`` probes on a span of T
+    tokens."""
+
+    async def cut(length: int, force: Force) -> None:
+        await force(schedule.probed(length))
+
+    return cut
+
+
+def seeded_generate(
+    *, max_tokens: int, temperature: float, seed: int, per_epoch: bool = False
+) -> Solver:
+    """A chain of one model call on the sample's messages (recorded by Inspect as a model call),
+    with ``max_tokens``, ``temperature`` and the sample's probe seed mod 2**31
+    (:func:`~solvers.engine.state_seed`); its output is appended as the trace."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        config = GenerateConfig(
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=state_seed(seed, state, per_epoch=per_epoch) % 2**31,
+        )
+        state.output = await get_model().generate(state.messages, config=config)
+        state.messages.append(state.output.message)
+        return state
+
+    return solve
+
+
+def sweep_solver(
+    *,
+    chain: Solver,
+    plan: Planner,
+    forced_answer_tag: str,
+    k: int,
+    temperature: float,
+    answer_max_tokens: int,
+    seed: int = 0,
+    per_epoch_seed: bool = False,
+    tokenizer: str | None = None,
+    think: bool = True,
+    think_close: str = DEFAULT_THINK_CLOSE,
+    fit_context: bool = True,
+) -> Solver:
+    """The probe core's solver: run ``chain``, take its trace, cut its span and force k answers
+    after each prefix under each of the plan's prompts, then save the plan's record.
+
+    The span is the trace's think block (``think``; see :mod:`cotaudit.probing.think`), else
+    the whole response; with ``fit_context`` it ends where the longest prompt + prefix + tag +
+    answer still fit the model's context (:func:`cotaudit.probing.sweep.fit_to_context`). Each
+    answer is forced after ``prompt ++ response[:start + t] ++ tag`` (``tag`` =
+    ``forced_answer_tag``, after ``think_close`` inside a think block), seeded with the
+    sample's seed (:func:`~solvers.engine.state_seed`) for every prompt (common random
+    numbers). Every forced cut is recorded in the sample's transcript, in one span
+    (:func:`~solvers.audit.probe_span`).
+
+    Args:
+      chain: The solver chain that writes the trace (its ``generate()`` calls are recorded as
+        sent and returned, see :func:`trace_of`).
+      plan: (state, trace) -> the sample's prompts, cuts and record.
+      forced_answer_tag: Text appended after each prefix.
+      k: Forced answers per prefix.
+      temperature: Forced-answer temperature (0 = greedy).
+      answer_max_tokens: Token budget of each forced answer.
+      seed: Base seed of the samples' probe seeds.
+      per_epoch_seed: The probe seed also mixes the epoch (from epoch 2 on).
+      tokenizer: Tokenizer for token positions on providers without their own engine.
+      think: Cut the think block (reasoning parts composed in); False: the completion as
+        generated, whole.
+      think_close: Text closing a think block before the tag.
+      fit_context: Shorten the span to fit the model's context (engines that know it).
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        calls: list[GenerateCall] = []
+        state = await chain(state, recording(generate, calls))
+        if state.completed:
+            return state
+        engine = probe_engine(get_model(), tokenizer)
+        trace = trace_of(state, engine, calls[-1] if calls else None, reasoning=think)
+        split = (
+            split_trace(
+                trace.text,
+                opened_by_prompt=prompt_opens_think(engine, trace.prompt),
+                source=trace.source or None,
+            )
+            if think
+            else TraceSplit(0, len(trace.text), True, trace.text, "none")
+        )
+        start, end = (
+            token_span(trace.ids, engine.detokenize, split.start, split.end)
+            if split.think
+            else (0, len(trace.ids))
+        )
+        tag = cut_tag(forced_answer_tag, inside_think=split.think, think_close=think_close)
+        sample = await plan(state, trace)
+        fitted, context_truncated = trace.ids[:end], False
+        if fit_context:
+            for prompt in sample.prompts:
+                fitted, cut = fit_to_context(
+                    engine, prompt.messages, fitted, tag, answer_max_tokens
+                )
+                context_truncated |= cut
+        end = max(start, len(fitted))
+        ids = trace.ids[:end]
+        probe_seed = state_seed(seed, state, per_epoch=per_epoch_seed)
+        probed: list[int] = []
+        answers: dict[str, list[list[str]]] = {p.name: [] for p in sample.prompts}
+
+        async def force(positions: list[int]) -> dict[str, list[list[str]]]:
+            rows = {}
+            for prompt in sample.prompts:
+                rows[prompt.name] = await force_and_record(
+                    engine,
+                    prompt.messages,
+                    ids,
+                    [start + t for t in positions],
+                    tag,
+                    context=prompt.name,
+                    offset=start,
+                    k=k,
+                    max_tokens=answer_max_tokens,
+                    temperature=temperature,
+                    seed=probe_seed,
+                    judge=prompt.judge,
+                    **prompt.reference,
+                )
+                answers[prompt.name] += rows[prompt.name]
+            probed.extend(positions)
+            return rows
+
+        async with probe_span():
+            await sample.cut(end - start, force)
+        sweep = Sweep(trace, split, start, end - start, tag, context_truncated, probed, answers)
+        sample.record(sweep).save(state.store)
+        return state
+
+    return solve
+
+
 @solver
 def probe_sweep(
     *,
     chain: Solver,
-    probe: str,
+    probe: ProbeKind,
     form: str,
     forced_answer_tag: str,
     schedule: Schedule,
@@ -246,8 +453,10 @@ def probe_sweep(
     condition_key: str = "condition",
     replay_prompt: ReplayPrompt | None = None,
 ) -> Solver:
-    """Run the task's solver chain, cut its trace and force answers after each prefix (own
-    prompt, and replayed).
+    """The generic probe: the core's solver (:func:`sweep_solver`) over the task's own chain,
+    its trace's think block cut at ``schedule``'s positions under the trace's own prompt
+    (``own``) and, with ``replay_under``, another condition's (``replay``); the raw answers are
+    stored as a :class:`~cotaudit.probing.record.ProbeRecord`.
 
     Args:
       chain: The task's own solver chain (its ``generate()`` calls are recorded as sent and
@@ -273,25 +482,7 @@ def probe_sweep(
     if replay_under is not None and replay_prompt is None:
         raise ValueError("replay_under needs a replay_prompt function")
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        calls: list[GenerateCall] = []
-        state = await chain(state, recording(generate, calls))
-        if state.completed:
-            return state
-        engine = probe_engine(get_model(), tokenizer)
-        trace = trace_of(state, engine, calls[-1] if calls else None)
-        ids = trace.ids
-        split: TraceSplit = split_trace(
-            trace.text,
-            opened_by_prompt=prompt_opens_think(engine, trace.prompt),
-            source=trace.source or None,
-        )
-        start, end = (
-            token_span(ids, engine.detokenize, split.start, split.end)
-            if split.think
-            else (0, len(ids))
-        )
-        tag = cut_tag(forced_answer_tag, inside_think=split.think, think_close=think_close)
+    async def plan(state: TaskState, trace: Trace) -> SweepPlan:
         own_condition = (state.metadata or {}).get(condition_key)
         own = Replay(
             messages=trace.prompt,
@@ -299,74 +490,66 @@ def probe_sweep(
             target=list(state.target.target),
             choices=shown_choices(state.choices),
         )
-        prompts: list[tuple[str, Any, Replay]] = [("own", own_condition, own)]
+        unders: list[tuple[Literal["own", "replay"], str | None, Replay]] = [
+            ("own", None if own_condition is None else str(own_condition), own)
+        ]
         if replay_under is not None and str(own_condition) != replay_under:
             assert replay_prompt is not None
             replay = await replay_prompt(state, replay_under)
             if not isinstance(replay, Replay):
                 replay = Replay(messages=list(replay))
-            prompts.append(("replay", replay_under, replay))
-        rooms = [context_room(engine, p.messages, tag, answer_max_tokens) for _, _, p in prompts]
-        room = min((r for r in rooms if r is not None), default=None)
-        context_truncated = room is not None and end > room
-        if context_truncated:
-            end = max(start, room)  # type: ignore[type-var]
-        length = end - start
-        probed = schedule.probed(length)
-        cuts = [start + t for t in probed]
-        probe_seed = sample_seed(seed, state.sample_id)
-        contexts = []
-        async with probe_span():
-            for name, condition, under in prompts:
-                condition = None if condition is None else str(condition)
-                answers = await force_and_record(
-                    engine,
-                    under.messages,
-                    ids[:end],
-                    cuts,
-                    tag,
-                    context=name,
-                    offset=start,
-                    k=k,
-                    max_tokens=answer_max_tokens,
-                    temperature=temperature,
-                    seed=probe_seed,
-                    condition=condition,
-                    sample_id=under.sample_id,
-                )
-                contexts.append(
+            unders.append(("replay", replay_under, replay))
+
+        def record(sweep: Sweep) -> ProbeRecord:
+            return ProbeRecord(
+                probe=probe,
+                form=form,
+                tag=forced_answer_tag,
+                cut_tag=sweep.tag,
+                think_source=sweep.split.source,
+                think_closed=sweep.split.closed,
+                response=sweep.trace.text,
+                final_text=sweep.split.final_text,
+                trace_tokens=sweep.length,
+                offset=sweep.start,
+                generation_truncated=sweep.trace.stop_reason == "max_tokens",
+                context_truncated=sweep.context_truncated,
+                schedule=schedule,
+                positions=schedule.positions(sweep.length),
+                curve_fractions=schedule.curve_fractions(sweep.length),
+                probed=sweep.probed,
+                k=k,
+                temperature=temperature,
+                contexts=[
                     ContextAnswers(
                         name=name,
                         condition=condition,
-                        answers=answers,
+                        answers=sweep.answers[name],
                         sample_id=under.sample_id,
                         target=under.target,
                         choices=under.choices,
                     )
-                )
-        record = ProbeRecord(
-            probe=probe,  # type: ignore[arg-type]
-            form=form,
-            tag=forced_answer_tag,
-            cut_tag=tag,
-            think_source=split.source,
-            think_closed=split.closed,
-            response=trace.text,
-            final_text=split.final_text,
-            trace_tokens=length,
-            offset=start,
-            generation_truncated=trace.stop_reason == "max_tokens",
-            context_truncated=context_truncated,
-            schedule=schedule,
-            positions=schedule.positions(length),
-            curve_fractions=schedule.curve_fractions(length),
-            probed=probed,
-            k=k,
-            temperature=temperature,
-            contexts=contexts,
-            replay_under=replay_under,
-        )
-        record.save(state.store)
-        return state
+                    for name, condition, under in unders
+                ],
+                replay_under=replay_under,
+            )
 
-    return solve
+        prompts = [
+            SweptPrompt(
+                name, under.messages, {"condition": condition, "sample_id": under.sample_id}
+            )
+            for name, condition, under in unders
+        ]
+        return SweepPlan(prompts, at_schedule(schedule), record)
+
+    return sweep_solver(
+        chain=chain,
+        plan=plan,
+        forced_answer_tag=forced_answer_tag,
+        k=k,
+        temperature=temperature,
+        answer_max_tokens=answer_max_tokens,
+        seed=seed,
+        tokenizer=tokenizer,
+        think_close=think_close,
+    )

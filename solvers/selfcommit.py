@@ -1,17 +1,15 @@
-"""Solver of the self-commitment latency study: generate a CoT, then probe its prefixes."""
+"""Solver of the self-commitment latency study: the probe core's solver
+(:func:`solvers.probe.sweep_solver`) configured to generate a seeded CoT, then force answers
+after its prefixes every ``stride`` tokens and compare them with the CoT's own final answer."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
-from inspect_ai.model import GenerateConfig, get_model
-from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.solver import Solver, TaskState, solver
 
 from cotaudit.answers import Reading, extract_final_answer, extract_forced_answer
-from cotaudit.engine.chat import to_plain
 from cotaudit.probing.positions import Schedule
-from cotaudit.probing.sweep import context_room
 from cotaudit.studies.selfcommit.record import STORE_KEY, SelfcommitProbe
 from cotaudit.studies.selfcommit.schedule import (
     coarse_positions,
@@ -19,23 +17,10 @@ from cotaudit.studies.selfcommit.schedule import (
     refinement_positions,
 )
 
-from .audit import force_and_record, note, probe_span
-from .engine import completion_token_ids, probe_engine, sample_seed
+from .audit import note
+from .probe import Force, Sweep, SweepPlan, SweptPrompt, Trace, seeded_generate, sweep_solver
 
-__all__ = ["STORE_KEY", "fit_to_context", "selfcommit_probe"]
-
-
-def fit_to_context(
-    engine: Any, prompt: Sequence[dict[str, str]], cot_ids: list[int], tag: str, answer_tokens: int
-) -> tuple[list[int], bool]:
-    """Cut the CoT so prompt + CoT + tag + answer fit the model's context; flag if cut.
-
-    Only for engines that know their context length and prompt rendering (``hf-probe/``,
-    ``mlx/``); others are left to the server (:func:`cotaudit.probing.sweep.context_room`)."""
-    room = context_room(engine, prompt, tag, answer_tokens)
-    if room is None or len(cot_ids) <= room:
-        return cot_ids, False
-    return cot_ids[:room], True
+__all__ = ["STORE_KEY", "selfcommit_probe"]
 
 
 @solver
@@ -59,9 +44,10 @@ def selfcommit_probe(
     c(t) = #{answers at t equal to a_final} / k, with a_final the CoT's own final integer
     answer as the CoT states it (:func:`cotaudit.answers.extract_final_answer` with
     ``final_answer_reading``; a CoT that hit ``max_cot_tokens`` is read as ``truncated``), at
-    t = stride, 2*stride, ..., T. With ``zero_probe`` the empty prefix is probed too and kept
-    apart as c0 = c(0) (no point of the curve). With no a_final the probe is skipped (nothing to
-    commit to; ``matches`` and ``c0`` are None). The record
+    t = stride, 2*stride, ..., T, T the CoT's tokens that fit the model's context with the
+    tag and answer. With ``zero_probe`` the empty prefix is probed too and kept apart as
+    c0 = c(0) (no point of the curve). With no a_final the probe is skipped (nothing to commit
+    to; ``matches`` and ``c0`` are None). The record
     (:class:`~cotaudit.studies.selfcommit.record.SelfcommitProbe`) is saved in the sample store
     under ``"selfcommit"``.
 
@@ -83,50 +69,14 @@ def selfcommit_probe(
       final_answer_reading: ``stated`` (the answer the CoT states) or ``last_number`` (else its
         last number, truncated or not); see :func:`cotaudit.answers.extract_final_answer`.
     """
-
     stride_cuts = Schedule(kind="stride", stride=stride)
+    zero = [0] if zero_probe else []
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        model = get_model()
-        engine = probe_engine(model, tokenizer)
-        probe_seed = sample_seed(seed, state.sample_id, state.epoch)
-        prompt = to_plain(state.messages)
-        output = await model.generate(
-            state.messages,
-            config=GenerateConfig(
-                max_tokens=max_cot_tokens, temperature=cot_temperature, seed=probe_seed % 2**31
-            ),
+    async def plan(state: TaskState, trace: Trace) -> SweepPlan:
+        truncated = trace.stop_reason == "max_tokens"
+        a_final = extract_final_answer(
+            state.output.completion, reading=final_answer_reading, truncated=truncated
         )
-        state.output = output
-        state.messages.append(output.message)
-        cot = output.completion
-        cot_ids = completion_token_ids(output, engine)
-        cot_ids, context_truncated = fit_to_context(
-            engine, prompt, cot_ids, forced_answer_tag, answer_max_tokens
-        )
-        truncated = output.stop_reason == "max_tokens"
-        a_final = extract_final_answer(cot, reading=final_answer_reading, truncated=truncated)
-        full = stride_cuts.positions(len(cot_ids))  # stride, 2*stride, ..., T
-        zero = [0] if zero_probe else []
-
-        async def probe(positions: list[int]) -> dict[int, list[str]]:
-            if a_final is None or not positions:
-                return {}
-            answers = await force_and_record(
-                engine,
-                prompt,
-                cot_ids,
-                positions,
-                forced_answer_tag,
-                context="own",
-                k=k,
-                max_tokens=answer_max_tokens,
-                temperature=temperature,
-                seed=probe_seed,
-                judge=judged,
-                a_final=a_final,
-            )
-            return dict(zip(positions, answers))
 
         def judged(answer: str) -> tuple[int | None, bool]:
             parsed = extract_forced_answer(answer)
@@ -135,38 +85,62 @@ def selfcommit_probe(
         def matches_of(row: list[str]) -> int:
             return sum(judged(a)[1] for a in row)
 
-        async with probe_span():
+        async def cut(length: int, force: Force) -> None:
             if a_final is None:
                 note(
                     "No final answer in the CoT (a_final = None): nothing to commit to, "
                     "no prefix probed."
                 )
-            if schedule == "adaptive":
-                coarse = coarse_positions(len(cot_ids), stride)
-                answers = await probe(sorted(set(zero + coarse)))
-                coarse_c = {t: matches_of(answers.get(t, [])) / k for t in coarse}
-                answers |= await probe(refinement_positions(full, coarse, coarse_c))
-            else:
-                answers = await probe(sorted(set(zero + full)))
-        probed = {t: matches_of(row) for t, row in answers.items()}
-        matches, imputed = fill_schedule(full, probed) if probed else (None, None)
-        c0 = probed[0] / k if zero_probe and probed else None
-        record = SelfcommitProbe(
-            cot_tokens=len(cot_ids),
-            truncated=truncated,
-            context_truncated=context_truncated,
-            a_final=a_final,
-            positions=full,
-            matches=matches,
-            imputed=imputed,
-            zero_probe=zero_probe,
-            c0=c0,
-            prefixes_probed=len(answers),
-            k=k,
-            answers=[answers.get(t, []) for t in full],
-            parsed_answers=[[extract_forced_answer(a) for a in answers.get(t, [])] for t in full],
-        )
-        record.save(state.store)
-        return state
+                return
+            full = stride_cuts.positions(length)  # stride, 2*stride, ..., T
+            if schedule == "full":
+                await force(sorted(set(zero + full)))
+                return
+            coarse = coarse_positions(length, stride)
+            first = sorted(set(zero + coarse))
+            rows = dict(zip(first, (await force(first))["own"], strict=True)) if first else {}
+            coarse_c = {t: matches_of(rows.get(t, [])) / k for t in coarse}
+            refined = refinement_positions(full, coarse, coarse_c)
+            if refined:
+                await force(refined)
 
-    return solve
+        def record(sweep: Sweep) -> SelfcommitProbe:
+            full = stride_cuts.positions(sweep.length)
+            answers = dict(zip(sweep.probed, sweep.answers["own"], strict=True))
+            probed = {t: matches_of(row) for t, row in answers.items()}
+            matches, imputed = fill_schedule(full, probed) if probed else (None, None)
+            return SelfcommitProbe(
+                cot_tokens=sweep.length,
+                truncated=truncated,
+                context_truncated=sweep.context_truncated,
+                a_final=a_final,
+                positions=full,
+                matches=matches,
+                imputed=imputed,
+                zero_probe=zero_probe,
+                c0=probed[0] / k if zero_probe and probed else None,
+                prefixes_probed=len(answers),
+                k=k,
+                answers=[answers.get(t, []) for t in full],
+                parsed_answers=[
+                    [extract_forced_answer(a) for a in answers.get(t, [])] for t in full
+                ],
+            )
+
+        own = SweptPrompt("own", trace.prompt, {"a_final": a_final}, judged)
+        return SweepPlan([own], cut, record)
+
+    return sweep_solver(
+        chain=seeded_generate(
+            max_tokens=max_cot_tokens, temperature=cot_temperature, seed=seed, per_epoch=True
+        ),
+        plan=plan,
+        forced_answer_tag=forced_answer_tag,
+        k=k,
+        temperature=temperature,
+        answer_max_tokens=answer_max_tokens,
+        seed=seed,
+        per_epoch_seed=True,
+        tokenizer=tokenizer,
+        think=False,
+    )

@@ -1,4 +1,6 @@
-"""Solver of the context-masked TRACE tutor study: a tutor explanation, then its prefix probes.
+"""Solver of the context-masked TRACE tutor study: the probe core's solver
+(:func:`solvers.probe.sweep_solver`) configured to generate a tutor explanation, then probe its
+prefixes.
 
 The explanation is generated through Inspect (so the call is in the log). Its tokens are then
 cut at t = 0 and t = round(f * T) for each prefix fraction f, and an answer is forced after each
@@ -11,18 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspect_ai.model import GenerateConfig, get_model
-from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.solver import Solver, TaskState, solver
 
 from cotaudit.answers import extract_boxed_answer, extract_forced_answer
-from cotaudit.engine.chat import to_plain
 from cotaudit.probing.positions import Schedule
 from cotaudit.studies.trace_tutor.prompts import TUTOR_SYSTEM, tutor_messages
 from cotaudit.studies.trace_tutor.record import STORE_KEY, ContextProbe, TutorProbe
 from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS
 
-from .audit import force_and_record, probe_span
-from .engine import completion_token_ids, probe_engine, sample_seed
+from .probe import Sweep, SweepPlan, SweptPrompt, Trace, at_schedule, seeded_generate, sweep_solver
 
 __all__ = ["STORE_KEY", "trace_tutor_probe"]
 
@@ -66,69 +65,47 @@ def trace_tutor_probe(
     fractions = tuple(float(f) for f in fractions)
     schedule = Schedule(kind="fractions", fractions=fractions, zero_probe=True)
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
+    async def plan(state: TaskState, trace: Trace) -> SweepPlan:
         meta = state.metadata
         condition, gold = str(meta["condition"]), int(meta["gold"])
-        model = get_model()
-        engine = probe_engine(model, tokenizer)
-        probe_seed = sample_seed(seed, state.sample_id)
-        contexts = {"visible": to_plain(state.messages)}
-        if condition != "question_only":
-            contexts["masked"] = tutor_messages(
-                str(meta["question"]), "question_only", gold, system_prompt
-            )
-
-        output = await model.generate(
-            state.messages,
-            config=GenerateConfig(
-                max_tokens=max_explanation_tokens, temperature=0.0, seed=probe_seed % 2**31
-            ),
-        )
-        state.output = output
-        state.messages.append(output.message)
-        explanation = output.completion
-        token_ids = completion_token_ids(output, engine)
-        positions = schedule.probed(len(token_ids))  # 0, then round(f * T) (half to even)
 
         def judged(answer: str) -> tuple[int | None, bool]:
             parsed = extract_forced_answer(answer)
             return parsed, parsed == gold
 
-        probes = {}
-        async with probe_span():
-            for name, messages in contexts.items():
-                answers = await force_and_record(
-                    engine,
-                    messages,
-                    token_ids,
-                    positions,
-                    forced_answer_tag,
-                    context=name,
-                    k=probe_samples,
-                    max_tokens=answer_max_tokens,
-                    temperature=temperature,
-                    seed=probe_seed,
-                    judge=judged,
-                    gold=gold,
-                )
-                parsed = [[extract_forced_answer(a) for a in row] for row in answers]
-                probes[name] = ContextProbe(
-                    answers=answers,
-                    parsed=parsed,
-                    matches=[sum(p == gold for p in row) for row in parsed],
-                )
+        prompts = [SweptPrompt("visible", trace.prompt, {"gold": gold}, judged)]
+        if condition != "question_only":
+            masked = tutor_messages(str(meta["question"]), "question_only", gold, system_prompt)
+            prompts.append(SweptPrompt("masked", masked, {"gold": gold}, judged))
 
-        record = TutorProbe(
-            token_ids=token_ids,
-            length_tokens=len(token_ids),
-            truncated=output.stop_reason == "max_tokens",
-            final_answer=extract_boxed_answer(explanation),
-            fractions=list(fractions),
-            positions=positions,
-            k=probe_samples,
-            probes=probes,
-        )
-        record.save(state.store)
-        return state
+        def probe(rows: list[list[str]]) -> ContextProbe:
+            parsed = [[extract_forced_answer(a) for a in row] for row in rows]
+            matches = [sum(p == gold for p in row) for row in parsed]
+            return ContextProbe(answers=rows, parsed=parsed, matches=matches)
 
-    return solve
+        def record(sweep: Sweep) -> TutorProbe:
+            return TutorProbe(
+                token_ids=sweep.trace.ids,
+                length_tokens=sweep.length,
+                truncated=sweep.trace.stop_reason == "max_tokens",
+                final_answer=extract_boxed_answer(state.output.completion),
+                fractions=list(fractions),
+                positions=sweep.probed,  # 0, then round(f * T) (half to even)
+                k=probe_samples,
+                probes={name: probe(rows) for name, rows in sweep.answers.items()},
+            )
+
+        return SweepPlan(prompts, at_schedule(schedule), record)
+
+    return sweep_solver(
+        chain=seeded_generate(max_tokens=max_explanation_tokens, temperature=0.0, seed=seed),
+        plan=plan,
+        forced_answer_tag=forced_answer_tag,
+        k=probe_samples,
+        temperature=temperature,
+        answer_max_tokens=answer_max_tokens,
+        seed=seed,
+        tokenizer=tokenizer,
+        think=False,
+        fit_context=False,
+    )

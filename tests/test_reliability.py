@@ -1,7 +1,7 @@
-"""Nothing lost, nothing hangs (issue 9): interruption and resumption, bad input, secrets, hosts.
+"""Nothing lost, nothing hangs: interruption and resumption, bad input, secrets, hosts.
 
 Every run here uses ``hf-probe/tiny`` (a tiny random model, seconds) or a mock model that fails
-the test if it is ever called. The table of what each test guarantees is in the README (Reliability).
+the test if it is ever called. What each test guarantees is listed in docs/reliability.md.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from inspect_ai.model import get_model
 from cotaudit.answers import extract_final_answer, extract_forced_answer, normalize_number
 from cotaudit.datasets.gsm8k import DatasetError
 from cotaudit.params import ParameterError
-from cotaudit.solvers.selfcommit import fit_to_context
+from cotaudit.probing.sweep import fit_to_context
 from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,7 +125,7 @@ def _same(a, b) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 
@@ -207,7 +207,7 @@ def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterr
         os.killpg(proc.pid, signal.SIGKILL)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGKILL, err.decode(errors="replace")[-2000:]
-    [killed] = [read_eval_log(l.name) for l in list_eval_logs(str(killed_dir))]
+    [killed] = [read_eval_log(info.name) for info in list_eval_logs(str(killed_dir))]
     assert killed.status == "started"  # interrupted, not finished
     total = 2 * RUN_ARGS["problems"]
     assert 2 <= len(done) < total, "the run should be killed with some, not all, samples done"

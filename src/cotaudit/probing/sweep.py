@@ -27,6 +27,22 @@ def context_room(
     return max(engine.context_length - prompt_tokens - len(engine.tokenize(tag)) - answer_tokens, 0)
 
 
+def fit_to_context(
+    engine: ProbeEngine,
+    prompt: Sequence[Message],
+    token_ids: Sequence[int],
+    tag: str,
+    answer_tokens: int,
+) -> tuple[list[int], bool]:
+    """The response's first min(len(token_ids), room) tokens (:func:`context_room`), so prompt
+    + response + tag + answer fit the model's context, and whether that cut any; unchanged
+    where the room is unknown (left to the server)."""
+    room = context_room(engine, prompt, tag, answer_tokens)
+    if room is None or len(token_ids) <= room:
+        return list(token_ids), False
+    return list(token_ids[:room]), True
+
+
 async def force_answers(
     engine: ProbeEngine,
     prompt: Sequence[Message],
