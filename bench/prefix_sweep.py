@@ -146,7 +146,8 @@ def main() -> None:
         slope, intercept = np.polyfit(ts, secs, 1)
         exponent = np.polyfit(np.log(ts), np.log(secs), 1)[0]
         print(
-            f"batched cost vs T: {slope * 1000:.2f} ms per CoT token (intercept {intercept:.2f} s); "
+            f"batched cost vs T: {slope * 1000:.2f} ms per CoT token "
+            f"(intercept {intercept:.2f} s); "
             f"log-log exponent {exponent:.2f} (1 = linear, 2 = quadratic)"
         )
 

@@ -60,7 +60,7 @@ def main() -> None:
                 for res in engine.loglikelihood_many_sync(ctx, reports)
             ]
             timings[label] = time.perf_counter() - start
-    worst = max(abs(a - b) for a, b in zip(slow, fast))
+    worst = max(abs(a - b) for a, b in zip(slow, fast, strict=True))
     distinct = len({tuple(engine.render(ctx)) for ctx, _ in jobs})
     ctx_tokens = sum(len(engine.render(ctx)) for ctx, _ in jobs) / len(jobs)
     print(

@@ -5,10 +5,10 @@ for a statistic that cannot be computed, without a word on whether it means anyt
 task whose metadata lists headlines (:data:`cotaudit.display.headline.HEADLINES_KEY`) ends,
 :class:`HeadlineHook` prints one line per headline to stderr, beside Inspect's summary: the
 statistic, its interval and its n as an integer, and whether it is too small to mean anything
-or why it cannot be computed (:func:`cotaudit.display.headline.assess`; the reason a cluster F1 is NaN
-comes from re-clustering the logged scores). A run that ``--limit`` or ``--sample-id`` cut gets
-one more line saying how many of the task's samples and problems ran, also written into the
-log's metadata (``ran``: Inspect logs the task arguments as given, e.g. ``problems: 50``).
+or why it cannot be computed (:func:`cotaudit.display.headline.assess`; the reason a cluster F1
+is NaN comes from re-clustering the logged scores). A run that ``--limit`` or ``--sample-id``
+cut gets one more line saying how many of the task's samples and problems ran, also written into
+the log's metadata (``ran``: Inspect logs the task arguments as given, e.g. ``problems: 50``).
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ def main() -> int:
                 for i, pair in enumerate(pairs)
             ]
             *theirs, (header, _) = lm.loglikelihood(requests, disable_tqdm=True)
-            for r, rep, m, (with_header, _) in zip(REPORTS, reports, mine, theirs):
+            for r, rep, m, (with_header, _) in zip(REPORTS, reports, mine, theirs, strict=True):
                 lp = with_header - header
                 n_theirs = len(lm.tok_encode(text + rep)) - len(lm.tok_encode(text))
                 diff = m.sum_logprob - lp

@@ -1,6 +1,6 @@
-"""Headline statistics in words (:mod:`cotaudit.display.headline`): each beside its n as an integer, too
-small below 10 units or with an interval over the statistic's whole range, and why one that
-cannot be computed is NaN. Expected lines are written out by hand from the rules."""
+"""Headline statistics in words (:mod:`cotaudit.display.headline`): each beside its n as an
+integer, too small below 10 units or with an interval over the statistic's whole range, and why
+one that cannot be computed is NaN. Expected lines are written out by hand from the rules."""
 
 from __future__ import annotations
 

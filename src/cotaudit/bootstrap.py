@@ -88,7 +88,7 @@ class UnitSampler:
             if len(strata) != len(units):
                 raise ValueError(f"{len(strata)} strata for {len(units)} rows")
             of_unit: dict[int, Hashable] = {}
-            for row, (j, s) in enumerate(zip(row_unit.tolist(), strata)):
+            for row, (j, s) in enumerate(zip(row_unit.tolist(), strata, strict=True)):
                 if of_unit.setdefault(j, s) != s:
                     raise ValueError(
                         f"unit {self.labels[j]!r} spans strata {of_unit[j]!r} and {s!r} (row {row})"

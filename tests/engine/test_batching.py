@@ -151,7 +151,7 @@ def _alone_and_batched(engine, messages, cot_tokens, k, monkeypatch):
             temperature=0.7,
             seed=i,
         )
-        for i, (m, g) in enumerate(zip(messages, alone_greedy))
+        for i, (m, g) in enumerate(zip(messages, alone_greedy, strict=True))
     ]
     alone_sweeps = [engine._locked(engine.continue_prefixes_sync, r) for r in requests]
     alone_sampled = [

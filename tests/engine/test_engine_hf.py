@@ -1,6 +1,7 @@
 """The HF probe engine on real (tiny random / SmolLM2) weights: cache reuse equals re-prefill."""
 
 import asyncio
+from itertools import pairwise
 
 import pytest
 
@@ -81,7 +82,7 @@ def test_loglikelihood_many_equals_single_and_forward(tiny_engine):
     ctx = MESSAGES
     reports = ["The answer is 7.", "I think it is 12 apples."]
     many = tiny_engine._locked(tiny_engine.loglikelihood_many_sync, ctx, reports)
-    for text, res in zip(reports, many):
+    for text, res in zip(reports, many, strict=True):
         single = asyncio.run(tiny_engine.loglikelihood(ctx, text))
         assert single.sum_logprob == pytest.approx(res.sum_logprob, abs=1e-4)
         ctx_ids = tiny_engine.render(ctx)
@@ -120,7 +121,7 @@ def test_generic_prefill_prefixes_are_cumulative(tiny_engine):
     texts = sorted(model.prefills, key=len)
     assert texts == [engine.detokenize(cot[:t]) + "\nAnswer: " for t in positions]
     bodies = [t[: -len("\nAnswer: ")] for t in texts]
-    for shorter, longer in zip(bodies, bodies[1:]):
+    for shorter, longer in pairwise(bodies):
         assert longer.startswith(shorter)  # cumulative, never disjoint chunks
 
 

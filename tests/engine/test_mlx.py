@@ -130,7 +130,7 @@ def test_non_kvcache_fallback_matches_cached_path(mlx_engine):
     conts = ["The final answer is 72.", "24 clips"]
     a = asyncio.run(fallback.loglikelihood_many(MESSAGES, conts))
     b = asyncio.run(mlx_engine.loglikelihood_many(MESSAGES, conts))
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         assert x.token_logprobs == pytest.approx(y.token_logprobs, abs=1e-5)
 
 
@@ -198,7 +198,9 @@ def test_loglikelihood_matches_hf(mlx_engine, tiny_engine):
         assert a.tokens == b.tokens
         assert a.token_logprobs == pytest.approx(b.token_logprobs, abs=LL_TOKEN_TOL)
         assert a.sum_logprob == pytest.approx(b.sum_logprob, abs=LL_SUM_TOL)
-        worst = max(worst, max(abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)))
+        worst = max(
+            worst, max(abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs, strict=True))
+        )
     assert worst < LL_TOKEN_TOL
     empty = asyncio.run(mlx_engine.loglikelihood(MESSAGES, ""))
     assert empty.n_tokens == 0 and empty.sum_logprob == 0.0
@@ -266,7 +268,7 @@ def _mlx_alone_and_batched(engine, cot_tokens, monkeypatch, questions=QUESTIONS)
             temperature=0.7,
             seed=i,
         )
-        for i, (m, c) in enumerate(zip(messages, cots))
+        for i, (m, c) in enumerate(zip(messages, cots, strict=True))
     ]
     alone = (
         [_sync(engine, engine.generate_sync, m, cot_tokens, 0.0, 0)[0].token_ids for m in messages],

@@ -245,7 +245,9 @@ def test_http_500_is_transient_404_is_not(tokenizer):
 
 
 def test_engine_retries_transient_failures_of_probe_requests(tokenizer):
-    flaky = lambda n, body: (500, b"busy", 0.0) if n == 0 else ok(" 7", tokenizer.encode(" 7"))
+    def flaky(n, body):
+        return (500, b"busy", 0.0) if n == 0 else ok(" 7", tokenizer.encode(" 7"))
+
     with FakeServer(flaky) as fake:
         e = engine(fake.url, tokenizer, retry_window=20)
         req = PrefixRequest(
@@ -270,7 +272,9 @@ def _model(url: str, **args):
 def test_inspect_retry_recovers_then_gives_up_within_the_window(tokenizer):
     from inspect_ai.model import ChatMessageUser
 
-    flaky = lambda n, body: (503, b"loading", 0.0) if n == 0 else ok(" 7", tokenizer.encode(" 7"))
+    def flaky(n, body):
+        return (503, b"loading", 0.0) if n == 0 else ok(" 7", tokenizer.encode(" 7"))
+
     with FakeServer(flaky) as fake:
         out = asyncio.run(
             _model(fake.url, retry_window=20).generate([ChatMessageUser(content="hi")])
@@ -343,7 +347,7 @@ def test_prefix_requests_are_k_concurrent_requests(tokenizer):
     assert len(rows) == 3 and all(len(r) == 3 for r in rows)
     assert len(fake.bodies) == 9
     prompt = tokenizer.decode(e.render(MESSAGES))
-    for t, row in zip(req.positions, rows):
+    for t, row in zip(req.positions, rows, strict=True):
         expected = prompt + tokenizer.decode(cot[:t]) + "\nAnswer:"
         assert row == [str(len(expected))] * 3
     assert len({b["seed"] for b in fake.bodies}) == 9  # every sample has its own seed

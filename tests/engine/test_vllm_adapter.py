@@ -416,7 +416,7 @@ def test_prefixes_are_sent_as_token_ids_and_greedy_requests_carry_no_seed(faulty
     greedy = sorted(server.requests[:2], key=lambda b: len(b["prompt"]))
     sampled = sorted(server.requests[2:], key=lambda b: len(b["prompt"]))
     prompt, tag_ids = render_chat(tokenizer, CHAT), tokenizer.encode(tag, add_special_tokens=False)
-    for body, t in zip(greedy, [0, 4]):
+    for body, t in zip(greedy, [0, 4], strict=True):
         assert body["prompt"] == prompt + cot[:t] + tag_ids
         assert body["n"] == 2 and body["max_tokens"] == 3 and "seed" not in body
     assert [b["prompt"] for b in sampled] == [b["prompt"] for b in greedy]

@@ -2,6 +2,7 @@
 
 import math
 from fractions import Fraction
+from itertools import pairwise
 
 import pytest
 from hypothesis import given
@@ -50,7 +51,7 @@ def test_sparkline_is_monotone_and_one_char_per_value(values):
     line = sparkline(values)
     assert len(line) == len(values)
     levels = [SPARK_LEVELS.index(ch) for ch in line]
-    for (a, la), (b, lb) in zip(zip(values, levels), zip(values[1:], levels[1:])):
+    for (a, la), (b, lb) in pairwise(zip(values, levels, strict=True)):
         if a <= b:
             assert la <= lb
 

@@ -278,7 +278,7 @@ def _title_metrics(page) -> list[tuple[str, str]]:
         "els => els.map(e => e.firstChild ? e.firstChild.textContent : e.textContent)"
     )
     values = page.locator(".vertical-metric-value").all_text_contents()
-    return list(zip(names, values))
+    return list(zip(names, values, strict=True))
 
 
 # each headline's n beside it, then its interval or paired counts
@@ -434,7 +434,7 @@ def test_selfcommit_scoring_tab_shows_the_curve_as_a_chart_and_aligned(viewed, b
     rows = _aligned_rows(blocks, ["t", "t/T", "c(t)"])
     meta = score.metadata
     assert len(rows) == len(meta["positions"])
-    for line, t, m in zip(rows, meta["positions"], meta["matches"]):
+    for line, t, m in zip(rows, meta["positions"], meta["matches"], strict=True):
         cells = line.split()
         assert int(cells[0]) == t
         assert float(cells[2]) == pytest.approx(m / meta["k"], abs=0.0005)

@@ -19,6 +19,7 @@ import struct
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 WIDTH, HEIGHT = 360, 140
 """Image size in pixels (shown at this size: a Markdown image has no width)."""
@@ -236,7 +237,7 @@ def line_chart(
                 last_end = start + text_width(label)
     for s in series:
         drawn = [(x_pixel(x, x_max), y_pixel(y)) if y is not None else None for x, y in s.points]
-        for a, b in zip(drawn, drawn[1:]):
+        for a, b in pairwise(drawn):
             if a is not None and b is not None:
                 cv.line(*a, *b, s.color, dashed=s.dashed)
     for s in series:

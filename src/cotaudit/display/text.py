@@ -4,10 +4,11 @@ and the curves' charts.
 Pure helpers, no Inspect imports. The log viewer renders a score explanation as Markdown, but a
 Markdown table there runs its columns together, so tables are fenced monospace blocks
 (:func:`aligned_block`), which read the same in a terminal. A curve is a chart, a PNG data-URI
-image (:mod:`cotaudit.display.chart`: the viewer shows raster data URIs only; inline SVG and SVG data URIs
-show as text), then its block and a one-line sparkline (:func:`sparkline`); a sample-table cell
-holds a sparkline of at most :data:`CELL_SPARK_CHARS` characters (:func:`cell_sparkline`).
-Text a model or a fixture wrote goes into Markdown through :func:`md_text`.
+image (:mod:`cotaudit.display.chart`: the viewer shows raster data URIs only; inline SVG and SVG
+data URIs show as text), then its block and a one-line sparkline (:func:`sparkline`); a
+sample-table cell holds a sparkline of at most :data:`CELL_SPARK_CHARS` characters
+(:func:`cell_sparkline`). Text a model or a fixture wrote goes into Markdown through
+:func:`md_text`.
 """
 
 from __future__ import annotations
@@ -111,11 +112,12 @@ def aligned_block(
     if any(len(r) != n for r in rows):
         raise ValueError(f"aligned_block: every row needs {n} cells")
     right = [False] * n if right is None else list(right)
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
 
     def line(cells: Sequence[str]) -> str:
         padded = [
-            str(c).rjust(w) if r else str(c).ljust(w) for c, w, r in zip(cells, widths, right)
+            str(c).rjust(w) if r else str(c).ljust(w)
+            for c, w, r in zip(cells, widths, right, strict=True)
         ]
         return "  ".join(padded).rstrip()
 

@@ -27,7 +27,7 @@ import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any, ContextManager, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -78,7 +78,9 @@ class Scheduler:
     work exits first).
     """
 
-    def __init__(self, name: str, context: Callable[[], ContextManager[Any]] | None = None):
+    def __init__(
+        self, name: str, context: Callable[[], contextlib.AbstractContextManager[Any]] | None = None
+    ):
         self._cv = threading.Condition()
         self._queue: collections.deque[tuple[Future[Any], Any, tuple[Any, ...], bool]]
         self._queue = collections.deque()
@@ -165,7 +167,7 @@ class Scheduler:
                     entry[0].set_exception(e)
                     active.remove(entry)
                 continue
-            for entry, logits in zip(group, outs):
+            for entry, logits in zip(group, outs, strict=True):
                 future, job = entry
                 try:
                     if job.advance(logits):

@@ -137,7 +137,7 @@ class JobsCache:
         self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any
     ) -> tuple[JobsKV, JobsKV]:
         keys, values = [], []
-        for job, (a, b) in zip(self.jobs, self.spans):
+        for job, (a, b) in zip(self.jobs, self.spans, strict=True):
             k, v = job.cache.update(key[a:b], value[a:b], layer_idx)
             keys.append(k)
             values.append(v)
@@ -156,7 +156,7 @@ def jobs_attention(
         raise TypeError("jobs_attention needs a JobsCache")
     batch, heads, q_len, dim = query.shape
     out = query.new_zeros(batch, q_len, heads, dim)
-    for job, (a, b), k, v in zip(key.jobs, key.spans, key.parts, value.parts):
+    for job, (a, b), k, v in zip(key.jobs, key.spans, key.parts, value.parts, strict=True):
         out[a:b] = job.attend(module, query[a:b], k, v, **kwargs)[0]
     return out, None
 
@@ -276,7 +276,7 @@ class GenerateJob(DecodeJob):
                 token_ids=ids,
                 finish_reason="stop" if done else "max_tokens",
             )
-            for ids, done in zip(self.decoder.tokens, self.decoder.finished.tolist())
+            for ids, done in zip(self.decoder.tokens, self.decoder.finished.tolist(), strict=True)
         ]
 
 

@@ -274,7 +274,7 @@ class InspectPrefillEngine:
         ctx_ids = self._render(context)
         full_ids = self._render(full_messages)
         common = 0
-        for a, b in zip(ctx_ids, full_ids):
+        for a, b in zip(ctx_ids, full_ids, strict=False):
             if a != b:
                 break
             common += 1

@@ -106,7 +106,7 @@ class JobsLayerCache:
 
     def update_and_fetch(self, keys: Any, values: Any) -> tuple[JobsKV, JobsKV]:
         ks, vs = [], []
-        for job, (a, b) in zip(self.jobs, self.spans):
+        for job, (a, b) in zip(self.jobs, self.spans, strict=True):
             k, v = job.cache[self.layer].update_and_fetch(keys[a:b], values[a:b])
             ks.append(k)
             vs.append(v)
@@ -133,7 +133,9 @@ def patch_attention(model: Any) -> bool:
             original(
                 queries[a:b], k, v, cache=job.cache[cache.layer], scale=scale, mask=None, **kwargs
             )
-            for job, (a, b), k, v in zip(cache.jobs, cache.spans, keys.parts, values.parts)
+            for job, (a, b), k, v in zip(
+                cache.jobs, cache.spans, keys.parts, values.parts, strict=True
+            )
         ]
         return mx.concatenate(parts, axis=0)
 
@@ -206,7 +208,7 @@ class GenerateJob:
             Generation(
                 text=detok(ids), token_ids=ids, finish_reason="stop" if done else "max_tokens"
             )
-            for ids, done in zip(self.decoder.tokens, self.decoder.finished)
+            for ids, done in zip(self.decoder.tokens, self.decoder.finished, strict=True)
         ]
 
 

@@ -74,7 +74,7 @@ def paired_differences(
     half = bin_width / 2  # bins centred on multiples of bin_width (0 is a bin's centre)
     edges = np.arange(-1.0 - half, 1.0 + half + 1e-9, bin_width)
     panels = []
-    for ax, name in zip(axes, names):
+    for ax, name in zip(axes, names, strict=False):
         d = _finite(diffs[name])
         ax.hist(d, bins=edges, color=COLORS[0], edgecolor="white", label="pairs")
         if d.size:
@@ -122,7 +122,7 @@ def curve_pairs(
     fig = _figure(WIDTH, 2.7)
     axes = fig.subplots(1, len(picks), sharey=True, squeeze=False)[0]
     panels = []
-    for ax, pick in zip(axes, picks):
+    for ax, pick in zip(axes, picks, strict=True):
         for (x, y), label, color, marker in (
             (pick.honest, "honest", COLORS[0], "o"),
             (pick.hinted, "hinted", COLORS[1], "s"),
@@ -174,7 +174,7 @@ def pass_curves(
     fig = _figure(WIDTH, 3.0)
     axes = fig.subplots(1, len(panels_in), sharey=True, squeeze=False)[0]
     panels = []
-    for ax, (name, x, bands) in zip(axes, panels_in):
+    for ax, (name, x, bands) in zip(axes, panels_in, strict=True):
         labels = []
         for i, b in enumerate(bands):
             color = COLORS[i % len(COLORS)]
@@ -207,7 +207,7 @@ def paired_shift(
     axes = fig.subplots(1, len(panels_in), sharey=True, squeeze=False)[0]
     panels = []
     rng = np.random.default_rng(0)  # horizontal jitter only
-    for ax, (name, before, after) in zip(axes, panels_in):
+    for ax, (name, before, after) in zip(axes, panels_in, strict=True):
         b, a = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
         jitter = rng.uniform(-0.06, 0.06, size=b.size)
         for i in range(b.size):
@@ -326,7 +326,7 @@ def line_panels(
     fig = _figure(WIDTH, 2.8)
     axes = fig.subplots(1, len(panels_in), sharey=True, squeeze=False)[0]
     panels = []
-    for ax, (name, x, series) in zip(axes, panels_in):
+    for ax, (name, x, series) in zip(axes, panels_in, strict=True):
         for i, (label, y) in enumerate(series):
             ax.plot(x, y, marker="o", ms=3, color=COLORS[i % len(COLORS)], label=label)
         ax.set_title(name, fontsize=9)

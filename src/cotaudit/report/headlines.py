@@ -1,6 +1,6 @@
 """What every study's report section says first: its headline statistics in words
-(:func:`cotaudit.display.headline.assess`), how much of the task ran, and "no data" where nothing can be
-shown."""
+(:func:`cotaudit.display.headline.assess`), how much of the task ran, and "no data" where nothing
+can be shown."""
 
 from __future__ import annotations
 

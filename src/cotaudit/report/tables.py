@@ -77,7 +77,7 @@ class Table:
         """The row whose first cell's value is ``label``, as {column: raw value}."""
         for r in self.rows:
             if r[0].value == label:
-                return {c: cell.value for c, cell in zip(self.columns, r)}
+                return {c: cell.value for c, cell in zip(self.columns, r, strict=True)}
         raise KeyError(label)
 
     def to_markdown(self) -> str:
