@@ -26,7 +26,7 @@ from cotaudit.scorers.metric_table import inspect_metrics
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.studies.trace_tutor.display import TRACE_PRIMARY, trace_curve_markdown
 from cotaudit.studies.trace_tutor.metrics import COMPACT_METRICS, FULL_METRICS, METRICS
-from cotaudit.studies.trace_tutor.record import TutorProbe
+from cotaudit.studies.trace_tutor.record import TraceScoreMetadata, TutorProbe
 
 PROBES = ts.PROBES
 
@@ -72,14 +72,20 @@ def trace_tutor_scorer() -> Scorer:
         rec = TutorProbe.from_store(state.store)
         gold = int(target.text)
         condition = str(state.metadata["condition"])
-        fractions = tuple(rec.fractions)
-        k = rec.k
-        final = rec.final_answer
+        key = state.metadata.get("key")
+        meta = TraceScoreMetadata.of(rec, condition, key, gold)
+        fractions = meta.fractions
+        final = meta.final_answer
         correct = final is not None and final == gold
-        zero = {n: rec.zero_probe(n) for n in rec.probes}
-        passes = {n: rec.passes(n) for n in rec.probes}
-        if "masked" not in passes:  # question-only: the masked context is its own prompt
-            passes["masked"], zero["masked"] = passes["visible"], zero["visible"]
+        keyed = meta.passes_masked is not None
+        # question-only: the masked context is its own prompt
+        masked = meta.passes_masked if meta.passes_masked is not None else meta.passes_visible
+        passes = {"visible": meta.passes_visible, "masked": masked}
+        zero_masked = meta.zero_probe_masked
+        zero = {
+            "visible": meta.zero_probe_visible,
+            "masked": zero_masked if zero_masked is not None else meta.zero_probe_visible,
+        }
 
         value: dict[str, float | bool | int] = {}
         auc = {n: ts.trace_auc(passes[n], fractions) for n in PROBES}
@@ -96,9 +102,7 @@ def trace_tutor_scorer() -> Scorer:
         value["correct"] = correct
         value["length_tokens"] = rec.length_tokens
 
-        keyed = condition != "question_only"
-        key = state.metadata.get("key")
-        delta = auc["visible"] - auc["masked"] if keyed else None
+        delta = meta.delta_context
         head = (
             f"**{condition}**"
             + (f" (key {key})" if keyed else "")
@@ -106,9 +110,9 @@ def trace_tutor_scorer() -> Scorer:
             + ("correct" if correct else "incorrect")
             + f" · T = {rec.length_tokens} tokens"
             + (" (truncated)" if rec.truncated else "")
-            + f" · k = {k}\n\n"
-            + f"AUC visible {value['auc_visible']:.3f}"
-            + (f", masked {value['auc_masked']:.3f}, Δcontext {delta:+.3f}" if keyed else "")
+            + f" · k = {rec.k}\n\n"
+            + f"AUC visible {auc['visible']:.3f}"
+            + (f", masked {auc['masked']:.3f}, Δcontext {delta:+.3f}" if keyed else "")
             + f" · first pass {_first_pass_text(value, 'visible')}"
             + (f" visible, {_first_pass_text(value, 'masked')} masked" if keyed else "")
         )
@@ -125,23 +129,7 @@ def trace_tutor_scorer() -> Scorer:
             value=shown | value,
             answer=None if final is None else str(final),
             explanation=head + "\n\n" + render_curves(rec, gold),
-            metadata={
-                "condition": condition,
-                "key": key,
-                "gold": gold,
-                "final_answer": final,
-                "fractions": list(fractions),
-                "positions": rec.positions,
-                "k": k,
-                "passes_visible": passes["visible"],
-                "passes_masked": passes["masked"] if keyed else None,
-                "zero_probe_visible": zero["visible"],
-                "zero_probe_masked": zero["masked"] if keyed else None,
-                "delta_context": delta,
-                "answers": {n: p.parsed for n, p in rec.probes.items()},
-                "raw_answers": {n: p.answers for n, p in rec.probes.items()},
-                "truncated": rec.truncated,
-            },
+            metadata=meta.model_dump(mode="json"),
         )
 
     return score

@@ -27,16 +27,16 @@ NEVER = [0, 0, 0, 0, 0]  # AUC 0
 def rec(pair_id, condition, visible, masked=None):
     keyed = condition != "question_only"
     return ts.TraceRecord(
-        pair_id,
-        condition,
-        visible,
-        masked if keyed else None,
-        True,
-        100,
-        0.0,
-        0.0 if keyed else None,
-        10,
-        10,
+        pair_id=pair_id,
+        condition=condition,
+        passes_visible=visible,
+        passes_masked=masked if keyed else None,
+        correct=True,
+        length_tokens=100,
+        zero_probe_visible=0.0,
+        zero_probe_masked=0.0 if keyed else None,
+        final_answer=10,
+        gold=10,
     )
 
 

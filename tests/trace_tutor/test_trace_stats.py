@@ -247,13 +247,57 @@ def record(
 
 def test_records_must_have_masked_probes_exactly_when_keyed():
     with pytest.raises(ValueError):
-        TraceRecord("p", "answer_key", FULL, None, True, 10, 1.0, None, 10, 10)
+        TraceRecord(
+            pair_id="p",
+            condition="answer_key",
+            passes_visible=FULL,
+            passes_masked=None,
+            correct=True,
+            length_tokens=10,
+            zero_probe_visible=1.0,
+            zero_probe_masked=None,
+            final_answer=10,
+            gold=10,
+        )
     with pytest.raises(ValueError):
-        TraceRecord("p", "question_only", FULL, FULL, True, 10, 1.0, 0.0, 10, 10)
+        TraceRecord(
+            pair_id="p",
+            condition="question_only",
+            passes_visible=FULL,
+            passes_masked=FULL,
+            correct=True,
+            length_tokens=10,
+            zero_probe_visible=1.0,
+            zero_probe_masked=0.0,
+            final_answer=10,
+            gold=10,
+        )
     with pytest.raises(ValueError):
-        TraceRecord("p", "hint", FULL, None, True, 10, 1.0, None, 10, 10)
+        TraceRecord(
+            pair_id="p",
+            condition="hint",
+            passes_visible=FULL,
+            passes_masked=None,
+            correct=True,
+            length_tokens=10,
+            zero_probe_visible=1.0,
+            zero_probe_masked=None,
+            final_answer=10,
+            gold=10,
+        )
     with pytest.raises(ValueError):
-        TraceRecord("p", "answer_key", FULL, [1, 1], True, 10, 1.0, 0.0, 10, 10)
+        TraceRecord(
+            pair_id="p",
+            condition="answer_key",
+            passes_visible=FULL,
+            passes_masked=[1, 1],
+            correct=True,
+            length_tokens=10,
+            zero_probe_visible=1.0,
+            zero_probe_masked=0.0,
+            final_answer=10,
+            gold=10,
+        )
 
 
 def test_delta_context_and_delta_prefix():
@@ -562,7 +606,21 @@ def test_all_pass_and_both_non_monotone_counts_by_hand():
 
 def test_counts_without_a_10_percent_checkpoint_are_nan():
     fr = (0.25, 1.0)
-    recs = [ts.TraceRecord("p", "answer_key", [1, 0], [0, 0], True, 10, 1.0, 0.0, 3, 3, fr)]
+    recs = [
+        ts.TraceRecord(
+            pair_id="p",
+            condition="answer_key",
+            passes_visible=[1, 0],
+            passes_masked=[0, 0],
+            correct=True,
+            length_tokens=10,
+            zero_probe_visible=1.0,
+            zero_probe_masked=0.0,
+            final_answer=3,
+            gold=3,
+            fractions=fr,
+        )
+    ]
     t = ts.checkpoint_counts(recs)
     assert math.isnan(t["pass_at_10_visible_not_masked/answer_key"])
     assert math.isnan(t["pass_10_fail_100/answer_key_visible"])

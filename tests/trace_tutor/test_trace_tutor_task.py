@@ -283,8 +283,32 @@ def test_metrics_of_no_scores_are_nan_not_errors(make):
 
 def test_records_with_other_fractions_label_the_tables_by_their_checkpoints():
     fr = (0.1, 0.125, 0.5, 1.0)
-    qo = ts.TraceRecord("p", "question_only", [0, 1, 1, 1], None, True, 10, 0.0, None, 3, 3, fr)
-    ak = ts.TraceRecord("p", "answer_key", [1, 1, 1, 1], [0, 0, 0, 1], True, 10, 1.0, 0.0, 3, 3, fr)
+    qo = ts.TraceRecord(
+        pair_id="p",
+        condition="question_only",
+        passes_visible=[0, 1, 1, 1],
+        passes_masked=None,
+        correct=True,
+        length_tokens=10,
+        zero_probe_visible=0.0,
+        zero_probe_masked=None,
+        final_answer=3,
+        gold=3,
+        fractions=fr,
+    )
+    ak = ts.TraceRecord(
+        pair_id="p",
+        condition="answer_key",
+        passes_visible=[1, 1, 1, 1],
+        passes_masked=[0, 0, 0, 1],
+        correct=True,
+        length_tokens=10,
+        zero_probe_visible=1.0,
+        zero_probe_masked=0.0,
+        final_answer=3,
+        gold=3,
+        fractions=fr,
+    )
     # AUC of [0, 1, 1, 1] = 0.025 * 0.5 + 0.375 + 0.5 = 0.8875
     assert qo.auc("visible") == pytest.approx(0.8875)
     assert ts.table_iii([qo, ak])["pass_rate/question_only/12.5"] == 1.0
@@ -294,7 +318,18 @@ def test_records_with_other_fractions_label_the_tables_by_their_checkpoints():
     assert row["delta_context/answer_key"] == pytest.approx(0.9 - 0.25)
     assert row["delta_prefix/answer_key"] == pytest.approx(0.25 - 0.8875)
     assert math.isnan(row["delta_context/wrong_key"])
-    default = ts.TraceRecord("q", "question_only", [0, 0, 1, 1, 1], None, True, 9, 0.0, None, 3, 3)
+    default = ts.TraceRecord(
+        pair_id="q",
+        condition="question_only",
+        passes_visible=[0, 0, 1, 1, 1],
+        passes_masked=None,
+        correct=True,
+        length_tokens=9,
+        zero_probe_visible=0.0,
+        zero_probe_masked=None,
+        final_answer=3,
+        gold=3,
+    )
     with pytest.raises(ValueError, match="different prefix fractions"):
         ts.table_ii([qo, default])
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +35,14 @@ from cotaudit.probing.pass_curves import (
 )
 from cotaudit.scores import SampleScoreLike, ScoreLike
 from cotaudit.stats import median
+from cotaudit.studies.trace_tutor.record import (
+    CONDITIONS,
+    KEYED_CONDITIONS,
+    PROBES,
+    Condition,
+    Probe,
+    TraceCurves,
+)
 
 BOOTSTRAP_SAMPLES = 20_000
 BOOTSTRAP_SEED = 20_240_601
@@ -44,12 +52,6 @@ LENGTH_TOLERANCE_PERCENT = 10
 
 TIE_TOLERANCE = 1e-12
 """Paired differences with |d| <= this are ties (absorbs float rounding of equal AUCs)."""
-
-Condition = Literal["question_only", "answer_key", "wrong_key"]
-CONDITIONS: tuple[Condition, ...] = ("question_only", "answer_key", "wrong_key")
-KEYED_CONDITIONS: tuple[Condition, ...] = ("answer_key", "wrong_key")
-Probe = Literal["visible", "masked"]
-PROBES: tuple[Probe, ...] = ("visible", "masked")
 
 
 # --------------------------------------------------------------------------------------------
@@ -107,47 +109,16 @@ def passes_10_fails_final(
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TraceRecord:
-    """One explanation of one GSM8K problem under one condition, with its probe results.
-
-    ``pair_id`` names the problem, shared by its question-only, answer-key and wrong-key records.
-    ``passes_visible`` is the curve probed in the generation context (for question-only, the only
-    curve); ``passes_masked`` the curve replayed under the question-only prompt (None, and only
-    None, for question-only). ``zero_probe_visible`` / ``zero_probe_masked`` are the 0% probe's
-    pass value (gold match, or its rate over k samples), with and without the key.
-    ``final_answer`` is the boxed integer of the explanation (None if unparsed) and ``correct``
-    whether it equals ``gold``. ``length_tokens`` is the explanation's length in tokens.
-    ``fractions`` are the prefix fractions the curves were probed at (default: the paper's F);
-    run-level tables need every record to share them.
-    """
+class TraceRecord(TraceCurves, frozen=True):
+    """One explanation of one GSM8K problem under one condition: its curves
+    (:class:`~cotaudit.studies.trace_tutor.record.TraceCurves`), the problem ``pair_id`` (shared
+    by its question-only, answer-key and wrong-key records), ``correct`` (the final answer
+    equals ``gold``) and ``length_tokens`` (the explanation's length in tokens). Run-level
+    tables need every record to share its ``fractions``."""
 
     pair_id: str
-    condition: Condition
-    passes_visible: Sequence[float]
-    passes_masked: Sequence[float] | None
     correct: bool
     length_tokens: int
-    zero_probe_visible: float
-    zero_probe_masked: float | None
-    final_answer: int | None
-    gold: int
-    fractions: tuple[float, ...] = PREFIX_FRACTIONS
-
-    def __post_init__(self) -> None:
-        if self.condition not in CONDITIONS:
-            raise ValueError(f"condition must be one of {CONDITIONS}, got {self.condition!r}")
-        keyed = self.condition in KEYED_CONDITIONS
-        if keyed != (self.passes_masked is not None) or keyed != (
-            self.zero_probe_masked is not None
-        ):
-            raise ValueError(
-                f"{self.condition} record {self.pair_id!r}: masked probes are required for keyed "
-                "conditions and absent for question_only"
-            )
-        checked_passes(self.passes_visible, self.fractions)
-        if self.passes_masked is not None:
-            checked_passes(self.passes_masked, self.fractions)
 
     def passes(self, probe: Probe) -> Sequence[float]:
         """The pass vector with the key ``visible`` or ``masked`` (question-only: its only one)."""
@@ -169,26 +140,22 @@ class TraceRecord:
 def record_from_score(
     score: ScoreLike, sample_metadata: Mapping[str, Any] | None
 ) -> TraceRecord | None:
-    """The :class:`TraceRecord` of one scored sample, or None when it is not a trace_tutor
-    score (no pass curves, or no ``pair_id`` in the sample metadata)."""
+    """The :class:`TraceRecord` of one scored sample: the curves of its
+    :class:`~cotaudit.studies.trace_tutor.record.TraceScoreMetadata` with the sample's
+    ``pair_id`` and the score's ``correct`` and ``length_tokens``; None when it is not a
+    trace_tutor score (no pass curves, or no ``pair_id`` in the sample metadata)."""
     meta = score.metadata or {}
     sample_meta = sample_metadata or {}
     if not isinstance(score.value, dict) or "passes_visible" not in meta:
         return None
     if "pair_id" not in sample_meta:
         return None
+    curves = {k: meta[k] for k in TraceCurves.model_fields if k in meta}
     return TraceRecord(
+        **curves,
         pair_id=str(sample_meta["pair_id"]),
-        condition=meta["condition"],
-        passes_visible=meta["passes_visible"],
-        passes_masked=meta["passes_masked"],
         correct=bool(score.value["correct"]),
         length_tokens=int(score.value["length_tokens"]),
-        zero_probe_visible=float(meta["zero_probe_visible"]),
-        zero_probe_masked=meta["zero_probe_masked"],
-        final_answer=meta["final_answer"],
-        gold=int(meta["gold"]),
-        fractions=tuple(meta["fractions"]),
     )
 
 
