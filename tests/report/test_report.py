@@ -227,7 +227,7 @@ def test_report_covers_every_study_and_checks_itself(report, log_dir):
 
 
 def test_selfcommit_tables_equal_recomputation_and_log_metrics(report):
-    from cotaudit.scorers.selfcommit import records_from_scores
+    from cotaudit.studies.selfcommit.stats import records_from_scores
 
     for sec in report.sections["selfcommit"]:
         path = sec.run.path
