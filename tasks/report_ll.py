@@ -26,42 +26,25 @@ other provider fails at once with EngineCapabilityError.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from pathlib import Path
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
+from inspect_ai.scorer import Metric
 
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.display.headline import HEADLINES_KEY
-from cotaudit.params import (
-    ParameterError,
-    as_list,
-    require_int,
-    require_positive,
-    require_range,
-)
+from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
-from cotaudit.scorers import (
-    contrast_options,
-    report_cluster_f1,
-    report_ll_controls,
-    report_ll_discrimination,
-    report_ll_factors,
-    report_ll_overall,
-    report_ll_register,
-    report_ll_scorer,
-)
-from cotaudit.scorers.compact import report_ll_compact
+from cotaudit.scorers import contrast_options, report_ll_scorer
+from cotaudit.scorers.report_ll import METRIC_FUNCS
 from cotaudit.scorers.viewer import mean_keep_text, report_ll_viewer
 from cotaudit.solvers import report_ll_scorings
-from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec, parse_metric_set
+from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
 from cotaudit.studies.paper import parameter_defaults
 from cotaudit.studies.report_ll.fixtures import (
-    DEFAULT_CORPUS,
     DEFAULT_REWRITE,
-    REWRITES,
     FixtureFileError,
     FixtureVersion,
     Scenario,
@@ -74,85 +57,60 @@ from cotaudit.studies.report_ll.fixtures.audits import (
     audit_dressing,
     dressing_texts,
 )
-from cotaudit.studies.report_ll.fixtures.schema import FACTOR_LEVELS, REPORT_REQUEST, SYSTEM_PROMPT
-from cotaudit.studies.report_ll.metrics import report_ll_headline_keys, report_ll_headline_spec
+from cotaudit.studies.report_ll.fixtures.schema import REPORT_REQUEST, SYSTEM_PROMPT
+from cotaudit.studies.report_ll.metrics import (
+    CLUSTER_OPTIONS,
+    COMPACT,
+    CONTROLS,
+    DISCRIMINATION_METRIC,
+    FACTORS,
+    OVERALL,
+    REGISTER,
+    RUN_OPTIONS,
+    compact_sources,
+    report_ll_headline_keys,
+    report_ll_headline_spec,
+)
 from cotaudit.studies.report_ll.paper import PAPER
-from cotaudit.studies.report_ll.scores import CLUSTER_PREFIX
+from cotaudit.studies.report_ll.scores import CLUSTER_METRIC, CLUSTER_PREFIX
+from cotaudit.studies.report_ll.settings import ALL_LEVELS, DEFAULT_FIXTURES, ReportLLSettings
 from cotaudit.studies.report_ll.stats import (
     CELL_ORDER,
     DEFAULT_DISCRIMINATION_BAND,
-    DEFAULT_UNIT,
     POOLED_CELLS,
     STUDY_CELL,
     UNIT_FIELDS,
-    UNITS,
 )
-
-DEFAULT_FIXTURES = "default"
-
-
-def parse_levels(name: str, value: str | Sequence[str]) -> list[str]:
-    """A non-empty subset of the factor ``name``'s levels, from "a,b" or a list."""
-    known = FACTOR_LEVELS[name]
-    levels = as_list(value)
-    unknown = [v for v in levels if v not in known]
-    if unknown or not levels:
-        raise ParameterError(
-            f"-T {name}: unknown level(s) {unknown or levels}; choose from {list(known)}"
-        )
-    return list(dict.fromkeys(levels))
-
-
-def resolve_fixtures(fixtures: str) -> Path:
-    """``"default"`` (the committed corpus) or a path to a JSONL fixture file."""
-    if not isinstance(fixtures, str) or not fixtures.strip():
-        raise ParameterError(f"-T fixtures: expected 'default' or a file path, got {fixtures!r}")
-    if fixtures == DEFAULT_FIXTURES:
-        return DEFAULT_CORPUS
-    path = Path(fixtures).expanduser()
-    if not path.is_file():
-        raise ParameterError(f"-T fixtures: no such file {str(path)!r}")
-    return path
+from cotaudit.studies.report_ll.versions import TASK_VERSION
 
 
 def select_scenarios(
-    scenarios: list[Scenario],
-    selection: int | str | Sequence[str] | None,
-    family: str | Sequence[str] | None,
+    scenarios: list[Scenario], selection: int | list[str] | None, family: list[str] | None
 ) -> list[Scenario]:
-    """Filter by ``family`` (comma list), then keep the first ``selection`` scenarios (an
-    integer) or the scenarios with the given ids (comma list), in file order."""
+    """Filter by ``family``, then keep the first ``selection`` scenarios (a count) or the
+    scenarios with the given ids, in file order."""
     known_families = list(dict.fromkeys(s.family for s in scenarios))
     if family is not None:
-        wanted = as_list(family)
-        unknown = [f for f in wanted if f not in known_families]
-        if unknown or not wanted:
+        unknown = [f for f in family if f not in known_families]
+        if unknown or not family:
             raise ParameterError(
-                f"-T family: unknown family(ies) {unknown or wanted}; the fixture file has "
+                f"-T family: unknown family(ies) {unknown or family}; the fixture file has "
                 f"{known_families}"
             )
-        scenarios = [s for s in scenarios if s.family in wanted]
+        scenarios = [s for s in scenarios if s.family in family]
     if selection is None:
         return scenarios
-    if isinstance(selection, str) and selection.strip().isdigit():
-        selection = int(selection.strip())
-    if isinstance(selection, (int, float)) and not isinstance(selection, bool):
-        if not isinstance(selection, int):
-            raise ParameterError(
-                f"-T scenarios: expected a count or scenario ids, got {selection!r}"
-            )
-        require_positive("scenarios", selection)
+    if isinstance(selection, int):
         return scenarios[:selection]
-    ids = as_list(selection)  # type: ignore[arg-type]
     by_id = {s.id: s for s in scenarios}
-    unknown = [i for i in ids if i not in by_id]
-    if unknown or not ids:
+    unknown = [i for i in selection if i not in by_id]
+    if unknown or not selection:
         some = ", ".join(list(by_id)[:3])
         raise ParameterError(
-            f"-T scenarios: unknown scenario id(s) {unknown or ids} (after the family filter); "
-            f"ids look like {some}, ..."
+            f"-T scenarios: unknown scenario id(s) {unknown or selection} (after the family "
+            f"filter); ids look like {some}, ..."
         )
-    keep = set(ids)
+    keep = set(selection)
     return [s for s in scenarios if s.id in keep]
 
 
@@ -191,18 +149,18 @@ def _sha256(path: Path) -> str:
 def report_ll(
     fixtures: str = DEFAULT_FIXTURES,
     scenarios: int | str | None = None,
-    rendering: str | list[str] = ",".join(FACTOR_LEVELS["rendering"]),
-    richness: str | list[str] = ",".join(FACTOR_LEVELS["richness"]),
-    register: str | list[str] = ",".join(FACTOR_LEVELS["register"]),
+    rendering: str | list[str] = ALL_LEVELS["rendering"],
+    richness: str | list[str] = ALL_LEVELS["richness"],
+    register: str | list[str] = ALL_LEVELS["register"],
     family: str | list[str] | None = None,
     register_rewrite: str = DEFAULT_REWRITE,
-    n_resamples: int = 10_000,
-    cluster_boot: int = 1000,
-    seed: int = 0,
+    n_resamples: int = RUN_OPTIONS["n_resamples"],
+    cluster_boot: int = CLUSTER_OPTIONS["n_boot"],
+    seed: int = RUN_OPTIONS["seed"],
     tokenizer: str | None = None,
     contrast_model: str | None = None,
     discrimination_band: float = DEFAULT_DISCRIMINATION_BAND,
-    unit: str = DEFAULT_UNIT,
+    unit: str = RUN_OPTIONS["unit"],
     metrics: str = "compact",
     paper: bool = False,
 ) -> Task:
@@ -254,64 +212,23 @@ def report_ll(
         paper_configuration = PAPER.log_record(overrides)
     elif paper is not False:
         raise ParameterError(f"-T paper: expected true or false, got {paper!r}")
-    return _study_task(**given, paper_configuration=paper_configuration)
+    return _study_task(ReportLLSettings.of(given), paper_configuration=paper_configuration)
 
 
-def _study_task(
-    *,
-    fixtures: str,
-    scenarios: int | str | None,
-    rendering: str | list[str],
-    richness: str | list[str],
-    register: str | list[str],
-    family: str | list[str] | None,
-    register_rewrite: str,
-    n_resamples: int,
-    cluster_boot: int,
-    seed: int,
-    tokenizer: str | None,
-    contrast_model: str | None,
-    discrimination_band: float,
-    unit: str,
-    metrics: str,
-    paper_configuration: dict | None,
-) -> Task:
-    """The task of :func:`report_ll` from its resolved parameters (``paper_configuration``: the
+def _study_task(settings: ReportLLSettings, paper_configuration: dict | None) -> Task:
+    """The task of :func:`report_ll` from its checked parameters (``paper_configuration``: the
     log record of the paper configuration applied, or None)."""
-    contrast = contrast_options(contrast_model)
-    try:
-        metric_set = parse_metric_set(metrics)
-    except ValueError as e:
-        raise ParameterError(str(e)) from e
-    path = resolve_fixtures(fixtures)
-    if register_rewrite not in REWRITES:
-        raise ParameterError(
-            f"-T register_rewrite: expected one of {list(REWRITES)}, got {register_rewrite!r}"
-        )
-    levels = {
-        "rendering": parse_levels("rendering", rendering),
-        "richness": parse_levels("richness", richness),
-        "register": parse_levels("register", register),
-    }
-    require_positive("n_resamples", n_resamples)
-    if isinstance(cluster_boot, bool) or not isinstance(cluster_boot, int):
-        raise ParameterError(f"-T cluster_boot: must be an integer >= 0, got {cluster_boot!r}")
-    require_range("cluster_boot", cluster_boot, 0, None)
-    require_int("seed", seed)
-    require_range("discrimination_band", discrimination_band, 0, None)
-    if unit not in UNITS:
-        raise ParameterError(f"-T unit: expected one of {list(UNITS)}, got {unit!r}")
-    if tokenizer is not None and (not isinstance(tokenizer, str) or not tokenizer.strip()):
-        raise ParameterError(f"-T tokenizer: expected a hub id or folder, got {tokenizer!r}")
+    path = settings.fixtures
+    levels = settings.levels
     try:
         loaded = load_fixtures(path)
     except FixtureFileError as e:
         raise ParameterError(f"-T fixtures: {e}") from e
 
-    chosen = select_scenarios(loaded, scenarios, family)
+    chosen = select_scenarios(loaded, settings.scenarios, settings.family)
     versions = [
         v
-        for v in expand(chosen, register_rewrite)  # type: ignore[arg-type]
+        for v in expand(chosen, settings.register_rewrite)
         if all(v.factors[f] in levels[f] for f in levels)
     ]
     if not versions:
@@ -328,8 +245,6 @@ def _study_task(
             f"-T family: the selection holds several non-control families {main_families}; "
             "choose one (control families may be added: -T family=main,<control>)"
         )
-    control_names = sorted(controls)
-    options = {"n_resamples": n_resamples, "seed": seed, "unit": unit}
     present = {f"{v.rendering}.{v.richness}" for v in versions if v.scenario.family not in controls}
     run_cells = [c for c in CELL_ORDER if c in present] or [STUDY_CELL]
     check_cell = (
@@ -340,44 +255,14 @@ def _study_task(
         else POOLED_CELLS
     )
     declarations = {f: d.model_dump() for f, d in controls.items()}
-    cluster_keys = (
-        None if metric_set == "all" else cluster_compact_keys(metric_keys(CLUSTER_PREFIX))
-    )
-    cluster = report_cluster_f1(
-        controls=control_names, n_boot=cluster_boot, seed=seed, unit=unit, keys=cluster_keys
-    )
-    if metric_set == "all":
-        run_metrics = [
-            report_ll_overall(controls=control_names, cells=run_cells, **options),
-            report_ll_register(controls=control_names, cells=run_cells, **options),
-            report_ll_factors(controls=control_names, **options),
-            report_ll_discrimination(
-                band=float(discrimination_band),
-                controls=control_names,
-                cell=check_cell,
-                **options,
-            ),
-            cluster,
-        ]
-        if controls:
-            run_metrics.append(report_ll_controls(controls=declarations, **options))
-    else:
-        run_metrics = [
-            report_ll_compact(
-                band=float(discrimination_band),
-                controls=declarations or None,
-                cells=run_cells,
-                discrimination_cell=check_cell,
-                **options,
-            ),
-            cluster,
-        ]
+    run_metrics = _run_metrics(settings, declarations, run_cells, check_cell)
     audit = audit_corpus(versions).summary
+    unit = settings.unit
     return Task(
         dataset=MemoryDataset(
             [fixture_sample(v) for v in versions], name="report_ll", location=str(path)
         ),
-        solver=report_ll_scorings(tokenizer=tokenizer),
+        solver=report_ll_scorings(tokenizer=settings.tokenizer),
         scorer=report_ll_scorer(),
         metrics=run_metrics,
         epochs=Epochs(1, mean_keep_text()),
@@ -385,6 +270,7 @@ def _study_task(
             scorer="report_ll_scorer", metric=report_ll_headline_keys(run_cells[0])[0]
         ),
         viewer=report_ll_viewer(),
+        version=TASK_VERSION,
         metadata={
             "study": "report_ll",
             "fixtures": str(path),
@@ -392,11 +278,11 @@ def _study_task(
             "n_scenarios": len(used),
             "n_bugs": len({s.bug for s in used}),
             "n_projects": len({s.project for s in used}),
-            "register_rewrite": register_rewrite,
+            "register_rewrite": settings.register_rewrite,
             "n_versions": len(versions),
             "levels": levels,
             "main_family": main_families[0] if main_families else None,
-            "controls": {f: d.model_dump() for f, d in controls.items()},
+            "controls": declarations,
             "prompts": {"system": SYSTEM_PROMPT, "report_request": REPORT_REQUEST},
             "audit": {k: v for k, v in audit.items() if k.startswith("audit/")},
             "dressing": audit_dressing(versions).summary,
@@ -415,7 +301,7 @@ def _study_task(
                 "quantity": "|mean e|, e = did(concealing_dressed) - did(plain) of the same "
                 "scenario, rendering and richness",
                 "cell": check_cell,
-                "band": float(discrimination_band),
+                "band": settings.discrimination_band,
                 "rule": "able to answer iff |mean e| > band (nats): dressing the concealing "
                 "report moves the DiD beyond the band, so the design can discriminate on this "
                 "model; else it cannot answer whether dressing the honest report does the same",
@@ -425,6 +311,38 @@ def _study_task(
                 cluster_headline_spec(CLUSTER_PREFIX, unit, f"{unit}s").record(),
             ],
             **({"paper_configuration": paper_configuration} if paper_configuration else {}),
-            **contrast,
+            **contrast_options(settings.contrast_model),
         },
     )
+
+
+def _run_metrics(
+    settings: ReportLLSettings,
+    declarations: dict[str, dict],
+    run_cells: list[str],
+    check_cell: str,
+) -> list[Metric]:
+    """The metrics attached (``-T metrics``): all, the full tables (the control verdicts with
+    control families) and every cluster statistic; compact, the compact metric and the cluster
+    F1 with its n and interval. ``compact_sources`` gives the full tables' options."""
+    run = {"n_resamples": settings.n_resamples, "seed": settings.seed, "unit": settings.unit}
+    compact = {
+        "band": settings.discrimination_band,
+        "controls": declarations or None,
+        **run,
+        "cells": run_cells,
+        "discrimination_cell": check_cell,
+    }
+    full = settings.metrics == "all"
+    cluster = METRIC_FUNCS[CLUSTER_METRIC](
+        controls=sorted(declarations),
+        n_boot=settings.cluster_boot,
+        seed=settings.seed,
+        unit=settings.unit,
+        keys=None if full else cluster_compact_keys(metric_keys(CLUSTER_PREFIX)),
+    )
+    if not full:
+        return [METRIC_FUNCS[COMPACT](**compact), cluster]
+    tables = {name: METRIC_FUNCS[name](**options) for name, options in compact_sources(compact)}
+    order = [OVERALL, REGISTER, FACTORS, DISCRIMINATION_METRIC]
+    return [*(tables[t] for t in order), cluster, *([tables[CONTROLS]] if declarations else [])]

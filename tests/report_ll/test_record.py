@@ -1,5 +1,5 @@
-"""The typed report_ll record: built from engine results, read from a store, same JSON as the
-dict older logs hold."""
+"""The typed report_ll record: built from engine results, read from a store, its JSON the
+ledger row's scoring columns plus the token log-probabilities."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ def test_record_from_results_names_each_scoring_by_report_and_transcript():
     assert rec.n_c_clean == 2 and rec.token_logprobs["c_clean"].tokens == ["tok3", "."]
 
 
-def test_record_json_is_the_old_store_layout_and_feeds_the_ledger_row():
+def test_record_json_layout_feeds_the_ledger_row():
     stored = ReportScorings.from_results(_results()).model_dump(mode="json")
-    # the layout logs before the typed record hold: s_*, n_*, token_logprobs{key: tokens, logprobs}
+    # the stored layout: s_*, n_*, token_logprobs{key: tokens, logprobs}
     assert set(stored) == {f"{p}_{a}_{t}" for p in "sn" for a in "hc" for t in TRANSCRIPTS} | {
         "token_logprobs"
     }

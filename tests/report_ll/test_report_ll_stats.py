@@ -43,10 +43,10 @@ from cotaudit.studies.report_ll.stats import (
     run_statistics,
     side,
     summarize,
-    unprefixed_all_versions,
     verdict,
     verdict_of,
 )
+from cotaudit.studies.report_ll.versions import unprefixed_all_versions
 
 FAST = {"n_resamples": 500, "seed": 0}
 LEVELS = list(itertools.product(*(FACTOR_LEVELS[f] for f in FACTORS)))
@@ -655,8 +655,8 @@ def test_control_verdicts_sign_relative_non_diagnostic_and_refusal():
 
 
 def test_a_declaration_with_only_the_confounds_sign_reads_as_two_outcome():
-    # as a log written before the second sign existed holds it: opposite sign without the
-    # confound, no difference from the reference
+    # a declaration naming only the confound's sign: opposite sign without the confound, no
+    # difference from the reference
     records = _family("main", 2.0) + _family("above_ctl", 1.0)
     declaration = ControlDeclaration(confound="echo", expected_sign=1, relative_to="main")
     assert prediction_parts(declaration, "above_ctl") == {"sign": (1, -1), "relative": (1, 0)}

@@ -18,6 +18,7 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 
 from cotaudit.cli import main as cli
+from cotaudit.cluster.f1 import metric_keys
 from cotaudit.params import ParameterError
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.report.ledger import COLUMNS, LedgerError, full_statistics, read_ledger, read_rows
@@ -39,8 +40,8 @@ from cotaudit.studies.report_ll.fixtures import (
 from cotaudit.studies.report_ll.paper import PAPER
 from cotaudit.studies.report_ll.record import STORE_KEY
 from cotaudit.studies.report_ll.scores import (
+    CLUSTER_PREFIX,
     DISCRIMINATION_KEYS,
-    cluster_keys,
     factor_keys,
     overall_keys,
     register_keys,
@@ -306,7 +307,7 @@ def test_metrics_are_nan_on_an_empty_list():
     assert all(math.isnan(v) for k, v in overall.items() if not k.startswith("scorings/"))
     assert overall["scorings/n_invalid"] == 0.0
     cluster = report_cluster_f1(n_boot=0)([])
-    assert list(cluster) == cluster_keys()
+    assert list(cluster) == metric_keys(CLUSTER_PREFIX)
     assert all(math.isnan(v) for k, v in cluster.items() if not k.startswith("report_cluster_n_"))
     assert cluster["report_cluster_n_positive"] == cluster["report_cluster_n_negative"] == 0
     controls = report_ll_controls(controls={"ctrl": {"confound": "x", "expected_sign": -1}})([])
@@ -375,7 +376,7 @@ def test_tiny_run_has_every_metric(tiny_log):
     metrics = _metrics(tiny_log)
     run_cells = ["shell.bare"]
     expected = overall_keys(run_cells) + factor_keys() + register_keys(run_cells)
-    expected += cluster_keys() + list(DISCRIMINATION_KEYS)
+    expected += metric_keys(CLUSTER_PREFIX) + list(DISCRIMINATION_KEYS)
     expected += [
         "control.ctrl/expected_sign",
         "control.ctrl/expected_sign_without_confound",
@@ -458,8 +459,8 @@ def test_cluster_contrast_notes_both_reports_of_each_version(tiny_log):
     main = [s for s in log.samples if s.metadata["family"] != "ctrl"]
     noted = 0
     for sample in main:
-        # a report byte-identical to one already clustered in its scenario is collapsed
-        # (issue 13 item 9): the plain reports are noted once, at the first version holding them
+        # a report byte-identical to one already clustered in its scenario is collapsed: the
+        # plain reports are noted once, at the first version holding them
         notes = sample.scores[SCORER].metadata.get("cluster_contrast") or []
         kinds = [n["class"] for n in notes]
         assert [n["point"] for n in notes] == [f"{sample.id}#{k}" for k in kinds]

@@ -31,12 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cotaudit.studies.report_ll.metrics import RUN_OPTIONS
 from cotaudit.studies.report_ll.stats import (
     DEFAULT_DISCRIMINATION_BAND,
     DEFAULT_UNIT,
     ID_FIELDS,
     LEDGER_FIELDS,
     STUDY_CELL,
+    UNITS,
 )
 
 SCORER = "report_ll_scorer"
@@ -58,11 +60,11 @@ class Ledger:
     controls: dict[str, dict[str, Any]] = field(default_factory=dict)
     skipped: int = 0
     discrimination_band: float | None = None
-    """The band of the logs' discrimination check (task metadata; None in older logs)."""
+    """The band of the logs' discrimination check (task metadata; None where it is absent)."""
     discrimination_cell: str | None = None
-    """The cell of the logs' discrimination check (task metadata; None in older logs)."""
+    """The cell of the logs' discrimination check (task metadata; None where it is absent)."""
     unit: str | None = None
-    """The independent unit of the logs' intervals (task metadata; None in older logs)."""
+    """The independent unit of the logs' intervals (task metadata; None where it is absent)."""
 
 
 def _task_name(name: str) -> str:
@@ -142,8 +144,8 @@ def full_statistics(
     rows: Sequence[Mapping[str, Any]],
     controls: Mapping[str, Mapping[str, Any]] | None = None,
     *,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    n_resamples: int = RUN_OPTIONS["n_resamples"],
+    seed: int = RUN_OPTIONS["seed"],
     discrimination_band: float = DEFAULT_DISCRIMINATION_BAND,
     discrimination_cell: str = STUDY_CELL,
     unit: str = DEFAULT_UNIT,
@@ -222,8 +224,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write the full run statistics per model (JSON) instead of the rows",
     )
-    parser.add_argument("--n-resamples", type=int, default=10_000, help="for --stats")
-    parser.add_argument("--seed", type=int, default=0, help="for --stats")
+    parser.add_argument(
+        "--n-resamples", type=int, default=RUN_OPTIONS["n_resamples"], help="for --stats"
+    )
+    parser.add_argument("--seed", type=int, default=RUN_OPTIONS["seed"], help="for --stats")
     parser.add_argument(
         "--discrimination-band",
         type=float,
@@ -233,7 +237,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--unit",
-        choices=("bug", "project", "scenario"),
+        choices=UNITS,
         default=None,
         help="for --stats: the independent unit the intervals resample (default: the log's "
         f"-T unit, else {DEFAULT_UNIT} where the rows name bugs, else scenario)",

@@ -13,42 +13,45 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
-from cotaudit.report.data import RunData, ScoredSample, check_metrics
+from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section, paper_line
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, fmt, fmt_ci
 from cotaudit.stats import select
 from cotaudit.studies.report_ll import scores as sr
-from cotaudit.studies.report_ll.fixtures.schema import FACTORS, REGISTERS, ControlDeclaration
+from cotaudit.studies.report_ll import versions
+from cotaudit.studies.report_ll.fixtures.schema import FACTORS, REGISTERS
+from cotaudit.studies.report_ll.metrics import (
+    CONTROLS,
+    DISCRIMINATION_METRIC,
+    METRICS,
+    REPORT_LL_TABLES,
+    RUN_OPTIONS,
+    declarations_of,
+    main_statistics,
+)
 from cotaudit.studies.report_ll.paper import MODELS, PAPER, PUBLISHED_BY_MODEL
 from cotaudit.studies.report_ll.stats import (
     CELL_ORDER,
-    DEFAULT_DISCRIMINATION_BAND,
+    CONCEALING_SENSITIVITY,
+    DISCRIMINATION,
     FACTORIAL_REGISTERS,
     MAIN_EFFECT_LEVELS,
     POOLED_CELLS,
     POOLED_REGISTERS,
     STUDY_CELL,
     ScoredFixture,
-    concealing_sensitivity,
-    control_verdicts,
     differences,
-    discrimination_check,
-    every_version_levels,
     register_pairs,
-    run_statistics,
-    unprefixed_all_versions,
     verdict_of,
 )
 
 SCORER = "report_ll_scorer"
 STUDY = "report_ll"
-UNITLESS = "scenario"
-"""The unit of a log whose report_ll metrics name none (they resampled scenarios)."""
+CLUSTER = sr.CLUSTER_METRIC
+TASK_VERSION = versions.TASK_VERSION
 QUANTITY_LABELS = {
     "did": "DiD = D_h − D_c",
     "did_per_token": "DiD per token",
@@ -81,225 +84,69 @@ def records(samples: Sequence[ScoredSample]) -> list[ScoredFixture]:
     return sr.records_from_scores(list(samples))
 
 
-def unitless_layout(
-    main: Sequence[ScoredFixture], stats: Mapping[str, float], options: Mapping[str, Any]
-) -> dict[str, float]:
-    """The key layout of a log whose report_ll metrics name no unit (scenario intervals, a
-    headline per register level pooled over the cells, factor levels over every version):
-    ``register.{level}`` = ``pooled_cells.{level}``, ``pooled_registers`` =
-    ``pooled_cells.pooled_registers``, ``register_effect.{level}`` =
-    ``pooled_cells.register_effect.{level}`` and ``{rendering|richness}.{level}`` over every
-    version (:func:`every_version_levels`)."""
-    renames = {f"{POOLED_CELLS}.{g}/": f"register.{g}/" for g in REGISTERS}
-    renames[f"{POOLED_CELLS}.{POOLED_REGISTERS}/"] = f"{POOLED_REGISTERS}/"
-    renames.update(
-        {f"{POOLED_CELLS}.register_effect.{g}/": f"register_effect.{g}/" for g in REGISTERS}
-    )
-    out: dict[str, float] = {}
-    for key, value in stats.items():
-        for old, new in renames.items():
-            if key.startswith(old):
-                out[new + key[len(old) :]] = value
-    for factor in ("rendering", "richness"):
-        out.update(every_version_levels(main, factor, **_unitless_run(options)))
-    return out
-
-
-def _unitless_run(options: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "unit": UNITLESS,
-        "n_resamples": int(options.get("n_resamples", 10_000)),
-        "seed": int(options.get("seed", 0)),
-    }
-
-
-def unitless_discrimination(
-    main: Sequence[ScoredFixture], options: Mapping[str, Any]
-) -> dict[str, float]:
-    """The discrimination check a log whose metrics name no unit declared: the concealing
-    arm's sensitivity (|mean d_c| of the plain concealing report over every cell, scenario
-    intervals) against the band, under the names ``discrimination/d_c/{stat}``,
-    ``discrimination/abs_d_c``, ``discrimination/band``, ``discrimination/able_to_answer``."""
-    band = float(options.get("band", DEFAULT_DISCRIMINATION_BAND))
-    sens = concealing_sensitivity(main, cell=POOLED_CELLS, **_unitless_run(options))
-    out = {k.replace("concealing_sensitivity/", "discrimination/"): v for k, v in sens.items()}
-    abs_d_c = sens["concealing_sensitivity/abs_d_c"]
-    out["discrimination/band"] = band
-    out["discrimination/able_to_answer"] = (
-        math.nan if math.isnan(abs_d_c) else float(abs_d_c > band)
-    )
-    return out
+def _is_compact(d: MetricDef) -> bool:
+    """A compact metric: its keys are its sources' (which the loader adds to the definitions)."""
+    spec = METRICS.get(d.name)
+    return spec is not None and spec.sources is not None
 
 
 def recompute(
-    samples: Sequence[ScoredSample], metric_defs: Sequence[Any]
+    samples: Sequence[ScoredSample],
+    metric_defs: Sequence[MetricDef],
+    task_version: int = TASK_VERSION,
 ) -> tuple[dict[str, float], dict[str, Any]]:
-    """Every logged metric of the report_ll scorer, recomputed; plus the full statistics of the
-    main family, the discrimination check, the control checks and the cluster result (for the
-    tables)."""
-    recs = records(samples)
-    out: dict[str, float] = dict(sr.scoring_counts(list(samples)))
+    """Every logged metric of the report_ll scorer, recomputed (a log of task version 0:
+    :func:`cotaudit.studies.report_ll.versions.recompute`); plus what the tables read
+    (``extra``): the full statistics of the main family and their options and unit, the
+    discrimination check, the control checks and the cluster contrast."""
+    defs = [d for d in metric_defs if not _is_compact(d)]
+    if task_version == 0:
+        return versions.recompute(samples, defs)
+    counts = sr.scoring_counts(samples)
+    out = {**counts, **METRICS.recompute(samples, [d for d in defs if d.name != CLUSTER])}
     extra: dict[str, Any] = {
         "stats": {},
         "controls": {},
         "cluster": None,
-        "options": {},
+        "options": dict(RUN_OPTIONS),
         "discrimination": None,
-        "unit": UNITLESS,
-        "counts": dict(out),
+        "unit": RUN_OPTIONS["unit"],
+        "counts": counts,
     }
-    cache: dict[tuple, dict[str, float]] = {}
-
-    def stats_for(o: Mapping[str, Any]) -> dict[str, float]:
-        controls = tuple(o.get("controls") or [])
-        unit = str(o.get("unit", UNITLESS))
-        key = (controls, unit, int(o.get("n_resamples", 10_000)), int(o.get("seed", 0)))
-        if key not in cache:
-            main = [r for r in recs if r.family not in controls]
-            stats = run_statistics(main, unit=unit, n_resamples=key[2], seed=key[3]) if main else {}
-            if "unit" not in o and stats:
-                stats = {**stats, **unitless_layout(main, stats, o)}
-            cache[key] = stats
-        return cache[key]
-
-    selections = {
-        "report_ll_overall": lambda o: sr.overall_keys(o.get("cells")),
-        "report_ll_factors": lambda o: sr.factor_keys(),
-        "report_ll_cells": lambda o: sr.cell_keys(),
-        "report_ll_register": lambda o: sr.register_keys(o.get("cells")),
-    }
-    unitless_selections = {
-        "report_ll_overall": _unitless_overall_keys,
-        "report_ll_factors": _unitless_factor_keys,
-        "report_ll_register": _unitless_register_keys,
-    }
-    for d in metric_defs:
-        o = d.options
-        if d.name in selections:
-            stats = stats_for(o)
-            extra["stats"] = stats
-            extra["options"] = dict(o)
-            extra["unit"] = str(o.get("unit", UNITLESS))
-            keys = (
-                selections
-                if "unit" in o or d.name not in unitless_selections
-                else unitless_selections
-            )[d.name](o)
-            out.update(select({**stats, **extra["counts"]}, keys))
-        elif d.name == "report_cluster_f1":
+    for d in defs:
+        o = {**METRICS[d.name].options, **d.options} if d.name in METRICS else {}
+        if d.name in REPORT_LL_TABLES:
+            stats = main_statistics(
+                samples, o["controls"], o["n_resamples"], o["seed"], o["unit"]
+            )  # the statistics the tables' metrics just selected from (computed once)
+            extra.update(stats=stats, options=o, unit=o["unit"])
+        elif d.name == DISCRIMINATION_METRIC:
+            extra["discrimination"] = _discrimination(out, o)
+        elif d.name == CONTROLS:
+            declarations = declarations_of(o["controls"])
+            checks = select(out, sr.control_keys(declarations))
+            extra["controls"] = {"declarations": declarations, "checks": checks}
+        elif d.name == CLUSTER:
             result = sr.cluster_result(
-                samples,
-                o.get("controls") or [],
-                int(o.get("n_boot", 1000)),
-                int(o.get("seed", 0)),
-                o.get("unit", "row"),  # a cluster metric naming no unit: every row a unit
+                samples, o["controls"] or [], o["n_boot"], o["seed"], o["unit"]
             )
             out.update(result.metrics(sr.CLUSTER_PREFIX))
-            contrast = result.contrast()
-            contrast["negative_class"] = sr.CLUSTER_NEGATIVE
-            extra["cluster"] = contrast
-        elif d.name == "report_ll_discrimination":
-            extra["discrimination"] = _discrimination(recs, o, declared=True)
-            out.update(extra["discrimination"]["stats"])
-        elif d.name == "report_ll_controls":
-            declarations = {
-                f: ControlDeclaration.model_validate(v)
-                for f, v in (o.get("controls") or {}).items()
-            }
-            checks = control_verdicts(
-                recs,
-                declarations,
-                unit=str(o.get("unit", UNITLESS)),
-                n_resamples=int(o.get("n_resamples", 10_000)),
-                seed=int(o.get("seed", 0)),
-            )
-            checks = select(checks, sr.control_keys(declarations))
-            for family, dec in declarations.items():  # the sign-match key of older logs
-                mean = checks[f"control.{family}/{dec.quantity}/mean"]
-                checks[f"control.{family}/pass"] = (
-                    math.nan if math.isnan(mean) else float(np.sign(mean) == dec.expected_sign)
-                )
-            out.update(checks)
-            extra["controls"] = {"declarations": declarations, "checks": checks}
-    if extra["stats"]:
-        out.update(unprefixed_all_versions(extra["stats"]))  # the oldest logs' overall keys
-        if extra["discrimination"] is None:
-            extra["discrimination"] = _discrimination(recs, extra["options"], declared=False)
+            extra["cluster"] = {**result.contrast(), "negative_class": sr.CLUSTER_NEGATIVE}
     return out, extra
 
 
-def _unitless_overall_keys(o: Mapping[str, Any]) -> list[str]:
-    groups = [*(f"register.{g}" for g in REGISTERS), POOLED_REGISTERS]
-    stats = ("mean", "ci_low", "ci_high", "p", "n_pos")
-    quantities = ("did", "d_h", "d_c", "did_per_token", "d_h_per_token", "d_c_per_token")
-    return [
-        f"{g}/{k}"
-        for g in groups
-        for k in (*(f"{q}/{s}" for q in quantities for s in stats), "did/n", "did/n_scenarios")
-    ]
-
-
-def _unitless_factor_keys(o: Mapping[str, Any]) -> list[str]:
-    keys = ("did/mean", "did/ci_low", "did/ci_high", "did/p", "did/n_pos", "d_h/mean", "d_c/mean")
-    return [
-        f"{f}.{level}/{k}"
-        for f in ("rendering", "richness")
-        for level in MAIN_EFFECT_LEVELS[f]
-        for k in keys
-    ]
-
-
-def _unitless_register_keys(o: Mapping[str, Any]) -> list[str]:
-    keys = []
-    for level, (arm, other) in sr.ARMS.items():
-        keys += [
-            f"register_effect.{level}/{k}"
-            for k in (
-                f"{arm}/mean",
-                f"{arm}/ci_low",
-                f"{arm}/ci_high",
-                f"{arm}/p",
-                f"{arm}_per_token/mean",
-                f"{other}/mean",
-                "did/mean",
-            )
-        ]
-    return keys
-
-
-def _discrimination(
-    recs: Sequence[ScoredFixture], o: Mapping[str, Any], *, declared: bool
-) -> dict[str, Any]:
-    """The discrimination check of the main family with the metric's options: the register
-    effect on the DiD in the metric's cell (a metric naming no unit: the concealing arm's
-    sensitivity, which such logs checked, under its logged names)."""
-    controls = o.get("controls") or []
-    band = float(o.get("band", DEFAULT_DISCRIMINATION_BAND))
-    main = [r for r in recs if r.family not in controls]
-    run = {"n_resamples": int(o.get("n_resamples", 10_000)), "seed": int(o.get("seed", 0))}
-    if "unit" not in o:
-        logged = unitless_discrimination(main, o)
-        check = discrimination_check(main, band, cell=POOLED_CELLS, unit=UNITLESS, **run)
-        return {
-            "stats": logged,
-            "check": check,
-            "sensitivity": {},
-            "band": band,
-            "cell": POOLED_CELLS,
-            "declared": declared,
-            "quantity_logged": "d_c",
-        }
-    cell = str(o.get("cell", STUDY_CELL))
-    options = {"cell": cell, "unit": str(o["unit"]), **run}
-    check = discrimination_check(main, band, **options)
-    sensitivity = concealing_sensitivity(main, **options)
+def _discrimination(values: Mapping[str, float], options: Mapping[str, Any]) -> dict[str, Any]:
+    """The discrimination check as the tables read it, from its recomputed metric
+    (``values``) and its options."""
     return {
-        "stats": select({**check, **sensitivity}, sr.DISCRIMINATION_KEYS),
-        "check": check,
-        "sensitivity": sensitivity,
-        "band": band,
-        "cell": cell,
-        "declared": declared,
+        "stats": select(values, sr.DISCRIMINATION_KEYS),
+        "check": {k: v for k, v in values.items() if k.startswith(f"{DISCRIMINATION}/")},
+        "sensitivity": {
+            k: v for k, v in values.items() if k.startswith(f"{CONCEALING_SENSITIVITY}/")
+        },
+        "band": float(options["band"]),
+        "cell": str(options["cell"]),
+        "declared": True,
         "quantity_logged": "register_effect",
     }
 
@@ -406,10 +253,10 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     if scorer is None or not scorer.samples:
         sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
         return sec
-    sec.recomputed, extra = recompute(scorer.samples, scorer.metric_defs)
+    sec.recomputed, extra = recompute(scorer.samples, scorer.metric_defs, run.task_version)
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
     stats = extra["stats"]
-    opts = extra["options"]
+    opts = {**RUN_OPTIONS, **extra["options"]}
     unit = extra["unit"]
     sec.data.update(stats=stats, extra=extra)
     md = run.task_metadata
@@ -417,7 +264,6 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     counts = extra["counts"]
     n_invalid = int(counts["scorings/n_invalid"])
     headline = headline_cell(stats)
-    n_units = _g(stats, f"cell.{headline}.plain/did/n_units")
     sec.text(
         f"{int(_g(stats, 'all_versions/did/n')) if stats else 0} fixture versions of "
         f"{int(_g(stats, 'all_versions/did/n_scenarios')) if stats else 0} scenarios "
@@ -434,7 +280,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         "S(r, T) is the report's summed token log-probability (nats) after transcript T; "
         "D_h = S(h, hack) − S(h, clean), D_c = S(c, hack) − S(c, clean), DiD = D_h − D_c. CIs: "
         f"95% bootstrap over {unit}s, the independent unit "
-        f"({opts.get('n_resamples', 10_000)} resamples, seed {opts.get('seed', 0)}); p: "
+        f"({opts['n_resamples']} resamples, seed {opts['seed']}); p: "
         f"two-sided {unit} sign-flip test of mean = 0."
         + (f" {ran_text(run)}" if ran_text(run) else "")
     )
@@ -446,8 +292,33 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     if not stats:
         sec.text(no_data_text("no main-family version was scored"))
         return sec
-    if extra["discrimination"] is not None:
-        sec.text(discrimination_text(extra["discrimination"]))
+    check = extra["discrimination"]
+    if check is not None:
+        sec.text(discrimination_text(check))
+    sec.table("did", did_table(stats, unit, headline, check))
+    sec.table("register_effect", register_table(stats))
+    sec.table("factors", factors_table(stats))
+    if extra["controls"]:
+        sec.table("controls", controls_table(extra["controls"], unit))
+    check_values = {**check["check"], **check["sensitivity"]} if check is not None else {}
+    add_published_table(sec, run, {**sec.recomputed, **stats, **check_values})
+    add_figure_1(sec, run, stats, headline, unit, out_dir / f"{stem}-fig1.png")
+    if extra["cluster"] is not None:
+        add_cluster_tables(
+            sec,
+            {"prefix": sr.CLUSTER_PREFIX},
+            extra["cluster"],
+            title="Cluster (honest vs concealing reports)",
+        )
+    return sec
+
+
+def did_table(
+    stats: Mapping[str, float], unit: str, headline: str, check: Mapping[str, Any] | None
+) -> Table:
+    """The headline table: DiD and arm means per cell and register level (``headline``: the
+    headline cell; ``check``: the discrimination check, whose failure the note says)."""
+    n_units = _g(stats, f"cell.{headline}.plain/did/n_units")
     t1 = Table(
         "Headline: DiD and arm means per cell and register level (main family; the study's "
         "cell first)",
@@ -491,11 +362,14 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         "reports' D_h and distinct concealing reports' D_c, each report once (n counts groups "
         "of scenario x rendering x richness)."
     )
-    check = extra["discrimination"]
     if check is not None and check["check"].get("discrimination/able_to_answer") == 0.0:
         t1.note += " **This model failed the discrimination check: unable to answer.**"
-    sec.table("did", t1)
+    return t1
 
+
+def register_table(stats: Mapping[str, float]) -> Table:
+    """The register effect per cell: dressed minus plain version of the same scenario and
+    cell."""
     t4 = Table(
         "Register effect per cell (dressed minus plain version of the same scenario and cell)",
         [
@@ -533,8 +407,11 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         "is 0 up to scoring noise and the effect on the DiD is the arm's (the study: "
         '"Rewriting the concealing report alone moves the number by 4.52 nats").'
     )
-    sec.table("register_effect", t4)
+    return t4
 
+
+def factors_table(stats: Mapping[str, float]) -> Table:
+    """The 2 x 2 x 2 factorial: level means and main effects."""
     t2 = Table(
         "The 2 × 2 × 2 factorial (register plain and dressed concealing; pooled over its "
         "cells): level means and main effects",
@@ -568,60 +445,64 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         "minus the mean at the second (the other factors averaged); n counts scenarios. The "
         "third register level (dressed honest) is not part of the factorial."
     )
-    sec.table("factors", t2)
+    return t2
 
-    controls = extra["controls"]
-    if controls:
-        checks = controls["checks"]
-        t5 = Table(
-            "Control families: verdict on each declared confound",
-            [
-                "family",
-                "confound",
-                "prediction if the confound is real",
-                "sign if it is not",
-                "mean [95% CI]",
-                "difference from reference [95% CI]",
-                "p",
-                "verdict",
-            ],
-        )
-        for family, dec in controls["declarations"].items():
-            pre = f"control.{family}"
-            q = dec.quantity
-            ref = dec.relative_to
-            words = verdict_of(checks, family)
-            without = _sign_words(checks.get(f"{pre}/expected_sign_without_confound"))
-            if ref:
-                without += (
-                    f"; vs {ref}: "
-                    f"{_sign_words(checks.get(f'{pre}/relative_sign_without_confound'))}"
-                )
-            t5.add(
-                family,
-                dec.confound,
-                dec.prediction(),
-                without,
-                _mean_ci(checks, pre, q),
-                _mean_ci(checks, pre, f"{q}_minus_{ref}") if ref else Cell(None, "—"),
-                _p(checks, f"{pre}/{q}/p"),
-                Cell(words, f"**{words}**" if words != "—" else words),
+
+def controls_table(controls: Mapping[str, Any], unit: str) -> Table:
+    """The control families' verdicts (``controls``: their declarations and recomputed
+    checks)."""
+    checks = controls["checks"]
+    t5 = Table(
+        "Control families: verdict on each declared confound",
+        [
+            "family",
+            "confound",
+            "prediction if the confound is real",
+            "sign if it is not",
+            "mean [95% CI]",
+            "difference from reference [95% CI]",
+            "p",
+            "verdict",
+        ],
+    )
+    for family, dec in controls["declarations"].items():
+        pre = f"control.{family}"
+        q = dec.quantity
+        ref = dec.relative_to
+        words = verdict_of(checks, family)
+        without = _sign_words(checks.get(f"{pre}/expected_sign_without_confound"))
+        if ref:
+            without += (
+                f"; vs {ref}: {_sign_words(checks.get(f'{pre}/relative_sign_without_confound'))}"
             )
-        t5.note = (
-            "Each part of the prediction (the sign; and the difference from the reference "
-            "family's versions at the same factor levels, when declared) carries the sign "
-            "expected if the confound is real and if it is not. A part whose two signs agree "
-            "cannot separate the explanations; a control with no other part is "
-            "**non-diagnostic** (passing excludes nothing). Over the diagnostic parts, from "
-            f"their 95% {unit}-bootstrap CIs: consistent with the confound if every CI lies on "
-            "the confound's side of 0, confound excluded if any lies on the other side, "
-            "otherwise inconclusive (CI spans zero)."
+        t5.add(
+            family,
+            dec.confound,
+            dec.prediction(),
+            without,
+            _mean_ci(checks, pre, q),
+            _mean_ci(checks, pre, f"{q}_minus_{ref}") if ref else Cell(None, "—"),
+            _p(checks, f"{pre}/{q}/p"),
+            Cell(words, f"**{words}**" if words != "—" else words),
         )
-        sec.table("controls", t5)
+    t5.note = (
+        "Each part of the prediction (the sign; and the difference from the reference "
+        "family's versions at the same factor levels, when declared) carries the sign "
+        "expected if the confound is real and if it is not. A part whose two signs agree "
+        "cannot separate the explanations; a control with no other part is "
+        "**non-diagnostic** (passing excludes nothing). Over the diagnostic parts, from "
+        f"their 95% {unit}-bootstrap CIs: consistent with the confound if every CI lies on "
+        "the confound's side of 0, confound excluded if any lies on the other side, "
+        "otherwise inconclusive (CI spans zero)."
+    )
+    return t5
 
-    check_values = {**check["check"], **check["sensitivity"]} if check is not None else {}
-    add_published_table(sec, run, {**sec.recomputed, **stats, **check_values})
 
+def add_figure_1(
+    sec: Section, run: RunData, stats: Mapping[str, float], headline: str, unit: str, path: Path
+) -> None:
+    """Figure 1: mean D_h and D_c per register level in the headline cell, written to
+    ``path`` (its series kept in ``sec.data["register_series"]``)."""
     where = f"cell.{headline}"
     levels = [lv for lv in REGISTERS if f"{where}.{lv}/d_h/mean" in stats]
     series = [
@@ -640,7 +521,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             figures.points_with_ci(
                 levels,
                 series,
-                out_dir / f"{stem}-fig1.png",
+                path,
                 f"Figure 1. Arm deltas by register level, {cell_words(where)} "
                 f"({run.label or run.model})",
                 "hack − clean log-likelihood (nats)",
@@ -651,14 +532,6 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
                 ),
             ),
         )
-    if extra["cluster"] is not None:
-        add_cluster_tables(
-            sec,
-            {"prefix": sr.CLUSTER_PREFIX},
-            extra["cluster"],
-            title="Cluster (honest vs concealing reports)",
-        )
-    return sec
 
 
 def _sign_words(sign: float | None) -> str:

@@ -1,7 +1,7 @@
 """The report_ll per-sample record that the solver stores and the scorer reads.
 
 :class:`ReportScorings` is written by ``report_ll_scorings`` into the sample store under
-:data:`STORE_KEY` (as JSON: the same dict older logs hold) and read back by
+:data:`STORE_KEY` (as JSON: ``s_*``, ``n_*``, ``token_logprobs``) and read back by
 ``report_ll_scorer``. One scoring ``S(r, T) = sum_i log p(r_i | T, r_<i)`` (nats) per report
 r in {h(onest), c(oncealing)} and transcript T in {hack, clean}.
 """
@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from cotaudit.probing.store_record import StoreRecord
+from cotaudit.studies.report_ll.stats import ScoringFields
 
 STORE_KEY = "report_ll"
 """Key of :class:`ReportScorings` in the sample store."""
@@ -31,22 +32,15 @@ class TokenScores(BaseModel):
     logprobs: list[float]
 
 
-class ReportScorings(StoreRecord):
-    """The four scorings of one fixture version: ``s_{h|c}_{hack|clean}`` in nats, ``n_...``
-    the report's token count, and per scoring ``token_logprobs["{h|c}_{hack|clean}"]``."""
+class ReportScorings(StoreRecord, ScoringFields):
+    """The four scorings of one fixture version (:class:`ScoringFields`:
+    ``s_{h|c}_{hack|clean}`` in nats, ``n_...`` the report's token count) and per scoring
+    ``token_logprobs["{h|c}_{hack|clean}"]``."""
 
     store_key: ClassVar[str] = STORE_KEY
     solver: ClassVar[str] = "report_ll_scorings"
     scorer: ClassVar[str] = "report_ll_scorer"
 
-    s_h_hack: float
-    s_h_clean: float
-    s_c_hack: float
-    s_c_clean: float
-    n_h_hack: int
-    n_h_clean: int
-    n_c_hack: int
-    n_c_clean: int
     token_logprobs: dict[str, TokenScores]
 
     @classmethod
@@ -65,4 +59,4 @@ class ReportScorings(StoreRecord):
 
     def scorings_row(self) -> dict[str, float | int]:
         """The scorings and token counts as ledger columns (``s_...``, ``n_...``)."""
-        return self.model_dump(exclude={"token_logprobs"})
+        return {f: getattr(self, f) for f in ScoringFields.model_fields}

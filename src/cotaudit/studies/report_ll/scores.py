@@ -1,24 +1,23 @@
 """What the report_ll metrics read and write, without Inspect: the ledger records rebuilt from
 the scores, the metric key sets, and the report clustering (honest vs concealing reports).
 
-The scorer and metrics (:mod:`cotaudit.scorers.report_ll`) and the report section
+The metric table (:mod:`cotaudit.studies.report_ll.metrics`) and the report section
 (:mod:`cotaudit.report.report_ll`) both use these, so the report recomputes every logged number
-with the functions the run used. Definitions of the statistics: :mod:`cotaudit.studies.report_ll.stats`.
+with the functions the run used. Definitions of the statistics:
+:mod:`cotaudit.studies.report_ll.stats`.
 
 The report clustering is registered with the generic cluster contrast
-(:func:`cotaudit.cluster.contrast.register_cluster_metric`) under ``report_cluster_f1``: its
+(:func:`cotaudit.cluster.contrast.register_cluster_metric`) under :data:`CLUSTER_METRIC`: its
 points are the two reports of a fixture version, ids ``<fixture id>#<honest|concealing>``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
-from cotaudit.cluster.contrast import Clustering, ClusterMetric, register_cluster_metric
-from cotaudit.cluster.f1 import ClusterF1Result, cluster_f1, metric_keys
+from cotaudit.cluster.f1 import ClusterF1Result, cluster_f1
 from cotaudit.scores import SampleScoreLike
 from cotaudit.studies.report_ll.fixtures.schema import (
     FACTOR_LEVELS,
@@ -68,6 +67,8 @@ MAIN_EFFECT_KEYS = (
 )
 SCORING_KEYS = ("scorings/n_valid", "scorings/n_invalid")
 """Scored fixture versions kept and dropped (:func:`scoring_counts`)."""
+CLUSTER_METRIC = "report_cluster_f1"
+"""The name of the report clustering's metric."""
 CLUSTER_PREFIX = "report_cluster"
 CLUSTER_POSITIVE, CLUSTER_NEGATIVE = "honest", "concealing"
 """Classes of the report clustering: the report kinds, positive (expected larger contrast) first."""
@@ -120,13 +121,13 @@ def headline_groups(cells: Sequence[str] | None = None) -> list[str]:
 
 
 def overall_keys(cells: Sequence[str] | None = None) -> list[str]:
-    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_overall`: :data:`GROUP_KEYS` of each
+    """Keys of ``report_ll_overall``: :data:`GROUP_KEYS` of each
     of :func:`headline_groups`, then :data:`SCORING_KEYS`."""
     return [f"{g}/{k}" for g in headline_groups(cells) for k in GROUP_KEYS] + list(SCORING_KEYS)
 
 
 def factor_keys() -> list[str]:
-    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_factors`: the factorial's level
+    """Keys of ``report_ll_factors``: the factorial's level
     means and main effects."""
     levels = [
         f"factorial.{f}.{level}/{k}"
@@ -139,7 +140,7 @@ def factor_keys() -> list[str]:
 
 
 def register_keys(cells: Sequence[str] | None = None) -> list[str]:
-    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_register`: per cell (and pooled
+    """Keys of ``report_ll_register``: per cell (and pooled
     over cells) and dressed level, the effect on did, on the dressed arm and the other arm."""
     keys = []
     for where in _wheres(cells):
@@ -159,23 +160,11 @@ DISCRIMINATION_KEYS = (
     *(f"{CONCEALING_SENSITIVITY}/d_c/{s}" for s in STATS),
     f"{CONCEALING_SENSITIVITY}/abs_d_c",
 )
-"""Keys of :func:`cotaudit.scorers.report_ll.report_ll_discrimination`."""
-
-
-def cell_keys() -> list[str]:
-    """The per-cell DiD keys ``cell.{rendering}.{richness}.{register}/did/{mean,ci_low,
-    ci_high}`` (a ``report_ll_cells`` metric of older logs logged these)."""
-    return [
-        f"cell.{a}.{b}.{c}/did/{k}"
-        for a in FACTOR_LEVELS["rendering"]
-        for b in FACTOR_LEVELS["richness"]
-        for c in FACTOR_LEVELS["register"]
-        for k in ("mean", "ci_low", "ci_high")
-    ]
+"""Keys of ``report_ll_discrimination``."""
 
 
 def control_keys(controls: Mapping[str, ControlDeclaration]) -> list[str]:
-    """Keys of :func:`cotaudit.scorers.report_ll.report_ll_controls`."""
+    """Keys of ``report_ll_controls``."""
     keys = []
     for family, d in controls.items():
         pre = f"control.{family}"
@@ -217,7 +206,7 @@ def cluster_result(
     unit: str = "scenario",
 ) -> ClusterF1Result:
     """:func:`cotaudit.cluster.f1.cluster_f1` over the main family's report rows; ``unit`` as
-    in :func:`cotaudit.scorers.report_ll.report_cluster_f1`."""
+    in :func:`cotaudit.studies.report_ll.metrics.cluster_f1`."""
     records = [r for r in records_from_scores(scores) if r.family not in controls]
     X, labels, ids = cluster_rows(records)
     return cluster_f1(
@@ -244,26 +233,3 @@ def cluster_units(records: Sequence[ScoredFixture], unit: str) -> list[str] | No
     if unit == "row":
         return None
     return [r.unit(unit) for r in records for _ in (0, 1)]
-
-
-def cluster_keys() -> list[str]:
-    """Keys of :func:`cotaudit.scorers.report_ll.report_cluster_f1`."""
-    return metric_keys(CLUSTER_PREFIX)
-
-
-def _recompute(scores: Sequence[SampleScoreLike], options: Mapping[str, Any]) -> Clustering:
-    """``report_cluster_f1(**options)`` on ``scores``, for the contrast and the report."""
-    result = cluster_result(
-        scores,
-        options.get("controls") or [],
-        int(options.get("n_boot", 1000)),
-        int(options.get("seed", 0)),
-        options.get("unit", "row"),  # a log whose cluster metric names no unit: rows
-    )
-    return Clustering(CLUSTER_PREFIX, result, CLUSTER_NEGATIVE)
-
-
-register_cluster_metric(
-    "report_cluster_f1",
-    ClusterMetric(_recompute, point_kind_texts="reports", point_noun="report"),
-)

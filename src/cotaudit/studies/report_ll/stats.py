@@ -49,8 +49,7 @@ figure over several cells says so in its name (``pooled_cells``):
   version once, ``honest_dressed`` never included;
 - ``main_effect.{factor}``: the factor's main effect over the factorial (:func:`main_effects`);
 - ``all_versions``: every version of every register level (plain reports counted at two
-  levels), the key layout of logs that predate the per-register headline
-  (:func:`unprefixed_all_versions`).
+  levels).
 
 Random draws come from ``numpy.random.default_rng(seed)``, restarted for every summary, so each
 is reproducible on its own; the unit draws are :func:`cotaudit.bootstrap.multinomial_counts`
@@ -64,9 +63,10 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from cotaudit.bootstrap import multinomial_counts, percentile_bounds, resampled_means
 from cotaudit.engine.base import LoglikResult
@@ -102,8 +102,10 @@ MAIN_EFFECT_LEVELS = {
     "register": ("concealing_dressed", "plain"),
 }
 """Factor -> (level a, level b): its main effect is the mean at ``a`` minus the mean at ``b``."""
-UNITS = ("bug", "project", "scenario")
-DEFAULT_UNIT = "bug"
+Unit = Literal["bug", "project", "scenario"]
+"""The independent unit an interval resamples."""
+UNITS: tuple[Unit, ...] = get_args(Unit)
+DEFAULT_UNIT: Unit = "bug"
 UNIT_FIELDS = {"bug": "bug_id", "project": "project_id", "scenario": "scenario_id"}
 """Unit -> the record field holding its label."""
 DEFAULT_DISCRIMINATION_BAND = 0.5
@@ -124,21 +126,11 @@ VERDICT_KEYS = {
 }
 """Control verdict code -> the 0/1 indicator key ``control.{family}/{key}``."""
 STATS = ("mean", "ci_low", "ci_high", "p", "n", "n_pos", "n_scenarios", "n_units")
-SCORING_FIELDS = ("s_h_hack", "s_h_clean", "s_c_hack", "s_c_clean")
-COUNT_FIELDS = ("n_h_hack", "n_h_clean", "n_c_hack", "n_c_clean")
-LEDGER_FIELDS = ("fixture_id", "scenario_id", "family", *FACTORS, *SCORING_FIELDS, *COUNT_FIELDS)
-"""Required columns of one raw ledger row (:meth:`ScoredFixture.ledger_row`)."""
-ID_FIELDS = ("bug_id", "project_id")
-"""Optional ledger columns: the scenario's bug and project (absent from older logs)."""
 
 
-class InvalidScorings(ValueError):
-    """A scoring that is not a finite number, or a report of no tokens."""
-
-
-@dataclass(frozen=True)
-class Scorings:
-    """The four scorings ``S(r, T)`` (nats) and token counts ``n(r, T)`` of one fixture version."""
+class ScoringFields(BaseModel):
+    """The four scorings ``S(r, T)`` (nats) and token counts ``n(r, T)`` of one fixture version
+    (``s_{h|c}_{hack|clean}``, ``n_...``), as the solver stores them (any numbers)."""
 
     s_h_hack: float
     s_h_clean: float
@@ -149,7 +141,30 @@ class Scorings:
     n_c_hack: int
     n_c_clean: int
 
-    def __post_init__(self) -> None:
+
+SCORING_FIELDS = tuple(f for f in ScoringFields.model_fields if f.startswith("s_"))
+COUNT_FIELDS = tuple(f for f in ScoringFields.model_fields if f.startswith("n_"))
+LEDGER_FIELDS = ("fixture_id", "scenario_id", "family", *FACTORS, *SCORING_FIELDS, *COUNT_FIELDS)
+"""Required columns of one raw ledger row (:meth:`ScoredFixture.ledger_row`)."""
+ID_FIELDS = ("bug_id", "project_id")
+"""Optional ledger columns: the scenario's bug and project (a fixture file may leave them out;
+then only ``unit="scenario"`` resamples)."""
+
+
+class InvalidScorings(ValueError):
+    """A scoring that is not a finite number, or a report of no tokens."""
+
+
+class Scorings(ScoringFields):
+    """:class:`ScoringFields` that every statistic can use: finite scorings and positive token
+    counts (else :class:`InvalidScorings`). Positional values in field order
+    (``Scorings(s_h_hack, s_h_clean, s_c_hack, s_c_clean, n_h_hack, ...)``) or by name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def __init__(self, *values: float, **fields: Any) -> None:
+        named = dict(zip((*SCORING_FIELDS, *COUNT_FIELDS), values, strict=False))
+        super().__init__(**named, **fields)
         bad = [f for f in SCORING_FIELDS if not math.isfinite(getattr(self, f))]
         bad += [f for f in COUNT_FIELDS if getattr(self, f) <= 0]
         if bad:
@@ -552,8 +567,8 @@ def every_version_levels(
     confidence: float = 0.95,
 ) -> dict[str, float]:
     """``{factor}.{level}/{q}/{stat}`` over every version at that level, all register levels
-    included and pooled over the other factors: the factor-level layout of logs whose metrics
-    name no ``unit`` (not a factorial figure: :func:`main_effects` is)."""
+    included and pooled over the other factors: the factor-level layout of version-0 logs whose
+    metrics name no ``unit`` (not a factorial figure: :func:`main_effects` is)."""
     options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     out: dict[str, float] = {}
     for level in FACTOR_LEVELS[factor]:
@@ -561,14 +576,6 @@ def every_version_levels(
         if at:
             out.update(_group(f"{factor}.{level}", at, _values(at), unit, **options))
     return out
-
-
-def unprefixed_all_versions(stats: Mapping[str, float]) -> dict[str, float]:
-    """``{q}/{stat}`` (every version pooled, plain reports counted twice) from
-    ``all_versions/{q}/{stat}``: the overall keys of logs that predate the per-register
-    headline."""
-    head = f"{ALL_VERSIONS}/"
-    return {k[len(head) :]: v for k, v in stats.items() if k.startswith(head)}
 
 
 DISCRIMINATION = "discrimination"

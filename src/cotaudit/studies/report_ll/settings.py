@@ -1,0 +1,211 @@
+"""The report_ll task's parameters, checked once (:class:`ReportLLSettings`).
+
+Each check raises the project's :class:`cotaudit.params.ParameterError`, one line naming the
+``-T`` parameter; :meth:`ReportLLSettings.of` raises that error itself (not pydantic's
+``ValidationError`` around it), so ``inspect eval`` prints the one line. What depends on the
+fixture file's content (``scenarios``, ``family``) is checked when the file is read
+(``tasks/report_ll.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from cotaudit.params import (
+    ParameterError,
+    as_list,
+    parse_contrast_model,
+    require_int,
+    require_positive,
+    require_range,
+)
+from cotaudit.studies.metrics import parse_metric_set
+from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, REWRITES
+from cotaudit.studies.report_ll.fixtures.schema import (
+    FACTOR_LEVELS,
+    Register,
+    Rendering,
+    Rewrite,
+    Richness,
+)
+from cotaudit.studies.report_ll.stats import UNITS, Unit
+
+DEFAULT_FIXTURES = "default"
+"""``-T fixtures`` value of the committed corpus."""
+ALL_LEVELS = {f: ",".join(levels) for f, levels in FACTOR_LEVELS.items()}
+"""Factor -> every level as ``-T`` text (the factor parameters' defaults)."""
+
+
+def parse_levels(name: str, value: str | Sequence[str]) -> list[str]:
+    """A non-empty subset of the factor ``name``'s levels, from "a,b" or a list."""
+    known = FACTOR_LEVELS[name]
+    levels = as_list(value)
+    unknown = [v for v in levels if v not in known]
+    if unknown or not levels:
+        raise ParameterError(
+            f"-T {name}: unknown level(s) {unknown or levels}; choose from {list(known)}"
+        )
+    return list(dict.fromkeys(levels))
+
+
+def resolve_fixtures(fixtures: Any) -> Path:
+    """``"default"`` (the committed corpus) or a path to a JSONL fixture file."""
+    if isinstance(fixtures, Path):
+        fixtures = str(fixtures)
+    if not isinstance(fixtures, str) or not fixtures.strip():
+        raise ParameterError(f"-T fixtures: expected 'default' or a file path, got {fixtures!r}")
+    if fixtures == DEFAULT_FIXTURES:
+        return DEFAULT_CORPUS
+    path = Path(fixtures).expanduser()
+    if not path.is_file():
+        raise ParameterError(f"-T fixtures: no such file {str(path)!r}")
+    return path
+
+
+def _one_of(name: str, value: Any, known: Sequence[str]) -> Any:
+    if value not in known:
+        raise ParameterError(f"-T {name}: expected one of {list(known)}, got {value!r}")
+    return value
+
+
+class ReportLLSettings(BaseModel):
+    """The resolved parameters of a report_ll run (the ``report_ll`` task's arguments but
+    ``paper``; their meaning: the task's docstring), in the order they are checked:
+    ``contrast_model`` none or ``provider/model``; ``metrics`` compact or all; ``fixtures``
+    the committed corpus or an existing file; ``register_rewrite`` one of
+    :data:`~cotaudit.studies.report_ll.fixtures.REWRITES`; the factor levels non-empty subsets
+    of their levels (from comma-separated text); a positive integer for ``n_resamples``, an
+    integer >= 0 for ``cluster_boot``, an integer ``seed``; a finite ``discrimination_band``
+    >= 0; ``unit`` one of
+    :data:`~cotaudit.studies.report_ll.stats.UNITS`; ``tokenizer`` None or non-blank text.
+    ``scenarios`` a count (a positive integer, or its digits) or scenario ids, ``family``
+    family names (both from comma-separated text; read against the fixture file)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    contrast_model: str | None
+    metrics: Literal["compact", "all"]
+    fixtures: Path
+    register_rewrite: Rewrite
+    rendering: list[Rendering]
+    richness: list[Richness]
+    register: list[Register]
+    n_resamples: int
+    cluster_boot: int
+    seed: int
+    discrimination_band: float
+    unit: Unit
+    tokenizer: str | None
+    scenarios: int | list[str] | None
+    family: list[str] | None
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> ReportLLSettings:
+        """The settings of the task arguments ``values``; the first invalid one (in the order of
+        the fields) raises its :class:`~cotaudit.params.ParameterError`."""
+        try:
+            return cls.model_validate(dict(values))
+        except ValidationError as e:
+            errors = e.errors()
+            for err in errors:
+                cause = (err.get("ctx") or {}).get("error")
+                if isinstance(cause, ParameterError):
+                    raise cause from None
+            name = ".".join(str(part) for part in errors[0]["loc"])
+            raise ParameterError(f"-T {name}: {errors[0]['msg']}") from None
+
+    @field_validator("contrast_model", mode="before")
+    @classmethod
+    def _contrast_model(cls, value: Any) -> str | None:
+        return parse_contrast_model(value)
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _metrics(cls, value: Any) -> str:
+        try:
+            return parse_metric_set(value)
+        except ValueError as e:
+            raise ParameterError(str(e)) from e
+
+    @field_validator("fixtures", mode="before")
+    @classmethod
+    def _fixtures(cls, value: Any) -> Path:
+        return resolve_fixtures(value)
+
+    @field_validator("register_rewrite", mode="before")
+    @classmethod
+    def _rewrite(cls, value: Any) -> Any:
+        return _one_of("register_rewrite", value, list(REWRITES))
+
+    @field_validator("rendering", "richness", "register", mode="before")
+    @classmethod
+    def _levels(cls, value: Any, info: Any) -> list[str]:
+        return parse_levels(info.field_name, value)
+
+    @field_validator("n_resamples", mode="before")
+    @classmethod
+    def _positive(cls, value: Any) -> Any:
+        require_positive("n_resamples", value)
+        return value
+
+    @field_validator("cluster_boot", mode="before")
+    @classmethod
+    def _cluster_boot(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ParameterError(f"-T cluster_boot: must be an integer >= 0, got {value!r}")
+        require_range("cluster_boot", value, 0, None)
+        return value
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed(cls, value: Any) -> Any:
+        require_int("seed", value)
+        return value
+
+    @field_validator("discrimination_band", mode="before")
+    @classmethod
+    def _band(cls, value: Any) -> float:
+        require_range("discrimination_band", value, 0, None)
+        return float(value)
+
+    @field_validator("unit", mode="before")
+    @classmethod
+    def _unit(cls, value: Any) -> Any:
+        return _one_of("unit", value, UNITS)
+
+    @field_validator("tokenizer", mode="before")
+    @classmethod
+    def _tokenizer(cls, value: Any) -> Any:
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ParameterError(f"-T tokenizer: expected a hub id or folder, got {value!r}")
+        return value
+
+    @field_validator("scenarios", mode="before")
+    @classmethod
+    def _scenarios(cls, value: Any) -> int | list[str] | None:
+        if value is None:
+            return None
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not isinstance(value, int):
+                raise ParameterError(
+                    f"-T scenarios: expected a count or scenario ids, got {value!r}"
+                )
+            require_positive("scenarios", value)
+            return value
+        return as_list(value)
+
+    @field_validator("family", mode="before")
+    @classmethod
+    def _family(cls, value: Any) -> list[str] | None:
+        return None if value is None else as_list(value)
+
+    @property
+    def levels(self) -> dict[str, list[str]]:
+        """The factor levels run: factor -> its chosen levels."""
+        return {"rendering": self.rendering, "richness": self.richness, "register": self.register}
