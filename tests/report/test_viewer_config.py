@@ -6,7 +6,6 @@ import pytest
 from inspect_ai.scorer import Score
 from inspect_ai.viewer import ViewerConfig
 
-from cotaudit.report.loader import full_metrics_of
 from cotaudit.scorers.viewer import (
     EPOCH_REDUCER,
     MAX_LABEL_CHARS,
@@ -16,7 +15,7 @@ from cotaudit.scorers.viewer import (
     selfcommit_viewer,
     trace_viewer,
 )
-from cotaudit.studies.metrics import cluster_compact_keys, parse_metric_set, select
+from cotaudit.studies.metrics import cluster_compact_keys, full_metrics_of, parse_metric_set, select
 from cotaudit.studies.report_ll.metrics import report_ll_compact, report_ll_headline_keys
 from cotaudit.studies.selfcommit.metrics import (
     primary_summary,

@@ -5,15 +5,14 @@ metrics here, the per-sample scores through Inspect's data frames
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from cotaudit.display.headline import cut_text
 from cotaudit.report.data import MetricDef, RunData, ScoreData, ScoredSample, ScorerRun
 from cotaudit.report.frames import samples_by_scorer
-from cotaudit.studies.report_ll.metrics import REPORT_LL_TABLES
-from cotaudit.studies.trace_tutor.metrics import TRACE_TABLES
+from cotaudit.studies.metrics import full_metrics_of
 
 LOG_SUFFIXES = (".eval", ".json")
 _NOT_LOGS = {"logs.json", "listing.json"}
@@ -57,7 +56,7 @@ def _float(v: Any) -> float:
 
 def with_full_tables(defs: list[MetricDef]) -> list[MetricDef]:
     """``defs`` followed by the full-set metrics each compact metric selects from
-    (:func:`cotaudit.report.loader.full_metrics_of`), each once: the report recomputes every table
+    (:func:`cotaudit.studies.metrics.full_metrics_of`), each once: the report recomputes every table
     from the per-sample scores of a compact log too."""
     out = list(defs)
     names = {d.name for d in out}
@@ -196,38 +195,3 @@ def load_runs(
                 f"status {run.status}"
             )
     return runs, skipped
-
-
-def full_metrics_of(name: str, options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The full-set metrics (name, options) whose tables the compact metric ``name`` (logged
-    with ``options``) selects from, as ``-T metrics=all`` attaches them; [] for any other
-    metric. ``cotaudit report`` recomputes these for a compact log, so it builds every table
-    from the per-sample scores whichever set was logged."""
-    o = dict(options)
-    if name in ("selfcommit_headline", "selfcommit_compact"):
-        return [
-            ("honest_vs_hinted", {}),
-            ("honest_vs_hinted_both_correct", {}),
-            ("condition_x_correctness", {}),
-        ]
-    if name == "trace_compact":
-        boot = {k: o[k] for k in ("n_boot", "seed") if k in o}
-        return [(t, dict(boot) if uses_boot else {}) for t, uses_boot in TRACE_TABLES]
-    if name == "report_ll_compact":
-        declarations = o.get("controls") or {}
-        run = {k: o[k] for k in ("n_resamples", "seed", "unit") if k in o}
-        common = {"controls": sorted(declarations), **run}
-        out = []
-        for t in REPORT_LL_TABLES:
-            options = dict(common)
-            if t != "report_ll_factors" and "cells" in o:
-                options["cells"] = list(o["cells"])
-            out.append((t, options))
-        discrimination = {**common, "band": o.get("band")}
-        if "discrimination_cell" in o:
-            discrimination["cell"] = o["discrimination_cell"]
-        out.append(("report_ll_discrimination", discrimination))
-        if declarations:
-            out.append(("report_ll_controls", {"controls": declarations, **run}))
-        return out
-    return []

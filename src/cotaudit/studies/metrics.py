@@ -7,9 +7,9 @@ computes from the scored samples and which options it takes (with their defaults
 recomputation (:meth:`MetricTable.recompute`) and the compact set's sources
 (:meth:`MetricTable.full_metrics_of`) are all generated from that table.
 
-Every compact key here is a key of a study's full metric tables, with the same name and the same value
-(the compact metrics select from the tables the full set computes); ``-T metrics=all`` logs the
-full tables instead. Two rules:
+Every compact key is a key of a study's full metric tables, with the same name and the same
+value (the compact metrics select from the tables the full set computes); ``-T metrics=all``
+logs the full tables instead. Two rules:
 
 - the headline keys of a study, and the cluster F1 with its n and interval, are always present
   (NaN when the run has nothing to compare, or the clustering is degenerate); each headline's
@@ -152,3 +152,38 @@ class MetricTable(dict[str, MetricSpec]):
         ``options``) selects from; [] for a full metric or a name not in the table."""
         spec = self.get(name)
         return [] if spec is None or spec.sources is None else spec.sources(options)
+
+
+def study_tables() -> dict[str, MetricTable]:
+    """Each study's metric table, by study name: the ``METRICS`` of every
+    ``cotaudit.studies.<study>.metrics`` module (found by name, so a new study's table is found
+    without a list to edit)."""
+    import importlib
+    import pkgutil
+
+    import cotaudit.studies
+
+    out: dict[str, MetricTable] = {}
+    for info in pkgutil.iter_modules(cotaudit.studies.__path__):
+        if not info.ispkg:
+            continue
+        try:
+            module = importlib.import_module(f"cotaudit.studies.{info.name}.metrics")
+        except ModuleNotFoundError:
+            continue
+        table = getattr(module, "METRICS", None)
+        if isinstance(table, MetricTable):
+            out[info.name] = table
+    return out
+
+
+def full_metrics_of(name: str, options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The full metrics ``(name, options)`` whose tables the compact metric ``name`` (logged
+    with ``options``) selects from, as ``-T metrics=all`` attaches them, from the study table
+    that declares it; [] for any other metric. ``cotaudit report`` recomputes these for a
+    compact log, so it builds every table from the per-sample scores whichever set was
+    logged."""
+    for table in study_tables().values():
+        if name in table:
+            return table.full_metrics_of(name, options)
+    return []
