@@ -63,11 +63,13 @@ class Recomputed:
     """A run's metrics recomputed from its scored samples.
 
     ``tables``: each full table (:data:`~cotaudit.studies.trace_tutor.metrics.FULL_METRICS`)
-    by name, under the log's options, as the metric table defines it; ``values``: their union
-    (what the report's tables show); ``as_logged``: ``values`` with the values a log of its task
-    version holds differently (:func:`~cotaudit.studies.trace_tutor.versions.logged_differences`)
-    and the cluster metrics, what the log's metrics are checked against; ``contrasts``: each
-    cluster metric's (options, contrast); ``n_boot``, ``seed``: the bootstrap of Table IV."""
+    by metric name, under the log's options, as the metric table defines it (in the section's
+    data without the ``trace_`` prefix: ``table_ii``, ``zero_probe_drop``, ...); ``values``:
+    their union (what the report's tables show); ``as_logged``: ``values`` with the values a log
+    of its task version holds differently
+    (:func:`~cotaudit.studies.trace_tutor.versions.logged_differences`) and the cluster metrics,
+    what the log's metrics are checked against; ``contrasts``: each cluster metric's (options,
+    contrast); ``n_boot``, ``seed``: the bootstrap of the intervals."""
 
     tables: dict[str, dict[str, float]]
     values: dict[str, float]
@@ -97,8 +99,8 @@ def recompute(
             contrast, metrics = contrast_and_metrics(samples, d.options)
             as_logged.update(metrics)
             contrasts.append((d.options, contrast))
-    boot = dict(FULL_METRICS["trace_table_iv"].options) | next(
-        d.options for d in defs if d.name == "trace_table_iv"
+    boot = next(
+        {**FULL_METRICS[d.name].options, **d.options} for d in defs if FULL_METRICS[d.name].options
     )
     return Recomputed(tables, values, as_logged, contrasts, int(boot["n_boot"]), int(boot["seed"]))
 
@@ -229,19 +231,8 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     curves = _curves_present(recs)
     conds = _conditions(recs)
     keyed = [c for c in ts.KEYED_CONDITIONS if c in conds]
-    sec.data.update(
-        records=recs,
-        table_ii=r.tables["trace_table_ii"],
-        table_iii=r.tables["trace_table_iii"],
-        table_iv=r.tables["trace_table_iv"],
-        delta_context=r.tables["trace_delta_context"],
-        zero_probe_drop=r.tables["trace_zero_probe_drop"],
-        table_v=r.tables["trace_table_v"],
-        checkpoint_counts=r.tables["trace_checkpoint_counts"],
-        fractions=fractions,
-        curves=curves,
-        contrasts=r.contrasts,
-    )
+    sec.data.update({name.removeprefix("trace_"): table for name, table in r.tables.items()})
+    sec.data.update(records=recs, fractions=fractions, curves=curves, contrasts=r.contrasts)
 
     headline = headline_text(run, {**scorer.metrics, **sec.recomputed}, f1_reasons(r.contrasts))
     if headline:

@@ -23,7 +23,8 @@ TRACE_VIEWER_FIELDS = (
     "p_masked",
     "correct",
 )
-"""Keys the trace_tutor scorer adds to its value for the viewer (``correct`` was already there)."""
+"""Keys of the trace_tutor scorer's value that the viewer's sample table shows (all but
+``correct``, which the statistics read too, are there for the viewer alone)."""
 
 
 def trace_curve_text(

@@ -1,5 +1,5 @@
 """What a trace_tutor log of each task version holds where it differs from the metric table: the
-one place the report reads logs written before the task's current version.
+one place the report reads a log of a version other than the current one.
 
 Version 1 (:data:`TASK_VERSION`): every logged metric is the value of
 :data:`cotaudit.studies.trace_tutor.metrics.METRICS` under the logged options.
