@@ -175,6 +175,3 @@ METRICS = MetricTable(
 
 COMPACT_METRICS = tuple(name for name, spec in METRICS.items() if spec.sources is not None)
 """The metrics ``-T metrics=compact`` attaches (the cluster metrics aside)."""
-
-TRACE_TABLES = tuple((name, bool(spec.options)) for name, spec in FULL_METRICS.items())
-"""(full table, whether it takes the bootstrap options), for the report loader."""
