@@ -49,6 +49,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import ScoreEdit
 
+import cotaudit.cluster.metrics  # noqa: F401  (registers the generic cluster F1 with the contrast)
 from cotaudit.cluster.contrast import (
     CLUSTER_METRICS,
     CONTRAST_MAX_TOKENS,
@@ -61,7 +62,6 @@ from cotaudit.cluster.contrast import (
     with_notes,
 )
 from cotaudit.cluster.f1 import DEFAULT_PREFIX, ClusterF1Result, metric_keys
-import cotaudit.cluster.metrics  # noqa: F401  (registers the generic cluster F1 with the contrast)
 from cotaudit.params import parse_contrast_model
 from cotaudit.report.data import RunData
 from cotaudit.report.loader import run_from_log
@@ -69,7 +69,8 @@ from cotaudit.report.loader import run_from_log
 logger = logging.getLogger(__name__)
 
 OPTIONS_KEY = "cluster_contrast_options"
-"""Task metadata key by which a task opts in: ``{"contrast_model": str | None, "n_nearest": int}``."""
+"""Task metadata key by which a task opts in:
+``{"contrast_model": str | None, "n_nearest": int}``."""
 RESULT_KEY = "cluster_contrast"
 """Key of the notes in ``Score.metadata`` and of the summaries in ``log.metadata``."""
 AUTHOR = "cotaudit"

@@ -53,8 +53,8 @@ from cotaudit.probing.choices import ShownChoice, dataset_letters, shown_letters
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.display import probe_chart, probe_curve_text
 from cotaudit.probing.forms import AnswerForm, get_form
-from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.probing.metrics import METRICS
+from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.probing.summaries import (
     REPLAY_SUFFIX,
     pass_rates,
@@ -114,7 +114,7 @@ class Verifier:
                 )
                 remark_choices(copy, self.multiple_correct)
                 self._selected[text] = [
-                    c for c, m in zip(self.choices, copy.choices) if m.correct is True
+                    c for c, m in zip(self.choices, copy.choices, strict=True) if m.correct is True
                 ]
             try:
                 score = await self.task_scorer(copy, self.target)
@@ -212,7 +212,10 @@ async def _verify(
         scores = [await verifier.score(t) for t in texts]
         values.append([verifier.value(s) for s in scores])
         answers.append(
-            [answer_of(s, t, form, verifier.selected(t), letters_of) for s, t in zip(scores, texts)]
+            [
+                answer_of(s, t, form, verifier.selected(t), letters_of)
+                for s, t in zip(scores, texts, strict=True)
+            ]
         )
     return values, answers
 
@@ -222,7 +225,8 @@ def _curves_markdown(
 ) -> str:
     """The curves as a chart (a PNG image against t, the zero probe apart), then an aligned
     monospace block of every cut and a sparkline per context
-    (:func:`cotaudit.probing.display.probe_chart`, :func:`cotaudit.probing.display.probe_curve_text`)."""
+    (:func:`cotaudit.probing.display.probe_chart`,
+    :func:`cotaudit.probing.display.probe_curve_text`)."""
     zero = rec.schedule.zero_probe
     return (
         probe_chart(rec.positions, rec.trace_tokens, curves, label, zero, theta)
@@ -325,7 +329,8 @@ def probe_scorer(
         label = "p(t)" if rec.probe == "trace" else "c(t)"
         head = f"{rec.probe} probe, form {rec.form}, T = {rec.trace_tokens} tokens, k = {rec.k}"
         if rec.think_source != "none":
-            head += f", think block ({rec.think_source}, {'closed' if rec.think_closed else 'unclosed'})"
+            closed = "closed" if rec.think_closed else "unclosed"
+            head += f", think block ({rec.think_source}, {closed})"
         if rec.probe == "selfcommit":
             head += f"; a_final = {'none' if a_final is None else md_text(a_final)}"
         primary = primary_summary(thetas)
@@ -338,7 +343,7 @@ def probe_scorer(
             _curves_markdown(rec, curves, label, theta) if curves else "No final answer: no c(t)."
         )
         return Score(
-            value=value,  # type: ignore[arg-type]
+            value=value,
             answer=a_final
             if rec.probe == "selfcommit"
             else own_score.answer

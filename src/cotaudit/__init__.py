@@ -5,10 +5,12 @@ probe engine is in ``cotaudit.engine``, Inspect providers in ``cotaudit.provider
 and scorers in ``cotaudit.solvers`` and ``cotaudit.scorers``.
 """
 
+from typing import Any
+
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """``cotaudit.probe(task, probe="trace" | "selfcommit", ...)``: see ``tasks/probe.py``
     (imported on first use, so ``import cotaudit`` stays free of Inspect)."""
     if name == "probe":

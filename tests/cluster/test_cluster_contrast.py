@@ -1,5 +1,5 @@
-"""The cluster contrast (step 7 of the cluster F1): per-sample notes and the run summary written into the
-Inspect log, the optional contrast model, and ``cotaudit contrast``."""
+"""The cluster contrast (step 7 of the cluster F1): per-sample notes and the run summary
+written into the Inspect log, the optional contrast model, and ``cotaudit contrast``."""
 
 from __future__ import annotations
 

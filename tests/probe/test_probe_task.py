@@ -87,7 +87,7 @@ def _replayed_answers(engine, sample, rec: ProbeRecord, context: str, messages=N
             seed=sample_seed(0, sample.id),
         )
     )
-    by_cut = dict(zip(cuts, rows))
+    by_cut = dict(zip(cuts, rows, strict=True))
     return [by_cut[rec.offset + t] for t in rec.probed]
 
 

@@ -73,7 +73,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # no stubs or py.typed
 
 from cotaudit.bootstrap import UnitSampler, distinct_rows, percentile_interval
 
@@ -353,8 +353,8 @@ def cluster_f1(
     n_collapsed = int(n - keep.sum())
     if n_collapsed:
         X, y = X[keep], y[keep]
-        ids = tuple(i for i, k in zip(ids, keep) if k)
-        unit_of = [u for u, k in zip(unit_of, keep) if k]
+        ids = tuple(i for i, k in zip(ids, keep, strict=True) if k)
+        unit_of = [u for u, k in zip(unit_of, keep, strict=True) if k]
         n = len(unit_of)
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     p = names.index(primary)
@@ -539,13 +539,13 @@ def f1_statistic(
     keep = distinct_rows(units, X, y)
     X, y = X[keep], y[keep]
     f1 = _f1_of_rows(X, y, np.asarray(directions, dtype=float), seed)
-    return f1, [u for u, k in zip(units, keep) if k]
+    return f1, [u for u, k in zip(units, keep, strict=True) if k]
 
 
 def _class_makeup(units: Sequence[Hashable], y: NDArray[np.bool_]) -> list[int]:
     """Per sample, its unit's stratum: 0 positive samples only, 1 negative only, 2 both."""
     has: dict[Hashable, set[bool]] = {}
-    for u, pos in zip(units, y.tolist()):
+    for u, pos in zip(units, y.tolist(), strict=True):
         has.setdefault(u, set()).add(pos)
     code = {frozenset({True}): 0, frozenset({False}): 1, frozenset({True, False}): 2}
     return [code[frozenset(has[u])] for u in units]

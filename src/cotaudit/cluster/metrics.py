@@ -1,16 +1,17 @@
-"""The contrastive cluster F1 as a run metric, declared once (definition: :mod:`cotaudit.cluster.f1`).
+"""The contrastive cluster F1 as a run metric, declared once (definition:
+:mod:`cotaudit.cluster.f1`).
 
-:data:`METRICS` holds the metric ``contrastive_cluster_f1`` (:data:`~cotaudit.cluster.scores.METRIC_NAME`):
-its options are the :class:`~cotaudit.cluster.scores.ClusterHypothesis` fields (``features``,
-``class_key``, ``positive_class``, ``negative_class`` and ``directions`` required; ``primary``,
-``unit_key``, ``skip_whole_unit``), then ``prefix`` (the key stem,
+:data:`METRICS` holds the metric named :data:`~cotaudit.cluster.scores.METRIC_NAME`. Its
+options are the :class:`~cotaudit.cluster.scores.ClusterHypothesis` fields (``features``,
+``class_key``, ``positive_class``, ``negative_class`` and ``directions`` required;
+``primary``, ``unit_key``, ``skip_whole_unit``), then ``prefix`` (the key stem,
 :func:`cotaudit.cluster.f1.metric_keys`), ``n_boot`` and ``seed`` (interval resamples, seed of
 KMeans and the bootstrap) and ``keys`` (the keys to log, in this order; None: all of
 ``metric_keys(prefix)``). Its value is :meth:`cotaudit.cluster.f1.ClusterF1Result.metrics` of
-:func:`cotaudit.cluster.scores.cluster_f1_from_scores`. The Inspect ``@metric`` is generated from
-the table (:mod:`cotaudit.scorers.cluster_f1`); the report recomputes it with
-:func:`recompute`, and the cluster contrast with the :class:`~cotaudit.cluster.contrast.ClusterMetric`
-registered here.
+:func:`cotaudit.cluster.scores.cluster_f1_from_scores`. The Inspect ``@metric`` is generated
+from the table (:mod:`cotaudit.scorers.cluster_f1`); the report recomputes it
+(:func:`cotaudit.report.cluster.recompute`), and the cluster contrast through the
+:class:`~cotaudit.cluster.contrast.ClusterMetric` registered here (:func:`recompute`).
 """
 
 from __future__ import annotations

@@ -68,7 +68,9 @@ class ClusterHypothesis:
         if not self.features:
             raise ValueError(f"{METRIC_NAME} needs at least one feature")
         bad = {
-            f: self.directions.get(f) for f in self.features if self.directions.get(f) not in (1, -1)
+            f: self.directions.get(f)
+            for f in self.features
+            if self.directions.get(f) not in (1, -1)
         }
         if bad:
             raise ValueError(f"directions must give +1 or -1 for every feature; got {bad}")

@@ -74,7 +74,7 @@ def dataset_letters(
     differently ordered prompts compare by the choices they pick."""
     if not selected:
         return None
-    position = {}
+    position: dict[str, int] = {}
     for c in reference:
         position.setdefault(c.value, c.original_position)
     if any(c.value not in position for c in selected):

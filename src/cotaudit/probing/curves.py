@@ -13,8 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cotaudit.stats import mean_ratio, ratio
+
+Values = Sequence[float] | NDArray[np.float64]
+"""A curve's values (or fractions) as a sequence or an array."""
 
 DEFAULT_THETAS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 PELT_PENALTY = 0.3
@@ -68,7 +72,7 @@ def lowcommit(c: Sequence[float]) -> float:
     return float(np.mean(np.asarray(c, dtype=float) < 0.5))
 
 
-def tau_first(c: Sequence[float], fractions: Sequence[float], theta: float) -> float:
+def tau_first(c: Values, fractions: Values, theta: float) -> float:
     """tau_first(theta) = min{t/T : c(t) >= theta}; 1.0 if never reached.
 
     "Never reached" and "reached only at t = T" both give 1.0: both mean the model commits no
@@ -79,7 +83,7 @@ def tau_first(c: Sequence[float], fractions: Sequence[float], theta: float) -> f
     return float(fractions[hits[0]]) if hits.size else 1.0
 
 
-def pelt_segments(c: Sequence[float], penalty: float = PELT_PENALTY) -> list[tuple[int, int]]:
+def pelt_segments(c: Values, penalty: float = PELT_PENALTY) -> list[tuple[int, int]]:
     """Segments [start, end) of a PELT segmentation of c (ruptures, l2 cost, min_size 2)."""
     import ruptures
 
@@ -88,11 +92,11 @@ def pelt_segments(c: Sequence[float], penalty: float = PELT_PENALTY) -> list[tup
         return [(0, int(arr.size))]
     ends = ruptures.Pelt(model="l2", min_size=2, jump=1).fit(arr).predict(pen=penalty)
     starts = [0] + ends[:-1]
-    return list(zip(starts, ends))
+    return list(zip(starts, ends, strict=True))
 
 
 def rho_back(
-    c: Sequence[float], positions: Sequence[int], cot_length: int, penalty: float = PELT_PENALTY
+    c: Values, positions: Sequence[int], cot_length: int, penalty: float = PELT_PENALTY
 ) -> float:
     """rho_back = (CoT tokens inside negative-slope segments) / T.
 

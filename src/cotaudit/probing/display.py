@@ -21,7 +21,7 @@ def probe_curve_text(
     per context over the cuts after the zero probe. ``curves[name]`` has the zero probe's
     value first when it was made."""
     header = ["t", "t/T", *(f"{label} {n}" for n in curves)]
-    cuts = ([(0, 0.0)] if zero_probe else []) + list(zip(positions, fractions))
+    cuts = ([(0, 0.0)] if zero_probe else []) + list(zip(positions, fractions, strict=True))
     rows = [
         [str(t), fmt_number(f, 2), *(fmt_number(c[i]) for c in curves.values())]
         for i, (t, f) in enumerate(cuts)
@@ -76,7 +76,7 @@ def context_series(
         curve = list(values[1:] if zero_probe else values)
         series.append(
             Series(
-                list(zip(x, curve)),
+                list(zip(x, curve, strict=True)),
                 color,
                 dashed=ring,
                 rings=frozenset(range(len(curve))) if ring else frozenset(),

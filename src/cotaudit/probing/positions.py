@@ -1,7 +1,8 @@
 """Cut positions of a trace of T tokens: a token stride (self-commitment) or prefix fractions
 (TRACE). Prefixes are cumulative: cut t keeps the trace's first t tokens.
 
-- ``stride``: t = stride, 2*stride, ..., T (T always included; :func:`cotaudit.probing.curves.prefix_positions`).
+- ``stride``: t = stride, 2*stride, ..., T (T always included;
+  :func:`cotaudit.probing.curves.prefix_positions`).
 - ``fractions``: t = round(f * T) for each f (Python's round, half to even).
 
 The empty prefix t = 0 (the prompt alone) is no point of either curve; ``zero_probe`` probes it
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Literal
 
 from pydantic import BaseModel, field_validator, model_validator
@@ -42,7 +44,7 @@ class Schedule(BaseModel, frozen=True):
         f = self.fractions
         if not f or any(not (0.0 < x <= 1.0) or math.isnan(x) for x in f):
             raise ValueError(f"fractions must lie in (0, 1], got {list(f)}")
-        if any(b <= a for a, b in zip(f, f[1:])):
+        if any(b <= a for a, b in pairwise(f)):
             raise ValueError(f"fractions must be strictly increasing, got {list(f)}")
         return self
 

@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs (types-PyYAML not installed)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cotaudit.params import ParameterError, parse_thetas
@@ -221,7 +221,7 @@ class ProbeSettings(BaseModel):
         """Where to cut: ``stride`` if given, else ``fractions`` if given, else the probe's
         default schedule (:data:`PROBE_DEFAULTS`), with the zero probe as given or by default."""
         defaults = PROBE_DEFAULTS[self.probe]
-        kind = (
+        kind: Literal["stride", "fractions"] = (
             "stride"
             if self.stride is not None
             else "fractions"

@@ -6,10 +6,15 @@ a plain dict, and every field added later has a default so older logs still vali
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel
+
+
+class SampleStore(Protocol):
+    """What a record is read from: Inspect's ``Store``, or a log's store as a dict."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
 
 
 class StoreRecord(BaseModel):
@@ -21,7 +26,7 @@ class StoreRecord(BaseModel):
     scorer: ClassVar[str]
 
     @classmethod
-    def from_store(cls, store: Mapping[str, Any]) -> Any:
+    def from_store(cls, store: SampleStore) -> Any:
         """The record in a sample store; a clear error when the solver did not run."""
         rec = store.get(cls.store_key)
         if rec is None:

@@ -160,8 +160,8 @@ def headline_metrics(
         if math.isnan(v) or (headline.reference is not None and condition_key not in meta):
             continue
         values.append(v)
-        has_unit = headline.pair_key is not None and headline.pair_key in meta
-        units.append(str(meta[headline.pair_key]) if has_unit else f"sample {i}")
+        key = headline.pair_key
+        units.append(str(meta[key]) if key is not None and key in meta else f"sample {i}")
         is_reference.append(str(meta.get(condition_key)) == headline.reference)
     metric, n, low, high = headline.keys()
     if not values:
@@ -197,7 +197,7 @@ def run_metrics(
     if not rows:
         return out
     keys = list(rows[0][0])
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for value, meta in rows:
         if condition_key in meta:
             groups[_metric_name(str(meta[condition_key]))].append(value)
@@ -214,7 +214,7 @@ def run_metrics(
         if f"{key}{REPLAY_SUFFIX}" not in keys:
             continue
 
-        def gaps(values: list[dict[str, Any]], key: str = key) -> list[float]:
+        def gaps(values: list[Mapping[str, Any]], key: str = key) -> list[float]:
             return [float(v[key]) - float(v[f"{key}{REPLAY_SUFFIX}"]) for v in values]
 
         out[f"replay_gap/{key}"] = _nanmean(gaps([v for v, _ in rows]))

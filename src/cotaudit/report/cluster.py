@@ -53,7 +53,11 @@ def cluster_tables(
     """Metrics table, the two clusters (nearest samples, feature means), the feature ranking."""
     keys = metric_keys(prefix)
     m = dict(
-        zip([k.removeprefix(prefix + "_") for k in keys[:10]], (metrics[k] for k in keys[:10]))
+        zip(
+            [k.removeprefix(prefix + "_") for k in keys[:10]],
+            (metrics[k] for k in keys[:10]),
+            strict=True,
+        )
     )
     thr = [metrics[k] for k in keys[10:13]]
     neg = contrast.get("negative_class", "rest")
@@ -145,7 +149,9 @@ def add_cluster_tables(
     ``<prefix>_clusters``, ``<prefix>_features``)."""
     prefix = options_of(options)["prefix"]
     keys = (prefix, f"{prefix}_clusters", f"{prefix}_features")
-    for key, table in zip(keys, cluster_tables(title, contrast, sec.recomputed, prefix)):
+    # a degenerate or tied clustering has the metrics table alone
+    tables = cluster_tables(title, contrast, sec.recomputed, prefix)
+    for key, table in zip(keys, tables, strict=False):
         sec.table(key, table)
     logged = (sec.run.log_metadata.get("cluster_contrast") or {}).get(prefix) if sec.run else None
     described = (logged or {}).get("contrast_model")

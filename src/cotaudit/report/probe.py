@@ -12,7 +12,7 @@ with its interval, and its paired difference against the first run over the shar
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import numpy as np
 from cotaudit.probing.metrics import METRICS
 from cotaudit.probing.summaries import GAP_KEYS, MAIN_KEYS, REPLAY_SUFFIX
 from cotaudit.report import compare_ci
-from cotaudit.report.data import RunData, ScoredSample, check_metrics
+from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section
 from cotaudit.report.tables import Cell, Table, fmt
@@ -35,6 +35,20 @@ def _settings(run: RunData) -> dict[str, Any]:
     settings = dict(run.task_metadata.get("probe") or {})
     settings.setdefault("probe", run.study.removeprefix("probe_"))
     return settings
+
+
+def metric_defs(logged: Sequence[MetricDef], settings: Mapping[str, Any]) -> list[MetricDef]:
+    """The probe's run metrics as the log defines them (name and options); where the scorer
+    lists none, ``probe_summary`` with the options the task's probe settings imply."""
+    defs = [d for d in logged if d.name in METRICS]
+    if defs:
+        return defs
+    options = {
+        "probe": settings["probe"],
+        "condition_key": settings.get("condition_key") or "condition",
+        "headline": settings.get("headline"),
+    }
+    return [MetricDef(name, options) for name in METRICS]
 
 
 def units_of(samples: Sequence[ScoredSample], pair_key: str | None) -> list[Hashable]:
@@ -83,7 +97,7 @@ def _condition_means(
         v = np.array(
             [
                 x
-                for s, x in zip(samples, values)
+                for s, x in zip(samples, values, strict=True)
                 if str((s.sample_metadata or {}).get(condition_key)) == cond
             ],
             dtype=float,
@@ -106,7 +120,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     samples = scorer.samples
     condition_key = str(settings.get("condition_key") or "condition")
     pair_key = settings.get("pair_key")
-    sec.recomputed = METRICS.recompute(samples, scorer.metric_defs)
+    sec.recomputed = METRICS.recompute(samples, metric_defs(scorer.metric_defs, settings))
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
     units = units_of(samples, pair_key)
     conditions = sorted(
