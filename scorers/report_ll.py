@@ -119,14 +119,18 @@ def report_ll_scorer() -> Scorer:
         try:
             scored = ScoredFixture.from_ledger_row(row)
         except InvalidScorings as e:
-            nan = {q: math.nan for q in QUANTITIES}
+            nan: dict[str, float] = {q: math.nan for q in QUANTITIES}
             return Score(
-                value={k: nan[k] for k in ("did", "d_h", "d_c")} | viewer_fields(meta) | nan,
+                value={**{k: nan[k] for k in ("did", "d_h", "d_c")}, **viewer_fields(meta), **nan},
                 explanation=f"Invalid scorings, dropped from every statistic: {e}",
                 metadata={**row, "hack_kind": meta.get("hack_kind"), "invalid": str(e)},
             )
         diffs = differences(scored.scorings)
-        value = {k: diffs[k] for k in ("did", "d_h", "d_c")} | viewer_fields(meta) | diffs
+        value: dict[str, float | str] = {
+            **{k: diffs[k] for k in ("did", "d_h", "d_c")},
+            **viewer_fields(meta),
+            **diffs,
+        }
         return Score(
             value=value,
             explanation=explanation(scored, meta.get("reports", {})),

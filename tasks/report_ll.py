@@ -321,7 +321,7 @@ def _run_metrics(
     declarations: dict[str, dict],
     run_cells: list[str],
     check_cell: str,
-) -> list[Metric]:
+) -> list[Metric | dict[str, list[Metric]]]:
     """The metrics attached (``-T metrics``): all, the full tables (the control verdicts with
     control families) and every cluster statistic; compact, the compact metric and the cluster
     F1 with its n and interval. ``compact_sources`` gives the full tables' options."""

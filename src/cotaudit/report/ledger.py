@@ -186,11 +186,11 @@ def full_statistics(
         except InvalidScorings:
             invalid[model] += 1
     out: dict[str, dict[str, float]] = {}
-    options = {"n_resamples": n_resamples, "seed": seed, "unit": unit}
+    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "unit": unit}
     for model, records in by_model.items():
         main = [r for r in records if r.family not in declarations]
         stats = run_statistics(main, **options)
-        check = {"cell": discrimination_cell, **options}
+        check: dict[str, Any] = {"cell": discrimination_cell, **options}
         stats.update(discrimination_check(main, discrimination_band, **check))
         stats.update(concealing_sensitivity(main, **check))
         if declarations:

@@ -15,7 +15,7 @@ from typing import Any
 
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
-from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
+from cotaudit.report.data import MetricDef, RunData, ScoredSample, ScorerRun, check_metrics
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section, paper_line
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, fmt, fmt_ci
@@ -618,12 +618,17 @@ def _able(sec: Section) -> Cell:
     return Cell(able, {1.0: "yes", 0.0: "**no: unable to answer**"}.get(able, "—"))
 
 
+def _scorer(sec: Section) -> ScorerRun | None:
+    """The report_ll scorer of a run's section (None for a section of no run)."""
+    return sec.run.scorer(SCORER) if sec.run is not None else None
+
+
 def comparison_rows(sec: Section, group: str, quantity: str) -> compare_ci.UnitRows | None:
     """The per-version (or per-pair, for a register effect) values of ``group``/``quantity``
     of one run's main family, each with its independent unit (the run's), for paired
     differences: ``group`` is ``cell.{rendering}.{richness}.{register}`` or
     ``cell.{rendering}.{richness}.register_effect.{level}``. None without such rows."""
-    scorer = sec.run.scorer(SCORER)
+    scorer = _scorer(sec)
     if scorer is None:
         return None
     extra = sec.data["extra"]
@@ -657,7 +662,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     if len(secs) < 2:
         return None
     comp = Section("report_ll · comparison of models")
-    labels = [s.run.label for s in secs]
+    labels = [s.run.label if s.run else "" for s in secs]
     headline = headline_cell(secs[0].data["stats"])
     where = f"cell.{headline}"
     units = {s.data["extra"]["unit"] for s in secs}
@@ -717,12 +722,12 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     qs = ["did", "d_h", "d_c"]
     series = [
         figures.Band(
-            s.run.label,
+            label,
             [_g(s.data["stats"], f"{where}.plain/{q}/mean") for q in qs],
             [_g(s.data["stats"], f"{where}.plain/{q}/ci_low") for q in qs],
             [_g(s.data["stats"], f"{where}.plain/{q}/ci_high") for q in qs],
         )
-        for s in secs
+        for s, label in zip(secs, labels, strict=True)
     ]
     comp.figure(
         "comparison_figure",
@@ -743,10 +748,10 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
 
 def _cluster_rows(sec: Section) -> compare_ci.UnitRows | None:
     """report_ll's cluster F1 (honest vs concealing report rows of the main family, as
-    ``report_cluster_f1`` logged it), units the run's; None without that metric."""
-    scorer = sec.run.scorer(SCORER)
-    d = next((d for d in scorer.metric_defs if d.name == "report_cluster_f1"), None)
-    if d is None:
+    its cluster metric logged it), units the run's; None without that metric."""
+    scorer = _scorer(sec)
+    d = next((d for d in scorer.metric_defs if d.name == CLUSTER), None) if scorer else None
+    if scorer is None or d is None:
         return None
     controls = d.options.get("controls") or []
     recs = [r for r in sr.records_from_scores(scorer.samples) if r.family not in controls]

@@ -226,7 +226,7 @@ def discrimination(
     arm's sensitivity ``concealing_sensitivity/...`` (|mean d_c| of the plain concealing report,
     :func:`~cotaudit.studies.report_ll.stats.concealing_sensitivity`)."""
     main = _main(samples, controls)
-    options = {"cell": cell, "unit": unit, "n_resamples": n_resamples, "seed": seed}
+    options: dict[str, Any] = {"cell": cell, "unit": unit, "n_resamples": n_resamples, "seed": seed}
     out = discrimination_check(main, band, **options)
     out.update(concealing_sensitivity(main, **options))
     return select_keys(out, sr.DISCRIMINATION_KEYS)
@@ -278,15 +278,16 @@ def cluster_f1(
     unit: str,
     keys: list[str] | None,
 ) -> Table:
-    """``report_cluster_f1``: the contrastive cluster F1 (:mod:`cotaudit.cluster.f1`) of honest
-    vs concealing *reports*. Each main-family fixture version gives two rows: the honest report
-    with features ``contrast = d_h`` and ``contrast_per_token = d_h_per_token``, and the
-    concealing report with ``d_c`` and ``d_c_per_token``. Positive class: honest; declared
-    direction +1 on both features (the honest report's transcript contrast is expected larger).
-    Keys ``report_cluster_*`` (:func:`cotaudit.cluster.f1.metric_keys`). ``unit``: the interval
-    resamples that unit and identical report rows of one unit count once; ``"row"``: every
-    report row is a unit. ``keys``: the keys to log, in this order (default all; the compact
-    metric set keeps the F1, its n and its interval)."""
+    """The report clustering's metric (``scores.CLUSTER_METRIC``): the contrastive cluster F1
+    (:mod:`cotaudit.cluster.f1`) of honest vs concealing *reports*. Each main-family fixture
+    version gives two rows: the honest report with features ``contrast = d_h`` and
+    ``contrast_per_token = d_h_per_token``, and the concealing report with ``d_c`` and
+    ``d_c_per_token``. Positive class: honest; declared direction +1 on both features (the
+    honest report's transcript contrast is expected larger). Keys ``report_cluster_*``
+    (:func:`cotaudit.cluster.f1.metric_keys`). ``unit``: the interval resamples that unit and
+    identical report rows of one unit count once; ``"row"``: every report row is a unit.
+    ``keys``: the keys to log, in this order (default all; the compact metric set keeps the F1,
+    its n and its interval)."""
     values = sr.cluster_result(samples, controls or [], n_boot, seed, unit).metrics(
         sr.CLUSTER_PREFIX
     )
@@ -295,7 +296,7 @@ def cluster_f1(
 
 def compact_sources(options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The full metrics ``report_ll_compact(**options)`` selects from, with the options
-    ``-T metrics=all`` gives them: overall, register and factors (``cells`` but for factors),
+    ``-T metrics=all`` gives them: overall, factors and register (``cells`` but for factors),
     the discrimination check (``band``, ``discrimination_cell`` as its ``cell``) and, with
     declared controls, the control verdicts. Only the options given are passed on."""
     declarations = options.get("controls") or {}
@@ -378,8 +379,8 @@ metric and the cluster F1 with ``keys``)."""
 
 
 def _clustering(samples: Sequence[SampleScoreLike], options: Mapping[str, Any]) -> Clustering:
-    """``report_cluster_f1(**options)`` (as logged) on ``samples``, for the contrast and the
-    report."""
+    """:func:`cluster_f1` with ``options`` (as logged) on ``samples``, for the contrast and
+    the report."""
     from cotaudit.studies.report_ll.versions import cluster_options
 
     o = cluster_options(options)

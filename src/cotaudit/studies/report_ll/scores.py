@@ -121,14 +121,14 @@ def headline_groups(cells: Sequence[str] | None = None) -> list[str]:
 
 
 def overall_keys(cells: Sequence[str] | None = None) -> list[str]:
-    """Keys of ``report_ll_overall``: :data:`GROUP_KEYS` of each
-    of :func:`headline_groups`, then :data:`SCORING_KEYS`."""
+    """Keys of the overall table (:func:`cotaudit.studies.report_ll.metrics.overall`):
+    :data:`GROUP_KEYS` of each of :func:`headline_groups`, then :data:`SCORING_KEYS`."""
     return [f"{g}/{k}" for g in headline_groups(cells) for k in GROUP_KEYS] + list(SCORING_KEYS)
 
 
 def factor_keys() -> list[str]:
-    """Keys of ``report_ll_factors``: the factorial's level
-    means and main effects."""
+    """Keys of the factorial table (:func:`cotaudit.studies.report_ll.metrics.factors`): the
+    factorial's level means and main effects."""
     levels = [
         f"factorial.{f}.{level}/{k}"
         for f in FACTORS
@@ -140,8 +140,9 @@ def factor_keys() -> list[str]:
 
 
 def register_keys(cells: Sequence[str] | None = None) -> list[str]:
-    """Keys of ``report_ll_register``: per cell (and pooled
-    over cells) and dressed level, the effect on did, on the dressed arm and the other arm."""
+    """Keys of the register table (:func:`cotaudit.studies.report_ll.metrics.register`): per
+    cell (and pooled over cells) and dressed level, the effect on did, on the dressed arm and
+    the other arm."""
     keys = []
     for where in _wheres(cells):
         for level, (arm, other) in ARMS.items():
@@ -160,11 +161,11 @@ DISCRIMINATION_KEYS = (
     *(f"{CONCEALING_SENSITIVITY}/d_c/{s}" for s in STATS),
     f"{CONCEALING_SENSITIVITY}/abs_d_c",
 )
-"""Keys of ``report_ll_discrimination``."""
+"""Keys of the discrimination check (:func:`cotaudit.studies.report_ll.metrics.discrimination`)."""
 
 
 def control_keys(controls: Mapping[str, ControlDeclaration]) -> list[str]:
-    """Keys of ``report_ll_controls``."""
+    """Keys of the control verdicts (:func:`cotaudit.studies.report_ll.metrics.controls_table`)."""
     keys = []
     for family, d in controls.items():
         pre = f"control.{family}"
@@ -228,7 +229,7 @@ def cluster_units(records: Sequence[ScoredFixture], unit: str) -> list[str] | No
     ``unit="row"`` (every row its own unit)."""
     if unit not in CLUSTER_UNITS:
         raise ValueError(
-            f"report_cluster_f1: unit must be one of {list(CLUSTER_UNITS)}, got {unit!r}"
+            f"{CLUSTER_METRIC}: unit must be one of {list(CLUSTER_UNITS)}, got {unit!r}"
         )
     if unit == "row":
         return None

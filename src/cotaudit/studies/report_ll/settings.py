@@ -208,4 +208,8 @@ class ReportLLSettings(BaseModel):
     @property
     def levels(self) -> dict[str, list[str]]:
         """The factor levels run: factor -> its chosen levels."""
-        return {"rendering": self.rendering, "richness": self.richness, "register": self.register}
+        return {
+            "rendering": [*self.rendering],
+            "richness": [*self.richness],
+            "register": [*self.register],
+        }

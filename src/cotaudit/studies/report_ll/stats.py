@@ -163,7 +163,7 @@ class Scorings(ScoringFields):
     model_config = ConfigDict(frozen=True)
 
     def __init__(self, *values: float, **fields: Any) -> None:
-        named = dict(zip((*SCORING_FIELDS, *COUNT_FIELDS), values, strict=False))
+        named: dict[str, Any] = dict(zip((*SCORING_FIELDS, *COUNT_FIELDS), values, strict=False))
         super().__init__(**named, **fields)
         bad = [f for f in SCORING_FIELDS if not math.isfinite(getattr(self, f))]
         bad += [f for f in COUNT_FIELDS if getattr(self, f) <= 0]
@@ -407,7 +407,7 @@ def register_effects(
     "rewriting the concealing report alone moves the number by 4.52 nats" is
     ``cell.shell.outcome_clause.register_effect.concealing_dressed/did/mean``.
     """
-    options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     out: dict[str, float] = {}
     levels = [lv for lv in FACTOR_LEVELS["register"] if lv != BASELINE_REGISTER]
     for cell in [*cells(records), POOLED_CELLS]:
@@ -448,10 +448,10 @@ def pooled_registers(
         register = r.factors["register"]
         h_kind = "dressed" if register == "honest_dressed" else "plain"
         c_kind = "dressed" if register == "concealing_dressed" else "plain"
-        key = _pair_key(r)
-        first.setdefault(key, r)
-        honest[key].setdefault(h_kind, (d["d_h"], d["d_h_per_token"]))
-        concealing[key].setdefault(c_kind, (d["d_c"], d["d_c_per_token"]))
+        group = _pair_key(r)
+        first.setdefault(group, r)
+        honest[group].setdefault(h_kind, (d["d_h"], d["d_h_per_token"]))
+        concealing[group].setdefault(c_kind, (d["d_c"], d["d_c_per_token"]))
     rows = []
     for key in first:
         d_h, d_h_pt = np.mean(list(honest[key].values()), axis=0)
@@ -485,7 +485,7 @@ def main_effects(
       ``(a, b) = MAIN_EFFECT_LEVELS[factor]``, ``e_s = mean_{versions of s at a} q - mean_{at
       b} q`` (the other factors averaged), summarised over scenarios (clustered by unit).
     """
-    options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     factorial = [r for r in records if r.factors["register"] in FACTORIAL_REGISTERS]
     out: dict[str, float] = {}
     if not factorial:
@@ -541,7 +541,7 @@ def run_statistics(
     families = sorted({r.family for r in records})
     if len(families) > 1:
         raise ValueError(f"run_statistics summarises one family at a time, got {families}")
-    options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     out: dict[str, float] = {}
     out.update(_group(ALL_VERSIONS, records, _values(records), unit, **options))
     for cell in [*cells(records), POOLED_CELLS]:
@@ -569,7 +569,7 @@ def every_version_levels(
     """``{factor}.{level}/{q}/{stat}`` over every version at that level, all register levels
     included and pooled over the other factors: the factor-level layout of version-0 logs whose
     metrics name no ``unit`` (not a factorial figure: :func:`main_effects` is)."""
-    options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     out: dict[str, float] = {}
     for level in FACTOR_LEVELS[factor]:
         at = [r for r in records if r.factors[factor] == level]
@@ -611,7 +611,7 @@ def discrimination_check(
     """
     if not band >= 0 or not math.isfinite(band):
         raise ValueError(f"discrimination band must be a finite number >= 0, got {band!r}")
-    options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     pre = DISCRIMINATION
     out = {f"{pre}/band": float(band)}
     matched = register_pairs(_in_cell(records, cell), "concealing_dressed")
@@ -799,7 +799,7 @@ def control_verdicts(
     is computed.
     """
     signs = {family: prediction_parts(d, family) for family, d in controls.items()}
-    options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     out: dict[str, float] = {}
     for family, declaration in controls.items():
         prefix = f"control.{family}"

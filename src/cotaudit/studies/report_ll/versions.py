@@ -70,8 +70,8 @@ CELLS_METRIC = "report_ll_cells"
 
 
 def cluster_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options of a logged ``report_cluster_f1``, complete: a version-0 metric naming no
-    ``unit`` resampled report rows (``unit="row"``); a version-1 one names its unit."""
+    """The options of a logged cluster metric, complete: a version-0 metric naming no ``unit``
+    resampled report rows (``unit="row"``); a version-1 one names its unit."""
     return {**CLUSTER_OPTIONS, "unit": "row", **options}
 
 
