@@ -37,6 +37,7 @@ from inspect_ai.model import ChatMessageAssistant, ModelOutput, StopReason
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
+    Metric,
     Score,
     Scorer,
     Target,
@@ -382,5 +383,13 @@ def final_integer() -> Scorer:
     return score
 
 
-probe_summary = inspect_metrics(METRICS)["probe_summary"]
-"""The probe's run metrics (:mod:`cotaudit.probing.metrics`), attached by ``probe_task``."""
+PROBE_METRICS = inspect_metrics(METRICS)
+"""The probe's run metrics (:mod:`cotaudit.probing.metrics`) as Inspect ``@metric`` functions."""
+probe_summary = PROBE_METRICS["probe_summary"]
+
+
+def probe_metrics(probe: str, condition_key: str, headline: dict[str, Any]) -> list[Metric]:
+    """Every run metric of the probe, created with the run's options (the probe scorer's
+    metrics, attached by ``probe_task``)."""
+    options = {"probe": probe, "condition_key": condition_key, "headline": headline}
+    return [factory(**options) for factory in PROBE_METRICS.values()]

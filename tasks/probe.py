@@ -43,7 +43,7 @@ from cotaudit.prerequisite import checked_task
 from cotaudit.probing.forms import get_form
 from cotaudit.probing.settings import ProbeSettings, probe_settings
 from cotaudit.probing.summaries import Headline
-from cotaudit.scorers.probe import probe_scorer, probe_summary
+from cotaudit.scorers.probe import probe_metrics, probe_scorer
 from cotaudit.solvers.probe import ReplayPrompt, SiblingPrompts, probe_sweep
 from cotaudit.studies.selfcommit.metrics import primary_summary
 
@@ -238,7 +238,7 @@ def probe_of(
     # the run metrics belong to the probe scorer alone (the task's scorers keep theirs)
     resolve_scorer_metrics(
         [verifier],
-        [probe_summary(probe=s.probe, condition_key=s.condition_key, headline=headline.record())],
+        probe_metrics(s.probe, s.condition_key, headline.record()),
     )
     return task_with(
         wrapped,

@@ -181,7 +181,8 @@ def median_rows(rows: Sequence[tuple[Hashable, float]]) -> UnitRows:
 
 
 def cluster_rows(samples: Sequence[Any], options: Mapping[str, Any], unit_key: str) -> UnitRows:
-    """Cluster F1 of one ``contrastive_cluster_f1(**options)`` over ``samples``, units from
+    """Cluster F1 of the cluster metric (:mod:`cotaudit.cluster.metrics`) with the logged
+    ``options`` over ``samples``, units from
     ``sample_metadata[unit_key]`` (whatever unit the logged metric used)."""
     from cotaudit.cluster.scores import ClusterHypothesis, cluster_f1_inputs
 

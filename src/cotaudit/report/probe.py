@@ -39,7 +39,7 @@ def _settings(run: RunData) -> dict[str, Any]:
 
 def metric_defs(logged: Sequence[MetricDef], settings: Mapping[str, Any]) -> list[MetricDef]:
     """The probe's run metrics as the log defines them (name and options); where the scorer
-    lists none, ``probe_summary`` with the options the task's probe settings imply."""
+    lists none, each metric of the table with the options the task's probe settings imply."""
     defs = [d for d in logged if d.name in METRICS]
     if defs:
         return defs
