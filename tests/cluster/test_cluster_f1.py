@@ -409,3 +409,41 @@ def test_metric_unit_key_resamples_pairs() -> None:
     )
     with pytest.raises(ValueError, match="sample 's3' has no sample_metadata field 'pair_id'"):
         _values(_metric(unit_key="pair_id"), no_pair)
+
+
+def test_hypothesis_of_a_metrics_options() -> None:
+    options = dict(
+        features=FEATURES,
+        class_key="condition",
+        positive_class="hinted",
+        negative_class="honest",
+        directions=DIRECTIONS,
+        prefix="visible",
+        n_boot=7,
+    )
+    h = ClusterHypothesis.of(options)
+    assert h.features == tuple(FEATURES) and h.directions == DIRECTIONS
+    # options a log leaves out take their defaults; the others are not the hypothesis's
+    assert (h.primary, h.unit_key, h.skip_whole_unit) == (None, None, False)
+    assert h.with_unit("pair_id").unit_key == "pair_id" and h.unit_key is None
+
+
+def test_the_report_recomputes_the_logged_metric() -> None:
+    from cotaudit.report.cluster import recompute
+    from cotaudit.report.data import MetricDef
+
+    options = dict(
+        features=FEATURES,
+        class_key="condition",
+        positive_class="hinted",
+        negative_class="honest",
+        directions=DIRECTIONS,
+        prefix="visible",
+        n_boot=N_BOOT,
+    )
+    logged = _values(contrastive_cluster_f1(**options), _sample_scores())
+    defs = [MetricDef("contrastive_cluster_f1", options), MetricDef("accuracy", {})]
+    out, contrasts = recompute(_sample_scores(), defs)
+    assert out == logged and out["visible_f1"] == 1.0
+    assert [o for o, _ in contrasts] == [options]
+    assert contrasts[0][1]["n_skipped"] == 4
