@@ -206,7 +206,7 @@ def t_first_tokens(record: SelfcommitRecord, tau: str) -> float:
 
 def honest_vs_hinted_table(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
     """The run's two-condition table (:func:`two_condition_table`) with the
-    :func:`no_answer_counts` (the ``honest_vs_hinted`` metric)."""
+    :func:`no_answer_counts`."""
     records = list(records)
     return two_condition_table(records) | no_answer_counts(records)
 
@@ -214,7 +214,7 @@ def honest_vs_hinted_table(records: Iterable[SelfcommitRecord]) -> dict[str, flo
 def both_correct_table(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
     """Table II: the two-condition table of the problems whose honest and hinted responses are
     both correct (:func:`both_correct`), keys prefixed ``both_correct/``, with every summary of
-    the run (NaN on an empty subset; the ``honest_vs_hinted_both_correct`` metric)."""
+    the run (NaN on an empty subset)."""
     records = list(records)
     return two_condition_table(
         both_correct(records), prefix="both_correct/", names=summary_names(records)
