@@ -127,6 +127,7 @@ SELFCOMMIT_METRICS = inspect_metrics(METRICS)
 """The ``@metric`` factory of every metric of :data:`cotaudit.studies.selfcommit.metrics.METRICS`,
 by name (the task attaches them)."""
 
+# the full tables under the names ``cotaudit.scorers`` exports
 honest_vs_hinted = SELFCOMMIT_METRICS["honest_vs_hinted"]
 honest_vs_hinted_both_correct = SELFCOMMIT_METRICS["honest_vs_hinted_both_correct"]
 condition_x_correctness = SELFCOMMIT_METRICS["condition_x_correctness"]
