@@ -259,7 +259,8 @@ class SweptPrompt:
 
 Force = Callable[[list[int]], Awaitable[dict[str, list[list[str]]]]]
 """Positions t -> per prompt name, the k answers forced after prefix t at each (one
-:func:`~solvers.audit.force_and_record` call per prompt, so one header per prompt and round)."""
+:func:`~cotaudit.solvers.audit.force_and_record` call per prompt: one header per prompt and
+round)."""
 
 
 @dataclass(frozen=True)
@@ -309,7 +310,7 @@ def seeded_generate(
 ) -> Solver:
     """A chain of one model call on the sample's messages (recorded by Inspect as a model call),
     with ``max_tokens``, ``temperature`` and the sample's probe seed mod 2**31
-    (:func:`~solvers.engine.state_seed`); its output is appended as the trace."""
+    (:func:`~cotaudit.solvers.engine.state_seed`); its output is appended as the trace."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         config = GenerateConfig(
@@ -347,9 +348,9 @@ def sweep_solver(
     answer still fit the model's context (:func:`cotaudit.probing.sweep.fit_to_context`). Each
     answer is forced after ``prompt ++ response[:start + t] ++ tag`` (``tag`` =
     ``forced_answer_tag``, after ``think_close`` inside a think block), seeded with the
-    sample's seed (:func:`~solvers.engine.state_seed`) for every prompt (common random
+    sample's seed (:func:`~cotaudit.solvers.engine.state_seed`) for every prompt (common random
     numbers). Every forced cut is recorded in the sample's transcript, in one span
-    (:func:`~solvers.audit.probe_span`).
+    (:func:`~cotaudit.solvers.audit.probe_span`).
 
     Args:
       chain: The solver chain that writes the trace (its ``generate()`` calls are recorded as
@@ -390,10 +391,10 @@ def sweep_solver(
             else (0, len(trace.ids))
         )
         tag = cut_tag(forced_answer_tag, inside_think=split.think, think_close=think_close)
-        sample = await plan(state, trace)
+        planned = await plan(state, trace)
         fitted, context_truncated = trace.ids[:end], False
         if fit_context:
-            for prompt in sample.prompts:
+            for prompt in planned.prompts:
                 fitted, cut = fit_to_context(
                     engine, prompt.messages, fitted, tag, answer_max_tokens
                 )
@@ -402,11 +403,11 @@ def sweep_solver(
         ids = trace.ids[:end]
         probe_seed = state_seed(seed, state, per_epoch=per_epoch_seed)
         probed: list[int] = []
-        answers: dict[str, list[list[str]]] = {p.name: [] for p in sample.prompts}
+        answers: dict[str, list[list[str]]] = {p.name: [] for p in planned.prompts}
 
         async def force(positions: list[int]) -> dict[str, list[list[str]]]:
             rows = {}
-            for prompt in sample.prompts:
+            for prompt in planned.prompts:
                 rows[prompt.name] = await force_and_record(
                     engine,
                     prompt.messages,
@@ -427,9 +428,9 @@ def sweep_solver(
             return rows
 
         async with probe_span():
-            await sample.cut(end - start, force)
+            await planned.cut(end - start, force)
         sweep = Sweep(trace, split, start, end - start, tag, context_truncated, probed, answers)
-        sample.record(sweep).save(state.store)
+        planned.record(sweep).save(state.store)
         return state
 
     return solve

@@ -1,6 +1,7 @@
 """Solver of the self-commitment latency study: the probe core's solver
-(:func:`solvers.probe.sweep_solver`) configured to generate a seeded CoT, then force answers
-after its prefixes every ``stride`` tokens and compare them with the CoT's own final answer."""
+(:func:`cotaudit.solvers.probe.sweep_solver`) configured to generate a seeded CoT, then force
+answers after its prefixes every ``stride`` tokens and compare them with the CoT's own final
+answer."""
 
 from __future__ import annotations
 

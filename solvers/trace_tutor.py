@@ -1,6 +1,6 @@
 """Solver of the context-masked TRACE tutor study: the probe core's solver
-(:func:`solvers.probe.sweep_solver`) configured to generate a tutor explanation, then probe its
-prefixes.
+(:func:`cotaudit.solvers.probe.sweep_solver`) configured to generate a tutor explanation, then
+probe its prefixes.
 
 The explanation is generated through Inspect (so the call is in the log). Its tokens are then
 cut at t = 0 and t = round(f * T) for each prefix fraction f, and an answer is forced after each

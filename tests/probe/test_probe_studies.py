@@ -1,6 +1,9 @@
 """The studies' instrument is the generic probe, configured: on the same seeds, the generic probe
 over a plain Inspect task with the study's prompts, tag, positions and sampling forces the very
-same answers as the study's own solver, and gives the same curves and summaries."""
+same answers as the study's own solver, and gives the same curves and summaries. Both are
+configurations of the probe core's solver (``cotaudit.solvers.probe.sweep_solver``): the generic
+probe's over the task's own chain and its raw record, the study's over its seeded generation
+call and its study record."""
 
 from __future__ import annotations
 
