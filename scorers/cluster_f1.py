@@ -24,6 +24,10 @@ created. The pure functions behind it (:mod:`cotaudit.cluster.scores`) are re-ex
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from inspect_ai.scorer import Metric
+
 from cotaudit.cluster.metrics import METRICS
 from cotaudit.cluster.scores import (
     METRIC_NAME,
@@ -34,7 +38,8 @@ from cotaudit.cluster.scores import (
 )
 from cotaudit.scorers.metric_table import inspect_metrics
 
-contrastive_cluster_f1 = inspect_metrics(METRICS)[METRIC_NAME]
+contrastive_cluster_f1: Callable[..., Metric] = inspect_metrics(METRICS)[METRIC_NAME]
+"""The Inspect metric (keyword options as listed in :mod:`cotaudit.cluster.metrics`)."""
 
 __all__ = [
     "ClusterHypothesis",

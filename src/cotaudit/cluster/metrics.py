@@ -23,8 +23,7 @@ from typing import Any
 from cotaudit.cluster.contrast import Clustering, ClusterMetric, register_cluster_metric
 from cotaudit.cluster.f1 import DEFAULT_PREFIX, ClusterF1Result, metric_keys
 from cotaudit.cluster.scores import METRIC_NAME, ClusterHypothesis, cluster_f1_from_scores
-from cotaudit.scores import SampleScoreLike
-from cotaudit.studies.metrics import MetricSpec, MetricTable
+from cotaudit.scores import MetricSpec, MetricTable, SampleScoreLike
 
 REQUIRED = Parameter.empty
 """The default of an option the metric needs given (its ``@metric`` parameter has none)."""

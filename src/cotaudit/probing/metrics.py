@@ -17,8 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cotaudit.probing.summaries import Headline, run_metrics
-from cotaudit.scores import SampleScoreLike
-from cotaudit.studies.metrics import MetricSpec, MetricTable
+from cotaudit.scores import MetricSpec, MetricTable, SampleScoreLike
 
 
 def score_rows(

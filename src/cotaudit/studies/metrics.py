@@ -23,11 +23,15 @@ logs the full tables instead. Two rules:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cotaudit.display.headline import HeadlineSpec
+
+# the table types are generic (the cluster and probe packages declare tables too)
+from cotaudit.scores import MetricSpec as MetricSpec
+from cotaudit.scores import MetricTable as MetricTable
+from cotaudit.scores import Table as Table
 
 METRIC_SETS = ("compact", "all")
 """Values of the tasks' ``-T metrics`` parameter."""
@@ -96,62 +100,6 @@ def cluster_compact_keys(all_keys: Sequence[str]) -> list[str]:
 
 
 # --- what a compact metric selects from ---------------------------------------------------------
-
-
-Table = dict[str, float]
-"""A metric's value: statistic key -> number (NaN where undefined)."""
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """One run metric: ``compute(samples, **options) -> Table`` over the scored samples
-    (Inspect's ``SampleScore`` during a run, :class:`cotaudit.report.data.ScoredSample` in the
-    report: both are :class:`cotaudit.scores.SampleScoreLike`).
-
-    ``options``: the metric's parameters and their defaults (the ``@metric`` signature; a log
-    records the values a run used). ``sources``: for a compact metric, the full metrics
-    ``(name, options)`` its keys select from, given its own options (``-T metrics=all``
-    attaches those instead); the report recomputes them for a compact log. ``check``: raises
-    for invalid options (all options, defaults filled in) when the ``@metric`` is created."""
-
-    name: str
-    compute: Callable[..., Table]
-    doc: str
-    options: Mapping[str, Any] = field(default_factory=dict)
-    sources: Callable[[Mapping[str, Any]], list[tuple[str, dict[str, Any]]]] | None = None
-    check: Callable[[Mapping[str, Any]], None] | None = None
-
-    def __call__(self, samples: Sequence[Any], **options: Any) -> Table:
-        """The metric's table, with ``options`` over the defaults (unknown options refused)."""
-        unknown = sorted(set(options) - set(self.options))
-        if unknown:
-            raise TypeError(f"metric {self.name}: unknown options {', '.join(unknown)}")
-        return self.compute(samples, **{**self.options, **options})
-
-
-class MetricTable(dict[str, MetricSpec]):
-    """A study's metrics by name (in the order the task attaches them)."""
-
-    def __init__(self, *specs: MetricSpec) -> None:
-        super().__init__((s.name, s) for s in specs)
-
-    def recompute(self, samples: Sequence[Any], metric_defs: Iterable[Any]) -> Table:
-        """Every metric of ``metric_defs`` (``.name``, ``.options``: what a log records) that
-        this table holds, recomputed from ``samples`` with the logged options; others skipped."""
-        out: Table = {}
-        for d in metric_defs:
-            spec = self.get(d.name)
-            if spec is not None:
-                out.update(spec(samples, **dict(d.options)))
-        return out
-
-    def full_metrics_of(
-        self, name: str, options: Mapping[str, Any]
-    ) -> list[tuple[str, dict[str, Any]]]:
-        """The full metrics ``(name, options)`` the compact metric ``name`` (logged with
-        ``options``) selects from; [] for a full metric or a name not in the table."""
-        spec = self.get(name)
-        return [] if spec is None or spec.sources is None else spec.sources(options)
 
 
 def study_tables() -> dict[str, MetricTable]:
