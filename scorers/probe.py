@@ -388,7 +388,9 @@ PROBE_METRICS = inspect_metrics(METRICS)
 probe_summary = PROBE_METRICS["probe_summary"]
 
 
-def probe_metrics(probe: str, condition_key: str, headline: dict[str, Any]) -> list[Metric]:
+def probe_metrics(
+    probe: str, condition_key: str, headline: dict[str, Any]
+) -> list[Metric | dict[str, list[Metric]]]:
     """Every run metric of the probe, created with the run's options (the probe scorer's
     metrics, attached by ``probe_task``)."""
     options = {"probe": probe, "condition_key": condition_key, "headline": headline}
