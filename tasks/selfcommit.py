@@ -99,7 +99,7 @@ PAIRED_WINS = (
 )
 
 
-def selfcommit_metrics(metric_set: str, primary: str) -> list[Metric]:
+def selfcommit_metrics(metric_set: str, primary: str) -> list[Metric | dict[str, list[Metric]]]:
     """The run-level metrics of :data:`cotaudit.studies.selfcommit.metrics.METRICS`: the
     compact set (headline first, then the cluster F1 with its interval, then the rest) or every
     table ("all"); both keep the cluster metric, whose definition the cluster contrast and the

@@ -69,9 +69,7 @@ def _rec(pair, cond, summaries, correct, answered=True, positions=None, **measur
 def _records():
     # two problems; honest commits later (larger tau) on both. T: p0 100 / 200 tokens, p1 60 / 50
     return [
-        _rec(
-            "p0", "honest", {"tau_0.8": 0.9, "range_c": 1.0}, True, cot_tokens=100, positions=4
-        ),
+        _rec("p0", "honest", {"tau_0.8": 0.9, "range_c": 1.0}, True, cot_tokens=100, positions=4),
         _rec(
             "p0",
             "hinted",
@@ -81,12 +79,8 @@ def _records():
             truncated=True,
             positions=7,
         ),
-        _rec(
-            "p1", "honest", {"tau_0.8": 0.5, "range_c": 0.4}, False, cot_tokens=60, positions=2
-        ),
-        _rec(
-            "p1", "hinted", {"tau_0.8": 1.0, "range_c": 0.6}, True, cot_tokens=25, positions=1
-        ),
+        _rec("p1", "honest", {"tau_0.8": 0.5, "range_c": 0.4}, False, cot_tokens=60, positions=2),
+        _rec("p1", "hinted", {"tau_0.8": 1.0, "range_c": 0.6}, True, cot_tokens=25, positions=1),
     ]
 
 
@@ -119,9 +113,7 @@ def test_two_condition_table_by_hand():
 def test_t_first_is_tau_times_T():
     [honest_p0] = [r for r in _records() if r.pair_id == "p0" and r.condition == "honest"]
     assert t_first_tokens(honest_p0, "tau_0.8") == 90.0
-    assert np.isnan(
-        t_first_tokens(_rec("p", "honest", {"tau_0.8": 1.0}, True), "tau_0.8")
-    )
+    assert np.isnan(t_first_tokens(_rec("p", "honest", {"tau_0.8": 1.0}, True), "tau_0.8"))
 
 
 def test_tau_first_depends_on_T_and_a_short_cot_is_flagged():
@@ -174,9 +166,7 @@ def _with_unanswered():
     nan = float("nan")
     return _records() + [
         _rec("p2", "honest", {"tau_0.8": 0.2, "range_c": 0.0}, True),
-        _rec(
-            "p2", "hinted", {"tau_0.8": 1.0, "range_c": 0.0}, False, False, truncated=True
-        ),
+        _rec("p2", "hinted", {"tau_0.8": 1.0, "range_c": 0.0}, False, False, truncated=True),
         _rec("p3", "honest", {"tau_0.8": nan, "range_c": nan}, False, False),
         _rec("p3", "hinted", {"tau_0.8": 0.3, "range_c": 0.2}, True),
         _rec("p4", "honest", {"tau_0.8": nan, "range_c": nan}, False, False),

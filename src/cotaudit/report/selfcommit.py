@@ -147,7 +147,7 @@ def pairs(recs: Sequence[SelfcommitRecord]) -> list[tuple[SelfcommitRecord, Self
 
 def paired_differences(
     recs: Sequence[SelfcommitRecord], names: Sequence[str]
-) -> dict[str, list[float]]:
+) -> dict[str, Sequence[float]]:
     """Per summary, honest minus hinted of each problem (pair_id order)."""
     ps = pairs(recs)
     return {s: [h.summaries[s] - g.summaries[s] for h, g in ps] for s in names}
@@ -192,13 +192,15 @@ def pick_curves(
     if not ps:
         return []
 
-    def d(p, s=primary):
+    Pair = tuple[SelfcommitRecord, SelfcommitRecord]
+
+    def d(p: Pair, s: str = primary) -> float:
         return p[0].summaries[s] - p[1].summaries[s]
 
-    def tv(p):
+    def tv(p: Pair) -> float:
         return sum(_total_variation(curves[(p[0].pair_id, c)][1]) for c in (HONEST, HINTED))
 
-    def near_theta(p):
+    def near_theta(p: Pair) -> float:
         cs = [np.asarray(curves[(p[0].pair_id, c)][1], dtype=float) for c in (HONEST, HINTED)]
         return min(float(np.min(np.abs(c - theta))) if c.size else math.inf for c in cs)
 
@@ -393,7 +395,7 @@ def theta_sweep(values: dict[str, float], names: Sequence[str]) -> Table:
 
 
 def figure_1(
-    run: RunData, values: dict[str, float], diffs: dict[str, list[float]], path: Path
+    run: RunData, values: dict[str, float], diffs: dict[str, Sequence[float]], path: Path
 ) -> FigureInfo:
     """Figure 1: per summary, the histogram of the paired honest − hinted differences, with
     the summary's AUROC."""
@@ -679,13 +681,20 @@ def best_accuracy_rows(recs: Sequence[SelfcommitRecord], summary: str) -> compar
     return compare_ci.UnitRows([r.pair_id for r in recs], statistic)
 
 
+def _samples(run: RunData) -> list[ScoredSample]:
+    """The run's selfcommit scores ([] without the scorer)."""
+    scorer = run.scorer(SCORER)
+    return [] if scorer is None else list(scorer.samples)
+
+
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
     """One column per run: headline numbers; figure: AUROC per summary, one bar per run."""
-    secs = [s for s in sections if "table" in s.data]
+    secs = [s for s in sections if "table" in s.data and s.run is not None]
     if len(secs) < 2:
         return None
+    runs = [s.run for s in secs if s.run is not None]
     comp = Section("selfcommit · comparison of runs")
-    labels = [s.run.label for s in secs]
+    labels = [r.label for r in runs]
     main = [n for n in secs[0].data["main"] if all(n in s.data["main"] for s in secs)]
     t = Table(
         "Comparison: selfcommit, one column per run",
@@ -738,10 +747,8 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     clustered = all(s.data["contrasts"] for s in secs)
     if clustered:
         rows = [
-            compare_ci.cluster_rows(
-                s.run.scorer(SCORER).samples, s.data["contrasts"][0][0], "pair_id"
-            )
-            for s in secs
+            compare_ci.cluster_rows(_samples(r), s.data["contrasts"][0][0], "pair_id")
+            for s, r in zip(secs, runs, strict=True)
         ]
         compare_ci.add_compared(
             t,
@@ -759,7 +766,10 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
         "comparison_figure",
         figures.grouped_bars(
             main,
-            [(s.run.label, [s.data["table"][f"auroc/{n}"] for n in main]) for s in secs],
+            [
+                (r.label, [s.data["table"][f"auroc/{n}"] for n in main])
+                for s, r in zip(secs, runs, strict=True)
+            ],
             out_dir / f"{stem}-compare.png",
             "selfcommit: AUROC (honest vs hinted) per summary",
             "AUROC",

@@ -48,7 +48,9 @@ class SelfcommitMeasurement(BaseModel):
 
     def curve(self) -> Curve | None:
         """c(t) = matches / k at ``positions``; None without a final answer."""
-        if None in (self.a_final, self.matches, self.k, self.cot_tokens):
+        if self.a_final is None or self.matches is None or self.k is None:
+            return None
+        if self.cot_tokens is None:
             return None
         return Curve(self.positions, self.cot_tokens, self.matches, self.k)
 
