@@ -25,6 +25,7 @@ created. The pure functions behind it (:mod:`cotaudit.cluster.scores`) are re-ex
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from inspect_ai.scorer import Metric
 
@@ -41,10 +42,19 @@ from cotaudit.scorers.metric_table import inspect_metrics
 contrastive_cluster_f1: Callable[..., Metric] = inspect_metrics(METRICS)[METRIC_NAME]
 """The Inspect metric (keyword options as listed in :mod:`cotaudit.cluster.metrics`)."""
 
+
+def cluster_f1_metric(hypothesis: ClusterHypothesis, **options: Any) -> Metric:
+    """:data:`contrastive_cluster_f1` of ``hypothesis`` (its options,
+    :meth:`~cotaudit.cluster.scores.ClusterHypothesis.options`) with the metric's other
+    ``options`` (``prefix``, ``n_boot``, ``seed``, ``keys``)."""
+    return contrastive_cluster_f1(**hypothesis.options(), **options)
+
+
 __all__ = [
     "ClusterHypothesis",
     "cluster_contrast_from_scores",
     "cluster_f1_from_scores",
+    "cluster_f1_metric",
     "cluster_f1_inputs",
     "contrastive_cluster_f1",
 ]

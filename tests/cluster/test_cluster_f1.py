@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from inspect_ai import Task, eval
+from inspect_ai._util.registry import registry_params
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -22,6 +23,7 @@ from cotaudit.cluster.f1 import cluster_f1, metric_keys
 from cotaudit.scorers.cluster_f1 import (
     ClusterHypothesis,
     cluster_contrast_from_scores,
+    cluster_f1_metric,
     contrastive_cluster_f1,
 )
 
@@ -426,6 +428,10 @@ def test_hypothesis_of_a_metrics_options() -> None:
     # options a log leaves out take their defaults; the others are not the hypothesis's
     assert (h.primary, h.unit_key, h.skip_whole_unit) == (None, None, False)
     assert h.with_unit("pair_id").unit_key == "pair_id" and h.unit_key is None
+    # back to the metric's options: what was declared, defaults left out
+    assert h.options() == {k: v for k, v in options.items() if k not in ("prefix", "n_boot")}
+    metric = cluster_f1_metric(h.with_unit("pair_id"), prefix="visible")
+    assert registry_params(metric) == h.options() | {"unit_key": "pair_id", "prefix": "visible"}
 
 
 def test_the_report_recomputes_the_logged_metric() -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -83,6 +83,16 @@ class ClusterHypothesis:
         metric's other options, such as ``prefix`` or ``n_boot``, ignored). An option the
         options leave out takes its default."""
         return cls(**{f.name: options[f.name] for f in fields(cls) if f.name in options})
+
+    def options(self) -> dict[str, Any]:
+        """The hypothesis as the metric's options: every field but those at their defaults
+        (so a log records what a task declared), ``features`` as a list."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.default is MISSING or value != f.default:
+                out[f.name] = list(value) if f.name == "features" else value
+        return out
 
     def with_unit(self, unit_key: str | None) -> ClusterHypothesis:
         """The same hypothesis with units named by ``unit_key``."""
