@@ -337,11 +337,12 @@ def test_trace_tutor_tables_equal_recomputation_and_log_metrics(report):
     assert _same(
         sum(after) / len(after), logged["answer_key_vs_question_only/masked/all/mean_diff"]
     )
-    _check_issue_13_tables(sec, logged, recs)
+    _check_count_and_drop_tables(sec, logged, recs)
 
 
-def _check_issue_13_tables(sec, logged, recs) -> None:
-    """The issue-13 tables equal the log's metrics and an independent recomputation."""
+def _check_count_and_drop_tables(sec, logged, recs) -> None:
+    """The checkpoint-count, 0%-probe drop and length tables equal the log's metrics and an
+    independent recomputation."""
     mine = ts.table_ii(recs) | ts.checkpoint_counts(recs) | ts.zero_probe_drop_table(recs)
     for cond in ("question_only", "answer_key", "wrong_key"):
         key = f"length_tokens_median/{cond}"
@@ -373,7 +374,7 @@ def _check_issue_13_tables(sec, logged, recs) -> None:
     assert not any(k.startswith("non_monotone/") for k in logged)
 
 
-def test_a_trace_tutor_log_from_before_issue_13_still_reports(log_dir, tmp_path):
+def test_a_trace_tutor_log_of_version_0_still_reports(log_dir, tmp_path):
     """An old log: no checkpoint-count or 0%-probe metrics, the broad non-monotone count
     logged as ``non_monotone/<curve>`` by ``trace_anchoring``."""
     from inspect_ai.log import EvalMetric
@@ -504,7 +505,7 @@ def test_report_ll_tables_equal_log_metrics(report):
     assert row["verdict"] == expected
 
 
-def test_report_reads_a_report_ll_log_written_before_issue_13(log_dir, tmp_path):
+def test_report_reads_a_report_ll_log_of_version_0(log_dir, tmp_path):
     """An old log: overall metrics `{q}/{stat}` over all versions, `control.ctrl/pass`, no
     discrimination metric. Every logged number is recomputed; the check is still shown."""
     from inspect_ai.log import EvalMetric, write_eval_log
@@ -518,6 +519,7 @@ def test_report_reads_a_report_ll_log_written_before_issue_13(log_dir, tmp_path)
         and read_eval_log(str(p), header_only=True).eval.metadata.get("controls")
     )
     log = read_eval_log(str(path))
+    log.eval.task_version = 0  # a log written before the task carried a version
     (info,) = log.eval.scorers
     info.metrics = [m for m in info.metrics if "discrimination" not in m.name]
     (score,) = [s for s in log.results.scores if s.scorer == "report_ll_scorer"]
@@ -660,6 +662,7 @@ def test_selfcommit_log_without_the_stated_rules_still_reports(log_dir, tmp_path
     path = next(p for p in sorted(log_dir.glob("*.eval")) if "selfcommit" in p.name)
     answered = _answered_pairs(str(path))
     log = read_eval_log(str(path))
+    log.eval.task_version = 0  # a log written before the task carried a version
     for key in ("positions", "no_answer", "final_answer_reading"):
         log.eval.metadata.pop(key)
     n_no_answer = {"honest": 0, "hinted": 0}
@@ -705,6 +708,7 @@ def test_selfcommit_log_with_paired_wins_as_rates_checks_them_as_rates(log_dir, 
 
     path = next(p for p in sorted(log_dir.glob("*.eval")) if "selfcommit" in p.name)
     log = read_eval_log(str(path))
+    log.eval.task_version = 0  # a log written before the task carried a version
     log.eval.metadata.pop("paired_wins")
     [scores] = [s for s in log.results.scores if s.scorer == "selfcommit_scorer"]
     rewritten = 0
