@@ -265,7 +265,7 @@ def test_selfcommit_tables_equal_recomputation_and_log_metrics(report):
                 assert _same(t2.row(s)[col], mine[f"both_correct/{key}/{s}"])
             # paired wins and ties read as the study writes them: count / problems with both
             n = int(logged["n_pairs"])
-            cells = dict(zip(t1.columns, next(r for r in t1.rows if r[0].value == s)))
+            cells = dict(zip(t1.columns, next(r for r in t1.rows if r[0].value == s), strict=True))
             assert cells["paired wins"].text == f"{int(logged[f'wins/{s}'])}/{n}"
             assert cells["paired ties"].text == f"{int(logged[f'ties/{s}'])}/{n}"
             assert logged[f"win_rate/{s}"] == pytest.approx(logged[f"wins/{s}"] / n)
@@ -273,11 +273,11 @@ def test_selfcommit_tables_equal_recomputation_and_log_metrics(report):
             for label in ("correct", "incorrect"):
                 row = next(r for r in t3.rows if r[0].text == cond and r[1].value == label)
                 assert row[2].value == logged[f"n/{cond}/{label}"] == mine[f"n/{cond}/{label}"]
-                for cell, s in zip(row[3:], t3.columns[3:]):
+                for cell, s in zip(row[3:], t3.columns[3:], strict=True):
                     assert _same(cell.value, logged[f"median/{cond}/{label}/{s}"])
         sweep = sec.tables["theta_sweep"]
         assert sweep.column("θ") == [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
-        for theta, auroc in zip(sweep.column("θ"), sweep.column("AUROC")):
+        for theta, auroc in zip(sweep.column("θ"), sweep.column("AUROC")), strict=True:
             assert _same(auroc, logged[f"auroc/tau_{theta:g}"])
         cluster = sec.tables["cluster"]
         assert _same(cluster.rows[0][1].value, logged["cluster_f1"])
@@ -741,7 +741,7 @@ def test_runs_of_one_task_get_one_comparison_table_with_a_column_per_run(report)
     assert sorted(labels) == ["hf-probe/tiny (seed=0)", "hf-probe/tiny (seed=1)"]
     assert table.columns == ["", *labels]
     auroc = next(r for r in table.rows if r[0].value == "AUROC tau_0.8")
-    for cell, sec in zip(auroc[1:], report.sections["selfcommit"]):
+    for cell, sec in zip(auroc[1:], report.sections["selfcommit"], strict=True):
         assert _same(cell.value, _metrics(sec.run.path, "selfcommit_scorer")["auroc/tau_0.8"])
     fig = comp.figures["comparison_figure"]
     assert fig.n_series == [2] and fig.panels[0][1] == labels
@@ -821,7 +821,7 @@ def test_comparison_of_paired_wins_and_best_accuracy_carries_problem_intervals(r
         }
 
     wins_row = table.rows[names.index("paired wins tau_0.8")]
-    for cell, sec in zip(wins_row[1:], secs):
+    for cell, sec in zip(wins_row[1:], secs, strict=True):
         ps = pairs_of(sec)
         wins = sum(h > g for h, g in ps.values())
         assert cell.value == wins and cell.text == f"{wins}/{len(ps)}"
@@ -830,7 +830,7 @@ def test_comparison_of_paired_wins_and_best_accuracy_carries_problem_intervals(r
     a, b = pairs_of(secs[0]), pairs_of(secs[1])
     shared = sorted(set(a) & set(b))
     rate = table.row("paired win rate tau_0.8")
-    for sec, ps in zip(secs, (a, b)):
+    for sec, ps in zip(secs, (a, b), strict=True):
         assert rate[sec.run.label] == pytest.approx(sum(h > g for h, g in ps.values()) / len(ps))
     ua, va = list(a), np.array([float(h > g) for h, g in a.values()])
     ub, vb = list(b), np.array([float(h > g) for h, g in b.values()])
@@ -849,7 +849,7 @@ def test_comparison_of_paired_wins_and_best_accuracy_carries_problem_intervals(r
     assert cell.text.endswith(f"(n={len(shared)})")
     # best accuracy: the best threshold rule over each run's honest and hinted responses
     best = table.rows[names.index("best accuracy tau_0.8")]
-    for cell, ps in zip(best[1:], (a, b)):
+    for cell, ps in zip(best[1:], (a, b), strict=True):
         h, g = [x for x, _ in ps.values()], [y for _, y in ps.values()]
         assert cell.value == pytest.approx(best_threshold_accuracy(h, g))
         assert "[" in cell.text  # the estimate with its interval
