@@ -27,13 +27,13 @@ from inspect_ai.solver import TaskState
 from cotaudit.display.text import aligned_block, md_text
 from cotaudit.scorers.metric_table import inspect_metrics
 from cotaudit.studies.report_ll.metrics import (
-    COMPACT,
-    CONTROLS,
+    COMPACT_METRIC,
+    CONTROLS_METRIC,
     DISCRIMINATION_METRIC,
-    FACTORS,
+    FACTORS_METRIC,
     METRICS,
-    OVERALL,
-    REGISTER,
+    OVERALL_METRIC,
+    REGISTER_METRIC,
 )
 from cotaudit.studies.report_ll.record import ReportScorings
 from cotaudit.studies.report_ll.scores import CLUSTER_METRIC
@@ -144,10 +144,10 @@ def report_ll_scorer() -> Scorer:
 
 METRIC_FUNCS = inspect_metrics(METRICS)
 """The ``@metric`` factory of every report_ll metric, by name."""
-report_ll_overall = METRIC_FUNCS[OVERALL]
-report_ll_factors = METRIC_FUNCS[FACTORS]
-report_ll_register = METRIC_FUNCS[REGISTER]
+report_ll_overall = METRIC_FUNCS[OVERALL_METRIC]
+report_ll_factors = METRIC_FUNCS[FACTORS_METRIC]
+report_ll_register = METRIC_FUNCS[REGISTER_METRIC]
 report_ll_discrimination = METRIC_FUNCS[DISCRIMINATION_METRIC]
-report_ll_controls = METRIC_FUNCS[CONTROLS]
+report_ll_controls = METRIC_FUNCS[CONTROLS_METRIC]
 report_cluster_f1 = METRIC_FUNCS[CLUSTER_METRIC]
-report_ll_compact = METRIC_FUNCS[COMPACT]
+report_ll_compact = METRIC_FUNCS[COMPACT_METRIC]

@@ -60,12 +60,12 @@ from cotaudit.studies.report_ll.fixtures.audits import (
 from cotaudit.studies.report_ll.fixtures.schema import REPORT_REQUEST, SYSTEM_PROMPT
 from cotaudit.studies.report_ll.metrics import (
     CLUSTER_OPTIONS,
-    COMPACT,
-    CONTROLS,
+    COMPACT_METRIC,
+    CONTROLS_METRIC,
     DISCRIMINATION_METRIC,
-    FACTORS,
-    OVERALL,
-    REGISTER,
+    FACTORS_METRIC,
+    OVERALL_METRIC,
+    REGISTER_METRIC,
     RUN_OPTIONS,
     compact_sources,
     report_ll_headline_keys,
@@ -342,7 +342,11 @@ def _run_metrics(
         keys=None if full else cluster_compact_keys(metric_keys(CLUSTER_PREFIX)),
     )
     if not full:
-        return [METRIC_FUNCS[COMPACT](**compact), cluster]
+        return [METRIC_FUNCS[COMPACT_METRIC](**compact), cluster]
     tables = {name: METRIC_FUNCS[name](**options) for name, options in compact_sources(compact)}
-    order = [OVERALL, REGISTER, FACTORS, DISCRIMINATION_METRIC]
-    return [*(tables[t] for t in order), cluster, *([tables[CONTROLS]] if declarations else [])]
+    order = [OVERALL_METRIC, REGISTER_METRIC, FACTORS_METRIC, DISCRIMINATION_METRIC]
+    return [
+        *(tables[t] for t in order),
+        cluster,
+        *([tables[CONTROLS_METRIC]] if declarations else []),
+    ]

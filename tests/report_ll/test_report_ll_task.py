@@ -37,6 +37,7 @@ from cotaudit.studies.report_ll.fixtures import (
     expand,
     load_fixtures,
 )
+from cotaudit.studies.report_ll.metrics import METRICS
 from cotaudit.studies.report_ll.paper import PAPER
 from cotaudit.studies.report_ll.record import STORE_KEY
 from cotaudit.studies.report_ll.scores import (
@@ -426,6 +427,27 @@ def test_tiny_run_has_every_metric(tiny_log):
     )
 
 
+def test_logged_metrics_are_the_tables_specs_with_their_options(tiny_log):
+    """-T metrics=all on a run with a control family: the full tables, the cluster F1 and the
+    control verdicts, each logged with every option of its spec; the task's version is 1."""
+    assert tiny_log.eval.task_version == 1
+    (info,) = [s for s in tiny_log.eval.scorers if s.name == SCORER]
+    names = [m.name.rsplit("/", 1)[-1] for m in info.metrics]
+    assert names == [
+        "report_ll_overall",
+        "report_ll_register",
+        "report_ll_factors",
+        "report_ll_discrimination",
+        "report_cluster_f1",
+        "report_ll_controls",
+    ]
+    for name, m in zip(names, info.metrics, strict=True):
+        assert set(m.options) == set(METRICS[name].options), name
+    overall = info.metrics[0].options
+    assert overall["cells"] == ["shell.bare"] and overall["controls"] == ["ctrl"]
+    assert overall["n_resamples"] == SMALL["n_resamples"] and overall["unit"] == "bug"
+
+
 def test_solver_logs_the_token_audit_with_the_scored_models_tokenizer(tiny_log):
     """Every sample's metadata holds its unit's plain and dressed report token counts under the
     scored (tiny) model's tokenizer, read here from its tokenizer.json; the bundled rewrite adds
@@ -663,17 +685,20 @@ def test_default_model_end_to_end(tmp_path):
 # --- logs whose metrics name no unit --------------------------------------------------------
 
 UNITLESS_LOGS = Path(__file__).resolve().parent / "data"
-"""Two tiny-model logs written by the task when its metrics resampled scenarios and named no
-unit (headline ``register.{level}``, factor levels over every version, the discrimination check
+"""Two tiny-model logs of task version 0 whose metrics resampled scenarios and named no unit
+(headline ``register.{level}``, factor levels over every version, the discrimination check
 on |mean d_c|): ``unitless-metrics-all.eval`` (-T metrics=all, 2 main + 2 control scenarios,
 shell x bare) and ``unitless-metrics-compact.eval`` (the compact set, 2 scenarios)."""
 
 
 def test_report_reads_logs_whose_metrics_name_no_unit(tmp_path):
+    from inspect_ai.log import read_eval_log
+
     from cotaudit.report import build_report
 
     logs = sorted(UNITLESS_LOGS.glob("unitless-*.eval"))
     assert len(logs) == 2
+    assert all(read_eval_log(str(p), header_only=True).eval.task_version == 0 for p in logs)
     rep = build_report(logs, tmp_path, strict=True)
     secs = rep.sections["report_ll"]
     assert len(secs) == 2

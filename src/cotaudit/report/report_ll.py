@@ -24,7 +24,7 @@ from cotaudit.studies.report_ll import scores as sr
 from cotaudit.studies.report_ll import versions
 from cotaudit.studies.report_ll.fixtures.schema import FACTORS, REGISTERS
 from cotaudit.studies.report_ll.metrics import (
-    CONTROLS,
+    CONTROLS_METRIC,
     DISCRIMINATION_METRIC,
     METRICS,
     REPORT_LL_TABLES,
@@ -122,7 +122,7 @@ def recompute(
             extra.update(stats=stats, options=o, unit=o["unit"])
         elif d.name == DISCRIMINATION_METRIC:
             extra["discrimination"] = _discrimination(out, o)
-        elif d.name == CONTROLS:
+        elif d.name == CONTROLS_METRIC:
             declarations = declarations_of(o["controls"])
             checks = select(out, sr.control_keys(declarations))
             extra["controls"] = {"declarations": declarations, "checks": checks}
@@ -156,7 +156,7 @@ def discrimination_text(check: Mapping[str, Any]) -> str:
     st = check["check"]
     band = check["band"]
     if not check["declared"]:
-        source = "not declared in this log (written before the check existed); default band"
+        source = "not declared in this log (a task-version-0 log without it); default band"
     elif check["quantity_logged"] == "d_c":
         source = (
             "this log declared the concealing arm's sensitivity |mean D_c| as its check, "

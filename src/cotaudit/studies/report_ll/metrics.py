@@ -19,10 +19,19 @@ from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import select as select_keys
 from cotaudit.studies.metrics import MetricSpec, MetricTable, Table, select
 from cotaudit.studies.report_ll import scores as sr
-from cotaudit.studies.report_ll.fixtures.schema import ControlDeclaration
+from cotaudit.studies.report_ll.scores import (
+    CLUSTER_OPTIONS,
+    COMPACT_METRIC,
+    CONTROLS_METRIC,
+    DISCRIMINATION_METRIC,
+    FACTORS_METRIC,
+    OVERALL_METRIC,
+    REGISTER_METRIC,
+    RUN_OPTIONS,
+    declarations_of,
+)
 from cotaudit.studies.report_ll.stats import (
     DEFAULT_DISCRIMINATION_BAND,
-    DEFAULT_UNIT,
     STUDY_CELL,
     ScoredFixture,
     concealing_sensitivity,
@@ -30,6 +39,7 @@ from cotaudit.studies.report_ll.stats import (
     discrimination_check,
     run_statistics,
 )
+from cotaudit.studies.report_ll.versions import cluster_options
 
 REPORT_LL_STUDY_CELL = STUDY_CELL
 """The study's cell (shell commands, full outcome clause): the headline's cell when run."""
@@ -102,19 +112,6 @@ def report_ll_compact(
 
 
 # --- the metric table ---------------------------------------------------------------------------
-
-RUN_OPTIONS: dict[str, Any] = {"n_resamples": 10_000, "seed": 0, "unit": DEFAULT_UNIT}
-"""Options of every run statistic: bootstrap resamples / random sign flips, their seed, and the
-independent unit every interval and p-value resamples
-(:data:`cotaudit.studies.report_ll.stats.UNITS`)."""
-CLUSTER_OPTIONS: dict[str, Any] = {
-    "controls": None,
-    "n_boot": 1000,
-    "seed": 0,
-    "unit": DEFAULT_UNIT,
-    "keys": None,
-}
-"""Options of :func:`cluster_f1`: ``n_boot`` resamples of its interval (0: none)."""
 
 
 def _main(
@@ -232,17 +229,6 @@ def discrimination(
     return select_keys(out, sr.DISCRIMINATION_KEYS)
 
 
-def declarations_of(
-    controls: Mapping[str, Mapping[str, Any]] | None,
-) -> dict[str, ControlDeclaration]:
-    """The control declarations of a metric's ``controls`` option (family -> declaration),
-    each with its expected sign (refused without one)."""
-    out = {f: ControlDeclaration.model_validate(d) for f, d in (controls or {}).items()}
-    for family, d in out.items():
-        d.require_sign(family)
-    return out
-
-
 def controls_table(
     samples: Sequence[SampleScoreLike],
     *,
@@ -304,9 +290,9 @@ def compact_sources(options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any
     common = {"controls": sorted(declarations), **run}
     cells = {"cells": list(options["cells"])} if options.get("cells") is not None else {}
     out: list[tuple[str, dict[str, Any]]] = [
-        (OVERALL, {**common, **cells}),
-        (FACTORS, dict(common)),
-        (REGISTER, {**common, **cells}),
+        (OVERALL_METRIC, {**common, **cells}),
+        (FACTORS_METRIC, dict(common)),
+        (REGISTER_METRIC, {**common, **cells}),
     ]
     check = dict(common)
     if "band" in options:
@@ -315,7 +301,7 @@ def compact_sources(options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any
         check["cell"] = options["discrimination_cell"]
     out.append((DISCRIMINATION_METRIC, check))
     if declarations:
-        out.append((CONTROLS, {"controls": declarations, **run}))
+        out.append((CONTROLS_METRIC, {"controls": declarations, **run}))
     return out
 
 
@@ -332,23 +318,23 @@ def compact(samples: Sequence[SampleScoreLike], **options: Any) -> Table:
     return report_ll_compact(merged, options.get("cells") or [REPORT_LL_STUDY_CELL])
 
 
-OVERALL = "report_ll_overall"
-FACTORS = "report_ll_factors"
-REGISTER = "report_ll_register"
-DISCRIMINATION_METRIC = "report_ll_discrimination"
-CONTROLS = "report_ll_controls"
-COMPACT = "report_ll_compact"
-REPORT_LL_TABLES = (OVERALL, FACTORS, REGISTER)
+REPORT_LL_TABLES = (OVERALL_METRIC, FACTORS_METRIC, REGISTER_METRIC)
 """The full statistics tables (the first three of :func:`compact_sources`)."""
 
 METRICS = MetricTable(
     MetricSpec(
-        OVERALL, overall, overall.__doc__ or "", {"controls": None, **RUN_OPTIONS, "cells": None}
+        OVERALL_METRIC,
+        overall,
+        overall.__doc__ or "",
+        {"controls": None, **RUN_OPTIONS, "cells": None},
     ),
     MetricSpec(
-        REGISTER, register, register.__doc__ or "", {"controls": None, **RUN_OPTIONS, "cells": None}
+        REGISTER_METRIC,
+        register,
+        register.__doc__ or "",
+        {"controls": None, **RUN_OPTIONS, "cells": None},
     ),
-    MetricSpec(FACTORS, factors, factors.__doc__ or "", {"controls": None, **RUN_OPTIONS}),
+    MetricSpec(FACTORS_METRIC, factors, factors.__doc__ or "", {"controls": None, **RUN_OPTIONS}),
     MetricSpec(
         DISCRIMINATION_METRIC,
         discrimination,
@@ -356,11 +342,14 @@ METRICS = MetricTable(
         {"band": DEFAULT_DISCRIMINATION_BAND, "controls": None, **RUN_OPTIONS, "cell": STUDY_CELL},
     ),
     MetricSpec(
-        CONTROLS, controls_table, controls_table.__doc__ or "", {"controls": None, **RUN_OPTIONS}
+        CONTROLS_METRIC,
+        controls_table,
+        controls_table.__doc__ or "",
+        {"controls": None, **RUN_OPTIONS},
     ),
     MetricSpec(sr.CLUSTER_METRIC, cluster_f1, cluster_f1.__doc__ or "", CLUSTER_OPTIONS),
     MetricSpec(
-        COMPACT,
+        COMPACT_METRIC,
         compact,
         compact.__doc__ or "",
         {
@@ -381,8 +370,6 @@ metric and the cluster F1 with ``keys``)."""
 def _clustering(samples: Sequence[SampleScoreLike], options: Mapping[str, Any]) -> Clustering:
     """:func:`cluster_f1` with ``options`` (as logged) on ``samples``, for the contrast and
     the report."""
-    from cotaudit.studies.report_ll.versions import cluster_options
-
     o = cluster_options(options)
     result = sr.cluster_result(samples, o["controls"] or [], o["n_boot"], o["seed"], o["unit"])
     return Clustering(sr.CLUSTER_PREFIX, result, sr.CLUSTER_NEGATIVE)

@@ -14,6 +14,7 @@ points are the two reports of a fixture version, ids ``<fixture id>#<honest|conc
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from cotaudit.studies.report_ll.fixtures.schema import (
 from cotaudit.studies.report_ll.stats import (
     CELL_ORDER,
     CONCEALING_SENSITIVITY,
+    DEFAULT_UNIT,
     DISCRIMINATION,
     FACTORIAL_REGISTERS,
     LEDGER_FIELDS,
@@ -67,8 +69,30 @@ MAIN_EFFECT_KEYS = (
 )
 SCORING_KEYS = ("scorings/n_valid", "scorings/n_invalid")
 """Scored fixture versions kept and dropped (:func:`scoring_counts`)."""
+
+# --- the metrics' names and options (the table: cotaudit.studies.report_ll.metrics.METRICS) ---
+
+OVERALL_METRIC = "report_ll_overall"
+FACTORS_METRIC = "report_ll_factors"
+REGISTER_METRIC = "report_ll_register"
+DISCRIMINATION_METRIC = "report_ll_discrimination"
+CONTROLS_METRIC = "report_ll_controls"
+COMPACT_METRIC = "report_ll_compact"
 CLUSTER_METRIC = "report_cluster_f1"
 """The name of the report clustering's metric."""
+RUN_OPTIONS: dict[str, Any] = {"n_resamples": 10_000, "seed": 0, "unit": DEFAULT_UNIT}
+"""Options of every run statistic: bootstrap resamples / random sign flips, their seed, and the
+independent unit every interval and p-value resamples
+(:data:`cotaudit.studies.report_ll.stats.UNITS`)."""
+CLUSTER_OPTIONS: dict[str, Any] = {
+    "controls": None,
+    "n_boot": 1000,
+    "seed": 0,
+    "unit": DEFAULT_UNIT,
+    "keys": None,
+}
+"""Options of :func:`cluster_f1`: ``n_boot`` resamples of its interval (0: none)."""
+
 CLUSTER_PREFIX = "report_cluster"
 CLUSTER_POSITIVE, CLUSTER_NEGATIVE = "honest", "concealing"
 """Classes of the report clustering: the report kinds, positive (expected larger contrast) first."""
@@ -234,3 +258,14 @@ def cluster_units(records: Sequence[ScoredFixture], unit: str) -> list[str] | No
     if unit == "row":
         return None
     return [r.unit(unit) for r in records for _ in (0, 1)]
+
+
+def declarations_of(
+    controls: Mapping[str, Mapping[str, Any]] | None,
+) -> dict[str, ControlDeclaration]:
+    """The control declarations of a metric's ``controls`` option (family -> declaration),
+    each with its expected sign (refused without one)."""
+    out = {f: ControlDeclaration.model_validate(d) for f, d in (controls or {}).items()}
+    for family, d in out.items():
+        d.require_sign(family)
+    return out

@@ -36,13 +36,13 @@ from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import select
 from cotaudit.studies.report_ll import scores as sr
 from cotaudit.studies.report_ll.fixtures.schema import FACTOR_LEVELS, REGISTERS
-from cotaudit.studies.report_ll.metrics import (
+from cotaudit.studies.report_ll.scores import (
     CLUSTER_OPTIONS,
-    CONTROLS,
+    CONTROLS_METRIC,
     DISCRIMINATION_METRIC,
-    FACTORS,
-    OVERALL,
-    REGISTER,
+    FACTORS_METRIC,
+    OVERALL_METRIC,
+    REGISTER_METRIC,
     RUN_OPTIONS,
     declarations_of,
 )
@@ -185,9 +185,9 @@ def _unitless_register_keys() -> list[str]:
 
 
 _UNITLESS_KEYS = {
-    OVERALL: _unitless_overall_keys,
-    FACTORS: _unitless_factor_keys,
-    REGISTER: _unitless_register_keys,
+    OVERALL_METRIC: _unitless_overall_keys,
+    FACTORS_METRIC: _unitless_factor_keys,
+    REGISTER_METRIC: _unitless_register_keys,
 }
 
 
@@ -195,9 +195,9 @@ def _stats_keys(name: str, options: Mapping[str, Any]) -> list[str]:
     """The keys a version-0 statistics table logged."""
     if "unit" not in options and name in _UNITLESS_KEYS:
         return _UNITLESS_KEYS[name]()
-    if name == OVERALL:
+    if name == OVERALL_METRIC:
         return sr.overall_keys(options.get("cells"))
-    if name == REGISTER:
+    if name == REGISTER_METRIC:
         return sr.register_keys(options.get("cells"))
     return cell_keys() if name == CELLS_METRIC else sr.factor_keys()
 
@@ -271,7 +271,7 @@ def recompute(
 
     for d in metric_defs:
         o = d.options
-        if d.name in (OVERALL, FACTORS, REGISTER, CELLS_METRIC):
+        if d.name in (OVERALL_METRIC, FACTORS_METRIC, REGISTER_METRIC, CELLS_METRIC):
             stats = stats_for(o)
             extra["stats"] = stats
             extra["options"] = dict(o)
@@ -288,7 +288,7 @@ def recompute(
             main = [r for r in recs if r.family not in (o.get("controls") or [])]
             extra["discrimination"] = discrimination(main, o, declared=True)
             out.update(extra["discrimination"]["stats"])
-        elif d.name == CONTROLS:
+        elif d.name == CONTROLS_METRIC:
             declarations = declarations_of(o.get("controls"))
             checks = select(
                 control_verdicts(recs, declarations, **_run(o)), sr.control_keys(declarations)
