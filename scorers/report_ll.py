@@ -26,6 +26,7 @@ from inspect_ai.solver import TaskState
 
 from cotaudit.display.text import aligned_block, md_text
 from cotaudit.scorers.metric_table import inspect_metrics
+from cotaudit.studies.report_ll.display import REPORT_LL_VIEWER_FIELDS
 from cotaudit.studies.report_ll.metrics import (
     COMPACT_METRIC,
     CONTROLS_METRIC,
@@ -91,14 +92,15 @@ def explanation(scored: ScoredFixture, reports: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
+VIEWER_SOURCES = {"scenario": "scenario_id"}
+"""Viewer field -> the sample metadata key it shows, where the two names differ."""
+
+
 def viewer_fields(meta: Mapping[str, Any]) -> dict[str, str]:
     """What the log viewer's sample table shows beside the differences
-    (:data:`cotaudit.scorers.viewer.REPORT_LL_FIELDS`): the scenario and the version's factor
-    levels and family, from the sample metadata."""
-    return {
-        "scenario": str(meta.get("scenario_id", "")),
-        **{f: str(meta.get(f, "")) for f in ("register", "rendering", "richness", "family")},
-    }
+    (:data:`cotaudit.studies.report_ll.display.REPORT_LL_VIEWER_FIELDS`: the scenario and the
+    version's factor levels and family), from the sample metadata."""
+    return {f: str(meta.get(VIEWER_SOURCES.get(f, f), "")) for f in REPORT_LL_VIEWER_FIELDS}
 
 
 @scorer(metrics=[])  # metrics are attached by the task (they depend on its parameters)
