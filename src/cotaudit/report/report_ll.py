@@ -663,10 +663,37 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
         return None
     comp = Section("report_ll · comparison of models")
     labels = [s.run.label if s.run else "" for s in secs]
-    headline = headline_cell(secs[0].data["stats"])
-    where = f"cell.{headline}"
+    where = f"cell.{headline_cell(secs[0].data['stats'])}"
     units = {s.data["extra"]["unit"] for s in secs}
     unit = secs[0].data["extra"]["unit"] if len(units) == 1 else "unit"
+    comp.table("comparison", comparison_table(secs, labels, where, unit))
+    add_comparison_figure(comp, secs, labels, where, unit, out_dir / f"{stem}.png")
+    return comp
+
+
+COMPARED = (
+    ("plain", "did", "DiD, plain / plain"),
+    ("concealing_dressed", "did", "DiD, plain / dressed concealing"),
+    (
+        "register_effect.concealing_dressed",
+        "did",
+        "register effect of dressing the concealing report on DiD",
+    ),
+    (
+        "register_effect.honest_dressed",
+        "d_h",
+        "register effect of dressing the honest report on D_h",
+    ),
+)
+"""The paired comparisons of runs: (group in the headline cell, quantity, row label)."""
+
+
+def comparison_table(
+    secs: Sequence[Section], labels: Sequence[str], where: str, unit: str
+) -> Table:
+    """The comparison table of the runs' sections ``secs`` (columns ``labels``) in the cell
+    ``where``: counts, the paired differences of :data:`COMPARED` and of the cluster F1
+    against the first run, p, arm means and the discrimination check."""
     t = Table(
         f"Comparison: report_ll, one column per run ({cell_words(where)})",
         ["", *labels],
@@ -684,22 +711,8 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
             for s in secs
         ),
     )
-    compared = [
-        (f"{where}.plain", "did", "DiD, plain / plain"),
-        (f"{where}.concealing_dressed", "did", "DiD, plain / dressed concealing"),
-        (
-            f"{where}.register_effect.concealing_dressed",
-            "did",
-            "register effect of dressing the concealing report on DiD",
-        ),
-        (
-            f"{where}.register_effect.honest_dressed",
-            "d_h",
-            "register effect of dressing the honest report on D_h",
-        ),
-    ]
-    for group, q, label in compared:
-        rows = [comparison_rows(s, group, q) for s in secs]
+    for group, q, label in COMPARED:
+        rows = [comparison_rows(s, f"{where}.{group}", q) for s in secs]
         if all(r is None for r in rows):
             continue
         compare_ci.add_compared(t, label, compare_ci.compare_runs(rows), labels[0])
@@ -710,15 +723,26 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
             *(_mean_ci(s.data["stats"], f"{where}.plain", q) for s in secs),
         )
     t.add("able to answer (discrimination check)", *(_able(s) for s in secs))
-    rows = [_cluster_rows(s) for s in secs]
     compare_ci.add_compared(
         t,
         "cluster F1 (honest vs concealing)",
-        compare_ci.compare_runs(rows, n_boot=compare_ci.CLUSTER_N_BOOT),
+        compare_ci.compare_runs([_cluster_rows(s) for s in secs], n_boot=compare_ci.CLUSTER_N_BOOT),
         labels[0],
     )
     t.note = compare_ci.note(unit, cluster=True)
-    comp.table("comparison", t)
+    return t
+
+
+def add_comparison_figure(
+    comp: Section,
+    secs: Sequence[Section],
+    labels: Sequence[str],
+    where: str,
+    unit: str,
+    path: Path,
+) -> None:
+    """The comparison's forest plot: mean plain/plain DiD, D_h and D_c per run, written to
+    ``path``."""
     qs = ["did", "d_h", "d_c"]
     series = [
         figures.Band(
@@ -734,7 +758,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
         figures.points_with_ci(
             ["DiD", "D_h", "D_c"],
             series,
-            out_dir / f"{stem}.png",
+            path,
             "report_ll: DiD and arm means per model",
             "nats",
             caption=(
@@ -743,7 +767,6 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
             ),
         ),
     )
-    return comp
 
 
 def _cluster_rows(sec: Section) -> compare_ci.UnitRows | None:
