@@ -156,7 +156,7 @@ def overall(
     unit: str,
     cells: list[str] | None,
 ) -> Table:
-    """``report_ll_overall``: per (rendering, richness) cell of ``cells`` (default all; the
+    """The headline table: per (rendering, richness) cell of ``cells`` (default all; the
     study's cell first) and register level, and per cell with the register levels pooled (each
     report once), ``cell.{rendering}.{richness}.{group}/...``; then the same pooled over the
     cells, ``pooled_cells.{group}/...``. For did, d_h, d_c and their per-token forms: mean, 95%
@@ -177,7 +177,7 @@ def factors(
     seed: int,
     unit: str,
 ) -> Table:
-    """``report_ll_factors``: the main family's 2 x 2 x 2 factorial over its own levels
+    """The factorial table: the main family's 2 x 2 x 2 factorial over its own levels
     (register plain and concealing_dressed; pooled over its cells, as a factorial's marginals
     are): ``factorial.{factor}.{level}/...`` (did mean, CI, p, count positive, n; d_h and d_c
     means) and ``main_effect.{factor}/...`` (level a minus level b per scenario:
@@ -196,7 +196,7 @@ def register(
     unit: str,
     cells: list[str] | None,
 ) -> Table:
-    """``report_ll_register``: the main family's register effect of each dressed level per cell
+    """The register table: the main family's register effect of each dressed level per cell
     (and pooled over cells; paired against the plain version of the same scenario and cell):
     ``{where}.register_effect.{level}/...``: the effect on did, on the dressed arm (d_h for
     honest_dressed, d_c for concealing_dressed) and its per-token form, and the other arm's mean
@@ -215,7 +215,7 @@ def discrimination(
     unit: str,
     cell: str,
 ) -> Table:
-    """``report_ll_discrimination``: the main family's pre-registered discrimination check
+    """The discrimination check: the main family's pre-registered discrimination check
     (:func:`~cotaudit.studies.report_ll.stats.discrimination_check`) in ``cell``
     ("{rendering}.{richness}" or "pooled_cells"): ``discrimination/able_to_answer`` = 1 when the
     register effect of dressing the concealing report on did, |mean e|, exceeds ``band`` nats, 0
@@ -237,7 +237,7 @@ def controls_table(
     seed: int,
     unit: str,
 ) -> Table:
-    """``report_ll_controls``: the control families (``controls``: family -> declaration
+    """The control verdicts: the control families (``controls``: family -> declaration
     ``{confound, expected_sign, expected_sign_without_confound, quantity, relative_to,
     relative_sign_without_confound}``): the declared quantity's summary, its difference from the
     ``relative_to`` family, both declared signs and the verdict as 0/1 indicators
@@ -281,7 +281,7 @@ def cluster_f1(
 
 
 def compact_sources(options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The full metrics ``report_ll_compact(**options)`` selects from, with the options
+    """The full metrics the compact metric (with ``options``) selects from, with the options
     ``-T metrics=all`` gives them: overall, factors and register (``cells`` but for factors),
     the discrimination check (``band``, ``discrimination_cell`` as its ``cell``) and, with
     declared controls, the control verdicts. Only the options given are passed on."""
@@ -306,7 +306,7 @@ def compact_sources(options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any
 
 
 def compact(samples: Sequence[SampleScoreLike], **options: Any) -> Table:
-    """``report_ll_compact``: the headline plain/plain DiD of the first of ``cells`` (the run's
+    """The compact metric: the headline plain/plain DiD of the first of ``cells`` (the run's
     (rendering, richness) cells, the study's first) with its CI and p-value, then the other
     compact keys (:func:`report_ll_compact_keys`) of the full tables
     (:func:`compact_sources`); NaN left out but for the headline. ``controls``: the control

@@ -226,9 +226,9 @@ def cluster_rows(
 def cluster_result(
     scores: Sequence[SampleScoreLike],
     controls: Sequence[str],
-    n_boot: int = 1000,
-    seed: int = 0,
-    unit: str = "scenario",
+    n_boot: int,
+    seed: int,
+    unit: str,
 ) -> ClusterF1Result:
     """:func:`cotaudit.cluster.f1.cluster_f1` over the main family's report rows; ``unit`` as
     in :func:`cotaudit.studies.report_ll.metrics.cluster_f1`."""
