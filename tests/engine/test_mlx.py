@@ -55,7 +55,7 @@ def mlx_engine() -> MLXEngine:
 
 def _sync(engine: MLXEngine, fn, *args):
     """Run a synchronous engine method on the engine's MLX worker thread."""
-    return engine._executor.submit(fn, *args).result()
+    return engine._scheduler.submit(fn, *args).result()
 
 
 def _request(
@@ -113,14 +113,14 @@ def test_forked_cache_logits_equal_fresh_prefill(mlx_engine):
         out.append(float(mx.abs(again - full).max()))
         return out
 
-    diffs = e._executor.submit(run).result()
+    diffs = e._scheduler.submit(run).result()
     assert max(diffs) < 1e-4, diffs
 
 
 def test_non_kvcache_fallback_matches_cached_path(mlx_engine):
     # A model whose caches cannot be copied and trimmed re-prefills each prefix instead.
     fallback = _sync(
-        mlx_engine, MLXEngine, mlx_engine.model, mlx_engine.tokenizer, mlx_engine._executor
+        mlx_engine, MLXEngine, mlx_engine.model, mlx_engine.tokenizer, mlx_engine._scheduler
     )
     fallback.forkable = False
     req = _request(mlx_engine, stride=12)

@@ -31,6 +31,7 @@ from cotaudit.engine.mlx_server import (
     MLXServerHTTPError,
     MLXServerTimeout,
     MLXServerUnreachable,
+    ServerOptions,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,7 +149,7 @@ def ok(text: str = "7", ids: list[int] | None = None, finish: str = "stop") -> R
 def engine(url: str, tokenizer, **kw) -> MLXServerEngine:
     kw.setdefault("retry_window", 0.0)
     kw.setdefault("timeout", 5.0)
-    return MLXServerEngine(url, tokenizer, name="mlx-server/tiny", **kw)
+    return MLXServerEngine(url, tokenizer, name="mlx-server/tiny", options=ServerOptions(**kw))
 
 
 def gen(e: MLXServerEngine, messages=MESSAGES, **kw):
@@ -506,7 +507,7 @@ def test_real_server_greedy_equals_in_process_mlx(real_server, tokenizer):
 
     url, _ = real_server
     local = _load_engine(resolve_model_path("tiny"), None)
-    remote = MLXServerEngine(url, tokenizer, retry_window=0)
+    remote = MLXServerEngine(url, tokenizer, options=ServerOptions(retry_window=0))
     a = asyncio.run(local.generate(MESSAGES, max_tokens=24))
     b = asyncio.run(remote.generate(MESSAGES, max_tokens=24))
     assert a.token_ids == b.token_ids and a.text == b.text

@@ -19,9 +19,15 @@ Callers check for it with ``isinstance(engine, LocalEngine)``.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+if TYPE_CHECKING:
+    from cotaudit.engine.batcher import Scheduler
 
 Message = dict[str, str]
 """A chat message as ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -150,16 +156,26 @@ T = TypeVar("T")
 class SyncVerbs:
     """The async verbs of an in-process engine, each running its blocking counterpart
     (``generate_sync``, ``continue_prefixes_sync``, ``loglikelihood_many_sync``) through
-    ``_run``: the engine's own way off the event loop (for transformers and MLX: a waiting
-    thread that hands the model work to the engine's worker, where concurrent samples' decode
-    jobs batch together, :mod:`cotaudit.engine.batcher`)."""
+    ``_run``: a waiting thread that hands the model work to the engine's worker
+    (``_scheduler``), where concurrent samples' decode jobs batch together
+    (:mod:`cotaudit.engine.batcher`). The engine calls :meth:`_start_worker` when built."""
 
     generate_sync: Callable[..., list[Generation]]
     continue_prefixes_sync: Callable[[PrefixRequest], list[list[str]]]
     loglikelihood_many_sync: Callable[..., list[LoglikResult]]
+    _scheduler: Scheduler
+    _waiters: ThreadPoolExecutor
+
+    def _start_worker(self, scheduler: Scheduler, name: str) -> None:
+        """Run the model work on ``scheduler``; wait for it from threads named ``name-wait``."""
+        self._scheduler = scheduler
+        self._waiters = ThreadPoolExecutor(max_workers=256, thread_name_prefix=f"{name}-wait")
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        raise NotImplementedError
+        """``fn(*args)`` (a ``*_sync`` method) in a waiting thread: it hands its model work to
+        the worker and waits there, so concurrent samples' decode jobs batch together."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._waiters, functools.partial(fn, *args))
 
     async def generate(
         self,

@@ -24,12 +24,17 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+DEFAULT_MAX_BATCH_ROWS = 64
+"""Rows (sequences) decoding together across samples, unless ``max_batch_rows`` says otherwise."""
 
 
 class Stepper(Protocol):
@@ -46,7 +51,11 @@ class Job(Protocol):
     """A decode job: ``rows`` sequences decoding together until its own stop rule."""
 
     rows: int
-    stepper: Stepper
+
+    @property
+    def stepper(self) -> Stepper:
+        """The stepper of the job's model (jobs of one stepper decode in one forward pass)."""
+        ...
 
     def start(self) -> bool:
         """Prefill (alone) and pick the first tokens; True when already finished."""
@@ -176,3 +185,22 @@ class Scheduler:
                 except BaseException as e:  # noqa: BLE001
                     future.set_exception(e)
                     active.remove(entry)
+
+
+class OnWorker(Protocol):
+    """An engine whose model work runs on its own :class:`Scheduler`."""
+
+    _scheduler: Scheduler
+
+
+E = TypeVar("E", bound=OnWorker)
+
+
+def on_worker(fn: Callable[Concatenate[E, P], T]) -> Callable[Concatenate[E, P], T]:
+    """Run the method on the engine's worker thread (inline when already there)."""
+
+    @functools.wraps(fn)
+    def wrapper(self: E, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._scheduler.call(functools.partial(fn, self, *args, **kwargs))
+
+    return wrapper

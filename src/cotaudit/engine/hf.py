@@ -18,14 +18,11 @@ thread: its model work runs on the worker.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import functools
 import inspect
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,27 +32,13 @@ from cotaudit.engine.base import (
     Message,
     PrefixRequest,
     SyncVerbs,
-    T,
     seed_for,
 )
-from cotaudit.engine.batcher import Scheduler, run_alone
+from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS, Scheduler, on_worker, run_alone
 from cotaudit.engine.chat import render_chat
 from cotaudit.engine.hf_batch import GenerateJob, HFStepper, RowDecoder, SweepJob, rows_independent
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_MAX_BATCH_ROWS = 64
-"""Rows (sequences) decoding together across samples, unless ``max_batch_rows`` says otherwise."""
-
-
-def on_worker(fn: Callable[..., T]) -> Callable[..., T]:
-    """Run the method on the engine's worker thread (inline when already there)."""
-
-    @functools.wraps(fn)
-    def wrapper(self: HFEngine, *args: Any, **kwargs: Any) -> Any:
-        return self._scheduler.call(functools.partial(fn, self, *args, **kwargs))
-
-    return wrapper
 
 
 class HFEngine(SyncVerbs):
@@ -97,9 +80,8 @@ class HFEngine(SyncVerbs):
         self.tokenizer = tokenizer
         self.device = next(model.parameters()).device
         self._torch = torch
-        self._scheduler = Scheduler("cotaudit-hf", torch.inference_mode)
+        self._start_worker(Scheduler("cotaudit-hf", torch.inference_mode), "cotaudit-hf")
         self._stepper = HFStepper(self, max_batch_rows, hf_batch.ROW_MULTIPLE if pad_rows else 1)
-        self._waiters = ThreadPoolExecutor(max_workers=256, thread_name_prefix="cotaudit-hf-wait")
         first = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
         self.rows_independent = rows_independent(first.weight)
         """Whether this device's matrix products give a row the same bits in any batch (see
@@ -143,7 +125,10 @@ class HFEngine(SyncVerbs):
 
         torch_dtype = getattr(torch, dtype) if dtype != "auto" else "auto"
         tokenizer = AutoTokenizer.from_pretrained(str(path))
-        model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype).to(device)
+        # Any: transformers types ``PreTrainedModel.to`` as an unbound wrapper, so mypy reads
+        # the device as the model argument
+        model: Any = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype)
+        model = model.to(device)
         return cls(model, tokenizer, max_batch_rows=max_batch_rows, pad_rows=pad_rows)
 
     @property
@@ -165,12 +150,6 @@ class HFEngine(SyncVerbs):
         return render_chat(self.tokenizer, messages)
 
     # --- verbs ----------------------------------------------------------------------------
-
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` (a ``*_sync`` method) in a waiting thread: it hands its model work to
-        the worker and waits there, so concurrent samples' decode jobs batch together."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._waiters, functools.partial(fn, *args))
 
     def _locked(self, fn: Any, *args: Any) -> Any:
         """``fn(*args)`` on the worker thread, alone (decode jobs inside it run unbatched)."""

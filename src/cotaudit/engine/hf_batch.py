@@ -28,11 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from cotaudit.engine.shared_prefix import SharedPrefixCache, shared_prefix_attention
+
+if TYPE_CHECKING:
+    from cotaudit.engine.base import Message, PrefixRequest
+    from cotaudit.engine.hf import HFEngine
 
 ATTENTION_NAME = "cotaudit_jobs"
 ROW_MULTIPLE = 4
@@ -172,7 +176,7 @@ class HFStepper:
     """One decode step of the transformers engine for a list of jobs, padded to a multiple of
     ``row_multiple`` rows (1: no padding)."""
 
-    def __init__(self, engine: Any, max_rows: int, row_multiple: int = ROW_MULTIPLE) -> None:
+    def __init__(self, engine: HFEngine, max_rows: int, row_multiple: int = ROW_MULTIPLE) -> None:
         self.engine = engine
         self.max_rows = max_rows
         self.row_multiple = row_multiple
@@ -220,7 +224,7 @@ class GenerateJob(DecodeJob):
     def __init__(
         self,
         stepper: HFStepper,
-        messages: Sequence[Any],
+        messages: Sequence[Message],
         max_tokens: int,
         temperature: float,
         seed: int,
@@ -283,7 +287,7 @@ class GenerateJob(DecodeJob):
 class SweepJob(DecodeJob):
     """All P prefixes x k rows of a prefix request over one shared prompt + CoT cache."""
 
-    def __init__(self, stepper: HFStepper, request: Any) -> None:
+    def __init__(self, stepper: HFStepper, request: PrefixRequest) -> None:
         super().__init__(stepper)
         self.request = request
         self.rows = len(request.positions) * request.k

@@ -31,14 +31,12 @@ prints its state.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import functools
 import logging
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +46,8 @@ from cotaudit.engine.base import (
     Message,
     PrefixRequest,
     SyncVerbs,
-    T,
 )
-from cotaudit.engine.batcher import Scheduler
+from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS, Scheduler, on_worker
 from cotaudit.engine.chat import render_chat
 from cotaudit.engine.openblas import openblas_status, openblas_wanted, preload_openblas
 
@@ -85,34 +82,17 @@ def rope_overrides(config: dict[str, Any]) -> dict[str, Any]:
 # --- the MLX worker thread ----------------------------------------------------------------------
 
 
-MLXWorker = Scheduler
-"""The MLX worker thread: runs submitted callables in order (``submit`` -> ``Future``) and
-batches decode jobs (``run``)."""
-
-DEFAULT_MAX_BATCH_ROWS = 64
-"""Rows (sequences) decoding together across samples, unless ``max_batch_rows`` says otherwise."""
-
-
-def on_worker(fn: Callable[..., T]) -> Callable[..., T]:
-    """Run the method on the MLX worker thread (inline when already there)."""
-
-    @functools.wraps(fn)
-    def wrapper(self: MLXEngine, *args: Any, **kwargs: Any) -> Any:
-        return self._executor.call(functools.partial(fn, self, *args, **kwargs))
-
-    return wrapper
-
-
-_WORKER: MLXWorker | None = None
+_WORKER: Scheduler | None = None
 _WORKER_LOCK = threading.Lock()
 
 
-def mlx_worker() -> MLXWorker:
-    """The process's MLX worker thread (started on first use)."""
+def mlx_worker() -> Scheduler:
+    """The process's MLX worker thread (started on first use): runs submitted callables in order
+    and batches decode jobs."""
     global _WORKER
     with _WORKER_LOCK:
         if _WORKER is None:
-            _WORKER = MLXWorker("cotaudit-mlx")
+            _WORKER = Scheduler("cotaudit-mlx")
             atexit.register(_synchronize_at_exit)
         return _WORKER
 
@@ -139,7 +119,7 @@ class MLXEngine(SyncVerbs):
         self,
         model: Any,
         tokenizer: Any,
-        executor: MLXWorker | None = None,
+        scheduler: Scheduler | None = None,
         *,
         max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
     ):
@@ -162,13 +142,12 @@ class MLXEngine(SyncVerbs):
         if getattr(self.hf_tokenizer, "eos_token_id", None) is not None:
             eos.add(self.hf_tokenizer.eos_token_id)
         self.eos_ids = sorted(int(i) for i in eos)
-        self._executor = executor or mlx_worker()
+        self._start_worker(scheduler or mlx_worker(), "cotaudit-mlx")
         self.forkable = all(type(c) is KVCache for c in make_prompt_cache(model))
         """True when every layer's cache is a plain ``KVCache`` (copy-and-trim prefix reuse);
         otherwise prefixes are re-prefilled."""
         batchable = self.forkable and mlx_batch.patch_attention(model)
         self._stepper = mlx_batch.MLXStepper(self, max_batch_rows, batchable)
-        self._waiters = ThreadPoolExecutor(max_workers=256, thread_name_prefix="cotaudit-mlx-wait")
         self.rows_independent = mlx_batch.rows_independent()
         """Whether MLX's matrix products give a row the same bits in any batch (see
         :mod:`cotaudit.engine.mlx_batch`); if not, batching can change the last float bits."""
@@ -203,7 +182,7 @@ class MLXEngine(SyncVerbs):
         """
         if openblas_wanted(openblas):
             preload_openblas()
-        executor = mlx_worker()
+        worker = mlx_worker()
 
         def _load() -> tuple[Any, Any]:
             from mlx_lm import load
@@ -220,9 +199,9 @@ class MLXEngine(SyncVerbs):
             model, tokenizer = load(str(path), model_config=overrides or None)[:2]
             return model, tokenizer
 
-        model, tokenizer = executor.submit(_load).result()
-        engine = executor.submit(
-            functools.partial(cls, model, tokenizer, executor, max_batch_rows=max_batch_rows)
+        model, tokenizer = worker.submit(_load).result()
+        engine = worker.submit(
+            functools.partial(cls, model, tokenizer, worker, max_batch_rows=max_batch_rows)
         ).result()
         status = openblas_status()
         if status.applies and not status.loaded and status.available_path is not None:
@@ -242,12 +221,6 @@ class MLXEngine(SyncVerbs):
         return render_chat(self.hf_tokenizer, messages)
 
     # --- verbs ----------------------------------------------------------------------------
-
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` (a ``*_sync`` method) in a waiting thread: it hands its MLX work to the
-        worker and waits there, so concurrent samples' decode jobs batch together."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._waiters, functools.partial(fn, *args))
 
     # --- cache mechanics (worker thread only) -------------------------------------------
 
@@ -302,7 +275,7 @@ class MLXEngine(SyncVerbs):
         from cotaudit.engine.mlx_batch import GenerateJob
 
         job = GenerateJob(self._stepper, messages, max_tokens, temperature, seed, n)
-        return self._executor.run([job])[0]
+        return self._scheduler.run([job])[0]
 
     def continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
         """One job of k rows per prefix, all in the running batch. Forkable models prefill
@@ -310,7 +283,7 @@ class MLXEngine(SyncVerbs):
         from cotaudit.engine.mlx_batch import PrefixJob, Sweep
 
         sweep = Sweep(self, request)
-        return self._executor.run([PrefixJob(self._stepper, sweep, t) for t in request.positions])
+        return self._scheduler.run([PrefixJob(self._stepper, sweep, t) for t in request.positions])
 
     @on_worker
     def naive_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:

@@ -25,11 +25,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import mlx.core as mx
 
-from cotaudit.engine.base import Generation, seed_for
+from cotaudit.engine.base import Generation, Message, PrefixRequest, seed_for
+
+if TYPE_CHECKING:
+    from cotaudit.engine.mlx import MLXEngine
 
 
 def rows_independent(trials: int = 6) -> bool:
@@ -76,13 +79,14 @@ class RowDecoder:
         else:
             self.key, sub = mx.random.split(self.key)
             nxt = mx.random.categorical(logits.astype(mx.float32) / self.temperature, key=sub)
-        for i, tok in enumerate(nxt.tolist()):
+        picked = cast(list[int], nxt.tolist())  # one token id per row
+        for i, tok in enumerate(picked):
             if self.finished[i]:
                 continue
             if tok in self.eos:
                 self.finished[i] = True
             else:
-                self.tokens[i].append(int(tok))
+                self.tokens[i].append(tok)
         self.picked += 1
         self.next = nxt
         return self.done
@@ -147,7 +151,7 @@ def patch_attention(model: Any) -> bool:
 class MLXStepper:
     """One decode step of the MLX engine for a list of jobs."""
 
-    def __init__(self, engine: Any, max_rows: int, batchable: bool) -> None:
+    def __init__(self, engine: MLXEngine, max_rows: int, batchable: bool) -> None:
         self.engine = engine
         self.batchable = batchable
         self.max_rows = max_rows if batchable else 1
@@ -174,7 +178,7 @@ class GenerateJob:
     def __init__(
         self,
         stepper: MLXStepper,
-        messages: Sequence[Any],
+        messages: Sequence[Message],
         max_tokens: int,
         temperature: float,
         seed: int,
@@ -216,7 +220,7 @@ class Sweep:
     """What the prefix jobs of one request share: prompt and tag ids, and (forkable models)
     the prompt + CoT cache, prefilled by the first job that starts."""
 
-    def __init__(self, engine: Any, request: Any) -> None:
+    def __init__(self, engine: MLXEngine, request: PrefixRequest) -> None:
         self.engine, self.request = engine, request
         self.prompt = engine.render(request.messages)
         self.tag = engine.tokenize(request.tag)

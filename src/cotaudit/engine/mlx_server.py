@@ -32,7 +32,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from cotaudit.engine.base import (
@@ -107,6 +107,42 @@ def _snippet(body: bytes | str, limit: int = 200) -> str:
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
+@dataclass
+class ServerOptions:
+    """How the client talks to the server. Each field is the ``mlx-server/`` provider's model
+    arg of the same name (``-M name=value``)."""
+
+    timeout: float = 300.0
+    """Seconds for a complete answer; a request without one fails (:class:`MLXServerTimeout`)."""
+    connect_timeout: float = 5.0
+    """Seconds to connect (and for ``GET /health`` to answer)."""
+    retry_window: float = 30.0
+    """Seconds a failing server's transient failures are retried before the error is raised."""
+    max_concurrency: int = 8
+    """Requests in flight at once."""
+    seed_requests: bool = True
+    """Send seeds with sampled requests (reproducible, served one at a time); False lets the
+    server batch them."""
+    server_model: str | None = None
+    """The ``model`` field sent to the server (None: the model the server was started with)."""
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0 or self.connect_timeout <= 0:
+            raise ValueError("timeout and connect_timeout must be positive")
+        if self.max_concurrency <= 0:
+            raise ValueError("max_concurrency must be positive")
+        self.timeout = float(self.timeout)
+        self.connect_timeout = float(self.connect_timeout)
+        self.retry_window = float(self.retry_window)
+        self.max_concurrency = int(self.max_concurrency)
+        self.seed_requests = bool(self.seed_requests)
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The fields' names, in declaration order."""
+        return [f.name for f in fields(cls)]
+
+
 class MLXServerEngine:
     """The probe engine over a running ``mlx_lm.server``'s ``/v1/completions`` endpoint."""
 
@@ -116,26 +152,12 @@ class MLXServerEngine:
         tokenizer: Any,
         *,
         name: str = "mlx-server",
-        timeout: float = 300.0,
-        connect_timeout: float = 5.0,
-        retry_window: float = 30.0,
-        max_concurrency: int = 8,
-        seed_requests: bool = True,
-        server_model: str | None = None,
+        options: ServerOptions | None = None,
     ) -> None:
-        if timeout <= 0 or connect_timeout <= 0:
-            raise ValueError("timeout and connect_timeout must be positive")
-        if max_concurrency <= 0:
-            raise ValueError("max_concurrency must be positive")
         self.base_url = normalize_base_url(base_url)
         self.tokenizer = tokenizer
         self.name = name
-        self.timeout = float(timeout)
-        self.connect_timeout = float(connect_timeout)
-        self.retry_window = float(retry_window)
-        self.max_concurrency = int(max_concurrency)
-        self.seed_requests = bool(seed_requests)
-        self.server_model = server_model
+        self.options = options or ServerOptions()
         # the server appends the token it stopped at (an EOS of the model's generation config,
         # e.g. Qwen's <|im_end|> or <|endoftext|>): any special token ends the answer
         stop = set(getattr(tokenizer, "all_special_ids", None) or [])
@@ -179,7 +201,7 @@ class MLXServerEngine:
         loop = asyncio.get_running_loop()
         sem = self._semaphores.get(id(loop))
         if sem is None:
-            self._semaphores = {id(loop): asyncio.Semaphore(self.max_concurrency)}
+            self._semaphores = {id(loop): asyncio.Semaphore(self.options.max_concurrency)}
             sem = self._semaphores[id(loop)]
         return sem
 
@@ -206,27 +228,27 @@ class MLXServerEngine:
             "logprobs": True,
             "stream": False,
         }
-        if self.server_model:
-            body["model"] = self.server_model
-        if temperature > 0 and self.seed_requests and seed is not None:
+        if self.options.server_model:
+            body["model"] = self.options.server_model
+        if temperature > 0 and self.options.seed_requests and seed is not None:
             body["seed"] = int(seed) % 2**31
         url = f"{self.base_url}/v1/completions"
-        timeouts = httpx.Timeout(self.timeout, connect=self.connect_timeout)
+        timeouts = httpx.Timeout(self.options.timeout, connect=self.options.connect_timeout)
         async with self._semaphore():
             self.requests_sent += 1
             try:
-                with anyio.fail_after(self.timeout):
+                with anyio.fail_after(self.options.timeout):
                     async with httpx.AsyncClient(timeout=timeouts) as client:
                         resp = await client.post(url, json=body)
             except httpx.ConnectTimeout as e:
                 raise MLXServerUnreachable(
                     f"{self.name}: mlx_lm.server at {self.base_url} did not accept a "
-                    f"connection within {self.connect_timeout:g} s; {self._fix()}"
+                    f"connection within {self.options.connect_timeout:g} s; {self._fix()}"
                 ) from e
             except (TimeoutError, httpx.TimeoutException) as e:
                 raise MLXServerTimeout(
                     f"{self.name}: mlx_lm.server at {self.base_url} did not answer within "
-                    f"{self.timeout:g} s (raise -M timeout= for slow models)"
+                    f"{self.options.timeout:g} s (raise -M timeout= for slow models)"
                 ) from e
             except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
                 err = MLXServerError(f"{self.name}: bad base URL {self.base_url!r}: {e}")
@@ -313,7 +335,7 @@ class MLXServerEngine:
         import httpx
 
         try:
-            async with httpx.AsyncClient(timeout=self.connect_timeout) as client:
+            async with httpx.AsyncClient(timeout=self.options.connect_timeout) as client:
                 resp = await client.get(f"{self.base_url}/health")
             return resp.status_code == 200 and resp.json().get("status") == "ok"
         except Exception:  # noqa: BLE001 - any failure means "not healthy"
@@ -329,7 +351,7 @@ class MLXServerEngine:
         now = time.monotonic()
         if self._failing_since is None:
             self._failing_since = now
-        return now - self._failing_since < self.retry_window
+        return now - self._failing_since < self.options.retry_window
 
     async def _retrying(self, attempt: Callable[[], Awaitable[T]]) -> T:
         delay = 0.5

@@ -50,7 +50,8 @@ def _load_engine(
 ) -> HFEngine:
     """One loaded model per (path, dtype, device, max_batch_rows, pad_rows) per process
     (``max_batch_rows`` None: the engine's default). torch is imported here, on first load."""
-    from cotaudit.engine.hf import DEFAULT_MAX_BATCH_ROWS, HFEngine
+    from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS
+    from cotaudit.engine.hf import HFEngine
 
     return HFEngine.load(
         path,

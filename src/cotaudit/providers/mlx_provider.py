@@ -25,6 +25,7 @@ from typing import Any
 
 from inspect_ai.model import GenerateConfig
 
+from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS
 from cotaudit.providers._local import (
     LocalEngineAPI,
     ModelArgError,
@@ -32,10 +33,6 @@ from cotaudit.providers._local import (
     batch_rows_arg,
     check_model_name,
 )
-
-DEFAULT_MAX_BATCH_ROWS = 64
-"""Same default as :data:`cotaudit.engine.mlx.DEFAULT_MAX_BATCH_ROWS` (not imported here:
-importing the engine imports MLX, which must come after an OpenBLAS preload)."""
 
 MLX_MISSING = (
     "the mlx/ provider needs mlx-lm: pip install mlx-lm (macOS on Apple silicon) or "

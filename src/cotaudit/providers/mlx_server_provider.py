@@ -44,6 +44,7 @@ from cotaudit.engine.mlx_server import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     MLXServerEngine,
+    ServerOptions,
 )
 from cotaudit.providers._local import DEFAULT_MAX_TOKENS, completion_output, resolve_model_path
 
@@ -101,20 +102,13 @@ class MLXServerAPI(ModelAPI):
         config: GenerateConfig = GenerateConfig(),
         url: str | None = None,
         tokenizer: str | None = None,
-        timeout: float = 300.0,
-        connect_timeout: float = 5.0,
-        retry_window: float = 30.0,
-        max_concurrency: int = 8,
-        seed_requests: bool = True,
-        server_model: str | None = None,
         **model_args: Any,
     ) -> None:
-        if model_args:
-            raise ValueError(
-                f"mlx-server: unknown model args {sorted(model_args)}; known: url, "
-                "tokenizer, timeout, connect_timeout, retry_window, max_concurrency, "
-                "seed_requests, server_model"
-            )
+        """``model_args``: the fields of :class:`cotaudit.engine.mlx_server.ServerOptions`."""
+        unknown = sorted(set(model_args) - set(ServerOptions.names()))
+        if unknown:
+            known = ", ".join(["url", "tokenizer", *ServerOptions.names()])
+            raise ValueError(f"mlx-server: unknown model args {unknown}; known: {known}")
         url = base_url or url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
         super().__init__(model_name=model_name, base_url=url, api_key=api_key, config=config)
         tokenizer_path = resolve_model_path(
@@ -125,16 +119,11 @@ class MLXServerAPI(ModelAPI):
             url,
             _load_tokenizer(tokenizer_path, tokenizer or model_name, model_name),
             name=f"mlx-server/{model_name}",
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            retry_window=retry_window,
-            max_concurrency=max_concurrency,
-            seed_requests=seed_requests,
-            server_model=server_model,
+            options=ServerOptions(**model_args),
         )
 
     def max_connections(self) -> int:
-        return self.probe_engine.max_concurrency
+        return self.probe_engine.options.max_concurrency
 
     def max_tokens(self) -> int | None:
         return DEFAULT_MAX_TOKENS
