@@ -23,13 +23,15 @@ from inspect_ai.model import ChatMessageUser
 from inspect_ai.scorer import Metric
 
 from cotaudit.cluster.f1 import metric_keys
+from cotaudit.cluster.scores import ClusterHypothesis
 from cotaudit.datasets.gsm8k import VENDORED, load_problems
 from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
 from cotaudit.probing.curves import DEFAULT_THETAS, summary_keys
-from cotaudit.scorers import contrast_options, contrastive_cluster_f1, selfcommit_scorer
-from cotaudit.scorers.selfcommit import SELFCOMMIT_METRICS
+from cotaudit.scorers.cluster_contrast import contrast_options
+from cotaudit.scorers.cluster_f1 import cluster_f1_metric
+from cotaudit.scorers.selfcommit import SELFCOMMIT_METRICS, selfcommit_scorer
 from cotaudit.scorers.viewer import mean_keep_text, selfcommit_viewer
 from cotaudit.solvers import selfcommit_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
@@ -51,8 +53,8 @@ from cotaudit.studies.selfcommit.versions import VERSION
 
 # Declared before any run: hinted samples commit earlier, so they have a smaller tau_first(0.8),
 # less uncommitted mass, fewer low-commitment prefixes and a smaller range of c(t).
-CLUSTER_HYPOTHESIS = dict(
-    features=["tau_0.8", "uncommitted", "lowcommit", "range_c"],
+CLUSTER_HYPOTHESIS = ClusterHypothesis(
+    features=("tau_0.8", "uncommitted", "lowcommit", "range_c"),
     class_key="condition",
     positive_class="hinted",
     negative_class="honest",
@@ -106,10 +108,10 @@ def selfcommit_metrics(metric_set: str, primary: str) -> list[Metric | dict[str,
     report read from the log."""
     if metric_set == "all":
         first, *rest = (SELFCOMMIT_METRICS[spec.name]() for spec in FULL)
-        return [first, contrastive_cluster_f1(**CLUSTER_HYPOTHESIS), *rest]
+        return [first, cluster_f1_metric(CLUSTER_HYPOTHESIS), *rest]
     headline, compact = (SELFCOMMIT_METRICS[spec.name](primary=primary) for spec in COMPACT)
     cluster_keys = cluster_compact_keys(metric_keys())
-    return [headline, contrastive_cluster_f1(**CLUSTER_HYPOTHESIS, keys=cluster_keys), compact]
+    return [headline, cluster_f1_metric(CLUSTER_HYPOTHESIS, keys=cluster_keys), compact]
 
 
 @task

@@ -20,14 +20,15 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 
 from cotaudit.cluster.f1 import metric_keys
+from cotaudit.cluster.scores import ClusterHypothesis
 from cotaudit.datasets.gsm8k import VENDORED, load_problems
 from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.engine.chat import to_inspect
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
-from cotaudit.scorers import contrast_options, trace_tutor_scorer
-from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
-from cotaudit.scorers.trace_tutor import run_metrics
+from cotaudit.scorers.cluster_contrast import contrast_options
+from cotaudit.scorers.cluster_f1 import cluster_f1_metric
+from cotaudit.scorers.trace_tutor import run_metrics, trace_tutor_scorer
 from cotaudit.scorers.viewer import mean_keep_text, trace_viewer
 from cotaudit.solvers import trace_tutor_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
@@ -181,16 +182,14 @@ def _cluster_metrics(metric_set: str) -> list[Any]:
     out = []
     for probe in ("visible", "masked"):
         prefix = f"cluster_{probe}"
-        out.append(
-            contrastive_cluster_f1(
-                features=[f"{name}_{probe}" for name in CLUSTER_DIRECTIONS],
-                directions={f"{name}_{probe}": d for name, d in CLUSTER_DIRECTIONS.items()},
-                primary=f"auc_{probe}",
-                prefix=prefix,
-                **CLUSTER,
-                keys=None if metric_set == "all" else cluster_compact_keys(metric_keys(prefix)),
-            )
+        hypothesis = ClusterHypothesis(
+            features=tuple(f"{name}_{probe}" for name in CLUSTER_DIRECTIONS),
+            directions={f"{name}_{probe}": d for name, d in CLUSTER_DIRECTIONS.items()},
+            primary=f"auc_{probe}",
+            **CLUSTER,
         )
+        keys = None if metric_set == "all" else cluster_compact_keys(metric_keys(prefix))
+        out.append(cluster_f1_metric(hypothesis, prefix=prefix, keys=keys))
     return out
 
 

@@ -368,16 +368,16 @@ def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, 
         value = sample.scores["selfcommit_scorer"].value
         return all(
             isinstance(value.get(f), (int, float)) and math.isfinite(value[f])
-            for f in hypothesis["features"]
+            for f in hypothesis.features
         )
 
     # skip_whole_unit: a response with no finite summary takes its problem's other one along
     broken = {s.metadata["pair_id"] for s in log.samples if not finite(s)}
     used = [s for s in log.samples if s.metadata["pair_id"] not in broken]
     scores = [s.scores["selfcommit_scorer"] for s in used]
-    X = [[sc.value[f] for f in hypothesis["features"]] for sc in scores]
+    X = [[sc.value[f] for f in hypothesis.features] for sc in scores]
     labels = [s.metadata["condition"] for s in used]
-    dirs = [hypothesis["directions"][f] for f in hypothesis["features"]]
+    dirs = [hypothesis.directions[f] for f in hypothesis.features]
     want = cluster_f1(
         X,
         labels,

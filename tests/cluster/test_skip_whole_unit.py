@@ -84,4 +84,4 @@ def test_the_report_recomputes_with_the_option_the_log_declares():
 
 def test_selfcommit_declares_whole_pairs():
     hypothesis = load_task_module("selfcommit").CLUSTER_HYPOTHESIS
-    assert hypothesis["skip_whole_unit"] is True and hypothesis["unit_key"] == "pair_id"
+    assert hypothesis.skip_whole_unit is True and hypothesis.unit_key == "pair_id"

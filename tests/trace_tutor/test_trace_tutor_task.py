@@ -22,17 +22,18 @@ from cotaudit.params import ParameterError
 from cotaudit.probing.positions import Schedule
 from cotaudit.report import build_report
 from cotaudit.report.trace_tutor import run_settings
-from cotaudit.scorers import (
+from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
+from cotaudit.scorers.trace_tutor import (
     records_from_log,
     trace_anchoring,
+    trace_checkpoint_counts,
     trace_delta_context,
     trace_table_ii,
     trace_table_iii,
     trace_table_iv,
     trace_table_v,
+    trace_zero_probe_drop,
 )
-from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
-from cotaudit.scorers.trace_tutor import trace_checkpoint_counts, trace_zero_probe_drop
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.studies.trace_tutor.paper import PAPER
 from cotaudit.studies.trace_tutor.prompts import (

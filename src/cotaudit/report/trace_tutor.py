@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from cotaudit.bootstrap import percentile_bounds, resample_indices
-from cotaudit.report import compare_ci, figures
-from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
+from cotaudit.report import cluster, compare_ci, figures
+from cotaudit.report.cluster import add_cluster_tables
 from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.sections import Section, published_intro, published_table
@@ -93,12 +93,8 @@ def recompute(
         {d.name for d in metric_defs},
         samples,
     )
-    contrasts = []
-    for d in metric_defs:
-        if d.name == "contrastive_cluster_f1":
-            contrast, metrics = contrast_and_metrics(samples, d.options)
-            as_logged.update(metrics)
-            contrasts.append((d.options, contrast))
+    cluster_metrics, contrasts = cluster.recompute(samples, metric_defs)
+    as_logged.update(cluster_metrics)
     boot = next(
         {**FULL_METRICS[d.name].options, **d.options} for d in defs if FULL_METRICS[d.name].options
     )

@@ -13,7 +13,7 @@ Full metrics (``-T metrics=all``), each a table of the scored samples' records
 Compact metrics (the default), keys of those tables under the same names:
 ``selfcommit_headline`` (:func:`selfcommit_headline_keys`) and ``selfcommit_compact``
 (:func:`selfcommit_compact_keys`), both taking ``primary``, the primary summary (default
-``tau_0.8``). The task attaches the cluster metric (``contrastive_cluster_f1``) between them.
+``tau_0.8``). The task attaches the cluster F1 metric between them.
 """
 
 from __future__ import annotations
