@@ -277,7 +277,7 @@ def test_selfcommit_tables_equal_recomputation_and_log_metrics(report):
                     assert _same(cell.value, logged[f"median/{cond}/{label}/{s}"])
         sweep = sec.tables["theta_sweep"]
         assert sweep.column("θ") == [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
-        for theta, auroc in zip(sweep.column("θ"), sweep.column("AUROC")), strict=True:
+        for theta, auroc in zip(sweep.column("θ"), sweep.column("AUROC"), strict=True):
             assert _same(auroc, logged[f"auroc/tau_{theta:g}"])
         cluster = sec.tables["cluster"]
         assert _same(cluster.rows[0][1].value, logged["cluster_f1"])
