@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 from inspect_ai import eval as inspect_eval
 
 
-def run(schedule: str, args: argparse.Namespace):
+def run(schedule: str, args: argparse.Namespace) -> tuple[Any, float]:
+    """(the run's log, its wall time in seconds). The log is Any: its samples' scores are read
+    below as the study writes them."""
     start = time.perf_counter()
     [log] = inspect_eval(
         "tasks/selfcommit.py",

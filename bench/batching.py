@@ -64,7 +64,7 @@ def run(
         elapsed = time.perf_counter() - start
         if log.status != "success":
             raise SystemExit(f"{model} {model_args}: eval {log.status}: {log.error}")
-        return 60 * len(log.samples) / elapsed, study(log)
+        return 60 * len(log.samples or []) / elapsed, study(log)
 
 
 def main() -> None:

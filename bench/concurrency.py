@@ -37,7 +37,7 @@ def main() -> None:
                 max_samples=max(connections, 1),
             )
             elapsed = time.perf_counter() - start
-            n = len(log.samples)
+            n = len(log.samples or [])
         print(
             f"--max-connections {connections}: {n} samples in {elapsed:.1f} s "
             f"({60 * n / elapsed:.1f} samples/min)"

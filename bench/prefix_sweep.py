@@ -20,22 +20,27 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import torch
 
 from cotaudit.datasets.gsm8k import load_problems
 from cotaudit.engine.base import PrefixRequest
+from cotaudit.engine.hf import HFEngine
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
+T = TypeVar("T")
 
-def timed(fn, *args):
+
+def timed(fn: Callable[..., T], *args: Any) -> tuple[float, T]:
     start = time.perf_counter()
     out = fn(*args)
     return time.perf_counter() - start, out
 
 
-def floor_time(engine, request: PrefixRequest) -> float:
+def floor_time(engine: HFEngine, request: PrefixRequest) -> float:
     """One prefill + tag + decode steps at batch P*k over the full-length cache."""
     start = time.perf_counter()
     with torch.inference_mode():
@@ -50,7 +55,7 @@ def floor_time(engine, request: PrefixRequest) -> float:
     return time.perf_counter() - start
 
 
-def shared_floor_time(engine, request: PrefixRequest) -> float:
+def shared_floor_time(engine: HFEngine, request: PrefixRequest) -> float:
     """floor_time with the shared-prefix cache (every row sees the whole CoT)."""
     from cotaudit.engine.shared_prefix import ATTENTION_NAME, SharedPrefixCache
 

@@ -18,11 +18,13 @@ import time
 
 import torch
 
+from cotaudit.engine.base import Message
+from cotaudit.engine.hf import HFEngine
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 
 
-def scratch(engine, context, report) -> float:
+def scratch(engine: HFEngine, context: list[Message], report: str) -> float:
     """log p(report | context) from one full forward pass over context + report."""
     ctx = engine.render(context)
     cont = engine.tokenize(report)

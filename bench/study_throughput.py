@@ -111,6 +111,7 @@ def split(log: Any) -> tuple[float, float]:
     cot = probe = 0.0
     for sample in log.samples:
         first = next(e for e in sample.events if isinstance(e, ModelEvent))
+        assert first.completed is not None  # a finished sample's model call completed
         t_cot = (first.completed - first.timestamp).total_seconds()
         cot += t_cot
         probe += max(float(sample.total_time or 0.0) - t_cot, 0.0)
@@ -146,7 +147,7 @@ def run(target: dict[str, Any], args: argparse.Namespace) -> Result:
             raise RuntimeError(f"{target['model']}: {log.error}")
         cot, probe = split(log)  # samples are read from the log file: inside the with
     share = cot / (cot + probe) if cot + probe else 0.0
-    return Result(len(log.samples), wall, wall * share, wall * (1 - share))
+    return Result(len(log.samples or []), wall, wall * share, wall * (1 - share))
 
 
 def main() -> None:

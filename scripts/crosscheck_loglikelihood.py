@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Literal
 
-TRANSCRIPTS = ("hack", "clean")
-REPORTS = ("honest", "concealing")
+TRANSCRIPTS: tuple[Literal["hack", "clean"], ...] = ("hack", "clean")
+REPORTS: tuple[Literal["honest", "concealing"], ...] = ("honest", "concealing")
 
 
 def main() -> int:

@@ -58,6 +58,7 @@ def main() -> int:
         try:
             asyncio.run(engine.continue_prefixes(request))
         except (DeadServerError, APIConnectionError) as e:
+            assert server.log is not None  # launched here, so it writes a log
             logged = SIGNATURE in server.log.read_text(errors="replace")
             print(
                 f"crashed after {time.monotonic() - start:.1f} s: {type(e).__name__}; "

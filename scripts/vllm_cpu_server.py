@@ -138,7 +138,7 @@ class VLLMServer:
                         f"({self.log}) ends:\n{self.log_tail()}"
                     )
                 time.sleep(2)
-            if not self.unsafe_defaults:
+            if not self.unsafe_defaults and self.log is not None:
                 check_required_flags(self.log.read_text(errors="replace"))
         except BaseException:
             self.stop()
@@ -239,6 +239,7 @@ def start(
 
 def main() -> None:
     server = start()
+    assert server.process is not None  # launched here, not attached
     print(
         f"vLLM serving {server.model} at {server.url} (pid {server.process.pid}, "
         f"started in {server.startup_s:.0f} s, log {server.log})",

@@ -1,12 +1,106 @@
-"""Shared fixtures: the tiny random model (built once, seconds) and the default real model."""
+"""Shared fixtures (the tiny random model, built once in seconds; the default real model; the
+vLLM server) and the test tiers.
+
+Tiers: every test that runs a model (an Inspect eval, an engine, a provider: the tiny random
+model too) is marked ``model``; one that needs the vLLM server ``vllm``, a browser ``browser``,
+MLX ``mlx``; one that runs the default real model (SmolLM2-135M) or an end-to-end study run
+``slow``. The marks are applied at collection (:func:`pytest_collection_modifyitems`) from what
+a test runs: its own source, the fixtures it uses and the functions of its module it calls
+(transitively), so a test file needs no mark of its own. The fast tier is
+``python -m pytest -q -m "not model and not vllm and not browser and not mlx"``.
+"""
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import os
+import re
+import textwrap
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
 import pytest
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+TIER_PATTERNS: dict[str, re.Pattern[str]] = {
+    "model": re.compile(
+        r"\beval(_async|_retry)?\(|hf-probe/|mlx/|vllm/|_load_engine|resolve_model_path|"
+        r"\.load\(|from_pretrained|tiny_engine|default_engine|mlx_engine|get_model\(|"
+        r"\"inspect\", \"eval|cotaudit prepare|run_eval|vllm_server|mlx_lm"
+    ),
+    "vllm": re.compile(r"vllm_server|install_vllm_cpu|vllm_cpu_server"),
+    "browser": re.compile(r"playwright|chromium"),
+    "mlx": re.compile(r"\bmlx/|mlx_engine|MLXEngine|mlx_lm|mlx\.core|import mlx\b"),
+    "slow": re.compile(r"default_engine|hf-probe/default|mlx/default|\"default\"\)"),
+}
+"""What a test's source (with its fixtures' and module helpers' sources) contains when it runs
+a model, the vLLM server, a browser, MLX or the default real model."""
+
+
+def _source(obj: Any) -> str:
+    try:
+        return textwrap.dedent(inspect.getsource(obj))
+    except (OSError, TypeError):
+        return ""
+
+
+@functools.cache
+def _module_closures(module: ModuleType) -> dict[str, str]:
+    """For each function of ``module``: its source joined with the sources of the module's
+    functions it names, transitively."""
+    src = _source(module)
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return {}
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    own = {n.name: ast.get_source_segment(src, n) or "" for n in defs}
+    names = {n.name: {m.id for m in ast.walk(n) if isinstance(m, ast.Name)} for n in defs}
+    closures: dict[str, str] = {}
+    for f in own:
+        seen, todo = {f}, [f]
+        while todo:
+            for g in names[todo.pop()] & own.keys():
+                if g not in seen:
+                    seen.add(g)
+                    todo.append(g)
+        closures[f] = "\n".join(own[g] for g in sorted(seen))
+    return closures
+
+
+def _what_it_runs(item: pytest.Item) -> str:
+    """The test's source, its module helpers' and its fixtures' (transitively)."""
+    fn: Callable[..., Any] | None = getattr(item, "function", None)
+    if fn is None:
+        return ""
+    parts = [_source(fn), "\n".join(getattr(item, "fixturenames", ()))]
+    module = inspect.getmodule(fn)
+    if module is not None:
+        parts.append(_module_closures(module).get(fn.__name__, ""))
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in info.name2fixturedefs.values() if info else ():
+        for d in defs:
+            fmod = inspect.getmodule(d.func)
+            closure = _module_closures(fmod).get(d.func.__name__, "") if fmod else ""
+            parts.append(closure or _source(d.func))
+    return "\n".join(parts)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with the tiers of what it runs (before ``-m`` selects)."""
+    for item in items:
+        runs = _what_it_runs(item)
+        tiers = {t for t, pattern in TIER_PATTERNS.items() if pattern.search(runs)}
+        if tiers & {"vllm", "browser", "mlx", "slow"}:
+            tiers.add("model")
+        for t in sorted(tiers):
+            if not item.get_closest_marker(t):
+                item.add_marker(t)
 
 
 @pytest.fixture(scope="session")

@@ -242,11 +242,18 @@ def paired_bootstrap_ci(
 ) -> PairedInterval:
     """Each run's interval over its own units, and the paired difference over the shared ones
     (:func:`paired_difference`)."""
-    options = dict(n_boot=n_boot, confidence=confidence, seed=seed)
     return PairedInterval(
-        bootstrap_ci(statistic_a, units_a, **options),
-        bootstrap_ci(statistic_b, units_b, **options),
-        paired_difference(statistic_a, units_a, statistic_b, units_b, **options),
+        bootstrap_ci(statistic_a, units_a, n_boot=n_boot, confidence=confidence, seed=seed),
+        bootstrap_ci(statistic_b, units_b, n_boot=n_boot, confidence=confidence, seed=seed),
+        paired_difference(
+            statistic_a,
+            units_a,
+            statistic_b,
+            units_b,
+            n_boot=n_boot,
+            confidence=confidence,
+            seed=seed,
+        ),
     )
 
 

@@ -66,7 +66,7 @@ def parse_conditions(name: str, value: str | Sequence[str], known: Sequence[str]
 def parse_thetas(name: str, value: str | Sequence[float]) -> tuple[float, ...]:
     """Thresholds in [0, 1], from "0.5,0.8" or a list."""
     try:
-        thetas = tuple(float(v) for v in as_list(value))  # type: ignore[arg-type]
+        thetas = tuple(float(v) for v in as_list(value))
     except ValueError as e:
         raise ParameterError(f"-T {name}: expected numbers in [0, 1], got {value!r}") from e
     bad = [t for t in thetas if not 0.0 <= t <= 1.0]

@@ -50,12 +50,12 @@ def run_cli(args: argparse.Namespace) -> int:
         )
         return 1
     bad = [
-        s
+        (s.title, s.consistency)
         for ss in report.sections.values()
         for s in ss
         if s.consistency is not None and not s.consistency.ok
     ]
-    for s in bad:
-        print(f"cotaudit report: {s.title}: {s.consistency.line()}", file=sys.stderr)
+    for title, consistency in bad:
+        print(f"cotaudit report: {title}: {consistency.line()}", file=sys.stderr)
     print(report.markdown_path)
     return 1 if (bad and args.strict) else 0

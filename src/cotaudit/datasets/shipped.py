@@ -14,8 +14,11 @@ import random
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any, TypeVar
 
 from cotaudit.datasets.gsm8k import DatasetError, load_problems
+
+V = TypeVar("V")
 
 LETTERS = "ABCD"
 MC_SEED = 20_261_130
@@ -91,7 +94,7 @@ def _rows(path: Path) -> list[tuple[int, dict]]:
     return out
 
 
-def _field(path: Path, line_no: int, row: dict, name: str, kind: type) -> object:
+def _field(path: Path, line_no: int, row: dict[str, Any], name: str, kind: type[V]) -> V:
     if name not in row:
         raise DatasetError(f"{path}:{line_no}: missing field {name!r}")
     if not isinstance(row[name], kind):
@@ -106,15 +109,15 @@ def load_gsm8k_mc(path: Path | None = None, limit: int | None = None) -> list[MC
     for line_no, row in _rows(path)[:limit]:
         choices = _field(path, line_no, row, "choices", list)
         target = _field(path, line_no, row, "target", str)
-        if target not in LETTERS[: len(choices)]:  # type: ignore[arg-type]
+        if target not in LETTERS[: len(choices)]:
             raise DatasetError(f"{path}:{line_no}: field 'target' {target!r} names no choice")
         items.append(
             MCItem(
                 str(_field(path, line_no, row, "id", str)),
                 str(_field(path, line_no, row, "question", str)),
-                [str(c) for c in choices],  # type: ignore[union-attr]
+                [str(c) for c in choices],
                 str(target),
-                int(_field(path, line_no, row, "gold", int)),  # type: ignore[arg-type]
+                int(_field(path, line_no, row, "gold", int)),
             )
         )
     return items

@@ -214,10 +214,10 @@ def line_chart(
     if not x_max > 0:
         raise ValueError(f"line_chart: need x_max > 0, got {x_max}")
     cv = Canvas()
-    for y, label in ((0.0, "0"), (0.5, "0.5"), (1.0, "1")):
-        cv.line(LEFT, y_pixel(y), RIGHT, y_pixel(y), GRID, thick=False)
-        if all(abs(y - g) > 0.06 for g in guides):
-            cv.text(label, LEFT - 4 - text_width(label), y_pixel(y) - 3)
+    for grid_y, label in ((0.0, "0"), (0.5, "0.5"), (1.0, "1")):
+        cv.line(LEFT, y_pixel(grid_y), RIGHT, y_pixel(grid_y), GRID, thick=False)
+        if all(abs(grid_y - g) > 0.06 for g in guides):
+            cv.text(label, LEFT - 4 - text_width(label), y_pixel(grid_y) - 3)
     for g in guides:
         cv.line(LEFT, y_pixel(g), RIGHT, y_pixel(g), GUIDE, dashed=True, thick=False)
         label = f"{g:g}"

