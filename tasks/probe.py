@@ -40,10 +40,12 @@ from cotaudit.answers import normalize_number
 from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
+from cotaudit.probing.display import sample_table
 from cotaudit.probing.forms import get_form
 from cotaudit.probing.settings import ProbeSettings, probe_settings
-from cotaudit.probing.summaries import Headline
+from cotaudit.probing.summaries import Headline, value_keys
 from cotaudit.scorers.probe import probe_metrics, probe_scorer
+from cotaudit.scorers.viewer import viewer_config
 from cotaudit.solvers.probe import ReplayPrompt, SiblingPrompts, probe_sweep
 from cotaudit.studies.selfcommit.metrics import primary_summary
 
@@ -248,6 +250,9 @@ def probe_of(
         headline_metric=HeadlineMetric(scorer="probe_scorer", metric=headline.metric),
         name=f"{wrapped.name}_{s.probe}",
         version=PROBE_VERSION,
+        viewer=viewer_config(
+            sample_table(value_keys(s.probe, s.thetas, replayed=s.replay_under is not None))
+        ),
         metadata=(wrapped.metadata or {})
         | {
             "study": f"probe_{s.probe}",

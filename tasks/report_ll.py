@@ -39,10 +39,11 @@ from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
 from cotaudit.scorers import contrast_options, report_ll_scorer
 from cotaudit.scorers.report_ll import METRIC_FUNCS
-from cotaudit.scorers.viewer import mean_keep_text, report_ll_viewer
+from cotaudit.scorers.viewer import mean_keep_text, viewer_config
 from cotaudit.solvers import report_ll_scorings
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
 from cotaudit.studies.paper import parameter_defaults
+from cotaudit.studies.report_ll.display import sample_table
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_REWRITE,
     FixtureFileError,
@@ -269,7 +270,7 @@ def _study_task(settings: ReportLLSettings, paper_configuration: dict | None) ->
         headline_metric=HeadlineMetric(
             scorer="report_ll_scorer", metric=report_ll_headline_keys(run_cells[0])[0]
         ),
-        viewer=report_ll_viewer(),
+        viewer=viewer_config(sample_table()),
         version=TASK_VERSION,
         metadata={
             "study": "report_ll",

@@ -32,10 +32,11 @@ from cotaudit.probing.curves import DEFAULT_THETAS, summary_keys
 from cotaudit.scorers.cluster_contrast import contrast_options
 from cotaudit.scorers.cluster_f1 import cluster_f1_metric
 from cotaudit.scorers.selfcommit import SELFCOMMIT_METRICS, selfcommit_scorer
-from cotaudit.scorers.viewer import mean_keep_text, selfcommit_viewer
+from cotaudit.scorers.viewer import mean_keep_text, viewer_config
 from cotaudit.solvers import selfcommit_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
 from cotaudit.studies.paper import parameter_defaults
+from cotaudit.studies.selfcommit.display import sample_table
 from cotaudit.studies.selfcommit.metrics import (
     COMPACT,
     FULL,
@@ -220,7 +221,7 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
         metrics=selfcommit_metrics(s.metrics, primary),
         epochs=Epochs(1, mean_keep_text()),
         headline_metric=HeadlineMetric(scorer="selfcommit_scorer", metric=f"auroc/{primary}"),
-        viewer=selfcommit_viewer(primary, summary_keys(s.thetas)),
+        viewer=viewer_config(sample_table(primary, summary_keys(s.thetas))),
         version=VERSION,
         metadata={
             "study": "selfcommit",

@@ -29,10 +29,11 @@ from cotaudit.prerequisite import checked_task
 from cotaudit.scorers.cluster_contrast import contrast_options
 from cotaudit.scorers.cluster_f1 import cluster_f1_metric
 from cotaudit.scorers.trace_tutor import run_metrics, trace_tutor_scorer
-from cotaudit.scorers.viewer import mean_keep_text, trace_viewer
+from cotaudit.scorers.viewer import mean_keep_text, viewer_config
 from cotaudit.solvers import trace_tutor_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
 from cotaudit.studies.paper import parameter_defaults
+from cotaudit.studies.trace_tutor.display import sample_table
 from cotaudit.studies.trace_tutor.metrics import trace_headline_keys, trace_headline_spec
 from cotaudit.studies.trace_tutor.paper import PAPER
 from cotaudit.studies.trace_tutor.prompts import (
@@ -221,7 +222,7 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
         ],
         epochs=Epochs(1, mean_keep_text()),
         headline_metric=HeadlineMetric(scorer="trace_tutor_scorer", metric=HEADLINE),
-        viewer=trace_viewer(),
+        viewer=viewer_config(sample_table()),
         version=TASK_VERSION,
         metadata={
             "study": "trace_tutor",

@@ -113,6 +113,15 @@ def _assert_run_means(log, keys):
 
 
 @pytest.mark.model
+def _viewer_score_columns(log) -> list[str]:
+    """The probe scorer's keys the log's sample table shows, in their order; every shown label
+    fits its column (at most 10 characters)."""
+    view = log.eval.viewer.task_samples_view
+    prefix = "score__probe_scorer__"
+    assert all(len(label) <= 10 for label in view.score_labels.values()), view.score_labels
+    return [c.id.removeprefix(prefix) for c in view.columns if c.id.startswith(prefix)]
+
+
 def test_trace_probe_on_a_choice_task_tiny(tmp_path):
     log = _eval(
         cotaudit.probe(gsm8k_mc(problems=2), "trace"), "hf-probe/tiny", tmp_path, max_tokens=40
@@ -143,6 +152,7 @@ def test_trace_probe_on_a_choice_task_tiny(tmp_path):
         assert score.value["p0"] == p[0]
         assert score.value["auc"] == pytest.approx(trace_auc(p[1:], [0.1, 0.25, 0.5, 0.75, 1.0]))
         assert score.value["task_score"] == float(sample.scores["choice"].value == "C")
+        assert list(score.value) == _viewer_score_columns(log)
     _assert_run_means(log, ["auc", "pass_at_first", "first_pass", "p0", "task_score"])
 
 
@@ -214,6 +224,7 @@ def test_final_answer_is_read_after_the_think_block_tiny(tmp_path, kind):
     score = sample.scores["probe_scorer"]
     assert rec.think_closed and rec.final_text == "The final answer is 18."
     assert score.metadata["a_final"] == "18" and score.value["has_final"] == 1.0
+    assert list(score.value) == _viewer_score_columns(log)
     ids = engine.tokenize(rec.response)
     if kind == "text":
         assert rec.think_source == "prompt" and rec.offset == 0
@@ -480,6 +491,8 @@ def test_default_model_gsm8k_selfcommit_replayed_under_honest(tmp_path):
             score.value["uncommitted"] - score.value["uncommitted_replay"]
         )
     assert math.isnan(honest.scores["probe_scorer"].value["uncommitted_replay"])
+    for sample in log.samples:  # both carry the replayed keys, the table shows them all
+        assert list(sample.scores["probe_scorer"].value) == _viewer_score_columns(log)
 
 
 def test_the_final_answers_verification_copy_keeps_its_stop_reason():

@@ -107,13 +107,15 @@ def test_compact_values_are_the_full_tables_values(logs, study) -> None:
 
 @pytest.mark.parametrize("study", list(RUNS))
 def test_sample_values_lead_with_the_primary_score_and_carry_the_viewer_fields(logs, study):
-    from cotaudit.scorers import viewer
+    from cotaudit.studies.report_ll.display import REPORT_LL_PRIMARY, REPORT_LL_VIEWER_FIELDS
+    from cotaudit.studies.selfcommit.display import SELFCOMMIT_VIEWER_FIELDS
+    from cotaudit.studies.trace_tutor.display import TRACE_PRIMARY, TRACE_VIEWER_FIELDS
 
     log = logs[(study, "compact")]
     fields, first = {
-        "selfcommit": (viewer.SELFCOMMIT_FIELDS, "tau_0.8"),
-        "trace_tutor": (viewer.TRACE_FIELDS, viewer.TRACE_PRIMARY),
-        "report_ll": (viewer.REPORT_LL_FIELDS, viewer.REPORT_LL_PRIMARY),
+        "selfcommit": (SELFCOMMIT_VIEWER_FIELDS, "tau_0.8"),
+        "trace_tutor": (TRACE_VIEWER_FIELDS, TRACE_PRIMARY),
+        "report_ll": (REPORT_LL_VIEWER_FIELDS, REPORT_LL_PRIMARY),
     }[study]
     for sample in log.samples:
         value = sample.scores[SCORERS[study]].value
@@ -164,7 +166,7 @@ def test_frames_read_what_the_log_walk_reads(logs, study) -> None:
         assert [d.name for d in a.metric_defs] == [d.name for d in b.metric_defs]
         assert a.metrics.keys() == b.metrics.keys()
         assert [str(s.sample_id) for s in a.samples] == [str(s.sample_id) for s in b.samples]
-        for x, y in zip(a.samples, b.samples):
+        for x, y in zip(a.samples, b.samples, strict=True):
             # the reduction stores numbers as floats (True as 1.0); the frame the sample's own
             assert x.score.value.keys() == y.score.value.keys()
             for k, v in x.score.value.items():

@@ -6,23 +6,23 @@ import pytest
 from inspect_ai.scorer import Score
 from inspect_ai.viewer import ViewerConfig
 
-from cotaudit.scorers.viewer import (
-    EPOCH_REDUCER,
-    MAX_LABEL_CHARS,
-    TRACE_STATS,
-    mean_keep_text,
-    report_ll_viewer,
-    selfcommit_viewer,
-    trace_viewer,
-)
+from cotaudit.display.sample_table import MAX_LABEL_CHARS, SampleTable
+from cotaudit.probing import display as probe_display
+from cotaudit.probing.curves import DEFAULT_THETAS
+from cotaudit.probing.summaries import value_keys
+from cotaudit.scorers.viewer import EPOCH_REDUCER, mean_keep_text, viewer_config
 from cotaudit.studies.metrics import cluster_compact_keys, full_metrics_of, parse_metric_set, select
+from cotaudit.studies.report_ll import display as report_ll_display
 from cotaudit.studies.report_ll.metrics import report_ll_compact, report_ll_headline_keys
+from cotaudit.studies.selfcommit import display as selfcommit_display
 from cotaudit.studies.selfcommit.metrics import (
     primary_summary,
     selfcommit_compact,
     selfcommit_headline,
     selfcommit_headline_keys,
 )
+from cotaudit.studies.trace_tutor import display as trace_display
+from cotaudit.studies.trace_tutor.display import TRACE_STATS
 from cotaudit.studies.trace_tutor.metrics import trace_compact, trace_headline_keys
 
 
@@ -56,6 +56,18 @@ def test_epochs_average_numbers_and_keep_agreeing_text():
 
 def test_scalar_scores_fall_back_to_mean():
     assert mean_keep_text()([Score(value=1.0), Score(value=0.0)]).value == 0.5
+
+
+def selfcommit_viewer(primary: str, summaries: list[str]) -> ViewerConfig:
+    return viewer_config(selfcommit_display.sample_table(primary, summaries))
+
+
+def trace_viewer() -> ViewerConfig:
+    return viewer_config(trace_display.sample_table())
+
+
+def report_ll_viewer() -> ViewerConfig:
+    return viewer_config(report_ll_display.sample_table())
 
 
 def test_viewer_configs_name_score_columns_of_their_scorer():
@@ -113,8 +125,12 @@ def _score_keys(cfg: ViewerConfig) -> list[str]:
         ),
         trace_viewer(),
         report_ll_viewer(),
+        viewer_config(
+            probe_display.sample_table(value_keys("selfcommit", DEFAULT_THETAS, replayed=True))
+        ),
+        viewer_config(probe_display.sample_table(value_keys("trace", (), replayed=True))),
     ],
-    ids=["selfcommit", "trace_tutor", "report_ll"],
+    ids=["selfcommit", "trace_tutor", "report_ll", "probe_selfcommit", "probe_trace"],
 )
 def test_every_score_column_header_is_short(cfg):
     """The viewer sizes a column by its label (max(70, 6.2 px/char + 40 px), at most 120 px);
@@ -336,3 +352,15 @@ def test_cluster_metric_logs_only_the_chosen_keys():
     assert len(contrastive_cluster_f1(**opts)([])) > len(keys)
     with pytest.raises(ValueError, match="not keys of prefix"):
         contrastive_cluster_f1(**opts, keys=["cluster_f1"])
+
+
+def test_probe_labels_mark_the_replayed_context():
+    assert probe_display.probe_label("first_pass_censored") == "1st cens."
+    assert probe_display.probe_label("first_pass_censored_replay") == "↺1st cens."
+    assert probe_display.probe_label("auc_replay") == "↺AUC"
+    assert probe_display.probe_label("tau_0.8") == "tau_0.8"  # short enough as it is
+
+
+def test_a_label_longer_than_a_column_is_refused():
+    with pytest.raises(ValueError, match="longer than 10"):
+        SampleTable("x", "x_scorer", ("a",), labels={"a": "eleven char"})

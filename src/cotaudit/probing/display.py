@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cotaudit.display.chart import SERIES_COLORS, Point, Series, line_chart, markdown_image
+from cotaudit.display.sample_table import MAX_LABEL_CHARS, SampleTable
 from cotaudit.display.text import aligned_block, chart_caption, fmt_number, sparkline
 
 
@@ -86,3 +87,38 @@ def context_series(
             points.append(Point(0, values[0], color, ring=ring))
         legend.append(f"{'orange rings, dashed' if ring else 'blue'}: {name}")
     return series, points, legend
+
+
+PROBE_LABELS = {
+    "task_score": "task score",
+    "auc": "AUC",
+    "has_final": "has final",
+    "pass_at_first": "p first",
+    "first_pass": "1st pass",
+    "first_pass_censored": "1st cens.",
+    "p0": "p(0%)",
+    "c0": "c(0)",
+    "uncommitted": "uncommit.",
+    "lowcommit": "low c(t)",
+    "rho_back": "rho back",
+}
+"""Column labels of the probe's value keys longer than :data:`MAX_LABEL_CHARS` or named for
+the reader; a replayed context's key (``<key>_replay``) gets the same label with a ``↺``."""
+REPLAY_MARK = "↺"
+
+
+def probe_label(key: str) -> str:
+    """The column label of a probe value key: :data:`PROBE_LABELS` (else the key), a replayed
+    context's key marked ``↺`` (cut to :data:`MAX_LABEL_CHARS` characters)."""
+    base, replay = (key[: -len("_replay")], True) if key.endswith("_replay") else (key, False)
+    label = PROBE_LABELS.get(base, base)
+    if replay:
+        label = f"{REPLAY_MARK}{label}"
+    return label[:MAX_LABEL_CHARS]
+
+
+def sample_table(keys: Sequence[str]) -> SampleTable:
+    """Columns: the probe's value keys in their order (the task score first), each with a
+    label of at most :data:`MAX_LABEL_CHARS` characters; sorted by sample id."""
+    labels = {k: probe_label(k) for k in keys if probe_label(k) != k}
+    return SampleTable("probe", "probe_scorer", tuple(keys), (), labels)

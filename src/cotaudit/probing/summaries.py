@@ -43,15 +43,26 @@ def pass_rates(values: Sequence[Sequence[float]]) -> list[float]:
     return [sum(row) / len(row) if row else math.nan for row in values]
 
 
+TRACE_SUMMARY_KEYS = ("auc", "pass_at_first", "first_pass", "first_pass_censored")
+"""The keys of :func:`trace_summaries`, in its order."""
+
+
 def trace_summaries(passes: Sequence[float], fractions: Sequence[float]) -> dict[str, float]:
     """auc, pass_at_first, first_pass, first_pass_censored of a pass curve over ``fractions``."""
     fp = first_pass(passes, fractions, PASS_THRESHOLD)
-    return {
-        "auc": trace_auc(passes, fractions),
-        "pass_at_first": float(passes[0]),
-        "first_pass": fp.fraction,
-        "first_pass_censored": float(fp.censored),
-    }
+    values = (trace_auc(passes, fractions), float(passes[0]), fp.fraction, float(fp.censored))
+    return dict(zip(TRACE_SUMMARY_KEYS, values, strict=True))
+
+
+def value_keys(probe: str, thetas: Sequence[float], replayed: bool) -> list[str]:
+    """The keys of a probed sample's score value, in the scorer's order: ``task_score``
+    (``has_final`` for selfcommit), the curve's summaries and its zero probe (``p0`` / ``c0``),
+    then with a replayed context the same summaries as ``<key>_replay``."""
+    if probe == "trace":
+        head, own = ["task_score"], [*TRACE_SUMMARY_KEYS, "p0"]
+    else:
+        head, own = ["task_score", "has_final"], [*summary_keys(thetas), "c0"]
+    return head + own + ([f"{k}{REPLAY_SUFFIX}" for k in own] if replayed else [])
 
 
 def selfcommit_summaries(

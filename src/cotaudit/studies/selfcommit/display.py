@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cotaudit.display.chart import BLUE, Point, Series, line_chart, markdown_image
+from cotaudit.display.sample_table import SampleTable
 from cotaudit.display.text import aligned_block, bar, chart_caption, fmt_number, sparkline
 from cotaudit.stats import ratio
 
@@ -102,4 +103,19 @@ def selfcommit_curve_markdown(
         selfcommit_chart(positions, cot_length, matches, k, imputed, c0, theta)
         + "\n\n"
         + selfcommit_curve_text(positions, cot_length, matches, k, imputed, c0)
+    )
+
+
+SELFCOMMIT_LABELS = {"c_t": "c(t) plot", "uncommitted": "uncommit.", "lowcommit": "low c(t)"}
+"""Column labels of the selfcommit keys longer than :data:`MAX_LABEL_CHARS` or named for the
+reader (the c(t) sparkline; 9 characters give its column room for 8 block characters)."""
+
+
+def sample_table(primary: str, summaries: Sequence[str]) -> SampleTable:
+    """Columns: pair, condition, the primary summary, the c(t) sparkline, a_final, gold,
+    correct, then the other summaries; sorted by sample id (pair, then condition)."""
+    visible = ["pair", "condition", primary, "c_t", "a_final", "gold", "correct"]
+    hidden = [s for s in summaries if s != primary]
+    return SampleTable(
+        "selfcommit", "selfcommit_scorer", tuple(visible), tuple(hidden), SELFCOMMIT_LABELS
     )

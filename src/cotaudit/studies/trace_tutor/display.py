@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cotaudit.display.chart import line_chart, markdown_image
+from cotaudit.display.sample_table import SampleTable
 from cotaudit.display.text import aligned_block, answers_text, chart_caption, fmt_number, sparkline
 from cotaudit.probing.display import context_series
 from cotaudit.stats import ratio
@@ -101,4 +102,58 @@ def trace_curve_markdown(
         trace_chart(fractions, probes, k, pass_threshold)
         + "\n\n"
         + trace_curve_text(fractions, positions, probes, k, pass_threshold)
+    )
+
+
+TRACE_STATS = {
+    "auc": "AUC",
+    "pass_at_10": "p@10",
+    "first_pass": "1st",
+    "first_pass_censored": "cens",
+    "all_pass": "all",
+    "pass_10_fail_100": "nm10",
+    "pass_early_fail_100": "nm",
+    "zero_probe": "0%",
+}
+"""trace_tutor's per-curve statistics (a ``<stat>_visible`` and a ``<stat>_masked`` key each)
+and their short names in the column labels (``nm10``: passes at 10% and fails at 100%, the
+study's non-monotone; ``nm``: passes at some f < 100% and fails at 100%; ``cens``: no pass,
+first pass censored at 1.0)."""
+TRACE_LABELS = {
+    TRACE_PRIMARY: "Δcontext",
+    "final_answer": "final ans",
+    "length_tokens": "tokens",
+    "p_visible": "p(f) vis.",
+    "p_masked": "p(f) mask",
+    **{
+        f"{stat}_{ctx}": f"{short} {'vis.' if ctx == 'visible' else 'mask'}"
+        for stat, short in TRACE_STATS.items()
+        for ctx in ("visible", "masked")
+    },
+}
+"""Column labels of the trace_tutor keys: ``vis.`` the curve with the key visible, ``mask``
+with it masked."""
+
+
+def sample_table() -> SampleTable:
+    """Columns: pair, condition, Delta_context, AUC visible and masked, the p(f) sparklines,
+    final answer, gold, correct, then the other per-curve statistics and the length; sorted by
+    sample id (pair, then condition)."""
+    visible = [
+        "pair",
+        "condition",
+        TRACE_PRIMARY,
+        "auc_visible",
+        "auc_masked",
+        "p_visible",
+        "p_masked",
+        "final_answer",
+        "gold",
+        "correct",
+    ]
+    hidden = [
+        f"{stat}_{ctx}" for stat in TRACE_STATS if stat != "auc" for ctx in ("visible", "masked")
+    ] + ["length_tokens"]
+    return SampleTable(
+        "trace_tutor", "trace_tutor_scorer", tuple(visible), tuple(hidden), TRACE_LABELS
     )
