@@ -33,8 +33,8 @@ class ScoredSample:
 
 @dataclass(frozen=True)
 class MetricDef:
-    """A metric attached to a scorer: registry name without package (``honest_vs_hinted``) and
-    the options it was created with (as logged)."""
+    """A metric attached to a scorer: registry name without package (the name of a spec in a
+    study's metric table) and the options it was created with (as logged)."""
 
     name: str
     options: dict[str, Any]
