@@ -7,7 +7,7 @@ summary is used as it stands.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -72,9 +72,21 @@ def or_nan(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
-def select(stats: Mapping[str, Any], keys: Iterable[str]) -> dict[str, float]:
-    """The ``keys`` of ``stats`` as floats, NaN for a key it lacks (a metric's fixed key set)."""
-    return {k: float(stats.get(k, math.nan)) for k in keys}
+def select(
+    table: Mapping[str, Any], keys: Iterable[str], keep_nan: bool | Collection[str] = True
+) -> dict[str, float]:
+    """``{k: float(table[k])}`` in the order of ``keys``. ``keep_nan=True``: every key, NaN
+    where ``table`` lacks it (a metric's fixed key set); ``False``: NaN values and absent keys
+    left out (a compact set shows no ``nan`` rows); a collection: its keys always there (NaN if
+    absent, e.g. on the empty score list the live display computes metrics on), the others only
+    when they are numbers."""
+    out: dict[str, float] = {}
+    for k in keys:
+        kept = keep_nan if isinstance(keep_nan, bool) else k in keep_nan
+        value = float(table.get(k, math.nan))
+        if kept or not math.isnan(value):
+            out[k] = value
+    return out
 
 
 def ratio(numerator: int | Fraction, denominator: int) -> float:

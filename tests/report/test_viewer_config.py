@@ -11,7 +11,8 @@ from cotaudit.probing import display as probe_display
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.summaries import value_keys
 from cotaudit.scorers.viewer import EPOCH_REDUCER, mean_keep_text, viewer_config
-from cotaudit.studies.metrics import cluster_compact_keys, full_metrics_of, parse_metric_set, select
+from cotaudit.stats import select
+from cotaudit.studies.metrics import cluster_compact_keys, full_metrics_of, parse_metric_set
 from cotaudit.studies.report_ll import display as report_ll_display
 from cotaudit.studies.report_ll.metrics import report_ll_compact, report_ll_headline_keys
 from cotaudit.studies.selfcommit import display as selfcommit_display
@@ -187,8 +188,12 @@ def test_select_drops_nan_but_keeps_headline():
         "a": 1.0,
         "h": table["h"],
     }
-    assert list(select(table, ["c", "a"])) == ["c", "a"]
+    assert list(select(table, ["c", "a"], keep_nan=False)) == ["c", "a"]
     assert math.isnan(select({}, ["h"], keep_nan=["h"])["h"])
+    # by default a fixed key set: every key, NaN where absent
+    fixed = select(table, ["missing", "a", "b"])
+    assert list(fixed) == ["missing", "a", "b"] and fixed["a"] == 1.0
+    assert math.isnan(fixed["missing"]) and math.isnan(fixed["b"])
 
 
 def test_selfcommit_compact_keys_by_hand():

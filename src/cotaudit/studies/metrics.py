@@ -22,8 +22,7 @@ logs the full tables instead. Two rules:
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cotaudit.display.headline import HeadlineSpec
@@ -43,25 +42,6 @@ def parse_metric_set(value: str) -> str:
     if text not in METRIC_SETS:
         raise ValueError(f"-T metrics: must be one of {', '.join(METRIC_SETS)}, got {value!r}")
     return text
-
-
-def _is_nan(v: float) -> bool:
-    return isinstance(v, float) and math.isnan(v)
-
-
-def select(
-    table: Mapping[str, float], keys: Iterable[str], keep_nan: Sequence[str] = ()
-) -> dict[str, float]:
-    """``{k: table[k]}`` in the order of ``keys``, leaving out NaN values and keys absent from
-    ``table``, except for the keys in ``keep_nan``: those are always there (NaN if absent, e.g.
-    on the empty score list the live display computes metrics on)."""
-    out: dict[str, float] = {}
-    for k in keys:
-        if k in keep_nan:
-            out[k] = float(table.get(k, math.nan))
-        elif k in table and not _is_nan(float(table[k])):
-            out[k] = float(table[k])
-    return out
 
 
 # --- selfcommit -----------------------------------------------------------------------------

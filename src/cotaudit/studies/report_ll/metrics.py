@@ -16,8 +16,8 @@ from typing import Any
 from cotaudit.cluster.contrast import Clustering, ClusterMetric, register_cluster_metric
 from cotaudit.display.headline import HeadlineSpec
 from cotaudit.scores import SampleScoreLike
-from cotaudit.stats import select as select_keys
-from cotaudit.studies.metrics import MetricSpec, MetricTable, Table, select
+from cotaudit.stats import select
+from cotaudit.studies.metrics import MetricSpec, MetricTable, Table
 from cotaudit.studies.report_ll import scores as sr
 from cotaudit.studies.report_ll.scores import (
     CLUSTER_OPTIONS,
@@ -166,7 +166,7 @@ def overall(
     ``scorings/n_invalid`` (every family; the invalid ones dropped). ``controls``: the control
     families (left out)."""
     stats = main_statistics(samples, controls, n_resamples, seed, unit)
-    return select_keys({**stats, **sr.scoring_counts(samples)}, sr.overall_keys(cells))
+    return select({**stats, **sr.scoring_counts(samples)}, sr.overall_keys(cells))
 
 
 def factors(
@@ -184,7 +184,7 @@ def factors(
     shell - driver, outcome_clause - bare, concealing_dressed - plain). NaN for a level with no
     versions."""
     stats = main_statistics(samples, controls, n_resamples, seed, unit)
-    return select_keys(stats, sr.factor_keys())
+    return select(stats, sr.factor_keys())
 
 
 def register(
@@ -202,7 +202,7 @@ def register(
     honest_dressed, d_c for concealing_dressed) and its per-token form, and the other arm's mean
     (a byte-identical report: 0)."""
     stats = main_statistics(samples, controls, n_resamples, seed, unit)
-    return select_keys(stats, sr.register_keys(cells))
+    return select(stats, sr.register_keys(cells))
 
 
 def discrimination(
@@ -226,7 +226,7 @@ def discrimination(
     options: dict[str, Any] = {"cell": cell, "unit": unit, "n_resamples": n_resamples, "seed": seed}
     out = discrimination_check(main, band, **options)
     out.update(concealing_sensitivity(main, **options))
-    return select_keys(out, sr.DISCRIMINATION_KEYS)
+    return select(out, sr.DISCRIMINATION_KEYS)
 
 
 def controls_table(
@@ -252,7 +252,7 @@ def controls_table(
         n_resamples=n_resamples,
         seed=seed,
     )
-    return select_keys(out, sr.control_keys(declarations))
+    return select(out, sr.control_keys(declarations))
 
 
 def cluster_f1(

@@ -25,7 +25,8 @@ from typing import Any
 from cotaudit.display.headline import HeadlineSpec
 from cotaudit.probing.curves import tau_key
 from cotaudit.scores import SampleScoreLike
-from cotaudit.studies.metrics import MetricSpec, MetricTable, Table, select
+from cotaudit.stats import select
+from cotaudit.studies.metrics import MetricSpec, MetricTable, Table
 from cotaudit.studies.selfcommit.stats import (
     both_correct_table,
     condition_by_correctness,
@@ -60,7 +61,7 @@ def selfcommit_headline_keys(primary: str) -> list[str]:
 def selfcommit_headline(table: Mapping[str, float], primary: str) -> dict[str, float]:
     """The headline keys from the ``honest_vs_hinted`` table (always present)."""
     keys = selfcommit_headline_keys(primary)
-    return select(table, keys, keep_nan=keys)
+    return select(table, keys)
 
 
 def selfcommit_compact_keys(primary: str) -> list[str]:
@@ -100,7 +101,7 @@ def selfcommit_compact(
 ) -> dict[str, float]:
     """The compact keys from the ``honest_vs_hinted`` and ``honest_vs_hinted_both_correct``
     tables (NaN left out)."""
-    return select({**table, **both_correct_table}, selfcommit_compact_keys(primary))
+    return select({**table, **both_correct_table}, selfcommit_compact_keys(primary), keep_nan=False)
 
 
 def primary_summary(thetas: Sequence[float], wanted: float = 0.8) -> str:

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cotaudit.display.headline import HeadlineSpec
-from cotaudit.studies.metrics import MetricSpec, MetricTable, Table, select
+from cotaudit.stats import select
+from cotaudit.studies.metrics import MetricSpec, MetricTable, Table
 from cotaudit.studies.trace_tutor import stats as ts
 
 TRACE_HEADLINE_CONDITION = "answer_key"
