@@ -40,8 +40,9 @@ def main() -> int:
     parser.add_argument("--tol", type=float, default=1e-4, help="nats per token")
     args = parser.parse_args()
 
-    from lm_eval.api.instance import Instance
-    from lm_eval.models.huggingface import HFLM
+    # lm-eval is this script's own install (not a project dependency), without type information
+    from lm_eval.api.instance import Instance  # type: ignore[import-not-found]
+    from lm_eval.models.huggingface import HFLM  # type: ignore[import-not-found]
 
     from cotaudit.engine.hf import HFEngine
     from cotaudit.models.default import default_model_path
