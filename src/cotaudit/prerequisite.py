@@ -45,20 +45,24 @@ class InputErrorReport(PrerequisiteError):
         return str(self.args[0])
 
 
-@functools.cache
+_REPORT_CLASSES: dict[type[InputError], type[InputError]] = {}
+
+
 def _report_class(kind: type[InputError]) -> type[InputError]:
     """``kind`` that is also an :class:`InputErrorReport` (same name, module and docstring;
     pickled as its kind and message)."""
-    return type(
-        kind.__name__,
-        (InputErrorReport, kind),
-        {
-            "__module__": kind.__module__,
-            "__qualname__": kind.__qualname__,
-            "__doc__": kind.__doc__,
-            "__reduce__": lambda self: (_report, (kind, str(self))),
-        },
-    )
+    if kind not in _REPORT_CLASSES:
+        _REPORT_CLASSES[kind] = type(
+            kind.__name__,
+            (InputErrorReport, kind),
+            {
+                "__module__": kind.__module__,
+                "__qualname__": kind.__qualname__,
+                "__doc__": kind.__doc__,
+                "__reduce__": lambda self: (_report, (kind, str(self))),
+            },
+        )
+    return _REPORT_CLASSES[kind]
 
 
 def _report(kind: type[InputError], text: str) -> InputError:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cotaudit.params import (
     ParameterError,
@@ -85,7 +85,7 @@ class ReportLLSettings(BaseModel):
     ``scenarios`` a count (a positive integer, or its digits) or scenario ids, ``family``
     family names (both from comma-separated text; read against the fixture file)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
 
     contrast_model: str | None
     metrics: Literal["compact", "all"]
@@ -93,7 +93,8 @@ class ReportLLSettings(BaseModel):
     register_rewrite: Rewrite
     rendering: list[Rendering]
     richness: list[Richness]
-    register: list[Register]
+    register_levels: list[Register] = Field(alias="register")
+    """``-T register`` (a field named ``register`` would shadow ``BaseModel.register``)."""
     n_resamples: int
     cluster_boot: int
     seed: int
@@ -141,10 +142,10 @@ class ReportLLSettings(BaseModel):
     def _rewrite(cls, value: Any) -> Any:
         return _one_of("register_rewrite", value, list(REWRITES))
 
-    @field_validator("rendering", "richness", "register", mode="before")
+    @field_validator("rendering", "richness", "register_levels", mode="before")
     @classmethod
     def _levels(cls, value: Any, info: Any) -> list[str]:
-        return parse_levels(info.field_name, value)
+        return parse_levels(cls.model_fields[info.field_name].alias or info.field_name, value)
 
     @field_validator("n_resamples", mode="before")
     @classmethod
@@ -211,5 +212,5 @@ class ReportLLSettings(BaseModel):
         return {
             "rendering": [*self.rendering],
             "richness": [*self.richness],
-            "register": [*self.register],
+            "register": [*self.register_levels],
         }
