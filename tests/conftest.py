@@ -28,7 +28,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 TIER_PATTERNS: dict[str, re.Pattern[str]] = {
     "model": re.compile(
-        r"\beval(_async|_retry)?\(|hf-probe/|mlx/|vllm/|_load_engine|resolve_model_path|"
+        r"\b(inspect_)?eval(_async|_retry)?\(|hf-probe/|mlx/|vllm/|_load_engine|resolve_model_path|"
         r"\.load\(|from_pretrained|tiny_engine|default_engine|mlx_engine|get_model\(|"
         r"\"inspect\", \"eval|cotaudit prepare|run_eval|vllm_server|mlx_lm"
     ),

@@ -36,7 +36,6 @@ from cotaudit.engine.shared_prefix import SharedPrefixCache, shared_prefix_atten
 
 if TYPE_CHECKING:
     from cotaudit.engine.base import Message, PrefixRequest
-    from cotaudit.engine.hf import HFEngine
 
 ATTENTION_NAME = "cotaudit_jobs"
 ROW_MULTIPLE = 4
@@ -176,7 +175,8 @@ class HFStepper:
     """One decode step of the transformers engine for a list of jobs, padded to a multiple of
     ``row_multiple`` rows (1: no padding)."""
 
-    def __init__(self, engine: HFEngine, max_rows: int, row_multiple: int = ROW_MULTIPLE) -> None:
+    def __init__(self, engine: Any, max_rows: int, row_multiple: int = ROW_MULTIPLE) -> None:
+        # Any: the :class:`cotaudit.engine.hf.HFEngine`, whose module imports this one
         self.engine = engine
         self.max_rows = max_rows
         self.row_multiple = row_multiple

@@ -25,14 +25,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import mlx.core as mx
 
 from cotaudit.engine.base import Generation, Message, PrefixRequest, seed_for
-
-if TYPE_CHECKING:
-    from cotaudit.engine.mlx import MLXEngine
 
 
 def rows_independent(trials: int = 6) -> bool:
@@ -151,7 +148,8 @@ def patch_attention(model: Any) -> bool:
 class MLXStepper:
     """One decode step of the MLX engine for a list of jobs."""
 
-    def __init__(self, engine: MLXEngine, max_rows: int, batchable: bool) -> None:
+    def __init__(self, engine: Any, max_rows: int, batchable: bool) -> None:
+        # Any: the :class:`cotaudit.engine.mlx.MLXEngine`, whose module imports this one
         self.engine = engine
         self.batchable = batchable
         self.max_rows = max_rows if batchable else 1
@@ -220,7 +218,7 @@ class Sweep:
     """What the prefix jobs of one request share: prompt and tag ids, and (forkable models)
     the prompt + CoT cache, prefilled by the first job that starts."""
 
-    def __init__(self, engine: MLXEngine, request: PrefixRequest) -> None:
+    def __init__(self, engine: Any, request: PrefixRequest) -> None:
         self.engine, self.request = engine, request
         self.prompt = engine.render(request.messages)
         self.tag = engine.tokenize(request.tag)
