@@ -7,7 +7,7 @@ import is still a dependency), and a string constant naming a cotaudit module (t
 ``importlib`` registry of study sections). ``from pkg import name`` points at ``pkg.name`` when
 that is a module, else at ``pkg``.
 
-The direction the rules enforce (issue 15, item 2)::
+The direction the rules enforce::
 
     pure library (src/cotaudit: no Inspect)  <-  scorers, solvers (Inspect glue)  <-  tasks
              ^                                        |

@@ -1,4 +1,4 @@
-"""Unit-level bootstrap (issue 13): intervals derived by hand on constructed data.
+"""Unit-level bootstrap: intervals derived by hand on constructed data.
 
 With two units A and B the resample space is four equally likely ordered draws (A,A), (A,B),
 (B,A), (B,B), so a statistic's replicate takes T(A,A) with probability 1/4, T(A,B) = T(B,A)

@@ -1,4 +1,4 @@
-"""Cross-sample batching (issue 18): the scheduler's join/leave rules, and results unchanged by
+"""Cross-sample batching: the scheduler's join/leave rules, and results unchanged by
 batching on real weights (tiny random model, SmolLM2-135M): greedy CoTs token for token,
 sampled CoTs and sampled forced answers identical to each job decoded alone."""
 

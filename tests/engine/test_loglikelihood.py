@@ -1,4 +1,4 @@
-"""The engine's ``loglikelihood`` against a direct forward pass (issue 5 acceptance).
+"""The engine's ``loglikelihood`` against a direct forward pass.
 
 Reference: one full forward over ``render(context) ++ tokenize(report)``; the report's score is
 the sum of log-softmax at the positions that predict its tokens. The engine must match it to
