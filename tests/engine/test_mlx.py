@@ -240,7 +240,7 @@ def test_default_model_same_greedy_cot_and_loglikelihood_on_hf_and_mlx(default_e
         assert x.sum_logprob == pytest.approx(y.sum_logprob, abs=1e-2)
 
 
-# --- cross-sample batching (issue 18) --------------------------------------------------------
+# --- cross-sample batching ------------------------------------------------------------------
 
 QUESTIONS = [
     "Tom has 3 apples and buys 4 more. How many apples does he have?",
@@ -249,19 +249,20 @@ QUESTIONS = [
 ]
 
 
-def _mlx_alone_and_batched(engine, cot_tokens, monkeypatch, questions=QUESTIONS):
-    """Greedy CoTs, sampled CoTs (n=2) and sampled forced answers, each job alone on the
-    worker and then all concurrently; returns both and the jobs of every batched step."""
+def _mlx_alone_and_batched(engine, cot_tokens, monkeypatch, questions=QUESTIONS, stride=8):
+    """Greedy CoTs, sampled CoTs (n=2) and sampled forced answers (prefixes every ``stride``
+    tokens), each job alone on the worker and then all concurrently; returns both and the jobs
+    of every batched step."""
     messages = [selfcommit_messages(q, "honest", 0) for q in questions]
-    cots = [engine.tokenize(COT_TEXT)] + [
-        _sync(engine, engine.generate_sync, m, cot_tokens, 0.0, 0)[0].token_ids
-        for m in messages[1:]
+    greedy = [
+        _sync(engine, engine.generate_sync, m, cot_tokens, 0.0, 0)[0].token_ids for m in messages
     ]
+    cots = [engine.tokenize(COT_TEXT)] + greedy[1:]
     requests = [
         PrefixRequest(
             m,
             c,
-            list(range(0, len(c) + 1, 8)),
+            list(range(0, len(c) + 1, stride)),
             SELFCOMMIT_FORCED_ANSWER_TAG,
             k=3,
             max_tokens=5,
@@ -271,7 +272,7 @@ def _mlx_alone_and_batched(engine, cot_tokens, monkeypatch, questions=QUESTIONS)
         for i, (m, c) in enumerate(zip(messages, cots, strict=True))
     ]
     alone = (
-        [_sync(engine, engine.generate_sync, m, cot_tokens, 0.0, 0)[0].token_ids for m in messages],
+        greedy,
         [_sync(engine, engine.continue_prefixes_sync, r) for r in requests],
         [
             [g.token_ids for g in _sync(engine, engine.generate_sync, m, cot_tokens, 1.0, 5, 2)]
@@ -322,8 +323,9 @@ def test_mlx_batched_equals_alone_default_model(monkeypatch):
     from cotaudit.providers.mlx_provider import _load_engine
 
     engine = _load_engine(resolve_model_path("default"), None)
-    # two samples, short CoTs: a decode step of the default model on MLX's bundled CPU BLAS is slow
-    alone, batched, steps = _mlx_alone_and_batched(engine, 12, monkeypatch, QUESTIONS[:2])
+    # two samples, short CoTs, prefixes every 16 tokens: a decode step of the default model on
+    # MLX's bundled CPU BLAS is slow
+    alone, batched, steps = _mlx_alone_and_batched(engine, 12, monkeypatch, QUESTIONS[:2], 16)
     assert batched == alone
     assert any({"GenerateJob", "PrefixJob"} <= set(s) for s in steps)
 
