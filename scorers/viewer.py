@@ -21,6 +21,9 @@ and its ``mean`` turns text into 0.0, so the studies reduce with :func:`mean_kee
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, cast
+
 from inspect_ai.scorer import Score, ScoreReducer, mean_score, score_reducer
 from inspect_ai.viewer import (
     SampleScoreView,
@@ -81,27 +84,22 @@ def mean_keep_text() -> ScoreReducer:
     def reduce(scores: list[Score]) -> Score:
         if not scores or not all(isinstance(s.value, dict) for s in scores):
             return mean(scores)
-        labels = {
-            k
-            for s in scores
-            for k, v in s.value.items()  # type: ignore[union-attr]
-            if v is None or isinstance(v, str)
-        }
+        values: list[dict[str, Any]] = [dict(cast(Mapping[str, Any], s.value)) for s in scores]
+        labels = {k for v in values for k, x in v.items() if x is None or isinstance(x, str)}
         numeric = [
-            s.model_copy(
-                update={"value": {k: v for k, v in s.value.items() if k not in labels}}  # type: ignore[union-attr]
-            )
-            for s in scores
+            s.model_copy(update={"value": {k: x for k, x in v.items() if k not in labels}})
+            for s, v in zip(scores, values, strict=True)
         ]
-        reduced = mean(numeric)
-        value = {}
-        for k in scores[0].value:  # type: ignore[union-attr]
+        reduced_score = mean(numeric)
+        reduced = cast(Mapping[str, Any], reduced_score.value)
+        value: dict[str, Any] = {}
+        for k in values[0]:
             if k in labels:
-                seen = {s.value.get(k) for s in scores}  # type: ignore[union-attr]
+                seen = {v.get(k) for v in values}
                 value[k] = seen.pop() if len(seen) == 1 else None
             else:
-                value[k] = reduced.value[k]  # type: ignore[index]
-        return reduced.model_copy(update={"value": value})
+                value[k] = reduced[k]
+        return reduced_score.model_copy(update={"value": value})
 
     return reduce
 

@@ -149,15 +149,6 @@ def trace_tutor(
     )
 
 
-CLUSTER = {
-    "class_key": "condition",
-    "positive_class": "answer_key",
-    "negative_class": "question_only",
-    "unit_key": "pair_id",  # the F1 interval resamples problems
-}
-"""The cluster metrics' classes and unit."""
-
-
 def _samples(settings: TraceTutorSettings, problems: list[Any]) -> list[Sample]:
     """One sample per problem and condition (id ``p<index>-<condition>``)."""
     return [
@@ -187,7 +178,10 @@ def _cluster_metrics(metric_set: str) -> list[Any]:
             features=tuple(f"{name}_{probe}" for name in CLUSTER_DIRECTIONS),
             directions={f"{name}_{probe}": d for name, d in CLUSTER_DIRECTIONS.items()},
             primary=f"auc_{probe}",
-            **CLUSTER,
+            class_key="condition",
+            positive_class="answer_key",
+            negative_class="question_only",
+            unit_key="pair_id",  # the F1 interval resamples problems
         )
         keys = None if metric_set == "all" else cluster_compact_keys(metric_keys(prefix))
         out.append(cluster_f1_metric(hypothesis, prefix=prefix, keys=keys))

@@ -48,7 +48,7 @@ def test_probe_logs_get_a_checked_section_and_a_comparison(tmp_path):
 
     traces = report.sections["probe_trace"]
     assert len(traces) == 2
-    for sec, log in zip(traces, (a, b)):
+    for sec, log in zip(traces, (a, b), strict=True):
         assert sec.consistency.ok and sec.consistency.n_checked == sec.consistency.n_logged > 5
         auc = [s.scores["probe_scorer"].value["auc"] for s in log.samples]
         assert sec.tables["summaries"].row("auc")["mean [95% CI]"] == pytest.approx(np.mean(auc))

@@ -73,7 +73,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
-from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # no stubs or py.typed
+from threadpoolctl import threadpool_limits
 
 from cotaudit.bootstrap import UnitSampler, distinct_rows, percentile_interval
 
