@@ -199,3 +199,29 @@ def test_the_command_line_prints_the_one_message_before_any_model_loads(tmp_path
     assert message in " ".join(out.split()), out  # rich wraps long lines at the terminal width
     assert "Traceback" not in out and len(out.strip().splitlines()) < 15, out
     assert LOADING not in out and "Loading weights" not in out, out
+
+
+# -- the default model of a run that names none --
+
+
+def test_a_run_naming_no_model_gets_the_default_model_and_a_named_one_wins():
+    """Inside an eval that names no model, Inspect's ``none`` model is active while the task is
+    created: the checked task takes ``hf-probe/default`` (weights load on first use, so nothing
+    loads here). A named model stays active and the task keeps no model of its own (a task's
+    model would override ``--model a,b``); a task created outside an eval is left as is."""
+    from inspect_ai.model import GenerateConfig
+    from inspect_ai.model._model import init_active_model
+
+    from cotaudit.prerequisite import DEFAULT_EVAL_MODEL
+
+    assert selfcommit(problems=1).model is None  # outside an eval
+    init_active_model(get_model("none"), GenerateConfig())
+    try:
+        task = selfcommit(problems=1)
+        assert task.model is not None and str(task.model) == DEFAULT_EVAL_MODEL
+        init_active_model(get_model("hf-probe/tiny"), GenerateConfig())
+        assert selfcommit(problems=1).model is None
+    finally:
+        from inspect_ai.model._model import active_model_context_var
+
+        active_model_context_var.set(None)  # no model active, as before the test
