@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 
 class InputError(ValueError):
@@ -15,6 +18,33 @@ class InputError(ValueError):
 
 class ParameterError(InputError):
     """An invalid ``-T`` value or name; the message names the parameter and what it accepts."""
+
+
+SettingsT = TypeVar("SettingsT", bound="TaskSettings")
+
+
+class TaskSettings(BaseModel):
+    """Base of a task's parameters as one pydantic model: each check is a validator raising a
+    :class:`ParameterError` that names its ``-T`` parameter, and :meth:`of` raises that error
+    itself (not pydantic's ``ValidationError`` around it), so ``inspect eval`` prints one
+    line."""
+
+    @classmethod
+    def of(cls: type[SettingsT], values: Mapping[str, Any]) -> SettingsT:
+        """The settings of the task arguments ``values``; the first failing check (in the order
+        of the fields) raises its :class:`InputError`; a value of the wrong type raises
+        ``ParameterError("-T <name>: <pydantic's message>, got <value>")``."""
+        try:
+            return cls.model_validate(dict(values))
+        except ValidationError as e:
+            errors = e.errors()
+            for err in errors:
+                cause = (err.get("ctx") or {}).get("error")
+                if isinstance(cause, InputError):
+                    raise cause from None
+            first = errors[0]
+            name = ".".join(str(part) for part in first["loc"]) or "?"
+            raise ParameterError(f"-T {name}: {first['msg']}, got {first['input']!r}") from None
 
 
 NAME_CUTOFF = 0.6

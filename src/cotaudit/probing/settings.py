@@ -10,13 +10,13 @@ conditions) is checked where the task is loaded (``tasks/probe.py``).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs (types-PyYAML not installed)
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from cotaudit.params import ParameterError, parse_thetas
+from cotaudit.params import ParameterError, TaskSettings, parse_thetas
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.forms import FORM_NAMES, FormName
 from cotaudit.probing.positions import DEFAULT_STRIDE, Schedule, parse_fractions
@@ -41,7 +41,7 @@ def _joined(value: Any) -> Any:
     return ",".join(str(v) for v in value) if isinstance(value, list) else value
 
 
-class ProbeSettings(BaseModel):
+class ProbeSettings(TaskSettings):
     """The probe's parameters, checked (the wrapped task and ``replay_prompt`` apart).
 
     Fields:
@@ -97,21 +97,6 @@ class ProbeSettings(BaseModel):
     score_key: str | None = None
     reference_condition: str | None = None
     task_args: dict[str, Any] = Field(default=None, validate_default=True)
-
-    @classmethod
-    def of(cls, values: Mapping[str, Any]) -> ProbeSettings:
-        """The settings of the arguments ``values``; the first invalid one (in the order of the
-        fields) raises its :class:`~cotaudit.params.ParameterError`."""
-        try:
-            return cls.model_validate(dict(values))
-        except ValidationError as e:
-            errors = e.errors()
-            for err in errors:
-                cause = (err.get("ctx") or {}).get("error")
-                if isinstance(cause, ParameterError):
-                    raise cause from None
-            name = ".".join(str(part) for part in errors[0]["loc"])
-            raise ParameterError(f"-T {name}: {errors[0]['msg']}") from None
 
     @classmethod
     def signature(

@@ -9,14 +9,15 @@ fixture file's content (``scenarios``, ``family``) is checked when the file is r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from cotaudit.params import (
     ParameterError,
+    TaskSettings,
     as_list,
     parse_contrast_model,
     require_int,
@@ -72,7 +73,7 @@ def _one_of(name: str, value: Any, known: Sequence[str]) -> Any:
     return value
 
 
-class ReportLLSettings(BaseModel):
+class ReportLLSettings(TaskSettings):
     """The resolved parameters of a report_ll run (the ``report_ll`` task's arguments but
     ``paper``; their meaning: the task's docstring), in the order they are checked:
     ``contrast_model`` none or ``provider/model``; ``metrics`` compact or all; ``fixtures``
@@ -103,21 +104,6 @@ class ReportLLSettings(BaseModel):
     tokenizer: str | None
     scenarios: int | list[str] | None
     family: list[str] | None
-
-    @classmethod
-    def of(cls, values: Mapping[str, Any]) -> ReportLLSettings:
-        """The settings of the task arguments ``values``; the first invalid one (in the order of
-        the fields) raises its :class:`~cotaudit.params.ParameterError`."""
-        try:
-            return cls.model_validate(dict(values))
-        except ValidationError as e:
-            errors = e.errors()
-            for err in errors:
-                cause = (err.get("ctx") or {}).get("error")
-                if isinstance(cause, ParameterError):
-                    raise cause from None
-            name = ".".join(str(part) for part in errors[0]["loc"])
-            raise ParameterError(f"-T {name}: {errors[0]['msg']}") from None
 
     @field_validator("contrast_model", mode="before")
     @classmethod

@@ -7,14 +7,14 @@ Each check raises the project's :class:`cotaudit.params.ParameterError`, one lin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, field_validator, model_validator
 
 from cotaudit.answers import READINGS, Reading
 from cotaudit.params import (
     ParameterError,
+    TaskSettings,
     parse_conditions,
     parse_contrast_model,
     parse_thetas,
@@ -30,7 +30,7 @@ SCHEDULES = ("full", "adaptive")
 """Values of ``-T schedule``."""
 
 
-class SelfcommitSettings(BaseModel):
+class SelfcommitSettings(TaskSettings):
     """The resolved parameters of a selfcommit run (the ``selfcommit`` task's arguments but
     ``paper``; their meaning: the task's docstring). ``conditions`` and ``thetas`` parsed from
     their comma-separated text; a positive integer for ``problems``, ``stride``, ``k``,
@@ -57,21 +57,6 @@ class SelfcommitSettings(BaseModel):
     zero_probe: bool
     final_answer_reading: Reading
     metrics: Literal["compact", "all"]
-
-    @classmethod
-    def of(cls, values: Mapping[str, Any]) -> SelfcommitSettings:
-        """The settings of the task arguments ``values``; the first invalid one (in parameter
-        order) raises its :class:`~cotaudit.params.ParameterError`."""
-        try:
-            return cls.model_validate(dict(values))
-        except ValidationError as e:
-            errors = e.errors()
-            for err in errors:
-                cause = (err.get("ctx") or {}).get("error")
-                if isinstance(cause, ParameterError):
-                    raise cause from None
-            name = ".".join(str(part) for part in errors[0]["loc"])
-            raise ParameterError(f"-T {name}: {errors[0]['msg']}") from None
 
     @field_validator(
         "problems", "stride", "k", "max_cot_tokens", "answer_max_tokens", mode="before"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 from itertools import pairwise
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, ValidationInfo, field_validator, model_validator
 
 from cotaudit.params import (
-    InputError,
     ParameterError,
+    TaskSettings,
     parse_conditions,
     parse_contrast_model,
     require_int,
@@ -44,13 +44,15 @@ DEFAULT_CONDITIONS = ",".join(TUTOR_CONDITIONS)
 DEFAULT_FRACTIONS = ",".join(f"{f:g}" for f in PREFIX_FRACTIONS)
 
 
-class TraceTutorSettings(BaseModel, frozen=True):
+class TraceTutorSettings(TaskSettings):
     """The parameters of :func:`trace_tutor`, checked: each check raises
     :class:`cotaudit.params.ParameterError` naming its ``-T`` parameter (:meth:`of`).
 
     ``conditions``: the conditions run, in the order given (duplicates dropped); ``fractions``:
     strictly increasing prefix fractions in (0, 1] with 0.1 and 1.0; ``probe_samples`` (k) > 1
     needs ``temperature`` > 0 (k greedy samples are identical)."""
+
+    model_config = ConfigDict(frozen=True)
 
     problems: int
     dataset: str
@@ -67,20 +69,6 @@ class TraceTutorSettings(BaseModel, frozen=True):
     tokenizer: str | None
     contrast_model: str | None
     metrics: Literal["compact", "all"]
-
-    @classmethod
-    def of(cls, values: dict[str, Any]) -> TraceTutorSettings:
-        """The settings of the task arguments ``values``; the first failing check's
-        :class:`~cotaudit.params.ParameterError` raised as it is."""
-        try:
-            return cls.model_validate(values)
-        except ValidationError as e:
-            first = e.errors()[0]
-            error = first.get("ctx", {}).get("error")
-            if isinstance(error, InputError):
-                raise error from None
-            name = first["loc"][0] if first["loc"] else "?"
-            raise ParameterError(f"-T {name}: {first['msg']}, got {first['input']!r}") from None
 
     @field_validator("conditions", mode="before")
     @classmethod
