@@ -21,11 +21,6 @@ def _block(block: str | Table | FigureInfo, out_dir: Path) -> str:
     return block
 
 
-def _anchor(title: str) -> str:
-    keep = "".join(ch for ch in title.lower() if ch.isalnum() or ch in " -_")
-    return keep.strip().replace(" ", "-")
-
-
 def render(
     study_sections: dict[str, list[Section]],
     runs: Sequence[RunData],
