@@ -132,6 +132,15 @@ def test_a_bad_model_arg_is_printed_alone_when_the_provider_starts(model_args, m
     assert isinstance(err.value, PrerequisiteError) and str(err.value) == message
 
 
+def test_an_unknown_mlx_server_model_arg_is_printed_alone():
+    """mlx-server/ refuses an unknown ``-M`` arg in one line before it reads any tokenizer or
+    reaches a server."""
+    with pytest.raises(ValueError) as err:
+        get_model("mlx-server/tiny", memoize=False, temprature=0.5)
+    assert isinstance(err.value, PrerequisiteError)
+    assert str(err.value).startswith("mlx-server: unknown model args ['temprature']; known: url")
+
+
 def test_concurrent_first_uses_load_once():
     """Four threads ask a fresh provider for its engine while a (stand-in, slow) load runs: one
     load, one engine."""

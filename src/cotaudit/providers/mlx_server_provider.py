@@ -46,7 +46,12 @@ from cotaudit.engine.mlx_server import (
     MLXServerEngine,
     ServerOptions,
 )
-from cotaudit.providers._local import DEFAULT_MAX_TOKENS, completion_output, resolve_model_path
+from cotaudit.providers._local import (
+    DEFAULT_MAX_TOKENS,
+    ModelArgError,
+    completion_output,
+    resolve_model_path,
+)
 
 BACKEND = "mlx-server"
 logger = logging.getLogger(__name__)
@@ -108,7 +113,7 @@ class MLXServerAPI(ModelAPI):
         unknown = sorted(set(model_args) - set(ServerOptions.names()))
         if unknown:
             known = ", ".join(["url", "tokenizer", *ServerOptions.names()])
-            raise ValueError(f"mlx-server: unknown model args {unknown}; known: {known}")
+            raise ModelArgError(f"mlx-server: unknown model args {unknown}; known: {known}")
         url = base_url or url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
         super().__init__(model_name=model_name, base_url=url, api_key=api_key, config=config)
         tokenizer_path = resolve_model_path(
