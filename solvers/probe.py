@@ -371,10 +371,12 @@ def sweep_solver(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         calls: list[GenerateCall] = []
+        # the engine first: over a served model (vllm/, sglang/) it makes a dead server fail
+        # the chain's own generate() at once instead of being retried for minutes
+        engine = probe_engine(get_model(), tokenizer)
         state = await chain(state, recording(generate, calls))
         if state.completed:
             return state
-        engine = probe_engine(get_model(), tokenizer)
         trace = trace_of(state, engine, calls[-1] if calls else None, reasoning=think)
         split = (
             split_trace(
