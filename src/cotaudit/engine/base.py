@@ -10,6 +10,11 @@ assistant prefill.
   (position t always includes every CoT token before t, never a disjoint chunk).
 - ``loglikelihood``: context + fixed continuation -> sum of log-probabilities (nats), token count
   and per-token values.
+- ``score_answers``: prompt + CoT tokens + cut positions + tag + a tree of answer token paths ->
+  per prefix, each path token's log-probability and the next-token mass of given token sets
+  (teacher forcing: the forced-answer distribution read exactly, no sampling).
+- ``vocabulary``: every token's text and the end-of-sequence ids (to classify tokens for
+  ``score_answers``).
 
 Engines that hold the model's tokenizer and chat template in this process (``hf-probe/``,
 ``mlx/``, the ``mlx-server/`` client) also implement :class:`LocalEngine`: prompt rendering,
@@ -75,6 +80,89 @@ class PrefixRequest:
 
 
 @dataclass(frozen=True)
+class AnswerTree:
+    """Token paths after the forced-answer tag, as one tree: node i is token ``tokens[i]``
+    following node ``parents[i]`` (-1: the root, the end of the tag). A parent comes before its
+    children, so ``path(i)`` = the tokens from the root to node i."""
+
+    tokens: tuple[int, ...] = ()
+    parents: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.tokens) != len(self.parents):
+            raise ValueError("AnswerTree: tokens and parents differ in length")
+        bad = [i for i, p in enumerate(self.parents) if not -1 <= p < i]
+        if bad:
+            raise ValueError(f"AnswerTree: nodes {bad} have a parent that does not precede them")
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def path(self, node: int) -> list[int]:
+        """Token ids from the root to ``node`` (empty for the root, -1)."""
+        out: list[int] = []
+        while node >= 0:
+            out.append(self.tokens[node])
+            node = self.parents[node]
+        return out[::-1]
+
+    def depth(self, node: int) -> int:
+        """Tokens from the root to ``node`` (0 for the root)."""
+        return len(self.path(node))
+
+
+@dataclass(frozen=True)
+class AnswerScoreRequest:
+    """Teacher-force a tree of answer paths after each cumulative prefix of a chain of thought.
+
+    For each ``t`` in ``positions`` the model reads ``render(messages) ++ cot_token_ids[:t] ++
+    tokenize(tag)`` and then the tree's paths. The forced-answer distribution is softmax(logits
+    / ``temperature``) (the sampled estimator's own; > 0). ``reads`` are (node, set) pairs: the
+    probability that the token after the path to ``node`` (-1: right after the tag) lies in
+    ``token_sets[set]``."""
+
+    messages: Sequence[Message]
+    cot_token_ids: Sequence[int]
+    positions: Sequence[int]
+    tag: str
+    tree: AnswerTree
+    token_sets: Sequence[frozenset[int]]
+    reads: Sequence[tuple[int, int]]
+    temperature: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.temperature <= 0:
+            raise ValueError(f"AnswerScoreRequest.temperature must be > 0, got {self.temperature}")
+        n = len(self.cot_token_ids)
+        bad = [t for t in self.positions if not 0 <= t <= n]
+        if bad:
+            raise ValueError(f"AnswerScoreRequest.positions {bad} outside the CoT's 0..{n} tokens")
+        nodes, sets = len(self.tree), len(self.token_sets)
+        wrong = [r for r in self.reads if not (-1 <= r[0] < nodes and 0 <= r[1] < sets)]
+        if wrong:
+            raise ValueError(f"AnswerScoreRequest.reads {wrong} name no node or token set")
+
+
+@dataclass(frozen=True)
+class AnswerScores:
+    """One prefix's scores: ``node_logprobs[i]`` = log p(tokens[i] | prefix ++ tag ++
+    path(parents[i])) in nats at the request's temperature, and ``read_masses[j]`` = p(next
+    token in token_sets[s] | prefix ++ tag ++ path(node)) for reads[j] = (node, s)."""
+
+    node_logprobs: list[float]
+    read_masses: list[float]
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Every token's text as decoded alone (``texts[id]``; special tokens decode to "") and the
+    ids that end a generation."""
+
+    texts: tuple[str, ...]
+    eos_ids: frozenset[int]
+
+
+@dataclass(frozen=True)
 class LoglikResult:
     """log p(continuation | context) = sum_i log p(c_i | context, c_<i), in nats."""
 
@@ -120,6 +208,15 @@ class ProbeEngine(Protocol):
         """Score ``continuation`` as the assistant's reply to ``context`` (chat-rendered)."""
         ...
 
+    async def score_answers(self, request: AnswerScoreRequest) -> list[AnswerScores]:
+        """For each position in ``request.positions`` (in order), the tree's scores; raises
+        :class:`EngineCapabilityError` where the backend cannot read probabilities."""
+        ...
+
+    def vocabulary(self) -> Vocabulary:
+        """The tokenizer's token texts and end-of-sequence ids."""
+        ...
+
 
 @runtime_checkable
 class LocalEngine(ProbeEngine, Protocol):
@@ -155,7 +252,8 @@ T = TypeVar("T")
 
 class SyncVerbs:
     """The async verbs of an in-process engine, each running its blocking counterpart
-    (``generate_sync``, ``continue_prefixes_sync``, ``loglikelihood_many_sync``) through
+    (``generate_sync``, ``continue_prefixes_sync``, ``loglikelihood_many_sync``,
+    ``score_answers_sync``) through
     ``_run``: a waiting thread that hands the model work to the engine's worker
     (``_scheduler``), where concurrent samples' decode jobs batch together
     (:mod:`cotaudit.engine.batcher`). The engine calls :meth:`_start_worker` when built."""
@@ -163,6 +261,7 @@ class SyncVerbs:
     generate_sync: Callable[..., list[Generation]]
     continue_prefixes_sync: Callable[[PrefixRequest], list[list[str]]]
     loglikelihood_many_sync: Callable[..., list[LoglikResult]]
+    score_answers_sync: Callable[[AnswerScoreRequest], list[AnswerScores]]
     _scheduler: Scheduler
     _waiters: ThreadPoolExecutor
 
@@ -207,6 +306,9 @@ class SyncVerbs:
     ) -> list[LoglikResult]:
         """Score several continuations of one context; the context is prefilled once."""
         return await self._run(self.loglikelihood_many_sync, context, continuations)
+
+    async def score_answers(self, request: AnswerScoreRequest) -> list[AnswerScores]:
+        return await self._run(self.score_answers_sync, request)
 
 
 def seed_for(*parts: int) -> int:

@@ -9,6 +9,11 @@ Decoding is ours, not
 (softmax(logits / T), no top-k or top-p), from a torch.Generator seeded per prefix with
 ``(seed, t)``, so results do not depend on the order or batching of prefixes.
 
+Exact answer scores (``score_answers``): the same prefill, then one forward pass of one row per
+prefix holding the tag and the whole answer tree (each tree token sees the prefix up to its cut,
+the tag and its own ancestors: a tree mask over the suffix, :mod:`cotaudit.engine.shared_prefix`),
+logits only where a probability is read.
+
 Across samples: one worker thread owns the model (:class:`cotaudit.engine.batcher.Scheduler`).
 CoT generations and prefix sweeps of concurrently running samples are decode jobs that join and
 leave one running batch (at most ``max_batch_rows`` rows; :mod:`cotaudit.engine.hf_batch`);
@@ -27,16 +32,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cotaudit.engine.base import (
+    AnswerScoreRequest,
+    AnswerScores,
     Generation,
     LoglikResult,
     Message,
     PrefixRequest,
     SyncVerbs,
+    Vocabulary,
     seed_for,
 )
 from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS, Scheduler, on_worker, run_alone
 from cotaudit.engine.chat import render_chat
 from cotaudit.engine.hf_batch import GenerateJob, HFStepper, RowDecoder, SweepJob, rows_independent
+from cotaudit.engine.vocabulary import vocabulary_of
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +113,7 @@ class HFEngine(SyncVerbs):
         # ``past_key_values``.
         params = inspect.signature(model.forward).parameters
         self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
+        self._vocabulary: Vocabulary | None = None
 
     @property
     def max_batch_rows(self) -> int:
@@ -243,6 +253,74 @@ class HFEngine(SyncVerbs):
         """
         return run_alone(SweepJob(self._stepper, request))
 
+    def vocabulary(self) -> Vocabulary:
+        """The tokenizer's token texts and this model's end-of-sequence ids (decoded once)."""
+        if self._vocabulary is None:
+            self._vocabulary = vocabulary_of(self.tokenizer, self.eos_ids)
+        return self._vocabulary
+
+    @on_worker
+    def score_answers_sync(self, request: AnswerScoreRequest) -> list[AnswerScores]:
+        """One prefill of prompt + CoT; then one forward pass over P rows (one per prefix) of
+        the tag followed by every tree node.
+
+        Row r reads the shared cache up to len(prompt) + t_r; suffix token j sees the tag
+        tokens before it (causal) and, for a tree node, the whole tag and its ancestors. Position
+        ids: len(prompt) + t_r + j over the tag, then + len(tag) - 1 + depth(node) per node.
+        Log-probabilities are log_softmax(logits / T), read at the tag's end and at each node
+        that has children or reads."""
+        from cotaudit.engine.shared_prefix import ATTENTION_NAME as SHARED
+        from cotaudit.engine.shared_prefix import SharedPrefixCache
+
+        torch = self._torch
+        if not request.positions:
+            return []
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
+        full = self.prefill(prompt_ids + list(request.cot_token_ids))
+        tree, n_tag, rows = request.tree, len(tag_ids), len(request.positions)
+        n_suffix = n_tag + len(tree)
+        mask = torch.zeros(n_suffix, n_suffix, dtype=torch.bool, device=self.device)
+        mask[:n_tag, :n_tag] = torch.tril(torch.ones(n_tag, n_tag, dtype=torch.bool))
+        offsets = list(range(n_tag))
+        for i in range(len(tree)):
+            mask[n_tag + i, :n_tag] = True
+            node = i
+            while node >= 0:
+                mask[n_tag + i, n_tag + node] = True
+                node = tree.parents[node]
+            offsets.append(n_tag - 1 + tree.depth(i))
+        lengths = torch.tensor([len(prompt_ids) + t for t in request.positions], device=self.device)
+        pos = lengths[:, None] + torch.tensor(offsets, device=self.device)[None, :]
+        ids = torch.tensor([tag_ids + list(tree.tokens)] * rows, device=self.device)
+        read_at = sorted(set(tree.parents) | {node for node, _ in request.reads})
+        keep = torch.tensor([n_tag + node for node in read_at], device=self.device)
+        cache = SharedPrefixCache(full, len(prompt_ids) + len(request.cot_token_ids), lengths, mask)
+        with self._attention(SHARED):
+            out = self.model(
+                input_ids=ids,
+                position_ids=pos,
+                use_cache=True,
+                logits_to_keep=keep,
+                **{self._cache_kwarg: cache},
+            )
+        logp = torch.log_softmax(out.logits.float() / request.temperature, dim=-1)
+        where = {node: j for j, node in enumerate(read_at)}
+        if len(tree):
+            at_parent = logp[:, [where[p] for p in tree.parents], :]
+            chosen = torch.tensor(tree.tokens, device=self.device)[None, :, None]
+            node_lp = at_parent.gather(-1, chosen.expand(rows, -1, 1))[..., 0].tolist()
+        else:
+            node_lp = [[] for _ in range(rows)]
+        sets = torch.zeros(len(request.token_sets), logp.shape[-1], device=self.device)
+        for j, token_set in enumerate(request.token_sets):
+            sets[j, list(token_set)] = 1.0
+        masses = [[0.0] * len(request.reads) for _ in range(rows)]
+        if request.reads:
+            probs = logp[:, [where[node] for node, _ in request.reads], :].exp()
+            chosen_sets = sets[[s for _, s in request.reads]]
+            masses = (probs * chosen_sets[None]).sum(-1).double().tolist()
+        return [AnswerScores(node_lp[r], masses[r]) for r in range(rows)]
+
     @contextlib.contextmanager
     def _attention(self, name: str) -> Iterator[None]:
         """Use attention implementation ``name`` for the duration (under the engine lock)."""
@@ -254,7 +332,9 @@ class HFEngine(SyncVerbs):
         finally:
             config._attn_implementation = previous
 
-    def _prompt_and_tag(self, request: PrefixRequest) -> tuple[list[int], list[int]]:
+    def _prompt_and_tag(
+        self, request: PrefixRequest | AnswerScoreRequest
+    ) -> tuple[list[int], list[int]]:
         tag_ids = self.tokenize(request.tag)
         if not tag_ids:
             raise ValueError("the forced-answer tag must contain at least one token")

@@ -36,14 +36,18 @@ from inspect_ai.model import GenerateConfig, Model
 
 from cotaudit.engine.base import (
     SCORING_BACKENDS,
+    AnswerScoreRequest,
+    AnswerScores,
     EngineCapabilityError,
     Generation,
     LoglikResult,
     Message,
     PrefixRequest,
+    Vocabulary,
     seed_for,
 )
 from cotaudit.engine.chat import render_chat, to_inspect
+from cotaudit.engine.vocabulary import vocabulary_of
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +139,7 @@ class InspectPrefillEngine:
     def __init__(self, model: Model, tokenizer: Any) -> None:
         self.model = model
         self.tokenizer = tokenizer
+        self._vocabulary: Vocabulary | None = None
         api = getattr(model, "api", None)  # None: a stand-in model in a unit test
         if api is not None:
             keep_turns_as_written(api)
@@ -259,6 +264,19 @@ class InspectPrefillEngine:
 
     def _render(self, messages: Sequence[Message]) -> list[int]:
         return render_chat(self.tokenizer, messages)
+
+    def vocabulary(self) -> Vocabulary:
+        """The tokenizer's token texts and its end-of-sequence id (decoded once)."""
+        if self._vocabulary is None:
+            eos = [self.tokenizer.eos_token_id] if self.tokenizer.eos_token_id is not None else []
+            self._vocabulary = vocabulary_of(self.tokenizer, eos)
+        return self._vocabulary
+
+    async def score_answers(self, request: AnswerScoreRequest) -> list[AnswerScores]:
+        """Not implemented over a served model yet: raises :class:`EngineCapabilityError`."""
+        raise EngineCapabilityError(
+            f"{self.model}: the exact estimator (answer scores) runs on {SCORING_BACKENDS}"
+        )
 
     async def loglikelihood(self, context: Sequence[Message], continuation: str) -> LoglikResult:
         """log p(continuation | context) from the provider's prompt log-probabilities.

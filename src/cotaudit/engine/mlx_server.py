@@ -37,14 +37,18 @@ from typing import Any, TypeVar
 
 from cotaudit.engine.base import (
     SCORING_BACKENDS,
+    AnswerScoreRequest,
+    AnswerScores,
     EngineCapabilityError,
     Generation,
     LoglikResult,
     Message,
     PrefixRequest,
+    Vocabulary,
     seed_for,
 )
 from cotaudit.engine.chat import render_chat
+from cotaudit.engine.vocabulary import vocabulary_of
 
 logger = logging.getLogger(__name__)
 
@@ -169,6 +173,7 @@ class MLXServerEngine:
         self._failing_since: float | None = None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self._warned_prompt_mismatch = False
+        self._vocabulary: Vocabulary | None = None
 
     context_length: int | None = None
     """Not known to the client: the server enforces its own limit (no CoT is cut to fit)."""
@@ -455,3 +460,14 @@ class MLXServerEngine:
     ) -> list[LoglikResult]:
         """Always raises :class:`EngineCapabilityError` (before any request)."""
         raise self._cannot_score()
+
+    async def score_answers(self, request: AnswerScoreRequest) -> list[AnswerScores]:
+        """Always raises :class:`EngineCapabilityError` (before any request): the server
+        returns no log-probabilities of given tokens, which the exact estimator reads."""
+        raise self._cannot_score()
+
+    def vocabulary(self) -> Vocabulary:
+        """The tokenizer's token texts and the ids that end an answer here (decoded once)."""
+        if self._vocabulary is None:
+            self._vocabulary = vocabulary_of(self.tokenizer, self.eos_ids)
+        return self._vocabulary

@@ -8,7 +8,10 @@ row; each row's own tokens (tag and answer) live in a small per-row suffix. For 
     scores = [q . K_prefix[j] * scale for j < lengths[r]]  ++  [q . K_suffix[r, j] * scale, causal]
     out    = softmax(scores) . [V_prefix ; V_suffix[r]]
 
-computed with one matrix product per kv head over all rows (no copy of the prefix). Used through
+computed with one matrix product per kv head over all rows (no copy of the prefix). A cache built
+with a ``suffix_mask`` (a tree of answer paths fed in one call, :meth:`HFEngine.score_answers`)
+uses that mask over the suffix instead of the causal one: a query sees its own ancestors only.
+Used through
 transformers' attention interface: while :func:`shared_prefix_attention` is the model's
 attention implementation, a :class:`SharedPrefixCache` hands it :class:`SharedKV` values.
 """
@@ -26,24 +29,33 @@ ATTENTION_NAME = "cotaudit_shared_prefix"
 @dataclass
 class SharedKV:
     """Keys (or values) of one layer: ``prefix`` [1, Hkv, L, d], ``suffix`` [B, Hkv, s, d];
-    row b sees prefix positions < ``lengths[b]``."""
+    row b sees prefix positions < ``lengths[b]``; ``suffix_mask`` [s, s] (query, key): which
+    suffix positions a suffix query sees (None: causal)."""
 
     prefix: torch.Tensor
     suffix: torch.Tensor
     lengths: torch.Tensor
+    suffix_mask: torch.Tensor | None = None
 
 
 class SharedPrefixCache:
     """A KV cache of a single-row prefix (a view of ``source``'s first ``width`` positions)
     plus per-row suffixes that grow as tokens are fed."""
 
-    def __init__(self, source: Any, width: int, lengths: torch.Tensor) -> None:
+    def __init__(
+        self,
+        source: Any,
+        width: int,
+        lengths: torch.Tensor,
+        suffix_mask: torch.Tensor | None = None,
+    ) -> None:
         self.prefix = [
             (layer.keys[:, :, :width], layer.values[:, :, :width]) for layer in source.layers
         ]
         self.suffix: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(self.prefix)
         self.width = width
         self.lengths = lengths
+        self.suffix_mask = suffix_mask
 
     def update(
         self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any
@@ -54,7 +66,8 @@ class SharedPrefixCache:
             value = torch.cat([old[1], value], dim=2)
         self.suffix[layer_idx] = (key, value)
         pk, pv = self.prefix[layer_idx]
-        return SharedKV(pk, key, self.lengths), SharedKV(pv, value, self.lengths)
+        mask = self.suffix_mask
+        return SharedKV(pk, key, self.lengths, mask), SharedKV(pv, value, self.lengths, mask)
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
         suffix = self.suffix[layer_idx]
@@ -88,10 +101,13 @@ def shared_prefix_attention(
     prefix_scores = prefix_scores.masked_fill(~visible[:, None, None, None, :], float("-inf"))
     # suffix: each row's own tokens, causal
     suffix_scores = torch.einsum("bkgqd,bksd->bkgqs", qg, key.suffix) * scale
-    own = (
-        torch.arange(s_len, device=query.device)[None, :]
-        <= (s_len - q_len + torch.arange(q_len, device=query.device))[:, None]
-    )
+    if key.suffix_mask is not None:
+        own = key.suffix_mask[s_len - q_len :, :s_len]
+    else:
+        own = (
+            torch.arange(s_len, device=query.device)[None, :]
+            <= (s_len - q_len + torch.arange(q_len, device=query.device))[:, None]
+        )
     suffix_scores = suffix_scores.masked_fill(~own, float("-inf"))
     probs = torch.softmax(torch.cat([prefix_scores, suffix_scores], dim=-1).float(), dim=-1)
     probs = probs.to(query.dtype)
