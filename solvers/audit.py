@@ -4,7 +4,9 @@ One span (:func:`probe_span`, name ``probe sweep``, type ``probe``) holds a samp
 it, per prompt swept, an info event with its header, then the model events of engines whose
 requests go through Inspect's ``generate`` (the assistant-prefill path of
 :class:`cotaudit.engine.inspect_prefill.InspectPrefillEngine`; the local engines and a server's
-completions endpoint make none), then one info event per cut. The generic probe's task scorer
+completions endpoint make none), then one info event per cut (the exact estimator's reading of
+a prompt likewise: its header, then one event per cut, :func:`score_and_record`). The generic
+probe's task scorer
 adds, per prompt, a span ``probe verdicts`` (type ``probe``) with one info event per cut: its
 verification of the answers. The records are :mod:`cotaudit.probing.audit`'s; each event's
 ``source`` is :func:`cotaudit.probing.audit.label` of its record (``probe own t=30: 2/5
@@ -25,11 +27,14 @@ from cotaudit.probing.audit import (
     PREFIX_END_TOKENS,
     Judge,
     cut_record,
+    exact_header,
+    exact_record,
     label,
     sweep_header,
     verdict_record,
 )
-from cotaudit.probing.sweep import force_answers
+from cotaudit.probing.exact import ExactPlan, ExactPoint
+from cotaudit.probing.sweep import force_answers, score_exact
 
 SPAN_NAME = "probe sweep"
 SPAN_TYPE = "probe"
@@ -109,6 +114,51 @@ async def force_and_record(
             )
         )
     return answers
+
+
+async def score_and_record(
+    engine: ProbeEngine,
+    prompt: Sequence[Message],
+    token_ids: Sequence[int],
+    cuts: Sequence[int],
+    tag: str,
+    plan: ExactPlan,
+    *,
+    context: str,
+    temperature: float,
+    max_tokens: int,
+    offset: int = 0,
+    **reference: Any,
+) -> list[ExactPoint]:
+    """:func:`cotaudit.probing.sweep.score_exact` at the absolute ``cuts``, recorded as
+    :func:`force_and_record` records sampled answers: the header, then one event per cut."""
+    positions = [c - offset for c in cuts]
+    _info(
+        exact_header(
+            context=context,
+            tag=tag,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            response_tokens=len(token_ids),
+            positions=positions,
+            offset=offset,
+            **reference,
+        )
+    )
+    points = await score_exact(engine, prompt, token_ids, cuts, tag, plan, temperature=temperature)
+    for c, t, point in zip(cuts, positions, points, strict=True):
+        first = max(c - PREFIX_END_TOKENS, 0)
+        _info(
+            exact_record(
+                context=context,
+                t=t,
+                offset=offset,
+                prefix_text=engine.detokenize(token_ids[first:c]),
+                whole_prefix=first == 0,
+                point=point,
+            )
+        )
+    return points
 
 
 def record_verdicts(

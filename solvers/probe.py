@@ -42,6 +42,16 @@ from cotaudit.engine.base import LocalEngine, Message, ProbeEngine
 from cotaudit.engine.chat import to_plain
 from cotaudit.probing.audit import Judge
 from cotaudit.probing.choices import ShownChoice
+from cotaudit.probing.exact import (
+    Estimator,
+    ExactPlan,
+    ExactPoint,
+    ExactReference,
+    exact_temperature,
+    reads_exact,
+    samples,
+    token_classes,
+)
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.record import ContextAnswers, ProbeKind, ProbeRecord
 from cotaudit.probing.store_record import StoreRecord
@@ -56,7 +66,7 @@ from cotaudit.probing.think import (
     token_span,
 )
 
-from .audit import force_and_record, probe_span
+from .audit import force_and_record, probe_span, score_and_record
 from .engine import completion_token_ids, probe_engine, state_seed
 
 
@@ -249,18 +259,30 @@ class SweptPrompt:
     """One prompt a trace is swept under: its ``name`` (its key in the record and the
     transcript), its messages, and what the transcript says of its answers: ``reference``
     (header fields naming what they are checked against) and ``judge`` (each answer's parsed
-    value and verdict, for a solver that reads them; None: verified later by a scorer)."""
+    value and verdict, for a solver that reads them; None: verified later by a scorer);
+    ``exact``: what the exact estimator checks its answers against (None: not read exactly)."""
 
     name: str
     messages: list[Message]
     reference: dict[str, Any] = field(default_factory=dict)
     judge: Judge | None = None
+    exact: ExactReference | None = None
 
 
-Force = Callable[[list[int]], Awaitable[dict[str, list[list[str]]]]]
-"""Positions t -> per prompt name, the k answers forced after prefix t at each (one
-:func:`~cotaudit.solvers.audit.force_and_record` call per prompt: one header per prompt and
-round)."""
+@dataclass(frozen=True)
+class Forced:
+    """One round of cuts as forced: per prompt name, the k sampled answers at each position
+    (``answers``; empty rows when the estimator samples none) and the exact estimator's points
+    (``exact``; only for prompts read exactly)."""
+
+    answers: dict[str, list[list[str]]]
+    exact: dict[str, list[ExactPoint]]
+
+
+Force = Callable[[list[int]], Awaitable[Forced]]
+"""Positions t -> the :class:`Forced` answers after prefix t at each (one
+:func:`~cotaudit.solvers.audit.force_and_record` / :func:`~cotaudit.solvers.audit.score_and_record`
+call per prompt: one header per prompt, estimator and round)."""
 
 
 @dataclass(frozen=True)
@@ -268,7 +290,9 @@ class Sweep:
     """One sample's sweep as run: the trace, its split, the span cut (``length`` tokens from
     token ``start`` of the response), the cut tag, whether the span was shortened to fit the
     context, every position forced (``probed``, in order over the rounds) and, per prompt name,
-    the k answers at each (``answers[name][i]`` at ``probed[i]``)."""
+    the k answers at each (``answers[name][i]`` at ``probed[i]``; empty rows when the estimator
+    samples none) and, for the prompts read exactly, the exact points (``exact[name][i]``); the
+    ``estimator`` and the temperature the exact points were read at (``exact_temperature``)."""
 
     trace: Trace
     split: TraceSplit
@@ -278,6 +302,9 @@ class Sweep:
     context_truncated: bool
     probed: list[int]
     answers: dict[str, list[list[str]]]
+    exact: dict[str, list[ExactPoint]]
+    estimator: Estimator
+    exact_temperature: float
 
 
 @dataclass(frozen=True)
@@ -339,9 +366,15 @@ def sweep_solver(
     think: bool = True,
     think_close: str = DEFAULT_THINK_CLOSE,
     fit_context: bool = True,
+    estimator: Estimator = "sampled",
 ) -> Solver:
     """The probe core's solver: run ``chain``, take its trace, cut its span and force k answers
     after each prefix under each of the plan's prompts, then save the plan's record.
+
+    ``estimator`` ``exact`` (or ``both``) also reads, for each prompt with an ``exact``
+    reference, the probability that a forced answer parses to it (:mod:`cotaudit.probing.exact`)
+    at :func:`~cotaudit.probing.exact.exact_temperature` of ``temperature``; ``exact`` alone
+    samples no answers.
 
     The span is the trace's think block (``think``; see :mod:`cotaudit.probing.think`), else
     the whole response; with ``fit_context`` it ends where the longest prompt + prefix + tag +
@@ -367,7 +400,10 @@ def sweep_solver(
         generated, whole.
       think_close: Text closing a think block before the tag.
       fit_context: Shorten the span to fit the model's context (engines that know it).
+      estimator: ``sampled`` (k answers), ``exact`` (their probabilities by teacher forcing)
+        or ``both``.
     """
+    read_at = exact_temperature(temperature)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         calls: list[GenerateCall] = []
@@ -406,32 +442,74 @@ def sweep_solver(
         probe_seed = state_seed(seed, state, per_epoch=per_epoch_seed)
         probed: list[int] = []
         answers: dict[str, list[list[str]]] = {p.name: [] for p in planned.prompts}
+        exact: dict[str, list[ExactPoint]] = {
+            p.name: [] for p in planned.prompts if p.exact is not None
+        }
+        plans: dict[str, ExactPlan] = {}
 
-        async def force(positions: list[int]) -> dict[str, list[list[str]]]:
-            rows = {}
+        def plan_of(prompt: SweptPrompt) -> ExactPlan:
+            assert prompt.exact is not None
+            if prompt.name not in plans:
+                classes = token_classes(engine.vocabulary())
+                plans[prompt.name] = prompt.exact.plan(engine.tokenize, classes, answer_max_tokens)
+            return plans[prompt.name]
+
+        async def force(positions: list[int]) -> Forced:
+            cuts = [start + t for t in positions]
+            rows: dict[str, list[list[str]]] = {}
+            points: dict[str, list[ExactPoint]] = {}
             for prompt in planned.prompts:
-                rows[prompt.name] = await force_and_record(
-                    engine,
-                    prompt.messages,
-                    ids,
-                    [start + t for t in positions],
-                    tag,
-                    context=prompt.name,
-                    offset=start,
-                    k=k,
-                    max_tokens=answer_max_tokens,
-                    temperature=temperature,
-                    seed=probe_seed,
-                    judge=prompt.judge,
-                    **prompt.reference,
-                )
+                rows[prompt.name] = [[] for _ in positions]
+                if samples(estimator):
+                    rows[prompt.name] = await force_and_record(
+                        engine,
+                        prompt.messages,
+                        ids,
+                        cuts,
+                        tag,
+                        context=prompt.name,
+                        offset=start,
+                        k=k,
+                        max_tokens=answer_max_tokens,
+                        temperature=temperature,
+                        seed=probe_seed,
+                        judge=prompt.judge,
+                        **prompt.reference,
+                    )
                 answers[prompt.name] += rows[prompt.name]
+                if reads_exact(estimator) and prompt.exact is not None:
+                    points[prompt.name] = await score_and_record(
+                        engine,
+                        prompt.messages,
+                        ids,
+                        cuts,
+                        tag,
+                        plan_of(prompt),
+                        context=prompt.name,
+                        offset=start,
+                        temperature=read_at,
+                        max_tokens=answer_max_tokens,
+                        **prompt.reference,
+                    )
+                    exact[prompt.name] += points[prompt.name]
             probed.extend(positions)
-            return rows
+            return Forced(rows, points)
 
         async with probe_span():
             await planned.cut(end - start, force)
-        sweep = Sweep(trace, split, start, end - start, tag, context_truncated, probed, answers)
+        sweep = Sweep(
+            trace,
+            split,
+            start,
+            end - start,
+            tag,
+            context_truncated,
+            probed,
+            answers,
+            exact,
+            estimator,
+            read_at,
+        )
         planned.record(sweep).save(state.store)
         return state
 

@@ -99,7 +99,9 @@ def selfcommit_probe(
                 return
             coarse = coarse_positions(length, stride)
             first = sorted(set(zero + coarse))
-            rows = dict(zip(first, (await force(first))["own"], strict=True)) if first else {}
+            rows = (
+                dict(zip(first, (await force(first)).answers["own"], strict=True)) if first else {}
+            )
             coarse_c = {t: matches_of(rows.get(t, [])) / k for t in coarse}
             refined = refinement_positions(full, coarse, coarse_c)
             if refined:

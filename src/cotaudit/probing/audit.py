@@ -11,12 +11,19 @@ them, their parsed values, the match verdict of each (parsed value equal to the 
 CoT's final answer for self-commitment, the gold answer for TRACE) and the count of matches.
 Texts are clipped (:data:`ANSWER_CHARS`, :data:`PREFIX_END_CHARS`), so a record stays a few
 hundred bytes whatever the model writes. The store record keeps the full answers.
+
+The exact estimator's sweep of a prompt (:func:`exact_header`, ``estimator: "exact"``) and its
+cuts (:func:`exact_record`): per cut the probability ``p_exact`` that a forced answer parses to
+the reference, the mass ``covered`` by the enumerated answer forms and, for letters, the
+distribution over the letters (:mod:`cotaudit.probing.exact`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from cotaudit.probing.exact import ExactPoint
 
 ANSWER_CHARS = 48
 """Characters of a forced answer kept in a cut record (longer ones end in "…")."""
@@ -100,6 +107,56 @@ def cut_record(
     return record
 
 
+def exact_header(
+    *,
+    context: str,
+    tag: str,
+    temperature: float,
+    max_tokens: int,
+    response_tokens: int,
+    positions: Sequence[int],
+    offset: int = 0,
+    **reference: Any,
+) -> dict[str, Any]:
+    """What one exact sweep of one prompt reads: as :func:`sweep_header`, with ``estimator``
+    "exact" in place of k (the temperature is the one the distribution is read at)."""
+    return {
+        "context": context,
+        "estimator": "exact",
+        "tag": clipped(tag, TAG_CHARS),
+        "temperature": temperature,
+        "answer_max_tokens": max_tokens,
+        "response_tokens": response_tokens,
+        "offset": offset,
+        **reference,
+        "positions": list(positions),
+    }
+
+
+def exact_record(
+    *,
+    context: str,
+    t: int,
+    offset: int,
+    prefix_text: str,
+    point: ExactPoint,
+    whole_prefix: bool = True,
+) -> dict[str, Any]:
+    """One cut read exactly: t, ``prefix_tokens``, ``p_exact``, ``covered``, for letters
+    ``letters`` (letter -> probability), ``prefix_end``; the prompt's name last."""
+    record: dict[str, Any] = {
+        "t": t,
+        "prefix_tokens": offset + t,
+        "p_exact": point.p,
+        "covered": point.covered,
+    }
+    if point.letters is not None:
+        record["letters"] = dict(point.letters)
+    record["prefix_end"] = prefix_end(prefix_text, whole=whole_prefix)
+    record["context"] = context
+    return record
+
+
 def verdict_record(
     *,
     context: str,
@@ -127,10 +184,15 @@ def verdict_record(
 def label(record: dict[str, Any]) -> str:
     """The event title of a record (``inspect view`` shows it folded): ``probe <context>`` for a
     header, ``probe <context> t=<t>[: <matches>/<k> match]`` for a cut, ``probe verdict
-    <context> t=<t>: <correct>/<k> correct[, <matches>/<k> match]`` for a verdict."""
+    <context> t=<t>: <correct>/<k> correct[, <matches>/<k> match]`` for a verdict; ``probe
+    exact <context>`` and ``probe exact <context> t=<t>: p=<p> (covered <c>)`` for the exact
+    estimator's."""
+    exact = "exact " if record.get("estimator") == "exact" or "p_exact" in record else ""
     if "positions" in record:
-        return f"probe {record['context']}"
+        return f"probe {exact}{record['context']}"
     where = f"{record['context']} t={record['t']}"
+    if exact:
+        return f"probe exact {where}: p={record['p_exact']:.3f} (covered {record['covered']:.3f})"
     if "canonical" in record:
         k = len(record["values"])
         text = f"probe verdict {where}: {record['correct']:g}/{k} correct"

@@ -46,6 +46,7 @@ import string as _string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Literal
 
 from cotaudit.engine.base import (
     AnswerScoreRequest,
@@ -383,3 +384,55 @@ def string_plan(
                 plan.count(plan.p_reads, plan.node([*path, pause]), classes.string_end)
     plan.check_disjoint()
     return plan
+
+
+Estimator = Literal["sampled", "exact", "both"]
+ESTIMATORS: tuple[str, ...] = ("sampled", "exact", "both")
+"""How a probe reads the forced answers: ``sampled`` (k answers drawn, the study's own),
+``exact`` (their distribution read by teacher forcing), ``both``."""
+
+
+def samples(estimator: str) -> bool:
+    """Whether ``estimator`` draws the sampled answers."""
+    return estimator in ("sampled", "both")
+
+
+def reads_exact(estimator: str) -> bool:
+    """Whether ``estimator`` reads the exact probabilities."""
+    return estimator in ("exact", "both")
+
+
+def exact_temperature(temperature: float) -> float:
+    """The temperature the exact estimator reads the distribution at: the sampled estimator's,
+    and 1 where it decodes greedily (temperature 0: a greedy answer has probability 0 or 1,
+    so the exact estimator reports the model's own distribution, softmax(logits))."""
+    return temperature if temperature > 0 else 1.0
+
+
+@dataclass(frozen=True)
+class ExactReference:
+    """What the exact estimator checks one prompt's forced answers against: the reference
+    ``value`` in its answer ``form`` (an int for ``integer``, a letter for ``letter``, the
+    canonical text for ``string``; None: no reference, p = 0), the texts a string form is also
+    written as (``written``, e.g. the target as given) and a letter form's choice letters."""
+
+    form: str
+    value: int | str | None
+    written: tuple[str, ...] = ()
+    letters: tuple[str, ...] = ()
+
+    def plan(
+        self, tokenize: Callable[[str], list[int]], classes: TokenClasses, max_tokens: int
+    ) -> ExactPlan:
+        """The plan of this reference (see :func:`integer_plan`, :func:`letter_plan`,
+        :func:`string_plan`)."""
+        if self.form == "integer":
+            value = None if self.value is None else int(self.value)
+            return integer_plan(value, tokenize, classes, max_tokens)
+        if self.form == "letter":
+            letter = None if self.value is None else str(self.value)
+            return letter_plan(letter, self.letters, classes)
+        if self.form == "string":
+            text = None if self.value is None else str(self.value)
+            return string_plan(text, self.written, tokenize, classes, max_tokens)
+        raise ValueError(f"exact estimator: unknown answer form {self.form!r}")

@@ -4,7 +4,8 @@ For a chat prompt, the response's token ids and cut positions t: the model sees
 ``prompt ++ ids[:offset + t] ++ tag`` and samples k short answers per cut
 (:meth:`cotaudit.engine.base.ProbeEngine.continue_prefixes`, one request for all cuts, so the
 backends reuse their caches). Prefixes are cumulative; the same seed gives the same answers
-whatever else is probed.
+whatever else is probed. The exact estimator (:func:`score_exact`) reads the same cuts' answer
+probabilities by teacher forcing (:mod:`cotaudit.probing.exact`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cotaudit.engine.base import LocalEngine, Message, PrefixRequest, ProbeEngine
+from cotaudit.probing.exact import ExactPlan, ExactPoint
 
 
 def context_room(
@@ -74,3 +76,22 @@ async def force_answers(
         )
     )
     return [list(row) for row in rows]
+
+
+async def score_exact(
+    engine: ProbeEngine,
+    prompt: Sequence[Message],
+    token_ids: Sequence[int],
+    cuts: Sequence[int],
+    tag: str,
+    plan: ExactPlan,
+    *,
+    temperature: float,
+) -> list[ExactPoint]:
+    """The exact estimator after ``prompt ++ token_ids[:c] ++ tag`` for each absolute cut c, in
+    order: one :meth:`~cotaudit.engine.base.ProbeEngine.score_answers` request for all cuts,
+    read at ``temperature`` (> 0)."""
+    if not cuts:
+        return []
+    request = plan.request(prompt, list(token_ids), list(cuts), tag, temperature)
+    return [plan.point(scores) for scores in await engine.score_answers(request)]
