@@ -4,7 +4,8 @@ A curve is measured at cumulative CoT prefixes of t tokens, t in positions (stri
 ..., T), with T the CoT length, as in the study: c(t) = (# of the k forced answers equal to
 a_final) / k. The empty prefix t = 0 is no point of the curve (a trace committed from the start
 gets tau_first = stride / T, not 0); the solver can probe it separately as c0.
-Every summary below is a pure function of the curve.
+Every summary below is a pure function of the curve; :func:`summarize_probabilities` gives the
+same summaries of a curve of probabilities (the exact estimator's).
 """
 
 from __future__ import annotations
@@ -140,6 +141,31 @@ def summarize(curve: Curve, thetas: Sequence[float] = DEFAULT_THETAS) -> dict[st
     }
     for theta in thetas:
         out[tau_key(theta)] = tau_first(c, curve.fractions, theta)
+    return out
+
+
+def summarize_probabilities(
+    c: Values,
+    positions: Sequence[int],
+    cot_length: int,
+    thetas: Sequence[float] = DEFAULT_THETAS,
+) -> dict[str, float]:
+    """The summaries of :func:`summarize` (same keys, same order) of a curve of probabilities,
+    the exact estimator's c(t) (:mod:`cotaudit.probing.exact`): range_c = max c - min c,
+    uncommitted = mean (1 - c), lowcommit = mean 1{c(t) < 0.5}, rho_back and tau_first(theta) of
+    c at fractions t / T (1.0 for an empty CoT)."""
+    arr = np.asarray(c, dtype=float)
+    fractions = (
+        np.asarray(positions, dtype=float) / cot_length if cot_length else np.ones(len(positions))
+    )
+    out = {
+        "range_c": range_c(arr),
+        "uncommitted": uncommitted(arr),
+        "lowcommit": lowcommit(arr),
+        "rho_back": rho_back(arr, positions, cot_length),
+    }
+    for theta in thetas:
+        out[tau_key(theta)] = tau_first(arr, fractions, theta)
     return out
 
 
