@@ -8,6 +8,22 @@ modified: the first write into a copy concatenates into fresh arrays. Models who
 not plain ``KVCache`` (sliding-window or state-space layers) fall back to re-prefilling
 ``prompt ++ cot[:t] ++ tag`` per prefix, which is correct for any architecture.
 
+Exact answer scores (``score_answers``): prompt + CoT are prefilled once (one row); then, for
+all prefixes together (chunks of at most ``PREFILL_CHUNK`` suffix tokens), one forward pass
+feeds every prefix's suffix, the tag and the answer-tree nodes whose logits are read, as one
+token per batch row. Each row's rotary position is its own: mlx-lm rotates by the cache's
+``offset``, which may be one position per batch row but not one per token of a row, so tokens
+go in rows, and tree nodes of equal depth share a position (len(prompt) + t + len(tag) - 1 +
+depth). A :class:`cotaudit.engine.mlx_batch.TreeLayerCache` per layer hands the rows' keys to
+:func:`cotaudit.engine.mlx_batch.tree_attention` (through the patched attention function):
+each row attends to the shared prefix cache up to its cut (a view of the one-row cache, no
+re-prefill and no copy per row) and, within its prefix's suffix, to the tag before it and its
+own ancestors (a tree mask). This is the same computation as the HF engine's one row per
+prefix with a tree mask; feeding the tree depth level by depth level would instead take one
+forward pass per depth. Log-probabilities are log_softmax(logits / T). Models that do not
+batch (see :mod:`cotaudit.engine.mlx_batch`) re-prefill prompt + cot[:t] + tag + path per
+read node (:meth:`MLXEngine.naive_score_answers_sync`).
+
 Decoding mirrors :mod:`cotaudit.engine.hf`: greedy at temperature 0, otherwise plain
 temperature sampling (``softmax(logits / T)``, no top-k or top-p) from an MLX PRNG key seeded
 per prefix with ``seed_for(seed, t)``. ``loglikelihood`` reads log-softmax of the logits of a
@@ -41,15 +57,19 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.engine.base import (
+    AnswerScoreRequest,
+    AnswerScores,
     Generation,
     LoglikResult,
     Message,
     PrefixRequest,
     SyncVerbs,
+    Vocabulary,
 )
 from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS, Scheduler, on_worker
 from cotaudit.engine.chat import render_chat
 from cotaudit.engine.openblas import openblas_status, openblas_wanted, preload_openblas
+from cotaudit.engine.vocabulary import vocabulary_of
 
 logger = logging.getLogger(__name__)
 
@@ -142,6 +162,7 @@ class MLXEngine(SyncVerbs):
         if getattr(self.hf_tokenizer, "eos_token_id", None) is not None:
             eos.add(self.hf_tokenizer.eos_token_id)
         self.eos_ids = sorted(int(i) for i in eos)
+        self._vocabulary: Vocabulary | None = None
         self._start_worker(scheduler or mlx_worker(), "cotaudit-mlx")
         self.forkable = all(type(c) is KVCache for c in make_prompt_cache(model))
         """True when every layer's cache is a plain ``KVCache`` (copy-and-trim prefix reuse);
@@ -220,7 +241,11 @@ class MLXEngine(SyncVerbs):
         """Prompt ids (generation prompt, or continuing a final assistant message)."""
         return render_chat(self.hf_tokenizer, messages)
 
-    # --- verbs ----------------------------------------------------------------------------
+    def vocabulary(self) -> Vocabulary:
+        """The tokenizer's token texts and this model's end-of-sequence ids (decoded once)."""
+        if self._vocabulary is None:
+            self._vocabulary = vocabulary_of(self.hf_tokenizer, self.eos_ids)
+        return self._vocabulary
 
     # --- cache mechanics (worker thread only) -------------------------------------------
 
@@ -349,6 +374,114 @@ class MLXEngine(SyncVerbs):
                 )
             )
         return results
+
+    @on_worker
+    def score_answers_sync(self, request: AnswerScoreRequest) -> list[AnswerScores]:
+        """One prefill of prompt + CoT (up to the last position); then one forward pass per
+        chunk of prefixes, one token per row (see the module docstring).
+
+        Suffix of prefix t: the tag, then the tree nodes whose logits are read (a parent or a
+        read; a leaf with no read needs no forward pass: its log-probability is read at its
+        parent). Tag token j sits at position len(prompt) + t + j and sees the prefix up to
+        len(prompt) + t and the tag before it; node i sits at len(prompt) + t + len(tag) - 1 +
+        depth(i) and sees the prefix, the whole tag and its ancestors. Log-probabilities are
+        log_softmax(logits / T) at the tag's end and at each fed node. Models that do not batch
+        (caches other than ``KVCache``, or no module-level attention function) are scored by
+        :meth:`naive_score_answers_sync`."""
+        from cotaudit.engine.mlx_batch import TreeLayerCache
+
+        mx = self._mx
+        if not request.positions:
+            return []
+        if not self._stepper.batchable:
+            return self.naive_score_answers_sync(request)
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
+        tree, n_tag = request.tree, len(tag_ids)
+        read_at = sorted(set(tree.parents) | {node for node, _ in request.reads})
+        fed = [node for node in read_at if node >= 0]
+        size = n_tag + len(fed)
+        row_of = {-1: n_tag - 1} | {node: n_tag + j for j, node in enumerate(fed)}
+        visible = [[j <= i for j in range(size)] for i in range(n_tag)]
+        offsets = list(range(n_tag))
+        for node in fed:
+            seen = set(range(n_tag))
+            ancestor = node
+            while ancestor >= 0:
+                seen.add(row_of[ancestor])
+                ancestor = tree.parents[ancestor]
+            visible.append([j in seen for j in range(size)])
+            offsets.append(n_tag - 1 + tree.depth(node))
+        suffix_mask = mx.array(visible)
+        suffix_ids = tag_ids + [tree.tokens[node] for node in fed]
+        width = len(prompt_ids) + max(request.positions)
+        base = self.new_cache()
+        self.prefill((prompt_ids + list(request.cot_token_ids))[:width], base)
+        keep = mx.array([row_of[node] for node in read_at])
+        where = {node: j for j, node in enumerate(read_at)}
+        parent_cols = mx.array([where[p] for p in tree.parents])
+        set_ids = [mx.array(sorted(s), dtype=mx.int32) for s in request.token_sets]
+        chunk = max(1, PREFILL_CHUNK // size)
+        scores: list[AnswerScores] = []
+        for start in range(0, len(request.positions), chunk):
+            ts = list(request.positions[start : start + chunk])
+            blocks = len(ts)
+            lengths = [len(prompt_ids) + t for t in ts]
+            positions = mx.array([length + o for length in lengths for o in offsets])
+            caches = [
+                TreeLayerCache(c, width, mx.array(lengths), positions, suffix_mask) for c in base
+            ]
+            ids = mx.array(suffix_ids * blocks)[:, None]
+            logits = self.model(ids, cache=caches)[:, 0, :].reshape(blocks, size, -1)
+            logits = logits[:, keep, :].astype(mx.float32) / request.temperature
+            logp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+            node_lp = logp[:, parent_cols, mx.array(tree.tokens)] if len(tree) else None
+            masses = [
+                mx.exp(logp[:, where[node], :][:, set_ids[s]]).sum(axis=-1)
+                for node, s in request.reads
+            ]
+            mx.eval(node_lp, masses)
+            node_rows = node_lp.tolist() if node_lp is not None else [[] for _ in ts]
+            mass_cols = [m.tolist() for m in masses]
+            for b in range(blocks):
+                scores.append(AnswerScores(node_rows[b], [col[b] for col in mass_cols]))
+        return scores
+
+    @on_worker
+    def naive_score_answers_sync(self, request: AnswerScoreRequest) -> list[AnswerScores]:
+        """Reference implementation (and the path of models that do not batch): for every
+        prefix and every node whose logits are read, ``prompt ++ cot[:t] ++ tag ++ path(node)``
+        is prefilled from an empty cache and log_softmax(last logits / T) read."""
+        mx = self._mx
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
+        tree = request.tree
+        read_at = sorted(set(tree.parents) | {node for node, _ in request.reads})
+        scores: list[AnswerScores] = []
+        for t in request.positions:
+            head = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids
+            logp: dict[int, Any] = {}
+            for node in read_at:
+                last = self.prefill(head + tree.path(node), self.new_cache())[0]
+                last = last.astype(mx.float32) / request.temperature
+                logp[node] = last - mx.logsumexp(last)
+            node_lp = [
+                float(logp[p][tok].item()) for p, tok in zip(tree.parents, tree.tokens, strict=True)
+            ]
+            masses = [
+                float(
+                    mx.exp(logp[node][mx.array(sorted(request.token_sets[s]), dtype=mx.int32)])
+                    .sum()
+                    .item()
+                )
+                for node, s in request.reads
+            ]
+            scores.append(AnswerScores(node_lp, masses))
+        return scores
+
+    def _prompt_and_tag(self, request: AnswerScoreRequest) -> tuple[list[int], list[int]]:
+        tag_ids = self.tokenize(request.tag)
+        if not tag_ids:
+            raise ValueError("the forced-answer tag must contain at least one token")
+        return self.render(request.messages), tag_ids
 
 
 if __name__ == "__main__":  # python -m cotaudit.engine.mlx: report the OpenBLAS state

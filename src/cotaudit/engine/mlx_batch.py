@@ -15,6 +15,12 @@ kernels change with the row count (matrix-vector at one row, tiled GEMM beyond, 
 ``qmv``/``qmm`` for 4-bit models), so batched and unbatched runs can differ in the last float
 bits there; ``max_batch_rows=1`` gives the unbatched computation.
 
+The same patched attention function scores answer trees
+(:meth:`cotaudit.engine.mlx.MLXEngine.score_answers_sync`):
+with a :class:`TreeLayerCache` every batch row is one suffix token at its own rotary position,
+attending to the shared prefix up to its prefix's cut and to its suffix's tree mask
+(:func:`tree_attention`).
+
 Models batch when every layer's cache is a plain ``KVCache`` and the model's module calls
 ``scaled_dot_product_attention`` by name (Llama, Qwen2, Mistral, ... in mlx-lm); others decode
 each job alone.
@@ -115,8 +121,9 @@ class JobsLayerCache:
 
 
 def patch_attention(model: Any) -> bool:
-    """Route the model module's ``scaled_dot_product_attention`` through a per-job dispatcher
-    for :class:`JobsLayerCache` (any other cache goes to mlx-lm's function unchanged).
+    """Route the model module's ``scaled_dot_product_attention`` through a dispatcher: per job
+    for :class:`JobsLayerCache`, :func:`tree_attention` for :class:`TreeLayerCache` (any other
+    cache goes to mlx-lm's function unchanged).
     Returns False when the module has no such function (the model then decodes jobs alone)."""
     module = sys.modules.get(type(model).__module__)
     original = getattr(module, "scaled_dot_product_attention", None)
@@ -128,6 +135,10 @@ def patch_attention(model: Any) -> bool:
     def dispatch(
         queries: Any, keys: Any, values: Any, cache: Any, scale: float, mask: Any, **kwargs: Any
     ) -> Any:
+        if isinstance(cache, TreeLayerCache):
+            if kwargs.get("sinks") is not None:
+                raise ValueError("answer-tree attention does not support attention sinks")
+            return tree_attention(queries, keys, values, cache, scale)
         if not isinstance(cache, JobsLayerCache):
             return original(queries, keys, values, cache=cache, scale=scale, mask=mask, **kwargs)
         parts = [
@@ -143,6 +154,78 @@ def patch_attention(model: Any) -> bool:
     dispatch._cotaudit_jobs = True  # type: ignore[attr-defined]
     module.scaled_dot_product_attention = dispatch  # type: ignore[union-attr]
     return True
+
+
+class TreeLayerCache:
+    """One layer's cache while scoring answer trees: ``R = B * S`` rows of one token each,
+    block b (rows ``b*S .. b*S + S - 1``) holding one prefix's suffix (tag, then tree nodes).
+
+    ``offset`` (read by the model's rotary embedding) is each row's own position; the prefix
+    keys and values are the first ``width`` positions of ``source`` (one row, not copied), of
+    which block b sees the first ``lengths[b]``; suffix row s of a block sees suffix rows s'
+    of the same block where ``suffix_mask[s, s']``. The attention itself is
+    :func:`tree_attention` (through :func:`patch_attention`)."""
+
+    def __init__(
+        self, source: Any, width: int, lengths: Any, offsets: Any, suffix_mask: Any
+    ) -> None:
+        self.prefix_keys = source.keys[:, :, :width, :]
+        self.prefix_values = source.values[:, :, :width, :]
+        self.lengths = lengths
+        self.offset = offsets
+        self.suffix_mask = suffix_mask
+
+    def update_and_fetch(self, keys: Any, values: Any) -> tuple[Any, Any]:
+        """The rows' own keys and values ``[R, Hkv, 1, d]`` (nothing is kept)."""
+        return keys, values
+
+    def make_mask(self, *args: Any, **kwargs: Any) -> None:
+        """No mask array: :func:`tree_attention` masks by ``lengths`` and ``suffix_mask``."""
+        return None
+
+
+def tree_attention(
+    queries: Any, keys: Any, values: Any, cache: TreeLayerCache, scale: float
+) -> Any:
+    """Attention of ``queries`` ``[R, H, 1, d]`` (R = B * S rows, see :class:`TreeLayerCache`)
+    over the shared prefix and each block's own suffix, in float32:
+
+        scores_r = [q_r . K_prefix[j] * scale  for j < lengths[b]]
+                   ++ [q_r . K_suffix[b, s'] * scale  for suffix_mask[s, s']]
+        out_r    = softmax(scores_r) . [V_prefix ; V_suffix[b]]
+
+    for row r = b*S + s; query head h reads kv head ``h // (H / Hkv)``. The prefix term is one
+    matrix product per kv head over all rows (the prefix is never broadcast to R rows)."""
+    rows, heads, _, dim = queries.shape
+    kv_heads, width = cache.prefix_keys.shape[1], cache.prefix_keys.shape[2]
+    size = cache.suffix_mask.shape[0]
+    blocks, group = rows // size, heads // kv_heads
+    f32 = mx.float32
+    q = queries.astype(f32).reshape(blocks, size, kv_heads, group, dim)
+    # prefix: [Hkv, B*S*g, d] @ [Hkv, d, W]
+    q_rows = q.transpose(2, 0, 1, 3, 4).reshape(kv_heads, blocks * size * group, dim)
+    k_prefix = cache.prefix_keys[0].astype(f32)
+    prefix_scores = (q_rows @ k_prefix.swapaxes(-1, -2)) * scale
+    prefix_scores = prefix_scores.reshape(kv_heads, blocks, size * group, width).transpose(
+        1, 0, 2, 3
+    )
+    visible = mx.arange(width)[None, :] < cache.lengths[:, None]
+    prefix_scores = mx.where(visible[:, None, None, :], prefix_scores, -mx.inf)
+    # suffix: per block, [B, Hkv, S*g, d] @ [B, Hkv, d, S]
+    q_own = q.transpose(0, 2, 1, 3, 4).reshape(blocks, kv_heads, size * group, dim)
+    k_own = keys.astype(f32).reshape(blocks, size, kv_heads, dim).transpose(0, 2, 1, 3)
+    v_own = values.astype(f32).reshape(blocks, size, kv_heads, dim).transpose(0, 2, 1, 3)
+    own_scores = (q_own @ k_own.swapaxes(-1, -2)) * scale
+    own = mx.repeat(cache.suffix_mask, group, axis=0)  # query row s*g + i is suffix row s
+    own_scores = mx.where(own, own_scores, -mx.inf)
+    probs = mx.softmax(mx.concatenate([prefix_scores, own_scores], axis=-1), axis=-1)
+    p_prefix = probs[..., :width].transpose(1, 0, 2, 3).reshape(kv_heads, -1, width)
+    out_prefix = (p_prefix @ cache.prefix_values[0].astype(f32)).reshape(
+        kv_heads, blocks, size * group, dim
+    )
+    out = out_prefix.transpose(1, 0, 2, 3) + probs[..., width:] @ v_own
+    out = out.reshape(blocks, kv_heads, size, group, dim).transpose(0, 2, 1, 3, 4)
+    return out.reshape(rows, heads, 1, dim).astype(queries.dtype)
 
 
 class MLXStepper:
