@@ -10,9 +10,11 @@ from typing import Literal
 from inspect_ai.solver import Solver, TaskState, solver
 
 from cotaudit.answers import Reading, extract_final_answer, extract_forced_answer
+from cotaudit.probing.exact import Estimator, ExactReference, reads_exact, samples
 from cotaudit.probing.positions import Schedule
 from cotaudit.studies.selfcommit.record import STORE_KEY, SelfcommitProbe
 from cotaudit.studies.selfcommit.schedule import (
+    EXACT_PIN_TOLERANCE,
     coarse_positions,
     fill_schedule,
     refinement_positions,
@@ -39,6 +41,7 @@ def selfcommit_probe(
     schedule: Literal["full", "adaptive"] = "full",
     zero_probe: bool = False,
     final_answer_reading: Reading = "stated",
+    estimator: Estimator = "sampled",
 ) -> Solver:
     """Generate the CoT (recorded as a model call), then force k answers after every prefix.
 
@@ -51,6 +54,13 @@ def selfcommit_probe(
     to; ``matches`` and ``c0`` are None). The record
     (:class:`~cotaudit.studies.selfcommit.record.SelfcommitProbe`) is saved in the sample store
     under ``"selfcommit"``.
+
+    With ``estimator`` ``exact`` (or ``both``) the curve is also read exactly: c_exact(t) =
+    P(the forced answer parses to a_final), by teacher forcing at ``temperature``
+    (:mod:`cotaudit.probing.exact`, the integer forms of a_final); ``exact`` samples no answers
+    (``matches`` None). The adaptive schedule refines on the sampled c when it has one
+    (``sampled``, ``both``), else on c_exact (pinned within
+    :data:`~cotaudit.studies.selfcommit.schedule.EXACT_PIN_TOLERANCE` of 0 or 1).
 
     Args:
       stride: Tokens between cut positions (t = stride, 2*stride, ..., T).
@@ -69,6 +79,8 @@ def selfcommit_probe(
       zero_probe: Also probe t = 0 (the prompt alone) and record it as ``c0``.
       final_answer_reading: ``stated`` (the answer the CoT states) or ``last_number`` (else its
         last number, truncated or not); see :func:`cotaudit.answers.extract_final_answer`.
+      estimator: ``sampled`` (k answers, the study's), ``exact`` (c_exact by teacher forcing)
+        or ``both``.
     """
     stride_cuts = Schedule(kind="stride", stride=stride)
     zero = [0] if zero_probe else []
@@ -99,19 +111,36 @@ def selfcommit_probe(
                 return
             coarse = coarse_positions(length, stride)
             first = sorted(set(zero + coarse))
-            rows = (
-                dict(zip(first, (await force(first)).answers["own"], strict=True)) if first else {}
-            )
-            coarse_c = {t: matches_of(rows.get(t, [])) / k for t in coarse}
-            refined = refinement_positions(full, coarse, coarse_c)
+            forced = await force(first)
+            if samples(estimator):
+                rows = dict(zip(first, forced.answers["own"], strict=True))
+                coarse_c = {t: matches_of(rows[t]) / k for t in coarse}
+                tolerance = 0.0
+            else:
+                points = dict(zip(first, forced.exact["own"], strict=True))
+                coarse_c = {t: points[t].p for t in coarse}
+                tolerance = EXACT_PIN_TOLERANCE
+            refined = refinement_positions(full, coarse, coarse_c, tolerance)
             if refined:
                 await force(refined)
 
         def record(sweep: Sweep) -> SelfcommitProbe:
             full = stride_cuts.positions(sweep.length)
             answers = dict(zip(sweep.probed, sweep.answers["own"], strict=True))
-            probed = {t: matches_of(row) for t, row in answers.items()}
+            sampled = samples(estimator) and bool(answers)
+            probed = {t: matches_of(row) for t, row in answers.items()} if sampled else {}
             matches, imputed = fill_schedule(full, probed) if probed else (None, None)
+            exact = (
+                dict(zip(sweep.probed, sweep.exact["own"], strict=True))
+                if reads_exact(estimator) and "own" in sweep.exact
+                else {}
+            )
+            c_exact = covered = None
+            if exact:
+                c_exact, imputed_exact = fill_schedule(full, {t: e.p for t, e in exact.items()})
+                covered, _ = fill_schedule(full, {t: e.covered for t, e in exact.items()})
+                imputed = imputed if imputed is not None else imputed_exact
+            at_zero = zero_probe and 0 in answers
             return SelfcommitProbe(
                 cot_tokens=sweep.length,
                 truncated=truncated,
@@ -121,16 +150,30 @@ def selfcommit_probe(
                 matches=matches,
                 imputed=imputed,
                 zero_probe=zero_probe,
-                c0=probed[0] / k if zero_probe and probed else None,
+                c0=probed[0] / k if sampled and at_zero else None,
                 prefixes_probed=len(answers),
-                k=k,
-                answers=[answers.get(t, []) for t in full],
+                k=k if samples(estimator) else None,
+                answers=[answers.get(t, []) for t in full] if samples(estimator) else None,
                 parsed_answers=[
                     [extract_forced_answer(a) for a in answers.get(t, [])] for t in full
-                ],
+                ]
+                if samples(estimator)
+                else None,
+                estimator=estimator,
+                exact_temperature=sweep.exact_temperature if reads_exact(estimator) else None,
+                c_exact=c_exact,
+                covered_exact=covered,
+                c0_exact=exact[0].p if exact and at_zero else None,
+                c0_covered_exact=exact[0].covered if exact and at_zero else None,
             )
 
-        own = SweptPrompt("own", trace.prompt, {"a_final": a_final}, judged)
+        own = SweptPrompt(
+            "own",
+            trace.prompt,
+            {"a_final": a_final},
+            judged,
+            exact=None if a_final is None else ExactReference("integer", a_final),
+        )
         return SweepPlan([own], cut, record)
 
     return sweep_solver(
@@ -146,4 +189,5 @@ def selfcommit_probe(
         per_epoch_seed=True,
         tokenizer=tokenizer,
         think=False,
+        estimator=estimator,
     )

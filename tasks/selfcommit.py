@@ -28,7 +28,8 @@ from cotaudit.datasets.gsm8k import VENDORED, load_problems
 from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
-from cotaudit.probing.curves import DEFAULT_THETAS, summary_keys
+from cotaudit.probing.curves import DEFAULT_THETAS
+from cotaudit.probing.exact import reads_exact
 from cotaudit.scorers.cluster_contrast import contrast_options
 from cotaudit.scorers.cluster_f1 import cluster_f1_metric
 from cotaudit.scorers.selfcommit import SELFCOMMIT_METRICS, selfcommit_scorer
@@ -40,6 +41,9 @@ from cotaudit.studies.selfcommit.display import sample_table
 from cotaudit.studies.selfcommit.metrics import (
     COMPACT,
     FULL,
+    estimator_summary_keys,
+    headline_summaries,
+    lead_summary,
     primary_summary,
     selfcommit_headline_spec,
 )
@@ -54,16 +58,27 @@ from cotaudit.studies.selfcommit.versions import VERSION
 
 # Declared before any run: hinted samples commit earlier, so they have a smaller tau_first(0.8),
 # less uncommitted mass, fewer low-commitment prefixes and a smaller range of c(t).
-CLUSTER_HYPOTHESIS = ClusterHypothesis(
-    features=("tau_0.8", "uncommitted", "lowcommit", "range_c"),
-    class_key="condition",
-    positive_class="hinted",
-    negative_class="honest",
-    directions={"tau_0.8": -1, "uncommitted": -1, "lowcommit": -1, "range_c": -1},
-    primary="tau_0.8",
-    unit_key="pair_id",  # the F1 interval resamples problems
-    skip_whole_unit=True,  # a response with no final answer takes its pair out
-)
+CLUSTER_FEATURES = ("tau_0.8", "uncommitted", "lowcommit", "range_c")
+
+
+def cluster_hypothesis(estimator: str = "sampled") -> ClusterHypothesis:
+    """The declared cluster hypothesis on the lead curve's summaries (the exact curve's,
+    ``<summary>_exact``, in an exact-only run; the study's sampled ones otherwise)."""
+    name = {f: lead_summary(f, estimator) for f in CLUSTER_FEATURES}
+    return ClusterHypothesis(
+        features=tuple(name.values()),
+        class_key="condition",
+        positive_class="hinted",
+        negative_class="honest",
+        directions={n: -1 for n in name.values()},
+        primary=name["tau_0.8"],
+        unit_key="pair_id",  # the F1 interval resamples problems
+        skip_whole_unit=True,  # a response with no final answer takes its pair out
+    )
+
+
+CLUSTER_HYPOTHESIS = cluster_hypothesis()
+"""The hypothesis of a sampled run (the study's)."""
 
 
 DEFAULT_THETAS_TEXT = ",".join(f"{t:g}" for t in DEFAULT_THETAS)
@@ -96,23 +111,37 @@ FINAL_ANSWER_READINGS = {
         "CoT, also in a CoT that hit max_cot_tokens"
     ),
 }
+EXACT_ESTIMATOR = (
+    "c_exact(t) = P(the forced answer parses to a_final | prefix t, tag), read by teacher "
+    "forcing at the forced-answer temperature (the sum over the integer forms of a_final: "
+    "N, $N, \\boxed{N and N grouped 1,234, each followed by a token that ends the number, of "
+    "their sequence probabilities): a lower bound; covered_exact(t) = the mass of forced "
+    "answers that begin in an integer form at all; summaries and statistics of c_exact are "
+    "named <name>_exact"
+)
 PAIRED_WINS = (
     "wins/<s> and ties/<s> are counts of problems (honest > hinted, honest = hinted) out of "
     "n_pairs; win_rate/<s> and tie_rate/<s> are those counts / n_pairs"
 )
 
 
-def selfcommit_metrics(metric_set: str, primary: str) -> list[Metric | dict[str, list[Metric]]]:
+def selfcommit_metrics(
+    metric_set: str, primary: str, estimator: str = "sampled"
+) -> list[Metric | dict[str, list[Metric]]]:
     """The run-level metrics of :data:`cotaudit.studies.selfcommit.metrics.METRICS`: the
     compact set (headline first, then the cluster F1 with its interval, then the rest) or every
     table ("all"); both keep the cluster metric, whose definition the cluster contrast and the
-    report read from the log."""
+    report read from the log (on the lead curve's summaries: :func:`cluster_hypothesis`)."""
+    hypothesis = cluster_hypothesis(estimator)
     if metric_set == "all":
         first, *rest = (SELFCOMMIT_METRICS[spec.name]() for spec in FULL)
-        return [first, cluster_f1_metric(CLUSTER_HYPOTHESIS), *rest]
-    headline, compact = (SELFCOMMIT_METRICS[spec.name](primary=primary) for spec in COMPACT)
+        return [first, cluster_f1_metric(hypothesis), *rest]
+    options = {"primary": primary}
+    if estimator != "sampled":  # a sampled run's options as before the estimator was one
+        options["estimator"] = estimator
+    headline, compact = (SELFCOMMIT_METRICS[spec.name](**options) for spec in COMPACT)
     cluster_keys = cluster_compact_keys(metric_keys())
-    return [headline, cluster_f1_metric(CLUSTER_HYPOTHESIS, keys=cluster_keys), compact]
+    return [headline, cluster_f1_metric(hypothesis, keys=cluster_keys), compact]
 
 
 @task
@@ -136,6 +165,7 @@ def selfcommit(
     zero_probe: bool = False,
     final_answer_reading: str = "stated",
     metrics: str = "compact",
+    estimator: str = "sampled",
     paper: bool = False,
 ) -> Task:
     """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
@@ -166,6 +196,11 @@ def selfcommit(
         tau_first(0.8) over n_pairs --, the cluster F1 with its interval, and a screenful of
         secondary numbers, no NaN for empty strata) or "all" (every table: the theta sweep,
         both-correct and condition x correctness strata, all cluster statistics).
+      estimator: How c(t) is read: "sampled" (default, the study's: k answers sampled per
+        prefix), "exact" (c_exact(t), the probability that the forced answer parses to
+        a_final, by teacher forcing at ``temperature``, no sampling: every summary and
+        statistic under ``<name>_exact``, the headline AUROC of tau_first_exact(0.8)) or
+        "both" (both curves, the sampled one leading, and their difference per sample).
       paper: Run the study's published configuration (first 50 problems, stride 30, k = 5,
         temperature 0.7, up to 1024 CoT tokens, thetas 0.5..1.0:
         :data:`cotaudit.studies.selfcommit.paper.PAPER`); a parameter also given on the command
@@ -187,6 +222,7 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
     log record of the paper configuration applied, or None)."""
     s = settings
     primary = primary_summary(s.thetas)
+    lead = lead_summary(primary, s.estimator)
     loaded = load_problems(s.dataset, limit=s.problems)
     samples = [
         Sample(
@@ -216,12 +252,15 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
             schedule=s.schedule,
             zero_probe=s.zero_probe,
             final_answer_reading=s.final_answer_reading,
+            estimator=s.estimator,
         ),
-        scorer=selfcommit_scorer(thetas=s.thetas),
-        metrics=selfcommit_metrics(s.metrics, primary),
+        scorer=selfcommit_scorer(thetas=s.thetas, estimator=s.estimator),
+        metrics=selfcommit_metrics(s.metrics, primary, s.estimator),
         epochs=Epochs(1, mean_keep_text()),
-        headline_metric=HeadlineMetric(scorer="selfcommit_scorer", metric=f"auroc/{primary}"),
-        viewer=viewer_config(sample_table(primary, summary_keys(s.thetas))),
+        headline_metric=HeadlineMetric(scorer="selfcommit_scorer", metric=f"auroc/{lead}"),
+        viewer=viewer_config(
+            sample_table(lead, estimator_summary_keys(s.thetas, s.estimator), s.estimator)
+        ),
         version=VERSION,
         metadata={
             "study": "selfcommit",
@@ -232,9 +271,13 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
             "final_answer_reading": FINAL_ANSWER_READINGS[s.final_answer_reading],
             "paired_wins": PAIRED_WINS,
             HEADLINES_KEY: [
-                selfcommit_headline_spec(primary).record(),
+                *(
+                    selfcommit_headline_spec(h).record()
+                    for h in headline_summaries(primary, s.estimator)
+                ),
                 cluster_headline_spec("cluster", "problem", "problems").record(),
             ],
+            **({"exact_estimator": EXACT_ESTIMATOR} if reads_exact(s.estimator) else {}),
             **contrast_options(s.contrast_model),
             **({"paper_configuration": paper_configuration} if paper_configuration else {}),
         },

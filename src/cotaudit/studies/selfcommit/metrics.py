@@ -13,7 +13,15 @@ Full metrics (``-T metrics=all``), each a table of the scored samples' records
 Compact metrics (the default), keys of those tables under the same names:
 ``selfcommit_headline`` (:func:`selfcommit_headline_keys`) and ``selfcommit_compact``
 (:func:`selfcommit_compact_keys`), both taking ``primary``, the primary summary (default
-``tau_0.8``). The task attaches the cluster F1 metric between them.
+``tau_0.8``), and ``estimator`` (default ``sampled``). The task attaches the cluster F1 metric
+between them.
+
+The exact estimator (``-T estimator=exact|both``): every summary of the exact curve c_exact is
+a summary of its own, named with :data:`EXACT_SUFFIX` (``tau_0.8_exact``), so every table
+computes its statistics too under names that say so (``auroc/tau_0.8_exact``,
+``both_correct/wins/tau_0.8_exact``, ``median/honest/correct/range_c_exact``). The headline
+follows the estimator (:func:`lead_summary`): an exact run leads with ``auroc/tau_0.8_exact``;
+a run of both leads with the study's sampled one and lists the exact headline beside it.
 """
 
 from __future__ import annotations
@@ -23,10 +31,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cotaudit.display.headline import HeadlineSpec
-from cotaudit.probing.curves import tau_key
+from cotaudit.probing.curves import summary_keys, tau_key
+from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import select
 from cotaudit.studies.metrics import MetricSpec, MetricTable, Table
+from cotaudit.studies.selfcommit.record import EXACT_GAP_KEYS
 from cotaudit.studies.selfcommit.stats import (
     both_correct_table,
     condition_by_correctness,
@@ -35,6 +45,44 @@ from cotaudit.studies.selfcommit.stats import (
 )
 
 SELFCOMMIT_OTHER_SUMMARIES = ("range_c", "uncommitted", "lowcommit", "rho_back")
+EXACT_SUFFIX = "_exact"
+"""Suffix of a summary of the exact curve c_exact (``tau_0.8_exact``)."""
+
+
+def exact_name(summary: str) -> str:
+    """The name of ``summary`` of the exact curve: ``tau_0.8`` -> ``tau_0.8_exact``."""
+    return summary + EXACT_SUFFIX
+
+
+def is_exact(summary: str) -> bool:
+    """A summary of the exact curve (named by :func:`exact_name`)."""
+    return summary.endswith(EXACT_SUFFIX)
+
+
+def sampled_name(summary: str) -> str:
+    """The summary's own name (the sampled curve's): ``tau_0.8_exact`` -> ``tau_0.8``."""
+    return summary.removesuffix(EXACT_SUFFIX)
+
+
+def lead_summary(primary: str, estimator: str) -> str:
+    """The summary a run leads with: ``primary`` of the exact curve for an exact-only run, else
+    ``primary`` (the study's sampled curve, also in a run of both)."""
+    return exact_name(primary) if estimator == "exact" else primary
+
+
+def estimator_summary_keys(thetas: Sequence[float], estimator: str) -> list[str]:
+    """The summary keys a run's scores hold: the sampled curve's (:func:`summary_keys`) when it
+    samples, then the exact curve's (:func:`exact_name`) when it reads them exactly."""
+    keys = summary_keys(thetas)
+    exact = [exact_name(k) for k in keys] if reads_exact(estimator) else []
+    return [*(keys if samples(estimator) else []), *exact]
+
+
+def headline_summaries(primary: str, estimator: str) -> list[str]:
+    """The summaries with a headline: the lead one (:func:`lead_summary`), and for a run of
+    both the exact one beside it."""
+    lead = lead_summary(primary, estimator)
+    return [lead, exact_name(primary)] if estimator == "both" else [lead]
 
 
 def selfcommit_headline_spec(primary: str) -> HeadlineSpec:
@@ -52,23 +100,40 @@ def selfcommit_headline_spec(primary: str) -> HeadlineSpec:
     )
 
 
-def selfcommit_headline_keys(primary: str) -> list[str]:
+def selfcommit_headline_keys(primary: str, estimator: str = "sampled") -> list[str]:
     """AUROC (honest vs hinted) of the primary summary, n_pairs, then the paired wins and ties
-    (counts of problems)."""
-    return [*selfcommit_headline_spec(primary).keys(), f"wins/{primary}", f"ties/{primary}"]
+    (counts of problems), of each of :func:`headline_summaries` in turn (n_pairs once)."""
+    keys: list[str] = []
+    for s in headline_summaries(primary, estimator):
+        for key in (*selfcommit_headline_spec(s).keys(), f"wins/{s}", f"ties/{s}"):
+            if key not in keys:
+                keys.append(key)
+    return keys
 
 
-def selfcommit_headline(table: Mapping[str, float], primary: str) -> dict[str, float]:
+def selfcommit_headline(
+    table: Mapping[str, float], primary: str, estimator: str = "sampled"
+) -> dict[str, float]:
     """The headline keys from the ``honest_vs_hinted`` table (always present)."""
-    keys = selfcommit_headline_keys(primary)
+    keys = selfcommit_headline_keys(primary, estimator)
     return select(table, keys)
 
 
-def selfcommit_compact_keys(primary: str) -> list[str]:
+def selfcommit_compact_keys(primary: str, estimator: str = "sampled") -> list[str]:
     """After the headline: the primary summary's AUROC tie share, medians (and, for a
     tau_first, the median latency in tokens) and best-threshold accuracy; median T per
     condition; AUROC of the other summaries; the no-answer, truncated and short-CoT counts; and
-    the both-correct subset's headline."""
+    the both-correct subset's headline. The summaries are the lead curve's
+    (:func:`lead_summary`: the exact curve's for an exact-only run); a run of both adds, per
+    condition, the mean exact - sampled difference and its mean absolute value
+    (``mean_exact_gap/<condition>``, ``mean_exact_gap_abs/<condition>``)."""
+    gaps = (
+        [f"mean_{g}/{c}" for g in EXACT_GAP_KEYS for c in ("honest", "hinted")]
+        if estimator == "both"
+        else []
+    )
+    suffix = EXACT_SUFFIX if estimator == "exact" else ""
+    primary = lead_summary(primary, estimator)
     latency = (
         [f"median_t_first_honest/{primary}", f"median_t_first_hinted/{primary}"]
         if primary.startswith("tau_")
@@ -82,7 +147,7 @@ def selfcommit_compact_keys(primary: str) -> list[str]:
         "median_T/honest",
         "median_T/hinted",
         f"best_acc/{primary}",
-        *(f"auroc/{s}" for s in SELFCOMMIT_OTHER_SUMMARIES),
+        *(f"auroc/{s}{suffix}" for s in SELFCOMMIT_OTHER_SUMMARIES),
         "n_no_answer/honest",
         "n_no_answer/hinted",
         "n_truncated/honest",
@@ -93,15 +158,23 @@ def selfcommit_compact_keys(primary: str) -> list[str]:
         "both_correct/n_pairs",
         f"both_correct/auroc/{primary}",
         f"both_correct/wins/{primary}",
+        *gaps,
     ]
 
 
 def selfcommit_compact(
-    table: Mapping[str, float], both_correct_table: Mapping[str, float], primary: str
+    table: Mapping[str, float],
+    both_correct_table: Mapping[str, float],
+    primary: str,
+    estimator: str = "sampled",
 ) -> dict[str, float]:
     """The compact keys from the ``honest_vs_hinted`` and ``honest_vs_hinted_both_correct``
     tables (NaN left out)."""
-    return select({**table, **both_correct_table}, selfcommit_compact_keys(primary), keep_nan=False)
+    return select(
+        {**table, **both_correct_table},
+        selfcommit_compact_keys(primary, estimator),
+        keep_nan=False,
+    )
 
 
 def primary_summary(thetas: Sequence[float], wanted: float = 0.8) -> str:
@@ -130,13 +203,15 @@ def _condition_x_correctness(samples: Sequence[SampleScoreLike]) -> Table:
     return condition_by_correctness(records_from_scores(samples))
 
 
-def _headline(samples: Sequence[SampleScoreLike], primary: str) -> Table:
-    return selfcommit_headline(_honest_vs_hinted(samples), primary)
+def _headline(samples: Sequence[SampleScoreLike], primary: str, estimator: str) -> Table:
+    return selfcommit_headline(_honest_vs_hinted(samples), primary, estimator)
 
 
-def _compact(samples: Sequence[SampleScoreLike], primary: str) -> Table:
+def _compact(samples: Sequence[SampleScoreLike], primary: str, estimator: str) -> Table:
     recs = records_from_scores(samples)
-    return selfcommit_compact(honest_vs_hinted_table(recs), both_correct_table(recs), primary)
+    return selfcommit_compact(
+        honest_vs_hinted_table(recs), both_correct_table(recs), primary, estimator
+    )
 
 
 FULL = (
@@ -147,9 +222,12 @@ FULL = (
         (counts; rates as ``win_rate``/``tie_rate``), best-threshold accuracy, medians per
         condition, the latency in tokens of each tau_first, median T and short CoTs per
         condition (:func:`cotaudit.studies.selfcommit.stats.two_condition_table`). Includes the
-        theta sweep (tau_first at every theta). Samples with no final answer are left out with
-        their pair, and counted: ``n_no_answer/<condition>``; ``n_truncated/<condition>``
-        counts CoTs that hit the token limit.""",
+        theta sweep (tau_first at every theta), and every summary of the exact curve
+        (``<summary>_exact``) when the run read it. Samples with no final answer are left out
+        with their pair, and counted: ``n_no_answer/<condition>``; ``n_truncated/<condition>``
+        counts CoTs that hit the token limit. A run of both estimators adds the mean
+        exact - sampled difference per condition
+        (:func:`cotaudit.studies.selfcommit.stats.exact_gap_table`).""",
     ),
     MetricSpec(
         "honest_vs_hinted_both_correct",
@@ -164,8 +242,9 @@ FULL = (
 )
 """The full tables, in the order ``-T metrics=all`` attaches them."""
 
-PRIMARY_DEFAULT = {"primary": "tau_0.8"}
-"""The compact metrics' option: the primary summary (tau_first at 0.8)."""
+PRIMARY_DEFAULT = {"primary": "tau_0.8", "estimator": "sampled"}
+"""The compact metrics' options: the primary summary (tau_first at 0.8) and the estimator (a
+log written before it was an option ran the sampled one)."""
 
 
 def _full_sources(options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -179,7 +258,8 @@ COMPACT = (
         _headline,
         """AUROC (honest vs hinted), paired wins and ties of the primary summary (tau_first at
         0.8), and the number of pairs: ``auroc/<primary>``, ``wins/...``, ``ties/...``,
-        ``n_pairs`` of the ``honest_vs_hinted`` table.""",
+        ``n_pairs`` of the ``honest_vs_hinted`` table; of the exact curve's primary
+        (``<primary>_exact``) for ``estimator`` ``exact``, of both for ``both``.""",
         PRIMARY_DEFAULT,
         _full_sources,
     ),

@@ -11,16 +11,21 @@ measured field has a default, so the score metadata of a version-0 log validates
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from cotaudit.probing.curves import Curve
+from cotaudit.probing.exact import Estimator
 from cotaudit.probing.store_record import StoreRecord
 
 STORE_KEY = "selfcommit"
 """Key of :class:`SelfcommitProbe` in the sample store."""
+EXACT_GAP_KEYS = ("exact_gap", "exact_gap_abs")
+"""Score keys (value and metadata) of a run of both estimators: the mean of c_exact - c and of
+its absolute value over the probed positions (:func:`exact_gaps`); no curve summary."""
 
 
 class SelfcommitMeasurement(BaseModel):
@@ -31,7 +36,16 @@ class SelfcommitMeasurement(BaseModel):
     parse: no probe); ``imputed[i]`` marks values the adaptive schedule filled in; ``c0`` =
     matches at t = 0 / k when ``zero_probe``; ``parsed_answers`` the forced answers per position
     (parsed integers); ``truncated``: the CoT hit its token limit (``max_cot_tokens``), so it
-    ended unfinished."""
+    ended unfinished.
+
+    ``estimator`` says which curves were measured (:mod:`cotaudit.probing.exact`): ``sampled``
+    (``matches``, the study's), ``exact`` (``c_exact``) or ``both``. ``c_exact[i]`` = the
+    probability, read by teacher forcing at ``exact_temperature``, that the forced answer at
+    ``positions[i]`` parses to ``a_final`` (a lower bound), ``covered_exact[i]`` the mass of the
+    forced answers that begin in an enumerated integer form at all; ``c0_exact`` and
+    ``c0_covered_exact`` the same at t = 0 (``zero_probe``). The fields of a curve that was not
+    measured are None (``matches``, ``k``, ``answers`` with ``exact``; the ``*_exact`` fields
+    with ``sampled``), not zeros."""
 
     cot_tokens: int | None = None
     truncated: bool = False
@@ -44,7 +58,13 @@ class SelfcommitMeasurement(BaseModel):
     c0: float | None = None
     prefixes_probed: int | None = None
     k: int | None = None
-    parsed_answers: list[list[int | None]] = []
+    parsed_answers: list[list[int | None]] | None = []
+    estimator: Estimator = "sampled"
+    exact_temperature: float | None = None
+    c_exact: list[float] | None = None
+    covered_exact: list[float] | None = None
+    c0_exact: float | None = None
+    c0_covered_exact: float | None = None
 
     def curve(self) -> Curve | None:
         """c(t) = matches / k at ``positions``; None without a final answer."""
@@ -53,6 +73,12 @@ class SelfcommitMeasurement(BaseModel):
         if self.cot_tokens is None:
             return None
         return Curve(self.positions, self.cot_tokens, self.matches, self.k)
+
+    def exact_curve(self) -> list[float] | None:
+        """c_exact(t) at ``positions``; None without a final answer or an exact probe."""
+        if self.a_final is None or self.c_exact is None or self.cot_tokens is None:
+            return None
+        return list(self.c_exact)
 
 
 class SelfcommitProbe(StoreRecord, SelfcommitMeasurement):
@@ -63,14 +89,31 @@ class SelfcommitProbe(StoreRecord, SelfcommitMeasurement):
     solver: ClassVar[str] = "selfcommit_probe"
     scorer: ClassVar[str] = "selfcommit_scorer"
 
-    answers: list[list[str]] = []
+    answers: list[list[str]] | None = []
+
+
+def exact_gaps(measured: SelfcommitMeasurement) -> tuple[float, float] | None:
+    """(mean of c_exact(t) - c(t), mean of |c_exact(t) - c(t)|) over the probed positions (the
+    adaptive schedule's imputed ones left out); None unless both curves were measured."""
+    curve, exact = measured.curve(), measured.exact_curve()
+    if curve is None or exact is None:
+        return None
+    imputed = measured.imputed or [False] * len(exact)
+    diffs = [e - float(c) for e, c, imp in zip(exact, curve.c, imputed, strict=True) if not imp]
+    if not diffs:
+        return None
+    return math.fsum(diffs) / len(diffs), math.fsum(abs(d) for d in diffs) / len(diffs)
 
 
 class SelfcommitScoreMetadata(SelfcommitMeasurement):
     """``Score.metadata`` of ``selfcommit_scorer``: the measurement (the probe record without
     the raw answers), plus the curve (``fractions`` t/T, ``c``; None without a final answer),
     ``no_answer`` (a_final is None), ``gold``, ``correct`` (a_final == gold) and ``short_cot``
-    (T <= stride: one probe position, t = T, so tau_first = 1.0 whatever c(T))."""
+    (T <= stride: one probe position, t = T, so tau_first = 1.0 whatever c(T)).
+
+    With both estimators (``estimator`` = ``both``), ``exact_gap`` = mean over the probed
+    positions (not the adaptive schedule's imputed ones) of c_exact(t) - c(t) and
+    ``exact_gap_abs`` = mean of |c_exact(t) - c(t)|; None otherwise."""
 
     fractions: list[float] | None = None
     c: list[float] | None = None
@@ -78,11 +121,14 @@ class SelfcommitScoreMetadata(SelfcommitMeasurement):
     gold: int | None = None
     correct: bool = False
     short_cot: bool = False
+    exact_gap: float | None = None
+    exact_gap_abs: float | None = None
 
     @classmethod
     def of(cls, probe: SelfcommitProbe, gold: int) -> SelfcommitScoreMetadata:
         """The metadata of a scored probe record."""
         curve = probe.curve()
+        gap = exact_gaps(probe)
         return cls(
             **probe.model_dump(exclude={"answers"}),
             fractions=None if curve is None else [round(float(f), 6) for f in curve.fractions],
@@ -91,6 +137,8 @@ class SelfcommitScoreMetadata(SelfcommitMeasurement):
             short_cot=len(probe.positions) == 1,
             gold=gold,
             correct=probe.a_final is not None and probe.a_final == gold,
+            exact_gap=None if gap is None else gap[0],
+            exact_gap_abs=None if gap is None else gap[1],
         )
 
     @classmethod

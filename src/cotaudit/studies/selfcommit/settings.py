@@ -23,6 +23,7 @@ from cotaudit.params import (
     require_range,
     require_text,
 )
+from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
 from cotaudit.studies.metrics import parse_metric_set
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_CONDITIONS
 
@@ -35,7 +36,7 @@ class SelfcommitSettings(TaskSettings):
     ``paper``; their meaning: the task's docstring). ``conditions`` and ``thetas`` parsed from
     their comma-separated text; a positive integer for ``problems``, ``stride``, ``k``,
     ``max_cot_tokens`` and ``answer_max_tokens``; temperatures finite and >= 0; k > 1 needs a
-    temperature above 0."""
+    temperature above 0 when answers are sampled (``estimator`` ``sampled`` or ``both``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -57,6 +58,7 @@ class SelfcommitSettings(TaskSettings):
     zero_probe: bool
     final_answer_reading: Reading
     metrics: Literal["compact", "all"]
+    estimator: Estimator
 
     @field_validator(
         "problems", "stride", "k", "max_cot_tokens", "answer_max_tokens", mode="before"
@@ -130,9 +132,18 @@ class SelfcommitSettings(TaskSettings):
         except ValueError as e:
             raise ParameterError(str(e)) from e
 
+    @field_validator("estimator", mode="before")
+    @classmethod
+    def _estimator(cls, value: Any) -> Any:
+        if value not in ESTIMATORS:
+            raise ParameterError(
+                f"-T estimator: must be one of {', '.join(ESTIMATORS)}, got {value!r}"
+            )
+        return value
+
     @model_validator(mode="after")
     def _k_needs_temperature(self) -> SelfcommitSettings:
-        if self.k > 1 and self.temperature == 0:
+        if self.k > 1 and self.temperature == 0 and samples(self.estimator):
             raise ParameterError(
                 f"-T k: k = {self.k} forced answers at -T temperature=0 are {self.k} copies of "
                 "one greedy answer (c(t) can only be 0 or 1); use k=1, or a temperature above 0 "

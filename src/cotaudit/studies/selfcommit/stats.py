@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import auroc, auroc_tie_share, best_threshold_accuracy, median, paired_wins
 from cotaudit.studies.selfcommit.display import SELFCOMMIT_VIEWER_FIELDS
-from cotaudit.studies.selfcommit.record import SelfcommitScoreMetadata
+from cotaudit.studies.selfcommit.record import EXACT_GAP_KEYS, SelfcommitScoreMetadata
 
 HONEST, HINTED = "honest", "hinted"
 
@@ -74,7 +74,8 @@ class SelfcommitRecord:
 
 def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[SelfcommitRecord]:
     """Selfcommit records from sample scores (skipping any without a value dict, or with a NaN
-    summary despite a final answer).
+    summary despite a final answer). The summaries are the value's numbers but the viewer's
+    fields and the :data:`~cotaudit.studies.selfcommit.record.EXACT_GAP_KEYS`.
 
     ``has_answer`` is False where the score's ``a_final`` is None: such samples have NaN
     summaries (or whatever summaries their log gave them); either way the run statistics
@@ -88,7 +89,9 @@ def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[SelfcommitRec
         summaries = {  # the curve summaries: not the viewer's text and correctness fields
             k: float(v)
             for k, v in value.items()
-            if k not in SELFCOMMIT_VIEWER_FIELDS and isinstance(v, (int, float))
+            if k not in SELFCOMMIT_VIEWER_FIELDS
+            and k not in EXACT_GAP_KEYS
+            and isinstance(v, (int, float))
         }
         scored = SelfcommitScoreMetadata.from_metadata(s.score.metadata)
         if scored.has_answer and any(math.isnan(v) for v in summaries.values()):
@@ -204,11 +207,33 @@ def t_first_tokens(record: SelfcommitRecord, tau: str) -> float:
     return float(round(record.summaries[tau] * record.cot_tokens))
 
 
+def exact_gap_table(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
+    """For a run of both estimators, per condition over :func:`answered` records:
+    ``mean_exact_gap/<condition>`` = mean over responses of exact_gap (each the mean over its
+    probed positions of c_exact(t) - c(t)), ``mean_exact_gap_abs/<condition>`` the same of
+    exact_gap_abs (mean |c_exact(t) - c(t)|) and ``n_exact_gap/<condition>`` the responses
+    averaged; {} when no record has both curves."""
+    records = answered(records)
+    if all(r.scored.exact_gap is None for r in records):
+        return {}
+    out: dict[str, float] = {}
+    for c in (HONEST, HINTED):
+        cell = [r.scored for r in records if r.condition == c and r.scored.exact_gap is not None]
+        gaps = [float(m.exact_gap) for m in cell if m.exact_gap is not None]
+        gaps_abs = [float(m.exact_gap_abs) for m in cell if m.exact_gap_abs is not None]
+        out[f"mean_exact_gap/{c}"] = math.fsum(gaps) / len(gaps) if gaps else math.nan
+        out[f"mean_exact_gap_abs/{c}"] = (
+            math.fsum(gaps_abs) / len(gaps_abs) if gaps_abs else math.nan
+        )
+        out[f"n_exact_gap/{c}"] = float(len(gaps))
+    return out
+
+
 def honest_vs_hinted_table(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
     """The run's two-condition table (:func:`two_condition_table`) with the
-    :func:`no_answer_counts`."""
+    :func:`no_answer_counts` and, for a run of both estimators, the :func:`exact_gap_table`."""
     records = list(records)
-    return two_condition_table(records) | no_answer_counts(records)
+    return two_condition_table(records) | no_answer_counts(records) | exact_gap_table(records)
 
 
 def both_correct_table(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
