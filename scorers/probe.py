@@ -49,15 +49,21 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Choice, Choices, TaskState
 
 from cotaudit.answers import extract_final_answer, normalize_number
-from cotaudit.display.text import md_text
+from cotaudit.display.text import fmt_number, md_text
 from cotaudit.probing.choices import ShownChoice, dataset_letters, shown_letters
 from cotaudit.probing.curves import DEFAULT_THETAS
-from cotaudit.probing.display import probe_chart, probe_curve_text
+from cotaudit.probing.display import exact_markdown, probe_chart, probe_curve_text
+from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.metrics import METRICS
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.probing.summaries import (
+    EXACT_CURVE_KEYS,
+    GAP_VALUE_KEYS,
     REPLAY_SUFFIX,
+    exact_gaps,
+    exact_selfcommit_summaries,
+    exact_trace_summaries,
     pass_rates,
     selfcommit_summaries,
     trace_summaries,
@@ -236,6 +242,49 @@ def _curves_markdown(
     )
 
 
+def _exact_markdown(
+    rec: ProbeRecord,
+    value: dict[str, float],
+    sampled: dict[str, list[float]],
+    label: str,
+    theta: float | None,
+) -> str:
+    """The exact estimator's part of the explanation: what it read against and at which
+    temperature, with both estimators the per-sample differences, then its curves
+    (:func:`cotaudit.probing.display.exact_markdown`)."""
+    greedy = " (the forced answers decode greedily: the model's distribution at T = 1)"
+    lines = [
+        f"**Exact estimator**: P(a forced answer's canonical form is the reference), read "
+        f"by teacher forcing at T = {fmt_number(rec.exact_temperature)}"
+        + (greedy if rec.temperature == 0 else "")
+        + "; a lower bound, `covered` = the mass of answers in an enumerated form."
+    ]
+    for ctx in rec.contexts:
+        suffix = "" if ctx.name == "own" else REPLAY_SUFFIX
+        ref = "none" if ctx.reference_exact is None else md_text(ctx.reference_exact)
+        line = f"{ctx.name}: reference {ref}"
+        if samples(rec.estimator) and ctx.p_exact is not None:
+            gap, gap_abs = (value.get(f"{k}{suffix}", math.nan) for k in GAP_VALUE_KEYS)
+            line += (
+                f"; exact − sampled: mean {fmt_number(gap)}, mean |exact − sampled| "
+                f"{fmt_number(gap_abs)} over {len(ctx.p_exact)} cuts"
+            )
+        lines.append(line)
+    body = exact_markdown(
+        rec.positions,
+        rec.curve_fractions,
+        rec.trace_tokens,
+        label,
+        rec.schedule.zero_probe,
+        {c.name: c.p_exact for c in rec.contexts},
+        {c.name: c.covered_exact for c in rec.contexts},
+        {c.name: c.letters_exact for c in rec.contexts},
+        sampled if samples(rec.estimator) else None,
+        theta,
+    )
+    return "\n\n".join([*lines, body])
+
+
 @scorer(metrics=[])  # metrics attached by probe_task
 def probe_scorer(
     task_scorer: Scorer,
@@ -289,46 +338,73 @@ def probe_scorer(
             )
             value["has_final"] = float(a_final is not None)
             metadata["a_final"] = a_final
+        exact_curves: dict[str, list[float]] = {}
+        if rec.probe == "selfcommit" and reads_exact(rec.estimator):
+            value["has_final_exact"] = float(rec.contexts[0].p_exact is not None)
         for ctx in rec.contexts:
             suffix = "" if ctx.name == "own" else REPLAY_SUFFIX
             verifier = verifiers[ctx.name]
-            async with verdict_span():
-                values, answers = await _verify(verifier, form, ctx.answers, letters_of)
-                record_verdicts(ctx.name, rec.probed, answers, values, reference=a_final)
-            if rec.probe == "trace":
-                p = pass_rates(values)
-                curves[ctx.name] = p
-                summaries = trace_summaries(p[zero:], rec.curve_fractions)
-                summaries["p0"] = p[0] if zero else math.nan
-            else:
-                matches = (
-                    None if a_final is None else [sum(a == a_final for a in row) for row in answers]
-                )
-                summaries = selfcommit_summaries(
-                    rec.positions,
-                    rec.trace_tokens,
-                    matches[zero:] if matches else None,
-                    rec.k,
-                    thetas,
-                )
-                summaries["c0"] = matches[0] / rec.k if (zero and matches) else math.nan
-                if matches is not None:
-                    curves[ctx.name] = [m / rec.k for m in matches]
-            value |= {f"{key}{suffix}": v for key, v in summaries.items()}
-            metadata[ctx.name] = {
+            summaries: dict[str, float] = {}
+            context_meta: dict[str, Any] = {
                 "condition": ctx.condition,
                 "sample_id": ctx.sample_id,
                 "target": verifier.target.target,
                 "target_shown": verifier.target_shown(),
-                "answers": ctx.answers,
-                "canonical": answers,
-                "values": values,
             }
+            sampled: list[float] | None = None
+            if ctx.answers is not None:
+                async with verdict_span():
+                    values, answers = await _verify(verifier, form, ctx.answers, letters_of)
+                    record_verdicts(ctx.name, rec.probed, answers, values, reference=a_final)
+                if rec.probe == "trace":
+                    sampled = pass_rates(values)
+                    summaries = trace_summaries(sampled[zero:], rec.curve_fractions)
+                    summaries["p0"] = sampled[0] if zero else math.nan
+                else:
+                    matches = (
+                        None
+                        if a_final is None
+                        else [sum(a == a_final for a in row) for row in answers]
+                    )
+                    summaries = selfcommit_summaries(
+                        rec.positions,
+                        rec.trace_tokens,
+                        matches[zero:] if matches else None,
+                        rec.k,
+                        thetas,
+                    )
+                    summaries["c0"] = matches[0] / rec.k if (zero and matches) else math.nan
+                    if matches is not None:
+                        sampled = [m / rec.k for m in matches]
+                if sampled is not None:
+                    curves[ctx.name] = sampled
+                context_meta |= {"answers": ctx.answers, "canonical": answers, "values": values}
+            if reads_exact(rec.estimator):
+                exact = ctx.p_exact
+                if rec.probe == "trace":
+                    summaries |= exact_trace_summaries(exact, rec.curve_fractions, zero == 1)
+                else:
+                    summaries |= exact_selfcommit_summaries(
+                        exact, rec.positions, rec.trace_tokens, zero == 1, thetas
+                    )
+                if exact is not None:
+                    exact_curves[ctx.name] = exact
+                if samples(rec.estimator):
+                    summaries |= exact_gaps(exact, sampled)
+                context_meta |= {
+                    "reference_exact": ctx.reference_exact,
+                    EXACT_CURVE_KEYS[rec.probe]: exact,
+                    "covered_exact": ctx.covered_exact,
+                    "letters_exact": ctx.letters_exact,
+                }
+            value |= {f"{key}{suffix}": v for key, v in summaries.items()}
+            metadata[ctx.name] = context_meta
         if rec.replay_under is not None and rec.context("replay") is None:
-            keys = [k for k in value if k not in ("task_score", "has_final")]
+            keys = [k for k in value if k not in ("task_score", "has_final", "has_final_exact")]
             value |= {f"{k}{REPLAY_SUFFIX}": math.nan for k in keys}
         label = "p(t)" if rec.probe == "trace" else "c(t)"
-        head = f"{rec.probe} probe, form {rec.form}, T = {rec.trace_tokens} tokens, k = {rec.k}"
+        head = f"{rec.probe} probe, form {rec.form}, T = {rec.trace_tokens} tokens"
+        head += f", k = {rec.k}" if samples(rec.estimator) else ""
         if rec.think_source != "none":
             closed = "closed" if rec.think_closed else "unclosed"
             head += f", think block ({rec.think_source}, {closed})"
@@ -340,9 +416,15 @@ def probe_scorer(
             if rec.probe == "selfcommit" and primary.startswith("tau_")
             else None
         )
-        body = (
-            _curves_markdown(rec, curves, label, theta) if curves else "No final answer: no c(t)."
-        )
+        parts = [head]
+        if samples(rec.estimator):
+            parts.append(
+                _curves_markdown(rec, curves, label, theta)
+                if curves
+                else "No final answer: no c(t)."
+            )
+        if reads_exact(rec.estimator):
+            parts.append(_exact_markdown(rec, value, curves, label, theta))
         return Score(
             value=value,
             answer=a_final
@@ -350,7 +432,7 @@ def probe_scorer(
             else own_score.answer
             if own_score
             else None,
-            explanation=f"{head}\n\n{body}",
+            explanation="\n\n".join(parts),
             metadata=metadata,
         )
 

@@ -41,7 +41,7 @@ from inspect_ai.solver import Choices, Generate, Solver, TaskState, solver
 from cotaudit.engine.base import LocalEngine, Message, ProbeEngine
 from cotaudit.engine.chat import to_plain
 from cotaudit.probing.audit import Judge
-from cotaudit.probing.choices import ShownChoice
+from cotaudit.probing.choices import ShownChoice, shown_letters
 from cotaudit.probing.exact import (
     Estimator,
     ExactPlan,
@@ -52,6 +52,7 @@ from cotaudit.probing.exact import (
     samples,
     token_classes,
 )
+from cotaudit.probing.forms import extract_string, get_form
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.record import ContextAnswers, ProbeKind, ProbeRecord
 from cotaudit.probing.store_record import StoreRecord
@@ -516,6 +517,88 @@ def sweep_solver(
     return solve
 
 
+ALPHABET = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+"""The letters a forced answer can name without choices (a leading capital letter)."""
+
+
+def choice_letters(choices: Sequence[ShownChoice] | None) -> tuple[str, ...]:
+    """The letters a prompt names its choices by (A, B, ... in shown order); without choices,
+    every capital letter (:data:`ALPHABET`, the letters the letter form reads)."""
+    return ALPHABET[: len(choices)] if choices else ALPHABET
+
+
+def _identity(letters: Sequence[str]) -> list[ShownChoice]:
+    return [ShownChoice(value=x, original_position=i) for i, x in enumerate(letters)]
+
+
+def _single_letter(letters: str | None) -> str | None:
+    """A canonical letter answer naming one letter, else None (several letters, none)."""
+    return letters if letters is not None and "," not in letters else None
+
+
+def target_reference(
+    form: str, target: Sequence[str], choices: Sequence[ShownChoice] | None
+) -> ExactReference:
+    """What the exact estimator checks a TRACE probe's forced answers against under a prompt
+    with this ``target`` and ``choices`` (shown order): the canonical target.
+
+    - letter: the letter the prompt shows the target's choice at
+      (:func:`cotaudit.probing.choices.shown_letters`; without choices the target's letter),
+      among :func:`choice_letters`; a target naming several letters (or none) has no
+      single-letter reference (value None);
+    - integer: the target's integer (the form's extractor of its first non-empty entry);
+    - string: the canonical text (:func:`cotaudit.probing.forms.extract_string`) of the first
+      non-empty entry, written as the target writes it."""
+    if form == "letter":
+        letters = choice_letters(choices)
+        shown = shown_letters(target, choices or _identity(letters))
+        return ExactReference("letter", _single_letter(shown), letters=letters)
+    text = next((t.strip() for t in target if t.strip()), "")
+    if form == "integer":
+        value = get_form("integer").extract(text)
+        return ExactReference("integer", None if value is None else int(value))
+    canonical = extract_string(text)
+    return ExactReference("string", canonical, written=(text,) if canonical else ())
+
+
+def final_reference(
+    form: str,
+    final_text: str,
+    own_choices: Sequence[ShownChoice] | None,
+    choices: Sequence[ShownChoice] | None,
+) -> ExactReference:
+    """What the exact estimator checks a self-commitment probe's forced answers against under
+    a prompt showing ``choices``: the canonical form (the form's extractor) of the trace's own
+    final answer (``final_text``; None: no final answer). A letter is read in the order the
+    trace's own prompt shows its choices (``own_choices``) and named by the letter the same
+    choice (by value) has in ``choices``; several letters, or a choice that prompt does not
+    show, give no reference."""
+    canonical = get_form(form).extract(final_text) if final_text.strip() else None
+    if form == "letter":
+        letter = _single_letter(canonical)
+        if letter is not None and own_choices and choices:
+            i = ALPHABET.index(letter)
+            value = own_choices[i].value if i < len(own_choices) else None
+            j = next((n for n, c in enumerate(choices) if c.value == value), None)
+            letter = None if j is None else ALPHABET[j]
+        return ExactReference("letter", letter, letters=choice_letters(choices))
+    if form == "integer":
+        return ExactReference("integer", None if canonical is None else int(canonical))
+    return ExactReference("string", canonical)
+
+
+def final_text_of(trace: Trace, tokenizer: str | None) -> str:
+    """The trace's final-answer text as the sweep splits it (after its think block; the whole
+    response without one): :func:`cotaudit.probing.think.split_trace` with the engine's view of
+    whether the prompt opens the block."""
+    engine = probe_engine(get_model(), tokenizer)
+    return split_trace(
+        trace.text,
+        opened_by_prompt=prompt_opens_think(engine, trace.prompt),
+        source=trace.source or None,
+    ).final_text
+
+
 @solver
 def probe_sweep(
     *,
@@ -533,11 +616,17 @@ def probe_sweep(
     replay_under: str | None = None,
     condition_key: str = "condition",
     replay_prompt: ReplayPrompt | None = None,
+    estimator: Estimator = "sampled",
 ) -> Solver:
     """The generic probe: the core's solver (:func:`sweep_solver`) over the task's own chain,
     its trace's think block cut at ``schedule``'s positions under the trace's own prompt
     (``own``) and, with ``replay_under``, another condition's (``replay``); the raw answers are
     stored as a :class:`~cotaudit.probing.record.ProbeRecord`.
+
+    With ``estimator`` ``exact`` or ``both`` each prompt is also read exactly against its own
+    reference (:func:`target_reference` of its target and choices for ``trace``,
+    :func:`final_reference` of the trace's final answer for ``selfcommit``), and the points are
+    stored beside the answers (``p_exact``, ``covered_exact``, ``letters_exact``).
 
     Args:
       chain: The task's own solver chain (its ``generate()`` calls are recorded as sent and
@@ -559,6 +648,8 @@ def probe_sweep(
       condition_key: Sample metadata key naming a sample's condition.
       replay_prompt: (state, condition) -> the prompt to replay under (a :class:`Replay` names
         the target and choices its answers are verified against).
+      estimator: ``sampled`` (k answers per prefix), ``exact`` (their probabilities by
+        teacher forcing, no answers sampled) or ``both``.
     """
     if replay_under is not None and replay_prompt is None:
         raise ValueError("replay_under needs a replay_prompt function")
@@ -580,6 +671,35 @@ def probe_sweep(
             if not isinstance(replay, Replay):
                 replay = Replay(messages=list(replay))
             unders.append(("replay", replay_under, replay))
+        own_choices = own.choices
+        final_text = final_text_of(trace, tokenizer) if probe == "selfcommit" else ""
+
+        def reference(under: Replay) -> ExactReference | None:
+            if not reads_exact(estimator):
+                return None
+            choices = under.choices if under.choices is not None else own_choices
+            if probe == "trace":
+                target = under.target if under.target is not None else own.target or []
+                return target_reference(form, target, choices)
+            return final_reference(form, final_text, own_choices, choices)
+
+        references: dict[str, ExactReference | None] = {
+            name: reference(under) for name, _, under in unders
+        }
+
+        def exact_fields(sweep: Sweep, name: str) -> dict[str, Any]:
+            ref = references[name]
+            if ref is None:
+                return {}
+            points = sweep.exact[name]
+            return {
+                "reference_exact": None if ref.value is None else str(ref.value),
+                "p_exact": None if ref.value is None else [p.p for p in points],
+                "covered_exact": [p.covered for p in points],
+                "letters_exact": (
+                    [dict(p.letters or {}) for p in points] if ref.form == "letter" else None
+                ),
+            }
 
         def record(sweep: Sweep) -> ProbeRecord:
             return ProbeRecord(
@@ -605,19 +725,25 @@ def probe_sweep(
                     ContextAnswers(
                         name=name,
                         condition=condition,
-                        answers=sweep.answers[name],
+                        answers=sweep.answers[name] if samples(estimator) else None,
                         sample_id=under.sample_id,
                         target=under.target,
                         choices=under.choices,
+                        **exact_fields(sweep, name),
                     )
                     for name, condition, under in unders
                 ],
                 replay_under=replay_under,
+                estimator=estimator,
+                exact_temperature=sweep.exact_temperature if reads_exact(estimator) else None,
             )
 
         prompts = [
             SweptPrompt(
-                name, under.messages, {"condition": condition, "sample_id": under.sample_id}
+                name,
+                under.messages,
+                {"condition": condition, "sample_id": under.sample_id},
+                exact=references[name],
             )
             for name, condition, under in unders
         ]
@@ -633,4 +759,5 @@ def probe_sweep(
         seed=seed,
         tokenizer=tokenizer,
         think_close=think_close,
+        estimator=estimator,
     )

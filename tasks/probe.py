@@ -18,6 +18,12 @@ The run's headline (the log list's score): TRACE, the mean AUC; self-commitment,
 tau_first(0.8) between a reference condition and the others when the samples have conditions,
 else its mean; each with its bootstrap interval over units and ``n_units`` beside it.
 
+``-T estimator=exact`` (or ``both``) also reads, at each prefix, the probability that a forced
+answer's canonical form is the reference (the canonical target for ``trace``, the trace's own
+final answer for ``selfcommit``) by teacher forcing (:mod:`cotaudit.probing.exact`); its
+summaries are the ``<key>_exact`` value keys and the headline follows it (``auc_exact``,
+``tau_0.8_exact``).
+
     inspect eval tasks/probe.py -T task=cotaudit/gsm8k_mc -T probe=trace --model hf-probe/default
     inspect eval tasks/probe.py -T task=path/to/my_task.py@my_task -T probe=selfcommit
 """
@@ -41,9 +47,10 @@ from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
 from cotaudit.probing.display import sample_table
+from cotaudit.probing.exact import exact_temperature, reads_exact
 from cotaudit.probing.forms import get_form
 from cotaudit.probing.settings import ProbeSettings, probe_settings
-from cotaudit.probing.summaries import Headline, value_keys
+from cotaudit.probing.summaries import EXACT_SUFFIX, Headline, value_keys
 from cotaudit.scorers.probe import probe_metrics, probe_scorer
 from cotaudit.scorers.viewer import viewer_config
 from cotaudit.solvers.probe import ReplayPrompt, SiblingPrompts, probe_sweep
@@ -123,16 +130,20 @@ def probe_headline(
     replay_under: str | None,
     pair_key: str,
     condition_key: str,
+    estimator: str = "sampled",
 ) -> Headline:
     """The run's headline: TRACE, the mean AUC; self-commitment, the AUROC of tau_first(0.8)
     (the middle theta when 0.8 is not among ``thetas``) between the reference condition and the
     others when the task's samples have two or more conditions, else its mean. The reference is
-    ``reference_condition``, else ``replay_under``, else the dataset's first condition."""
+    ``reference_condition``, else ``replay_under``, else the dataset's first condition. The
+    summary follows the estimator: the exact curve's (``auc_exact``, ``tau_0.8_exact``) when
+    it reads exactly (``exact``, ``both``), else the sampled curve's."""
+    suffix = EXACT_SUFFIX if reads_exact(estimator) else ""
     if probe == "trace":
         if reference_condition is not None:
             raise ParameterError("-T reference_condition: applies to probe=selfcommit only")
-        return Headline("auc", None, pair_key)
-    summary = primary_summary(thetas)
+        return Headline(f"auc{suffix}", None, pair_key)
+    summary = primary_summary(thetas) + suffix
     if len(conditions) < 2:
         if reference_condition is not None:
             raise ParameterError(
@@ -204,6 +215,7 @@ def probe_of(
         replay_under=s.replay_under,
         pair_key=s.pair_key,
         condition_key=s.condition_key,
+        estimator=s.estimator,
     )
     sweep = probe_sweep(
         chain=wrapped.solver,
@@ -220,6 +232,7 @@ def probe_of(
         replay_under=s.replay_under,
         condition_key=s.condition_key,
         replay_prompt=replay_prompt,
+        estimator=s.estimator,
     )
     record = {
         "probe": s.probe,
@@ -235,6 +248,10 @@ def probe_of(
         "pair_key": s.pair_key,
         "condition_key": s.condition_key,
         "headline": headline.record(),
+        "estimator": s.estimator,
+        "exact_temperature": (
+            exact_temperature(s.answer_temperature) if reads_exact(s.estimator) else None
+        ),
     }
     verifier = probe_scorer(wrapped.scorer[0], thetas=s.thetas, score_key=s.score_key)
     # the run metrics belong to the probe scorer alone (the task's scorers keep theirs)
@@ -251,7 +268,11 @@ def probe_of(
         name=f"{wrapped.name}_{s.probe}",
         version=PROBE_VERSION,
         viewer=viewer_config(
-            sample_table(value_keys(s.probe, s.thetas, replayed=s.replay_under is not None))
+            sample_table(
+                value_keys(
+                    s.probe, s.thetas, replayed=s.replay_under is not None, estimator=s.estimator
+                )
+            )
         ),
         metadata=(wrapped.metadata or {})
         | {

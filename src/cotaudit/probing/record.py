@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel
 
 from cotaudit.probing.choices import ShownChoice
+from cotaudit.probing.exact import Estimator
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.store_record import StoreRecord
 
@@ -20,18 +21,31 @@ PROBE_KINDS: tuple[str, ...] = ("trace", "selfcommit")
 class ContextAnswers(BaseModel):
     """Forced answers under one prompt: ``own`` (the prompt the trace was written under) or
     ``replay`` (another condition's prompt, same trace tokens). ``answers[i]`` holds the k raw
-    continuations after the tag at ``ProbeRecord.probed[i]``.
+    continuations after the tag at ``ProbeRecord.probed[i]`` (None: the estimator sampled none).
 
     ``target`` and ``choices`` are what the answers are verified against: the target of the
     sample whose prompt they were forced under (``sample_id``; for ``replay`` the sibling) and
-    its choices in the order that prompt shows them. None: the probed sample's own."""
+    its choices in the order that prompt shows them. None: the probed sample's own.
+
+    The exact estimator (:mod:`cotaudit.probing.exact`; None where it was not run):
+    ``reference_exact`` is the canonical answer its probabilities are read against (the target's
+    for ``trace``, the trace's own final answer's for ``selfcommit``; a letter as this prompt
+    shows it) and ``p_exact[i]`` = P(a forced answer at ``probed[i]`` parses to it), a lower
+    bound (the TRACE pass probability p(t), the self-commitment c(t)); None when there is no
+    single reference (a target naming several letters, a trace with no final answer).
+    ``covered_exact[i]`` is the mass of forced answers that begin in an enumerated form of any
+    answer; ``letters_exact[i]`` (letter form) the whole distribution over the choice letters."""
 
     name: Literal["own", "replay"]
     condition: str | None = None
-    answers: list[list[str]]
+    answers: list[list[str]] | None
     sample_id: str | None = None
     target: list[str] | None = None
     choices: list[ShownChoice] | None = None
+    reference_exact: str | None = None
+    p_exact: list[float] | None = None
+    covered_exact: list[float] | None = None
+    letters_exact: list[dict[str, float]] | None = None
 
 
 class ProbeRecord(StoreRecord):
@@ -41,6 +55,10 @@ class ProbeRecord(StoreRecord):
     ``trace_tokens`` = T tokens, starting ``offset`` tokens into the response. Prefix t is the
     response's first ``offset + t`` tokens followed by ``cut_tag`` (``tag``, after the think
     closer when inside a think block).
+
+    ``estimator`` says how the forced answers were read (``sampled``: k answers per prefix,
+    ``exact``: their probability by teacher forcing, ``both``) and ``exact_temperature`` the
+    temperature the exact probabilities were read at (None without them).
     """
 
     store_key: ClassVar[str] = STORE_KEY
@@ -67,6 +85,8 @@ class ProbeRecord(StoreRecord):
     temperature: float
     contexts: list[ContextAnswers]
     replay_under: str | None = None
+    estimator: Estimator = "sampled"
+    exact_temperature: float | None = None
 
     def context(self, name: str) -> ContextAnswers | None:
         return next((c for c in self.contexts if c.name == name), None)

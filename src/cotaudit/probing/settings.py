@@ -18,6 +18,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from cotaudit.params import ParameterError, TaskSettings, parse_thetas
 from cotaudit.probing.curves import DEFAULT_THETAS
+from cotaudit.probing.exact import ESTIMATORS, Estimator
 from cotaudit.probing.forms import FORM_NAMES, FormName
 from cotaudit.probing.positions import DEFAULT_STRIDE, Schedule, parse_fractions
 from cotaudit.probing.record import PROBE_KINDS, ProbeKind
@@ -70,6 +71,10 @@ class ProbeSettings(TaskSettings):
         the others from (larger tau_first = more like it; default: ``replay_under``, else the
         dataset's first condition).
       task_args: Arguments of the task named by ``task`` (a mapping or YAML text).
+      estimator: How the forced answers are read: ``sampled`` (k answers per prefix, verified
+        by the task's scorer; the default), ``exact`` (the probability that a forced answer's
+        canonical form is the reference, by teacher forcing: :mod:`cotaudit.probing.exact`)
+        or ``both``.
 
     ``k`` and ``temperature`` as given (None: the probe's default); :attr:`answers_k`,
     :attr:`answer_temperature` and :meth:`schedule` resolve them against the probe's defaults
@@ -97,6 +102,7 @@ class ProbeSettings(TaskSettings):
     score_key: str | None = None
     reference_condition: str | None = None
     task_args: dict[str, Any] = Field(default=None, validate_default=True)
+    estimator: Estimator = "sampled"
 
     @classmethod
     def signature(
@@ -136,6 +142,13 @@ class ProbeSettings(TaskSettings):
     def _probe(cls, value: Any) -> Any:
         if value not in PROBE_KINDS:
             raise ParameterError(f"-T probe: must be one of {PROBE_KINDS}, got {value!r}")
+        return value
+
+    @field_validator("estimator", mode="before")
+    @classmethod
+    def _estimator(cls, value: Any) -> Any:
+        if value not in ESTIMATORS:
+            raise ParameterError(f"-T estimator: must be one of {ESTIMATORS}, got {value!r}")
         return value
 
     @field_validator("answer", mode="before")

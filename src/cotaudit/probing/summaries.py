@@ -11,6 +11,12 @@ Self-commitment: c(t) = #{forced answers at t equal to the model's own final ans
 its summaries (:func:`cotaudit.probing.curves.summarize`: range_c, uncommitted, lowcommit, rho_back,
 tau_theta).
 
+The exact estimator (:mod:`cotaudit.probing.exact`) gives each curve as probabilities,
+p_exact(t) (TRACE) and c_exact(t) (self-commitment), and the same summaries of them under
+``<key>_exact`` (:func:`exact_trace_summaries`, :func:`exact_selfcommit_summaries`); with both
+estimators, ``exact_gap`` = mean over the probed positions of (exact - sampled) and
+``exact_gap_abs`` = mean of |exact - sampled| (:func:`exact_gaps`).
+
 The run's headline (:class:`Headline`, first among the run metrics): TRACE, the mean AUC;
 self-commitment, the AUROC of tau_first(0.8) between a reference condition and the others when
 the task has conditions, else its mean; each with its 95% bootstrap interval over units and the
@@ -31,7 +37,14 @@ from numpy.typing import NDArray
 
 from cotaudit.bootstrap import bootstrap_ci
 from cotaudit.display.headline import HeadlineSpec
-from cotaudit.probing.curves import DEFAULT_THETAS, Curve, summarize, summary_keys
+from cotaudit.probing.curves import (
+    DEFAULT_THETAS,
+    Curve,
+    summarize,
+    summarize_probabilities,
+    summary_keys,
+)
+from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.probing.pass_curves import PASS_THRESHOLD, first_pass, trace_auc
 from cotaudit.stats import auroc
 
@@ -54,15 +67,75 @@ def trace_summaries(passes: Sequence[float], fractions: Sequence[float]) -> dict
     return dict(zip(TRACE_SUMMARY_KEYS, values, strict=True))
 
 
-def value_keys(probe: str, thetas: Sequence[float], replayed: bool) -> list[str]:
+def value_keys(
+    probe: str, thetas: Sequence[float], replayed: bool, estimator: str = "sampled"
+) -> list[str]:
     """The keys of a probed sample's score value, in the scorer's order: ``task_score``
-    (``has_final`` for selfcommit), the curve's summaries and its zero probe (``p0`` / ``c0``),
-    then with a replayed context the same summaries as ``<key>_replay``."""
+    (``has_final`` for selfcommit), the sampled curve's summaries and its zero probe (``p0`` /
+    ``c0``) when the estimator samples, the exact curve's (``<key>_exact``, selfcommit's
+    ``has_final_exact`` first) when it reads exactly, ``exact_gap`` and ``exact_gap_abs`` with
+    both; then with a replayed context the same curve keys as ``<key>_replay``."""
     if probe == "trace":
-        head, own = ["task_score"], [*TRACE_SUMMARY_KEYS, "p0"]
+        head, curve = ["task_score"], [*TRACE_SUMMARY_KEYS, "p0"]
     else:
-        head, own = ["task_score", "has_final"], [*summary_keys(thetas), "c0"]
+        head, curve = ["task_score", "has_final"], [*summary_keys(thetas), "c0"]
+    own = list(curve) if samples(estimator) else []
+    if reads_exact(estimator):
+        head += ["has_final_exact"] if probe == "selfcommit" else []
+        own += [f"{k}{EXACT_SUFFIX}" for k in curve]
+    if samples(estimator) and reads_exact(estimator):
+        own += list(GAP_VALUE_KEYS)
     return head + own + ([f"{k}{REPLAY_SUFFIX}" for k in own] if replayed else [])
+
+
+def clipped(p: Sequence[float]) -> list[float]:
+    """Exact probabilities clipped to [0, 1] (a sum of probabilities may pass 1 by a rounding
+    error)."""
+    return [min(max(float(x), 0.0), 1.0) for x in p]
+
+
+def exact_trace_summaries(
+    p: Sequence[float] | None, fractions: Sequence[float], zero_probe: bool
+) -> dict[str, float]:
+    """:func:`trace_summaries` of the exact pass curve p_exact (the zero probe's value first
+    when made) and ``p0``, under ``<key>_exact``; NaN without a reference (``p`` None)."""
+    keys = [*TRACE_SUMMARY_KEYS, "p0"]
+    if p is None:
+        return {f"{k}{EXACT_SUFFIX}": math.nan for k in keys}
+    curve = clipped(p)
+    zero = 1 if zero_probe else 0
+    out = trace_summaries(curve[zero:], fractions) | {"p0": curve[0] if zero else math.nan}
+    return {f"{k}{EXACT_SUFFIX}": v for k, v in out.items()}
+
+
+def exact_selfcommit_summaries(
+    c: Sequence[float] | None,
+    positions: Sequence[int],
+    trace_tokens: int,
+    zero_probe: bool,
+    thetas: Sequence[float] = DEFAULT_THETAS,
+) -> dict[str, float]:
+    """The c(t) summaries of the exact curve c_exact
+    (:func:`cotaudit.probing.curves.summarize_probabilities`; the zero probe's value first when
+    made) and ``c0``, under ``<key>_exact``; NaN without a final answer (``c`` None)."""
+    keys = [*summary_keys(thetas), "c0"]
+    if c is None:
+        return {f"{k}{EXACT_SUFFIX}": math.nan for k in keys}
+    curve = clipped(c)
+    zero = 1 if zero_probe else 0
+    out = summarize_probabilities(curve[zero:], positions, trace_tokens, thetas)
+    out["c0"] = curve[0] if zero else math.nan
+    return {f"{k}{EXACT_SUFFIX}": v for k, v in out.items()}
+
+
+def exact_gaps(exact: Sequence[float] | None, sampled: Sequence[float] | None) -> dict[str, float]:
+    """``exact_gap`` = mean over the probed positions (the zero probe included) of
+    (exact - sampled) and ``exact_gap_abs`` = mean of |exact - sampled|; NaN when either curve
+    is missing."""
+    if exact is None or sampled is None or not exact:
+        return dict.fromkeys(GAP_VALUE_KEYS, math.nan)
+    d = np.asarray(exact, dtype=float) - np.asarray(sampled, dtype=float)
+    return dict(zip(GAP_VALUE_KEYS, (float(d.mean()), float(np.abs(d).mean())), strict=True))
 
 
 def selfcommit_summaries(
@@ -80,13 +153,35 @@ def selfcommit_summaries(
 
 
 REPLAY_SUFFIX = "_replay"
+EXACT_SUFFIX = "_exact"
+"""Suffix of a summary of the exact curve (``auc_exact``); a replayed one adds ``_replay``
+after it (``auc_exact_replay``)."""
+EXACT_CURVE_KEYS = {"trace": "p_exact", "selfcommit": "c_exact"}
+"""The exact curve's name per probe (score metadata, per context)."""
+GAP_VALUE_KEYS = ("exact_gap", "exact_gap_abs")
+"""Per-sample differences between the exact and the sampled curve (:func:`exact_gaps`)."""
 MAIN_KEYS = {
     "trace": ("task_score", "auc", "pass_at_first", "first_pass", "p0"),
     "selfcommit": ("task_score", "has_final", "uncommitted", "tau_0.8", "range_c", "c0"),
 }
-"""Value keys also reported per condition (``<key>/<condition>``)."""
+"""Value keys also reported per condition (``<key>/<condition>``), each with its exact twin
+(``<key>_exact``) and, for both estimators, :data:`GAP_VALUE_KEYS` (:func:`main_keys`)."""
 GAP_KEYS = {"trace": ("auc", "pass_at_first"), "selfcommit": ("uncommitted", "tau_0.8", "range_c")}
-"""Summaries whose own-minus-replay difference is a run metric (``replay_gap/<key>``)."""
+"""Summaries whose own-minus-replay difference is a run metric (``replay_gap/<key>``), each
+with its exact twin (:func:`gap_keys`)."""
+
+
+def main_keys(probe: str) -> list[str]:
+    """:data:`MAIN_KEYS` of ``probe``, then the exact twins of its curve summaries and
+    :data:`GAP_VALUE_KEYS`."""
+    head = ("task_score", "has_final")
+    keys = list(MAIN_KEYS[probe])
+    return keys + [f"{k}{EXACT_SUFFIX}" for k in keys if k not in head] + list(GAP_VALUE_KEYS)
+
+
+def gap_keys(probe: str) -> list[str]:
+    """:data:`GAP_KEYS` of ``probe``, then their exact twins (``auc_exact``...)."""
+    return [*GAP_KEYS[probe], *(f"{k}{EXACT_SUFFIX}" for k in GAP_KEYS[probe])]
 
 
 def _metric_name(text: str) -> str:
@@ -199,8 +294,9 @@ def run_metrics(
     """The probe's run metrics from per-sample ``(score value, sample metadata)`` rows: the
     ``headline``'s keys first (:func:`headline_metrics`); ``n_samples``; the mean of every value
     key over the samples where it is defined (NaN left out); per condition
-    (``<key>/<condition>``) for :data:`MAIN_KEYS`; with replay, ``replay_gap/<key>`` = mean over
-    replayed samples of (own - replayed summary), overall and per condition."""
+    (``<key>/<condition>``) for :func:`main_keys`; with replay, ``replay_gap/<key>`` = mean over
+    replayed samples of (own - replayed summary), overall and per condition, for
+    :func:`gap_keys` (the sampled and the exact summaries present)."""
     out: dict[str, float] = {}
     if headline is not None:
         out |= headline_metrics(rows, headline, condition_key)
@@ -212,7 +308,7 @@ def run_metrics(
     for value, meta in rows:
         if condition_key in meta:
             groups[_metric_name(str(meta[condition_key]))].append(value)
-    main = [k for k in MAIN_KEYS[probe] if k in keys]
+    main = [k for k in main_keys(probe) if k in keys]
     main += [f"{k}{REPLAY_SUFFIX}" for k in main if f"{k}{REPLAY_SUFFIX}" in keys]
     for key in keys:
         out[key] = _nanmean([float(v.get(key, math.nan)) for v, _ in rows])
@@ -221,8 +317,8 @@ def run_metrics(
             mean = _nanmean([float(v.get(key, math.nan)) for v in values])
             if not (key.endswith(REPLAY_SUFFIX) and math.isnan(mean)):
                 out[f"{key}/{cond}"] = mean
-    for key in GAP_KEYS[probe]:
-        if f"{key}{REPLAY_SUFFIX}" not in keys:
+    for key in gap_keys(probe):
+        if key not in keys or f"{key}{REPLAY_SUFFIX}" not in keys:
             continue
 
         def gaps(values: list[Mapping[str, Any]], key: str = key) -> list[float]:
