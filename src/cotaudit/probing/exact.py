@@ -35,8 +35,9 @@ integers, :func:`cotaudit.probing.forms.extract_letter` for letters and
   one of those (the canonical form drops punctuation and reads the first line). Only the
   reference is enumerated, so ``covered`` = p_exact.
 
-Paths that do not fit the answer budget (``max_tokens``, with their ending) are left out, as the
-sampled answers could not write them.
+The answer budget (``max_tokens``) counts as the sampled answers do: a path that fills it is
+counted whole (P(path): the answer ends there, so nothing follows it), a shorter one with its
+ending, a longer one not at all.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def number_ends(text: str) -> bool:
     (the next token decides: see :class:`ExactPlanner`), an operator (the number becomes an
     operand), ``x``/``X``/``e``/``E`` not followed by a letter (times, scientific notation),
     ``$``, a token holding a partial character, whitespace with no line break before a digit,
-    ``.digit``, an operator, ``$`` or a lone ``x``. An ending: a letter, a line break, ``}``,
-    ``)``, ``%`` and other punctuation, whitespace then a word."""
+    ``.digit``, a lone ``.`` or ``,``, an operator, ``$`` or a lone ``x``. An ending: a letter,
+    a line break, ``}``, ``)``, ``%`` and other punctuation, whitespace then a word."""
     if not text or "\ufffd" in text:
         return False
     c = text[0]
@@ -91,7 +92,8 @@ def number_ends(text: str) -> bool:
     if c.isspace():
         rest = text.lstrip()
         breaks = "\n" in text[: len(text) - len(rest)]
-        if not rest or _decimal(rest[0]) or (rest[0] == "." and rest[1:2].isdecimal()):
+        decimal_point = rest[:1] == "." and _decimal(rest[1:2] or "x")
+        if not rest or _decimal(rest[0]) or rest in (".", ",") or decimal_point:
             return breaks
         if rest[0] in OPERATORS or rest[0] == "$":
             return False
@@ -183,14 +185,16 @@ class ExactPlan:
     """The tree of answer paths to score after each prefix and how to add up its scores.
 
     ``p_reads`` / ``covered_reads`` index ``reads``; each read (node, set) contributes
-    P(path to node) * P(next in set | path), so p = sum over ``p_reads`` and covered = sum over
-    ``covered_reads`` (each read counted once)."""
+    P(path to node) * P(next in set | path), so p = sum over ``p_reads`` (plus P(path) of each
+    node in ``p_paths``: paths that fill the answer budget) and covered = sum over
+    ``covered_reads`` (each counted once)."""
 
     tokens: list[int] = field(default_factory=list)
     parents: list[int] = field(default_factory=list)
     token_sets: list[frozenset[int]] = field(default_factory=list)
     reads: list[tuple[int, int]] = field(default_factory=list)
     p_reads: list[int] = field(default_factory=list)
+    p_paths: list[int] = field(default_factory=list)
     covered_reads: list[int] = field(default_factory=list)
     letter_reads: dict[str, int] = field(default_factory=dict)
     covered_is_p: bool = False
@@ -270,7 +274,9 @@ class ExactPlan:
 
     def point(self, scores: AnswerScores) -> ExactPoint:
         """The estimator at one prefix from the engine's scores."""
-        p = self.mass(scores, self.p_reads)
+        p = self.mass(scores, self.p_reads) + math.fsum(
+            math.exp(self.path_logprob(scores, node)) for node in self.p_paths
+        )
         letters = (
             {name: self.mass(scores, [r]) for name, r in self.letter_reads.items()}
             if self.letter_reads
@@ -278,6 +284,19 @@ class ExactPlan:
         )
         covered = p if self.covered_is_p else self.mass(scores, self.covered_reads)
         return ExactPoint(p=p, covered=covered, letters=letters)
+
+    def count_form(self, path: Sequence[int], ending: frozenset[int], max_tokens: int) -> bool:
+        """Count ``path`` then a token of ``ending`` (a path that fills ``max_tokens``: the path
+        alone); False when it does not fit (nothing counted) or leaves no room after it."""
+        if not path or len(path) > max_tokens:
+            return False
+        node = self.node(path)
+        if len(path) == max_tokens:
+            if node not in self.p_paths:
+                self.p_paths.append(node)
+            return False
+        self.count(self.p_reads, node, ending)
+        return True
 
     def check_disjoint(self) -> None:
         """Raise when a counted event contains another: a counted path that extends another
@@ -324,14 +343,9 @@ def integer_plan(
         for opener in INTEGER_OPENERS:
             for number in integer_texts(reference):
                 path = tokenize(opener + number)
-                if len(path) + 1 > max_tokens:
-                    continue
-                end = plan.node(path)
-                plan.count(plan.p_reads, end, classes.number_end)
-                if len(path) + 2 > max_tokens:
-                    continue
-                for sep in sorted(classes.separators):
-                    plan.count(plan.p_reads, plan.node([*path, sep]), classes.after_separator)
+                if plan.count_form(path, classes.number_end, max_tokens):
+                    for sep in sorted(classes.separators):
+                        plan.count_form([*path, sep], classes.after_separator, max_tokens)
     plan.check_disjoint()
     return plan
 
@@ -373,15 +387,10 @@ def string_plan(
         return plan
     for form in string_forms(reference, written):
         path = tokenize(form)
-        if not path or len(path) + 1 > max_tokens:
-            continue
-        end = plan.node(path)
-        plan.count(plan.p_reads, end, classes.string_end)
-        if len(path) + 2 > max_tokens:
-            continue
-        for pause in sorted(classes.string_pause):
-            if classes.texts[pause] in (".", "!", "?"):
-                plan.count(plan.p_reads, plan.node([*path, pause]), classes.string_end)
+        if plan.count_form(path, classes.string_end, max_tokens):
+            for pause in sorted(classes.string_pause):
+                if classes.texts[pause] in (".", "!", "?"):
+                    plan.count_form([*path, pause], classes.string_end, max_tokens)
     plan.check_disjoint()
     return plan
 
