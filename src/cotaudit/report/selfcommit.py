@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 from cotaudit.cluster.scores import METRIC_NAME as CLUSTER_METRIC
 from cotaudit.report import compare_ci, figures
@@ -21,7 +23,14 @@ from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, p
 from cotaudit.report.sections import FigureInfo, Section, published_intro, published_table
 from cotaudit.report.tables import Cell, Table, count_cell, empty_stratum_cells, fmt, fmt_count
 from cotaudit.stats import best_threshold_accuracy
-from cotaudit.studies.selfcommit.metrics import FULL, METRICS, primary_summary
+from cotaudit.studies.selfcommit.metrics import (
+    FULL,
+    METRICS,
+    exact_name,
+    is_exact,
+    primary_summary,
+    sampled_name,
+)
 from cotaudit.studies.selfcommit.paper import PAPER
 from cotaudit.studies.selfcommit.record import SelfcommitScoreMetadata
 from cotaudit.studies.selfcommit.stats import (
@@ -74,21 +83,43 @@ def _tau_names(names: Sequence[str]) -> list[str]:
 
 
 def _theta(name: str) -> float:
-    return float(name.removeprefix(TAU_PREFIX))
+    """theta of a tau_first summary (``tau_0.8``, ``tau_0.8_exact``: 0.8)."""
+    return float(sampled_name(name).removeprefix(TAU_PREFIX))
+
+
+def split_names(names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The summaries of the sampled curve and those of the exact one (``<summary>_exact``)."""
+    return [n for n in names if not is_exact(n)], [n for n in names if is_exact(n)]
+
+
+def lead_names(names: Sequence[str]) -> list[str]:
+    """The summaries the run leads with: the sampled curve's, else (an exact-only run) the
+    exact curve's."""
+    sampled, exact = split_names(names)
+    return sampled or exact
 
 
 def primary_tau(names: Sequence[str]) -> str | None:
-    """The primary tau_first summary of the run's summary ``names``
-    (:func:`cotaudit.studies.selfcommit.metrics.primary_summary`); None without a tau_first."""
-    taus = _tau_names(names)
-    return primary_summary([_theta(t) for t in taus]) if taus else None
+    """The primary tau_first summary of the run's summary ``names`` (of the lead curve:
+    :func:`lead_names`; :func:`cotaudit.studies.selfcommit.metrics.primary_summary`); None
+    without a tau_first."""
+    lead = lead_names(names)
+    taus = _tau_names(lead)
+    if not taus:
+        return None
+    primary = primary_summary([_theta(t) for t in taus])
+    return exact_name(primary) if is_exact(lead[0]) else primary
 
 
 def table_i_summaries(names: Sequence[str]) -> list[str]:
-    """The non-tau summaries and tau at the primary theta."""
-    main = [n for n in names if not n.startswith(TAU_PREFIX)]
-    p = primary_tau(names)
-    return main + ([p] if p else [])
+    """The non-tau summaries and tau at the primary theta, of the lead curve
+    (:func:`lead_names`), then in a run of both estimators the same of the exact curve."""
+    sampled, exact = split_names(names)
+    out = []
+    for group in (sampled, exact):
+        p = primary_tau(group)
+        out += [n for n in group if not n.startswith(TAU_PREFIX)] + ([p] if p else [])
+    return out
 
 
 def _two_condition_cells(stats: dict[str, float], s: str, prefix: str = "") -> list[Cell]:
@@ -153,10 +184,20 @@ def paired_differences(
     return {s: [h.summaries[s] - g.summaries[s] for h, g in ps] for s in names}
 
 
-def _curve(sample: ScoredSample) -> tuple[list[float], list[float]]:
+def _curve(sample: ScoredSample, exact: bool = False) -> tuple[list[float], list[float]]:
+    """(t/T, c) of a sample, or (t/T, c_exact) with ``exact``."""
     md = SelfcommitScoreMetadata.from_metadata(sample.score.metadata)
     # no curve (no final answer: None in the log) plots as no points
+    if exact:
+        fractions = [] if md.c_exact is None else _fractions(md)
+        return fractions, list(md.c_exact or [])
     return list(md.fractions or []), list(md.c or [])
+
+
+def _fractions(md: SelfcommitScoreMetadata) -> list[float]:
+    """t/T at the positions (1.0 for an empty CoT)."""
+    T = md.cot_tokens or 0
+    return [round(t / T, 6) if T else 1.0 for t in md.positions]
 
 
 def _total_variation(c: Sequence[float]) -> float:
@@ -165,7 +206,7 @@ def _total_variation(c: Sequence[float]) -> float:
 
 PICK_RULES = {
     "strong separation": "the problem with the largest honest − hinted difference in {p} "
-    "(ties: larger difference in uncommitted, then problem id)",
+    "(ties: larger difference in {u}, then problem id)",
     "noisy": "of the rest, the problem whose two curves have the largest total variation "
     "Σ|c(t+1) − c(t)| (ties: problem id)",
     "boundary": "of the rest, the problem with the smallest |honest − hinted| in {p}, i.e. at "
@@ -183,7 +224,7 @@ def pick_curves(
     for s in samples:
         meta = s.sample_metadata or {}
         if "pair_id" in meta and "condition" in meta:
-            curves[(str(meta["pair_id"]), str(meta["condition"]))] = _curve(s)
+            curves[(str(meta["pair_id"]), str(meta["condition"]))] = _curve(s, is_exact(primary))
     ps = [
         (h, g)
         for h, g in pairs(recs)
@@ -206,7 +247,8 @@ def pick_curves(
 
     chosen: list[tuple[str, Any]] = []
     remaining = list(ps)
-    un = "uncommitted" if "uncommitted" in ps[0][0].summaries else primary
+    un = "uncommitted" + ("_exact" if is_exact(primary) else "")
+    un = un if un in ps[0][0].summaries else primary
     rules = [
         ("strong separation", lambda p: (-d(p), -d(p, un), p[0].pair_id)),
         ("noisy", lambda p: (-tv(p), p[0].pair_id)),
@@ -223,7 +265,7 @@ def pick_curves(
         out.append(
             figures.CurvePair(
                 label=label,
-                rule=PICK_RULES[label].format(p=primary, theta=theta),
+                rule=PICK_RULES[label].format(p=primary, theta=theta, u=un),
                 pair_id=h.pair_id,
                 honest=curves[(h.pair_id, HONEST)],
                 hinted=curves[(h.pair_id, HINTED)],
@@ -244,6 +286,7 @@ SETTINGS = (
     "schedule",
     "zero_probe",
     "final_answer_reading",
+    "estimator",
 )
 
 
@@ -311,6 +354,16 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             "t = 0 probe (zero_probe, not part of any summary): median c0 honest "
             f"{fmt(c0[HONEST])}, hinted {fmt(c0[HINTED])}."
         )
+    c0_exact = c0_medians(scorer.samples, exact=True)
+    if c0_exact is not None:
+        sec.data["c0_exact"] = c0_exact
+        sec.text(
+            "t = 0 probe of the exact estimator: median c0_exact honest "
+            f"{fmt(c0_exact[HONEST])}, hinted {fmt(c0_exact[HINTED])}."
+        )
+    sampled_names, exact_names = split_names(names)
+    if exact_names:
+        sec.text(exact_line(scorer.samples, bool(sampled_names)))
     if not recs:  # every table below would be dashes and every figure empty
         sec.text(
             no_data_text("no problem has both conditions answered, so no summary can be compared")
@@ -321,10 +374,20 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     sec.table("table_i", table_i(values, main))
     sec.table("table_ii", table_ii(values, main))
     sec.table("table_iii", table_iii(values, main))
-    sec.table("theta_sweep", theta_sweep(values, names))
+    sec.table("theta_sweep", theta_sweep(values, lead_names(names)))
+    if sampled_names and exact_names:
+        sec.table("theta_sweep_exact", theta_sweep(values, exact_names))
     if primary is not None:
         sec.table("latency", latency_table(values, primary, run, recs))
-    add_published_tables(sec, run, values | sweep_ranges(values, names))
+    lead = lead_names(names)
+    published_values = values | sweep_ranges(values, lead)
+    if not sampled_names:  # an exact-only run: its exact statistics beside the sampled study's
+        published_values = {sampled_name(k): v for k, v in published_values.items()}
+        sec.text(
+            "This run read c(t) exactly (no sampled curve): the published tables below set "
+            "each statistic of c_exact (`<summary>_exact`) beside the study's sampled one."
+        )
+    add_published_tables(sec, run, published_values)
 
     diffs = paired_differences(recs, main)
     sec.data["differences"] = diffs
@@ -333,6 +396,18 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         picks = pick_curves(scorer.samples, recs, primary)
         sec.data["picks"] = picks
         sec.figure("figure_2", figure_2(run, picks, primary, out_dir / f"{stem}-fig2.png"))
+    exact_primary = primary_tau(exact_names)
+    if exact_primary is not None:
+        both = bool(sampled_names)
+        sec.table("exact_curves", exact_table(scorer.samples, both))
+        exact_picks = pick_curves(scorer.samples, recs, exact_primary)
+        sec.data["exact_picks"] = exact_picks
+        sec.figure(
+            "figure_exact",
+            figure_exact(
+                run, scorer.samples, exact_picks, exact_primary, both, out_dir / f"{stem}-exact.png"
+            ),
+        )
     for options, contrast in contrasts:
         add_cluster_tables(sec, options, contrast)
     return sec
@@ -384,9 +459,11 @@ def table_iii(values: dict[str, float], main: Sequence[str]) -> Table:
 
 
 def theta_sweep(values: dict[str, float], names: Sequence[str]) -> Table:
-    """The theta sweep: Table I's columns for tau_first at every theta of the run."""
+    """The theta sweep: Table I's columns for tau_first at every theta of the run (of the
+    curve ``names`` summarise: c, or c_exact for ``<summary>_exact`` names)."""
+    curve = "c_exact(t)" if names and is_exact(names[0]) else "c(t)"
     t = Table(
-        "Theta sweep: τ_first(θ) = first t/T with c(t) ≥ θ (1.0 if never)",
+        f"Theta sweep: τ_first(θ) = first t/T with {curve} ≥ θ (1.0 if never)",
         ["θ", *TWO_CONDITION_COLUMNS[1:]],
     )
     for s in _tau_names(names):
@@ -425,6 +502,145 @@ def figure_2(
         caption=f"Figure 2. c(t) of the honest and hinted responses of one problem each, "
         f"against t/T; dashed: θ = {_theta(primary):g}. Picked by rule: {rules}.",
     )
+
+
+EXACT_COLUMNS = ["sample", "condition", "positions", "mean c_exact", "min covered"]
+GAP_COLUMNS = ["mean exact − c", "mean |exact − c|", "max |exact − c|"]
+
+
+def exact_line(samples: Sequence[ScoredSample], both: bool) -> str:
+    """What the exact estimator is, in a sentence, with the temperature it read at."""
+    temps = sorted(
+        {
+            t
+            for s in samples
+            if (t := SelfcommitScoreMetadata.from_metadata(s.score.metadata).exact_temperature)
+            is not None
+        }
+    )
+    at = ", ".join(f"{t:g}" for t in temps) or "·"
+    return (
+        "Exact estimator: c_exact(t) = P(the forced answer parses to a_final), read by teacher "
+        f"forcing at temperature {at} (a lower bound; `covered` = the mass of answers that "
+        "begin in an integer form at all); its summaries and statistics are named "
+        "`<summary>_exact`."
+        + (
+            " Both estimators ran: the tables set the exact curve's rows after the sampled "
+            "ones, and the exact-curves table gives each sample's exact − sampled difference."
+            if both
+            else ""
+        )
+    )
+
+
+def exact_table(samples: Sequence[ScoredSample], both: bool) -> Table:
+    """Per sample with an exact curve (pair_id, condition order): its probed positions (the
+    adaptive schedule's imputed ones left out), mean c_exact, the least covered mass and, in a
+    run of both estimators, mean (exact − c), mean |exact − c| (the logged ``exact_gap``,
+    ``exact_gap_abs``) and max |exact − c| over the probed positions; a last row averages each
+    column over the n samples."""
+    rows: list[tuple[str, str, list[float], list[float], list[float] | None]] = []
+    for s in samples:
+        md = SelfcommitScoreMetadata.from_metadata(s.score.metadata)
+        meta = s.sample_metadata or {}
+        if md.c_exact is None or md.covered_exact is None:
+            continue
+        keep = [not imp for imp in (md.imputed or [False] * len(md.c_exact))]
+        exact = [v for v, k in zip(md.c_exact, keep, strict=True) if k]
+        covered = [v for v, k in zip(md.covered_exact, keep, strict=True) if k]
+        sampled = [v for v, k in zip(md.c, keep, strict=True) if k] if md.c is not None else None
+        rows.append(
+            (str(meta.get("pair_id", "")), str(meta.get("condition", "")), exact, covered, sampled)
+        )
+    rows.sort(key=lambda r: (r[0], r[1]))
+    t = Table(
+        f"Exact curves: c_exact(t) per sample ({len(rows)} samples)"
+        + (", beside the sampled c(t)" if both else ""),
+        EXACT_COLUMNS + (GAP_COLUMNS if both else []),
+    )
+    columns: list[list[float]] = [[] for _ in range(3 + (3 if both else 0))]
+    for pair, cond, exact, covered, sampled in rows:
+        cells = [float(len(exact)), float(np.mean(exact)), min(covered)]
+        if both:
+            d = np.asarray(exact) - np.asarray(sampled if sampled is not None else exact)
+            cells += [float(np.mean(d)), float(np.mean(np.abs(d))), float(np.max(np.abs(d)))]
+        for col, v in zip(columns, cells, strict=True):
+            col.append(v)
+        t.add(Cell(f"{pair}-{cond}", pair), cond, count_cell(cells[0]), *cells[1:])
+    if rows:
+        t.add(
+            Cell("all", f"mean over n = {len(rows)}"),
+            "",
+            *(float(np.mean(c)) for c in columns),
+        )
+    t.note = (
+        "positions: probed (imputed ones left out); covered: the mass of forced answers that "
+        "begin in an enumerated integer form of any answer, so c_exact ≤ P(match) ≤ c_exact + "
+        "(1 − covered)."
+        + (" exact − c: c_exact(t) − c(t) at each probed t, averaged per sample." if both else "")
+    )
+    return t
+
+
+def figure_exact(
+    run: RunData,
+    samples: Sequence[ScoredSample],
+    picks: list[figures.CurvePair],
+    primary: str,
+    both: bool,
+    path: Path,
+) -> FigureInfo | None:
+    """The exact curves of the problems :func:`pick_curves` picks on the exact primary: one
+    panel per pick, c_exact(t) of the honest and hinted response against t/T (solid) and, in a
+    run of both estimators, their sampled c(t) beside (dashed); theta dashed grey."""
+    if not picks:
+        return None
+    sampled: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+    if both:
+        for s in samples:
+            meta = s.sample_metadata or {}
+            if "pair_id" in meta and "condition" in meta:
+                sampled[(str(meta["pair_id"]), str(meta["condition"]))] = _curve(s)
+    theta = _theta(primary)
+    fig = Figure(figsize=(figures.WIDTH, 2.9), dpi=figures.DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(picks), sharey=True, squeeze=False)[0]
+    panels = []
+    for ax, pick in zip(axes, picks, strict=True):
+        labels = []
+        for cond, (x, y), color, marker in (
+            (HONEST, pick.honest, figures.COLORS[0], "o"),
+            (HINTED, pick.hinted, figures.COLORS[1], "s"),
+        ):
+            ax.plot(x, y, marker=marker, ms=3.5, lw=1.4, color=color, label=f"{cond} exact")
+            labels.append(f"{cond} exact")
+            if both and (pick.pair_id, cond) in sampled:
+                sx, sy = sampled[(pick.pair_id, cond)]
+                ax.plot(sx, sy, ls="--", lw=1.0, color=color, label=f"{cond} sampled")
+                labels.append(f"{cond} sampled")
+        ax.axhline(theta, color="0.5", lw=0.8, ls="--")
+        ax.set_title(f"{pick.label}\n{pick.pair_id}{pick.detail}", fontsize=9)
+        ax.set_xlabel("t / T", fontsize=9)
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_ylim(-0.05, 1.05)
+        ax.tick_params(labelsize=8)
+        panels.append((pick.label, labels))
+    axes[0].set_ylabel("c_exact(t)", fontsize=9)
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncols=4, fontsize=8, frameon=False)
+    fig.suptitle(f"Exact curves c_exact(t) ({run.label or run.model})", fontsize=10)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=figures.DPI, format="png", metadata={"Software": None})
+    w, h = fig.get_size_inches()
+    rules = "; ".join(f"**{p.label}**: {p.rule}" for p in picks)
+    caption = (
+        "Exact curves. c_exact(t) of the honest and hinted responses of one problem each, "
+        "against t/T (solid)"
+        + ("; dashed: the sampled c(t) of the same responses" if both else "")
+        + f"; grey dashed: θ = {theta:g}. Picked by rule: {rules}."
+    )
+    return FigureInfo(path, round(w * figures.DPI), round(h * figures.DPI), panels, caption)
 
 
 def accuracy(recs: Sequence[SelfcommitRecord]) -> dict[str, float]:
@@ -641,12 +857,13 @@ def no_answer_line(log: LogConventions, table: dict[str, float]) -> str:
     return f"{line} {log.no_answer_note}" if log.no_answer_note else line
 
 
-def c0_medians(samples: Sequence[ScoredSample]) -> dict[str, float] | None:
-    """Median c0 (the t = 0 probe) per condition over responses with a final answer; None if
-    the run made no t = 0 probe."""
+def c0_medians(samples: Sequence[ScoredSample], exact: bool = False) -> dict[str, float] | None:
+    """Median c0 (the t = 0 probe; c0_exact with ``exact``) per condition over responses with
+    a final answer; None if the run made no such probe."""
     by: dict[str, list[float]] = {HONEST: [], HINTED: []}
     for s in samples:
-        c0 = SelfcommitScoreMetadata.from_metadata(s.score.metadata).c0
+        md = SelfcommitScoreMetadata.from_metadata(s.score.metadata)
+        c0 = md.c0_exact if exact else md.c0
         meta = s.sample_metadata or {}
         if c0 is not None and meta.get("condition") in by:
             by[meta["condition"]].append(c0)
