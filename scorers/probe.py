@@ -61,6 +61,7 @@ from cotaudit.probing.summaries import (
     EXACT_CURVE_KEYS,
     GAP_VALUE_KEYS,
     REPLAY_SUFFIX,
+    SAMPLED_CURVE_KEYS,
     exact_gaps,
     exact_selfcommit_summaries,
     exact_trace_summaries,
@@ -391,6 +392,8 @@ def probe_scorer(
                     exact_curves[ctx.name] = exact
                 if samples(rec.estimator):
                     summaries |= exact_gaps(exact, sampled)
+                if samples(rec.estimator):
+                    context_meta[SAMPLED_CURVE_KEYS[rec.probe]] = sampled
                 context_meta |= {
                     "reference_exact": ctx.reference_exact,
                     EXACT_CURVE_KEYS[rec.probe]: exact,
@@ -471,9 +474,15 @@ probe_summary = PROBE_METRICS["probe_summary"]
 
 
 def probe_metrics(
-    probe: str, condition_key: str, headline: dict[str, Any]
+    probe: str,
+    condition_key: str,
+    headline: dict[str, Any],
+    exact_headline: dict[str, Any] | None = None,
 ) -> list[Metric | dict[str, list[Metric]]]:
     """Every run metric of the probe, created with the run's options (the probe scorer's
-    metrics, attached by ``probe_task``)."""
-    options = {"probe": probe, "condition_key": condition_key, "headline": headline}
+    metrics, attached by ``probe_task``; ``exact_headline`` only when a run of both estimators
+    has one)."""
+    options: dict[str, Any] = {"probe": probe, "condition_key": condition_key, "headline": headline}
+    if exact_headline is not None:
+        options["exact_headline"] = exact_headline
     return [factory(**options) for factory in PROBE_METRICS.values()]

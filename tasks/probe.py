@@ -136,9 +136,10 @@ def probe_headline(
     (the middle theta when 0.8 is not among ``thetas``) between the reference condition and the
     others when the task's samples have two or more conditions, else its mean. The reference is
     ``reference_condition``, else ``replay_under``, else the dataset's first condition. The
-    summary follows the estimator: the exact curve's (``auc_exact``, ``tau_0.8_exact``) when
-    it reads exactly (``exact``, ``both``), else the sampled curve's."""
-    suffix = EXACT_SUFFIX if reads_exact(estimator) else ""
+    summary follows the estimator: the exact curve's (``auc_exact``, ``tau_0.8_exact``) for
+    ``exact``, else the sampled curve's (a run of both adds the exact one beside it:
+    :func:`exact_headline`)."""
+    suffix = EXACT_SUFFIX if estimator == "exact" else ""
     if probe == "trace":
         if reference_condition is not None:
             raise ParameterError("-T reference_condition: applies to probe=selfcommit only")
@@ -164,6 +165,20 @@ def probe_headline(
             f"choose from {conditions}"
         )
     return Headline(summary, reference, pair_key)
+
+
+def exact_headline(headline: Headline, estimator: str) -> Headline | None:
+    """The exact estimator's headline beside the sampled ``headline`` in a run of both: the
+    same statistic of the exact curve's summary, its n under ``n_units_exact``; None for
+    another estimator."""
+    if estimator != "both":
+        return None
+    return Headline(
+        f"{headline.summary}{EXACT_SUFFIX}",
+        headline.reference,
+        headline.pair_key,
+        f"n_units{EXACT_SUFFIX}",
+    )
 
 
 @ProbeSettings.parameters_of(
@@ -217,6 +232,8 @@ def probe_of(
         condition_key=s.condition_key,
         estimator=s.estimator,
     )
+    beside = exact_headline(headline, s.estimator)
+    headlines = [headline, *([beside] if beside is not None else [])]
     sweep = probe_sweep(
         chain=wrapped.solver,
         probe=s.probe,
@@ -248,6 +265,7 @@ def probe_of(
         "pair_key": s.pair_key,
         "condition_key": s.condition_key,
         "headline": headline.record(),
+        "exact_headline": beside.record() if beside is not None else None,
         "estimator": s.estimator,
         "exact_temperature": (
             exact_temperature(s.answer_temperature) if reads_exact(s.estimator) else None
@@ -257,7 +275,12 @@ def probe_of(
     # the run metrics belong to the probe scorer alone (the task's scorers keep theirs)
     resolve_scorer_metrics(
         [verifier],
-        probe_metrics(s.probe, s.condition_key, headline.record()),
+        probe_metrics(
+            s.probe,
+            s.condition_key,
+            headline.record(),
+            beside.record() if beside is not None else None,
+        ),
     )
     return task_with(
         wrapped,
@@ -278,7 +301,7 @@ def probe_of(
         | {
             "study": f"probe_{s.probe}",
             "probe": record,
-            HEADLINES_KEY: [headline.spec().record()],
+            HEADLINES_KEY: [h.spec().record() for h in headlines],
         },
     )
 

@@ -1,9 +1,11 @@
 """The generic probe's run metric, declared once: :data:`METRICS` (pure, no Inspect).
 
 ``probe_summary`` (options ``probe``, ``condition_key``, ``headline``: a
-:meth:`cotaudit.probing.summaries.Headline.record` or None) is
+:meth:`cotaudit.probing.summaries.Headline.record` or None; ``exact_headline``: the exact
+estimator's headline beside it in a run of both estimators, or None) is
 :func:`cotaudit.probing.summaries.run_metrics` of the samples' ``(score value, sample metadata)``
-rows: the headline's keys first, its 95% bootstrap interval over units and ``n_units``;
+rows: the headline's keys first, its 95% bootstrap interval over units and ``n_units`` (then
+the exact headline's, with ``n_units_exact``);
 ``n_samples``; the mean of every value key over the samples where it is defined (NaN left
 out); per condition (``<key>/<condition>``) for the main keys; with replay, ``replay_gap/<key>``
 = mean over replayed samples of (own - replayed summary), overall and per condition. The Inspect
@@ -35,8 +37,15 @@ def _probe_summary(
     probe: str,
     condition_key: str,
     headline: Mapping[str, Any] | None,
+    exact_headline: Mapping[str, Any] | None = None,
 ) -> dict[str, float]:
-    return run_metrics(score_rows(samples), probe, condition_key, Headline.from_record(headline))
+    return run_metrics(
+        score_rows(samples),
+        probe,
+        condition_key,
+        Headline.from_record(headline),
+        Headline.from_record(exact_headline),
+    )
 
 
 METRICS = MetricTable(
@@ -46,6 +55,6 @@ METRICS = MetricTable(
         "Run metrics of the probe (cotaudit.probing.metrics): the headline with its bootstrap "
         "interval over units and n_units, n_samples, the mean of every value key, per "
         "condition for the main keys, and with replay the own-minus-replayed gaps.",
-        {"probe": "trace", "condition_key": "condition", "headline": None},
+        {"probe": "trace", "condition_key": "condition", "headline": None, "exact_headline": None},
     )
 )

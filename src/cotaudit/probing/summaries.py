@@ -158,6 +158,8 @@ EXACT_SUFFIX = "_exact"
 after it (``auc_exact_replay``)."""
 EXACT_CURVE_KEYS = {"trace": "p_exact", "selfcommit": "c_exact"}
 """The exact curve's name per probe (score metadata, per context)."""
+SAMPLED_CURVE_KEYS = {"trace": "p", "selfcommit": "c"}
+"""The sampled curve's name per probe in the score metadata of a run of both estimators."""
 GAP_VALUE_KEYS = ("exact_gap", "exact_gap_abs")
 """Per-sample differences between the exact and the sampled curve (:func:`exact_gaps`)."""
 MAIN_KEYS = {
@@ -211,13 +213,15 @@ class Headline:
 
     Beside it: its 95% percentile bootstrap interval (:data:`HEADLINE_N_BOOT` resamples, seed
     :data:`HEADLINE_SEED`) over units, the samples' ``pair_key`` metadata values where they
-    have them (a problem's conditions resampled together) else the sample, and ``n_units``,
+    have them (a problem's conditions resampled together) else the sample, and its n
+    (``n_key``: ``n_units``; ``n_units_exact`` for the exact headline beside a sampled one),
     the number of units with a defined value.
     """
 
     summary: str
     reference: str | None = None
     pair_key: str | None = "pair_id"
+    n_key: str = "n_units"
 
     @property
     def metric(self) -> str:
@@ -230,7 +234,7 @@ class Headline:
         lies in [0, 1]."""
         return HeadlineSpec(
             self.metric,
-            "n_units",
+            self.n_key,
             "unit",
             "units",
             interval=(f"{self.metric}_ci_low", f"{self.metric}_ci_high"),
@@ -250,7 +254,12 @@ class Headline:
         """The headline of a log's ``metadata.probe.headline`` (None when it has none)."""
         if not record:
             return None
-        return cls(str(record["summary"]), record.get("reference"), record.get("pair_key"))
+        return cls(
+            str(record["summary"]),
+            record.get("reference"),
+            record.get("pair_key"),
+            str(record.get("n_key") or "n_units"),
+        )
 
 
 def headline_metrics(
@@ -290,16 +299,20 @@ def run_metrics(
     probe: str,
     condition_key: str = "condition",
     headline: Headline | None = None,
+    exact_headline: Headline | None = None,
 ) -> dict[str, float]:
     """The probe's run metrics from per-sample ``(score value, sample metadata)`` rows: the
-    ``headline``'s keys first (:func:`headline_metrics`); ``n_samples``; the mean of every value
-    key over the samples where it is defined (NaN left out); per condition
+    ``headline``'s keys first (:func:`headline_metrics`), then ``exact_headline``'s (the exact
+    headline beside the sampled one in a run of both estimators); ``n_samples``; the mean of
+    every value key over the samples where it is defined (NaN left out); per condition
     (``<key>/<condition>``) for :func:`main_keys`; with replay, ``replay_gap/<key>`` = mean over
     replayed samples of (own - replayed summary), overall and per condition, for
     :func:`gap_keys` (the sampled and the exact summaries present)."""
     out: dict[str, float] = {}
     if headline is not None:
         out |= headline_metrics(rows, headline, condition_key)
+    if exact_headline is not None:
+        out |= headline_metrics(rows, exact_headline, condition_key)
     out["n_samples"] = float(len(rows))
     if not rows:
         return out

@@ -19,8 +19,15 @@ from typing import Any
 import numpy as np
 
 from cotaudit.probing.metrics import METRICS
-from cotaudit.probing.summaries import GAP_KEYS, MAIN_KEYS, REPLAY_SUFFIX
-from cotaudit.report import compare_ci
+from cotaudit.probing.summaries import (
+    EXACT_CURVE_KEYS,
+    GAP_VALUE_KEYS,
+    REPLAY_SUFFIX,
+    SAMPLED_CURVE_KEYS,
+    gap_keys,
+    main_keys,
+)
+from cotaudit.report import compare_ci, figures
 from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section
@@ -48,6 +55,8 @@ def metric_defs(logged: Sequence[MetricDef], settings: Mapping[str, Any]) -> lis
         "condition_key": settings.get("condition_key") or "condition",
         "headline": settings.get("headline"),
     }
+    if settings.get("exact_headline"):
+        options["exact_headline"] = settings["exact_headline"]
     return [MetricDef(name, options) for name in METRICS]
 
 
@@ -74,9 +83,13 @@ def summary_keys(probe: str, samples: Sequence[ScoredSample]) -> list[str]:
         if samples
         else set()
     )
-    main = [k for k in MAIN_KEYS.get(probe, ()) if k in present]
+    main = [k for k in main_keys(probe) if k in present]
     replay = [f"{k}{REPLAY_SUFFIX}" for k in main if f"{k}{REPLAY_SUFFIX}" in present]
-    gaps = [f"replay_gap/{k}" for k in GAP_KEYS.get(probe, ()) if f"{k}{REPLAY_SUFFIX}" in present]
+    gaps = [
+        f"replay_gap/{k}"
+        for k in gap_keys(probe)
+        if k in present and f"{k}{REPLAY_SUFFIX}" in present
+    ]
     return main + replay + gaps
 
 
@@ -109,7 +122,8 @@ def _condition_means(
 
 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
-    """The probe section of one run (no figures)."""
+    """The probe section of one run: the checked run metrics, the summaries table and the
+    exact estimator's part (:func:`exact_section`)."""
     settings = _settings(run)
     probe = str(settings["probe"])
     sec = Section(f"{run.study} · {run.label or run.model}", run=run)
@@ -162,7 +176,106 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         "answer, no replay) left out. Definitions: docs/probe.md."
     )
     sec.table("summaries", table)
+    exact_section(sec, probe, samples, out_dir, stem)
     return sec
+
+
+EXACT_FIGURE_SAMPLES = 4
+"""Samples drawn in the exact-curve figure (the first ones of the log)."""
+
+
+def exact_curves(
+    probe: str, sample: ScoredSample
+) -> list[tuple[str, list[float], list[float], list[float] | None]]:
+    """One sample's exact curves from its score metadata, per context with one: (context,
+    t/T of each curve point, the exact curve, the sampled one in a run of both estimators, else
+    None), the zero probe left out (no curve point)."""
+    meta = sample.score.metadata or {}
+    fractions = [float(f) for f in meta.get("fractions") or []]
+    zero = len(meta.get("probed") or []) - len(meta.get("positions") or [])
+    out = []
+    for name in ("own", "replay"):
+        ctx = meta.get(name) or {}
+        exact = ctx.get(EXACT_CURVE_KEYS.get(probe, ""))
+        if exact is None:
+            continue
+        sampled = ctx.get(SAMPLED_CURVE_KEYS.get(probe, ""))
+        out.append(
+            (
+                name,
+                fractions,
+                [float(v) for v in exact[zero:]],
+                None if sampled is None else [float(v) for v in sampled[zero:]],
+            )
+        )
+    return out
+
+
+def exact_section(
+    sec: Section, probe: str, samples: Sequence[ScoredSample], out_dir: Path, stem: str
+) -> None:
+    """The exact estimator's curves of the first :data:`EXACT_FIGURE_SAMPLES` samples as a
+    figure (a panel per sample: each context's exact curve, and its sampled one beside it in a
+    run of both), and in a run of both the per-sample difference (mean over the probed
+    positions of exact - sampled, and of |exact - sampled|) as a table, n shown. Nothing for a
+    run without exact curves."""
+    curves = [(s, exact_curves(probe, s)) for s in samples]
+    with_exact = [(s, c) for s, c in curves if c]
+    if not with_exact:
+        return
+    label = "p(t)" if probe == "trace" else "c(t)"
+    panels = [
+        (
+            str(s.sample_id),
+            c[0][1],
+            [
+                (f"{name} {kind}", y)
+                for name, _, exact, sampled in c
+                for kind, y in (("exact", exact), ("sampled", sampled))
+                if y is not None
+            ],
+        )
+        for s, c in with_exact[:EXACT_FIGURE_SAMPLES]
+    ]
+    shown = len(panels)
+    sec.figure(
+        "exact_curves",
+        figures.line_panels(
+            panels,
+            out_dir / f"{stem}_exact_curves.png",
+            f"exact {label} (teacher forcing)",
+            "t / T",
+            label,
+            caption=(
+                f"The exact estimator's {label}: P(a forced answer's canonical form is the "
+                f"reference) at each cut, for the first {shown} of the {len(with_exact)} "
+                "samples with an exact curve (sampled curves beside them in a run of both); "
+                "the 0% probe is left out. Definitions: docs/probe.md."
+            ),
+        ),
+    )
+    rows = [
+        (s, name, len(exact), suffix)
+        for s, c in with_exact
+        for name, _, exact, sampled in c
+        if sampled is not None
+        for suffix in ["" if name == "own" else REPLAY_SUFFIX]
+    ]
+    if not rows:
+        return
+    table = Table(
+        "Exact - sampled, per sample",
+        ["sample", "prompt", "cuts", "mean (exact - sampled)", "mean |exact - sampled|"],
+    )
+    for s, name, n, suffix in rows:
+        gap, gap_abs = (_value(s, f"{k}{suffix}") for k in GAP_VALUE_KEYS)
+        table.add(str(s.sample_id), name, n, gap, gap_abs)
+    table.note = (
+        f"n = {len({str(s.sample_id) for s, *_ in rows})} samples, {len(rows)} curves; each "
+        "difference is the mean over the curve's cuts (the 0% probe included) of the exact "
+        "probability minus the sampled rate (value keys exact_gap, exact_gap_abs)."
+    )
+    sec.table("exact_gaps", table)
 
 
 def _samples(sec: Section) -> list[ScoredSample]:
