@@ -311,9 +311,11 @@ class HFEngine(SyncVerbs):
             node_lp = at_parent.gather(-1, chosen.expand(rows, -1, 1))[..., 0].tolist()
         else:
             node_lp = [[] for _ in range(rows)]
-        sets = torch.zeros(len(request.token_sets), logp.shape[-1], device=self.device)
+        vocab = logp.shape[-1]
+        sets = torch.zeros(len(request.token_sets), vocab, device=self.device)
         for j, token_set in enumerate(request.token_sets):
-            sets[j, list(token_set)] = 1.0
+            # a tokenizer may name ids past the model's logits (they have probability 0)
+            sets[j, [i for i in token_set if i < vocab]] = 1.0
         masses = [[0.0] * len(request.reads) for _ in range(rows)]
         if request.reads:
             probs = logp[:, [where[node] for node, _ in request.reads], :].exp()

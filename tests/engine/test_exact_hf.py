@@ -1,0 +1,128 @@
+"""The exact estimator on the transformers engine: the one-pass tree scores equal a re-prefill
+of every path, and on real CoTs of the embedded model the exact value agrees with a large
+seeded sample of forced answers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from scipy.stats import beta
+
+from cotaudit.answers import extract_final_answer, extract_forced_answer
+from cotaudit.engine.base import AnswerScoreRequest, AnswerTree, PrefixRequest
+from cotaudit.probing.exact import integer_plan, token_classes
+from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
+
+MESSAGES = selfcommit_messages("Tom has 3 apples and buys 4 more. How many apples?", "honest", 7)
+
+
+def _naive(engine, request: AnswerScoreRequest):
+    """Every node log-prob and read mass by a full forward pass over prompt + cot[:t] + tag +
+    path: the re-prefill the one-pass scores must equal."""
+    prompt, tag = engine.render(request.messages), engine.tokenize(request.tag)
+    tree = request.tree
+
+    def logp(t: int, path: list[int]) -> torch.Tensor:
+        ids = prompt + list(request.cot_token_ids[:t]) + tag + path
+        with torch.inference_mode():
+            logits = engine.model(torch.tensor([ids])).logits[0, -1].float()
+        return torch.log_softmax(logits / request.temperature, dim=-1)
+
+    out = []
+    for t in request.positions:
+        nodes = [
+            float(logp(t, tree.path(tree.parents[i]))[tree.tokens[i]]) for i in range(len(tree))
+        ]
+        reads = [
+            float(logp(t, tree.path(node)).exp()[list(request.token_sets[s])].sum())
+            for node, s in request.reads
+        ]
+        out.append((nodes, reads))
+    return out
+
+
+@pytest.mark.parametrize("temperature", [0.7, 1.3])
+def test_one_pass_tree_scores_equal_reprefill_tiny(tiny_engine, temperature):
+    """Branches of different depths, reads at the root, inner nodes and leaves, cuts at 0, inside
+    and at the end of the CoT."""
+    cot = tiny_engine.generate_sync(MESSAGES, 40, 0.0, 0)[0].token_ids
+    a, b, c, d = (tiny_engine.tokenize(w)[0] for w in ("1", "8", "$", " dollars"))
+    tree = AnswerTree(tokens=(a, b, c, a, b, d), parents=(-1, 0, -1, 2, 3, 1))
+    sets = (frozenset({a, b, c}), frozenset(range(0, 4096, 7)))
+    request = AnswerScoreRequest(
+        messages=MESSAGES,
+        cot_token_ids=cot,
+        positions=[0, 17, len(cot)],
+        tag=SELFCOMMIT_FORCED_ANSWER_TAG,
+        tree=tree,
+        token_sets=sets,
+        reads=((-1, 0), (1, 1), (4, 0), (5, 1), (2, 1)),
+        temperature=temperature,
+    )
+    scores = tiny_engine._locked(tiny_engine.score_answers_sync, request)
+    naive = _naive(tiny_engine, request)
+    assert len(scores) == 3
+    for got, (nodes, reads) in zip(scores, naive, strict=True):
+        assert got.node_logprobs == pytest.approx(nodes, abs=1e-4)
+        assert got.read_masses == pytest.approx(reads, abs=1e-5)
+
+
+K = 200
+"""Forced answers sampled per prefix in the agreement check."""
+PROBLEMS = (
+    ("A baker makes 12 muffins and sells 5. How many muffins are left?", 7),
+    ("Sam has 4 boxes with 6 pens each. How many pens does he have?", 24),
+    ("Lena reads 15 pages a day for 3 days. How many pages does she read?", 45),
+)
+
+
+@pytest.mark.model
+def test_exact_agrees_with_a_large_sample_on_real_cots(default_engine):
+    """On 21 prefixes of three real greedy CoTs of the embedded model, the share of K = 200
+    seeded forced answers (temperature 0.7) that parse to the CoT's own final answer lies, within
+    its Clopper-Pearson interval (99% for the 21 together: Bonferroni, 1 - 0.01/21 each), in
+    [p_exact, p_exact + (1 - covered)]: p_exact is a lower bound that leaves out at most the
+    uncovered mass."""
+    engine = default_engine
+    classes = token_classes(engine.vocabulary())
+    checks = []
+    for question, gold in PROBLEMS:
+        messages = selfcommit_messages(question, "honest", gold)
+        cot = engine.generate_sync(messages, 120, 0.0, 0)[0]
+        a_final = extract_final_answer(cot.text)
+        assert a_final is not None, cot.text
+        positions = [
+            round(f * len(cot.token_ids)) for f in (0, 1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1)
+        ]
+        plan = integer_plan(a_final, engine.tokenize, classes, max_tokens=8)
+        request = plan.request(
+            messages, cot.token_ids, positions, SELFCOMMIT_FORCED_ANSWER_TAG, 0.7
+        )
+        points = [plan.point(s) for s in engine._locked(engine.score_answers_sync, request)]
+        for t, point in zip(positions, points, strict=True):
+            sample = PrefixRequest(
+                messages,
+                cot.token_ids,
+                [t],
+                SELFCOMMIT_FORCED_ANSWER_TAG,
+                k=K,
+                max_tokens=8,
+                temperature=0.7,
+                seed=11,
+            )
+            answers = engine.continue_prefixes_sync(sample)[0]
+            hits = sum(extract_forced_answer(x) == a_final for x in answers)
+            checks.append((question, t, point, hits))
+    alpha = 0.01 / len(checks)
+    assert len(checks) >= 20
+    for question, t, point, hits in checks:
+        lo = beta.ppf(alpha / 2, hits, K - hits + 1) if hits else 0.0
+        hi = beta.ppf(1 - alpha / 2, hits + 1, K - hits) if hits < K else 1.0
+        assert 0.0 <= point.p <= point.covered <= 1.0 + 1e-6
+        upper = point.p + (1.0 - point.covered)
+        assert lo <= upper + 1e-9 and hi >= point.p - 1e-9, (question, t, point, hits / K)
+    # the estimator is informative here: somewhere it is neither 0 nor 1
+    assert any(0.05 < point.p < 0.95 for _, _, point, _ in checks)
+    assert math.fsum(1 - point.covered for *_, point, _ in checks) / len(checks) < 0.2
