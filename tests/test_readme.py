@@ -42,11 +42,17 @@ def bash_commands(markdown: str) -> list[str]:
     return commands
 
 
+ENV_ASSIGNMENT = re.compile(r"[A-Z_][A-Z0-9_]*=")
+
+
 def inspect_commands(prefix: tuple[str, ...]) -> list[list[str]]:
-    """The README's commands starting with ``prefix``, as argument lists after it."""
+    """The README's commands starting with ``prefix`` (after any ``NAME=value`` environment
+    settings), as argument lists after it."""
     found = []
     for command in bash_commands(README.read_text()):
         words = shlex.split(command)
+        while words and ENV_ASSIGNMENT.match(words[0]):
+            words = words[1:]
         if tuple(words[: len(prefix)]) == prefix:
             found.append(words[len(prefix) :])
     return found
