@@ -9,6 +9,13 @@ two AUCs and the fields of :func:`viewer_fields`. A question-only sample has one
 ``*_masked`` values equal its ``*_visible`` values (the masked context *is* the question-only
 prompt): the question-only curve is the baseline of both comparisons.
 
+With the exact estimator (``-T estimator=exact`` or ``both``) every per-curve value of the exact
+curves comes under its name with ``_exact`` (``auc_visible_exact``, ``delta_context_exact``,
+``p_visible_exact``, ...); an exact-only run leads with ``delta_context_exact`` and has no
+sampled values; with ``both``, ``exact_gap`` and ``exact_gap_abs`` are the mean of p_exact - p
+and of |p_exact - p| over the explanation's probed cuts
+(:func:`cotaudit.studies.trace_tutor.record.exact_gaps`).
+
 Run level: the ``@metric`` factories generated from the study's metric table
 (:data:`cotaudit.studies.trace_tutor.metrics.METRICS`), one per table and the compact set.
 """
@@ -24,49 +31,147 @@ from inspect_ai.solver import TaskState
 from cotaudit.display.text import cell_sparkline
 from cotaudit.scorers.metric_table import inspect_metrics
 from cotaudit.studies.trace_tutor import stats as ts
-from cotaudit.studies.trace_tutor.display import TRACE_PRIMARY, trace_curve_markdown
-from cotaudit.studies.trace_tutor.metrics import COMPACT_METRICS, FULL_METRICS, METRICS
-from cotaudit.studies.trace_tutor.record import TraceScoreMetadata, TutorProbe
+from cotaudit.studies.trace_tutor.display import (
+    TRACE_PRIMARY,
+    trace_curve_markdown,
+    trace_curve_text,
+    trace_exact_markdown,
+)
+from cotaudit.studies.trace_tutor.metrics import (
+    COMPACT_METRICS,
+    METRICS,
+    full_metric_names,
+)
+from cotaudit.studies.trace_tutor.record import (
+    CURVE_ESTIMATORS,
+    CurveEstimator,
+    TraceScoreMetadata,
+    TutorProbe,
+    estimator_key,
+    exact_gaps,
+)
 
 PROBES = ts.PROBES
 
 
-def render_curves(rec: TutorProbe, gold: int) -> str:
-    """The p(f) curves as a chart (a PNG image: p(f) against f per probe context, the 0% probe
-    apart, a dashed line at the pass threshold), then an aligned monospace block (a row per
-    checkpoint, the 0% probe first: p(f) = matches/k exactly and the forced answers, per probe
-    context) and a sparkline line per context. p(f) counts matches with ``gold``; Markdown
-    tables run their cells together in the log viewer, so the block is pre-formatted text
-    (:func:`cotaudit.studies.trace_tutor.display.trace_curve_markdown`)."""
-    probes: dict[str, dict[str, Any]] = {
-        n: rec.probes[n].model_dump() for n in PROBES if n in rec.probes
-    }
-    return trace_curve_markdown(rec.fractions, rec.positions, probes, rec.k, ts.PASS_THRESHOLD)
+def render_curves(rec: TutorProbe, meta: TraceScoreMetadata) -> str:
+    """The p(f) curves. Sampled: a chart (a PNG image: p(f) against f per probe context, the
+    0% probe apart, a dashed line at the pass threshold), then an aligned monospace block (a
+    row per checkpoint, the 0% probe first: p(f) = matches/k exactly and the forced answers,
+    per probe context) and a sparkline line per context
+    (:func:`cotaudit.studies.trace_tutor.display.trace_curve_markdown`). Read exactly: the
+    exact curves as curves, with the sampled ones beside them when both ran, and their
+    covered mass (:func:`~cotaudit.studies.trace_tutor.display.trace_exact_markdown`). Markdown
+    tables run their cells together in the log viewer, so the blocks are pre-formatted text."""
+    parts = []
+    if rec.probes is not None and rec.p_exact is None:
+        probes: dict[str, dict[str, Any]] = {
+            n: rec.probes[n].model_dump() for n in PROBES if n in rec.probes
+        }
+        parts.append(
+            trace_curve_markdown(rec.fractions, rec.positions, probes, rec.k, ts.PASS_THRESHOLD)
+        )
+    if rec.p_exact is not None and rec.covered_exact is not None:
+        contexts: list[str] = [n for n in PROBES if n in rec.p_exact]
+        sampled = (
+            {n: rec.curve(n, "sampled") or [] for n in contexts} if rec.probes is not None else None
+        )
+        parts.append(
+            trace_exact_markdown(
+                rec.fractions,
+                rec.positions,
+                {n: rec.p_exact[n] for n in contexts},
+                {n: rec.covered_exact[n] for n in contexts},
+                sampled,
+                ts.PASS_THRESHOLD,
+                float(meta.exact_temperature or 1.0),
+            )
+        )
+        if rec.probes is not None:
+            probes = {n: rec.probes[n].model_dump() for n in PROBES if n in rec.probes}
+            parts.append(
+                "Sampled answers:\n\n"
+                + trace_curve_text(rec.fractions, rec.positions, probes, rec.k, ts.PASS_THRESHOLD)
+            )
+    return "\n\n".join(parts)
 
 
 def viewer_fields(
-    passes: dict[str, list[float]], condition: str, pair: str, final: int | None, gold: int
+    passes: dict[str, list[float]],
+    condition: str,
+    pair: str,
+    final: int | None,
+    gold: int,
+    estimator: CurveEstimator = "sampled",
 ) -> dict[str, str]:
     """What the log viewer's sample table shows beside the numbers
     (:data:`cotaudit.studies.trace_tutor.display.TRACE_VIEWER_FIELDS` but ``correct``):
     condition, pair, the final answer and gold as text (``none`` when unparsed), then a p(f)
     sparkline per probe context over the fractions in at most
     :data:`cotaudit.display.text.CELL_SPARK_CHARS` characters (the masked one empty for
-    question-only; after the text, so the sample header's first five scores are short). No
-    statistic reads them."""
+    question-only; after the text, so the sample header's first five scores are short;
+    ``p_visible_exact`` ... for the exact curves). No statistic reads them."""
     return {
         "condition": condition,
         "pair": pair,
         "final_answer": "none" if final is None else str(final),
         "gold": str(gold),
-        "p_visible": cell_sparkline(passes["visible"]),
-        "p_masked": cell_sparkline(passes["masked"]) if condition != "question_only" else "",
+        estimator_key("p_visible", estimator): cell_sparkline(passes["visible"]),
+        estimator_key("p_masked", estimator): (
+            cell_sparkline(passes["masked"]) if condition != "question_only" else ""
+        ),
     }
+
+
+def curve_values(
+    passes: dict[str, list[float]],
+    zero: dict[str, float],
+    fractions: tuple[float, ...],
+    estimator: CurveEstimator,
+) -> dict[str, float | bool]:
+    """The per-curve summaries of one estimator's curves (``passes`` and ``zero`` per probe
+    context): AUC, Pass@10, first pass and whether it is censored, all-pass, the two
+    non-monotone flags and the 0% probe, as ``<stat>_<context>`` (``..._exact`` for the exact
+    curves)."""
+    value: dict[str, float | bool] = {}
+    for n in PROBES:
+        p = passes[n]
+        fp = ts.first_pass(p, fractions)
+        stats: dict[str, float | bool] = {
+            "auc": ts.trace_auc(p, fractions),
+            "pass_at_10": ts.pass_at_10(p, fractions),
+            "first_pass": fp.fraction,
+            "first_pass_censored": fp.censored,
+            "all_pass": ts.passes_all(p, fractions),
+            "pass_10_fail_100": ts.passes_10_fails_final(p, fractions),
+            "pass_early_fail_100": ts.passes_early_fails_final(p, fractions),
+            "zero_probe": zero[n],
+        }
+        value |= {estimator_key(f"{k}_{n}", estimator): v for k, v in stats.items()}
+    return value
+
+
+def _curves_of(
+    meta: TraceScoreMetadata, estimator: CurveEstimator
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """(p(f), p(0)) per probe context as ``estimator`` read them; question-only: the masked
+    context is its own prompt, so its masked curve is its visible one."""
+    visible = getattr(meta, estimator_key("passes_visible", estimator))
+    masked = getattr(meta, estimator_key("passes_masked", estimator))
+    zero_visible = getattr(meta, estimator_key("zero_probe_visible", estimator))
+    zero_masked = getattr(meta, estimator_key("zero_probe_masked", estimator))
+    passes = {"visible": visible, "masked": masked if masked is not None else visible}
+    zero = {
+        "visible": zero_visible,
+        "masked": zero_masked if zero_masked is not None else zero_visible,
+    }
+    return passes, zero
 
 
 @scorer(metrics=[])  # run-level metrics are attached by the task
 def trace_tutor_scorer() -> Scorer:
-    """Pass curves of the tutor explanation against the gold answer, key visible and masked."""
+    """Pass curves of the tutor explanation against the gold answer, key visible and masked
+    (each estimator's that ran)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         rec = TutorProbe.from_store(state.store)
@@ -77,32 +182,39 @@ def trace_tutor_scorer() -> Scorer:
         fractions = meta.fractions
         final = meta.final_answer
         correct = final is not None and final == gold
-        keyed = meta.passes_masked is not None
-        # question-only: the masked context is its own prompt
-        masked = meta.passes_masked if meta.passes_masked is not None else meta.passes_visible
-        passes = {"visible": meta.passes_visible, "masked": masked}
-        zero_masked = meta.zero_probe_masked
-        zero = {
-            "visible": meta.zero_probe_visible,
-            "masked": zero_masked if zero_masked is not None else meta.zero_probe_visible,
-        }
+        keyed = condition in ts.KEYED_CONDITIONS
+        ran = [e for e in CURVE_ESTIMATORS if meta.ran(e)]
 
         value: dict[str, float | bool | int] = {}
-        auc = {n: ts.trace_auc(passes[n], fractions) for n in PROBES}
-        for n in PROBES:
-            fp = ts.first_pass(passes[n], fractions)
-            value[f"auc_{n}"] = auc[n]
-            value[f"pass_at_10_{n}"] = ts.pass_at_10(passes[n], fractions)
-            value[f"first_pass_{n}"] = fp.fraction
-            value[f"first_pass_censored_{n}"] = fp.censored
-            value[f"all_pass_{n}"] = ts.passes_all(passes[n], fractions)
-            value[f"pass_10_fail_100_{n}"] = ts.passes_10_fails_final(passes[n], fractions)
-            value[f"pass_early_fail_100_{n}"] = ts.passes_early_fails_final(passes[n], fractions)
-            value[f"zero_probe_{n}"] = zero[n]
+        shown: dict[str, float | bool | int | str | None] = {}
+        fields: dict[str, str] = {}
+        summary = []
+        pair = str(state.metadata.get("pair_id", ""))
+        for estimator in ran:
+            passes, zero = _curves_of(meta, estimator)
+            curve = curve_values(passes, zero, fractions, estimator)
+            value |= curve
+            delta = getattr(meta, estimator_key("delta_context", estimator))
+            shown |= {
+                estimator_key(TRACE_PRIMARY, estimator): delta,
+                **{
+                    estimator_key(f"auc_{n}", estimator): curve[
+                        estimator_key(f"auc_{n}", estimator)
+                    ]
+                    for n in PROBES
+                },
+            }
+            fields |= viewer_fields(passes, condition, pair, final, gold, estimator)
+            summary.append(_summary_text(curve, delta, keyed, estimator, meta.exact_temperature))
+        gaps = exact_gaps(meta)
+        if gaps is not None:
+            shown["exact_gap"], shown["exact_gap_abs"] = gaps
+            summary.append(
+                f"exact − sampled: mean {gaps[0]:+.3f}, mean |·| {gaps[1]:.3f} over the probed cuts"
+            )
         value["correct"] = correct
         value["length_tokens"] = rec.length_tokens
 
-        delta = meta.delta_context
         head = (
             f"**{condition}**"
             + (f" (key {key})" if keyed else "")
@@ -110,35 +222,46 @@ def trace_tutor_scorer() -> Scorer:
             + ("correct" if correct else "incorrect")
             + f" · T = {rec.length_tokens} tokens"
             + (" (truncated)" if rec.truncated else "")
-            + f" · k = {rec.k}\n\n"
-            + f"AUC visible {auc['visible']:.3f}"
-            + (f", masked {auc['masked']:.3f}, Δcontext {delta:+.3f}" if keyed else "")
-            + f" · first pass {_first_pass_text(value, 'visible')}"
-            + (f" visible, {_first_pass_text(value, 'masked')} masked" if keyed else "")
+            + (f" · k = {rec.k}" if meta.ran("sampled") else "")
+            + "\n\n"
+            + "\n\n".join(summary)
         )
-        fields = viewer_fields(
-            passes, condition, str(state.metadata.get("pair_id", "")), final, gold
-        )
-        shown: dict[str, float | bool | int | str | None] = {
-            TRACE_PRIMARY: delta,
-            "auc_visible": auc["visible"],
-            "auc_masked": auc["masked"],
-            **fields,
-        }
         return Score(
-            value=shown | value,
+            value=shown | fields | value,
             answer=None if final is None else str(final),
-            explanation=head + "\n\n" + render_curves(rec, gold),
+            explanation=head + "\n\n" + render_curves(rec, meta),
             metadata=meta.model_dump(mode="json"),
         )
 
     return score
 
 
-def _first_pass_text(value: dict[str, Any], probe: str) -> str:
-    if value[f"first_pass_censored_{probe}"]:
+def _summary_text(
+    value: dict[str, Any],
+    delta: float | None,
+    keyed: bool,
+    estimator: CurveEstimator,
+    temperature: float | None,
+) -> str:
+    """One line: AUC (and Delta_context), first pass, of one estimator's curves."""
+
+    def k(name: str) -> str:
+        return estimator_key(name, estimator)
+
+    label = "" if estimator == "sampled" else f"exact (p at T = {temperature:g}): "
+    return (
+        label
+        + f"AUC visible {value[k('auc_visible')]:.3f}"
+        + (f", masked {value[k('auc_masked')]:.3f}, Δcontext {delta:+.3f}" if keyed else "")
+        + f" · first pass {_first_pass_text(value, 'visible', estimator)}"
+        + (f" visible, {_first_pass_text(value, 'masked', estimator)} masked" if keyed else "")
+    )
+
+
+def _first_pass_text(value: dict[str, Any], probe: str, estimator: CurveEstimator) -> str:
+    if value[estimator_key(f"first_pass_censored_{probe}", estimator)]:
         return "none"
-    return ts.percent_label(value[f"first_pass_{probe}"]) + "%"
+    return ts.percent_label(value[estimator_key(f"first_pass_{probe}", estimator)]) + "%"
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,16 +269,18 @@ def _first_pass_text(value: dict[str, Any], probe: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def records_from_log(log: EvalLog | str) -> list[ts.TraceRecord]:
-    """Trace records of a trace_tutor eval log (a path or a read log), for
-    :func:`cotaudit.studies.trace_tutor.stats.run_summary` or
+def records_from_log(
+    log: EvalLog | str, estimator: CurveEstimator = "sampled"
+) -> list[ts.TraceRecord]:
+    """Trace records of a trace_tutor eval log (a path or a read log), their curves as
+    ``estimator`` read them, for :func:`cotaudit.studies.trace_tutor.stats.run_summary` or
     :func:`~cotaudit.studies.trace_tutor.stats.problem_estimands`."""
     if isinstance(log, str):
         log = read_eval_log(log)
     out = []
     for sample in log.samples or []:
         for score in (sample.scores or {}).values():
-            r = ts.record_from_score(score, sample.metadata)
+            r = ts.record_from_score(score, sample.metadata, estimator)
             if r is not None:
                 out.append(r)
     return out
@@ -176,12 +301,17 @@ trace_checkpoint_counts = METRIC_FUNCS["trace_checkpoint_counts"]
 trace_compact = METRIC_FUNCS["trace_compact"]
 
 
-def run_metrics(metric_set: str, n_boot: int, seed: int) -> list[Metric]:
-    """The run metrics of ``-T metrics=metric_set`` (``all``: every full table; ``compact``:
-    the compact set), each with the bootstrap options it takes."""
-    boot = {"n_boot": n_boot, "seed": seed}
-    names = list(FULL_METRICS) if metric_set == "all" else list(COMPACT_METRICS)
+def run_metrics(
+    metric_set: str, n_boot: int, seed: int, estimator: str = "sampled"
+) -> list[Metric]:
+    """The run metrics of ``-T metrics=metric_set`` (``all``: every full table of the curves
+    ``estimator`` reads, and the anchoring; ``compact``: the compact set), each with the
+    bootstrap options it takes (and the compact set its ``estimator`` when not the default)."""
+    options: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
+    if estimator != "sampled":
+        options["estimator"] = estimator
+    names = full_metric_names(estimator) if metric_set == "all" else list(COMPACT_METRICS)
     return [
-        METRIC_FUNCS[name](**{k: v for k, v in boot.items() if k in METRICS[name].options})
+        METRIC_FUNCS[name](**{k: v for k, v in options.items() if k in METRICS[name].options})
         for name in names
     ]

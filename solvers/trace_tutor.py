@@ -6,7 +6,10 @@ The explanation is generated through Inspect (so the call is in the log). Its to
 cut at t = 0 and t = round(f * T) for each prefix fraction f, and an answer is forced after each
 cumulative prefix, once with the generation context (key **visible**) and, for keyed
 conditions, once more under the question-only prompt with the *same* token ids (key
-**masked**). p(f) is the share of the forced answers equal to the gold answer.
+**masked**). p(f) is the share of the forced answers equal to the gold answer; with the exact
+estimator (``estimator`` ``exact`` or ``both``) also its probability, read by teacher forcing
+at :func:`~cotaudit.probing.exact.exact_temperature` of the forced-answer temperature (T = 1
+for the study's greedy probes), that a forced answer parses to the gold answer.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Sequence
 from inspect_ai.solver import Solver, TaskState, solver
 
 from cotaudit.answers import extract_boxed_answer, extract_forced_answer
+from cotaudit.probing.exact import Estimator, ExactReference, samples
 from cotaudit.probing.positions import Schedule
 from cotaudit.studies.trace_tutor.prompts import TUTOR_SYSTEM, tutor_messages
 from cotaudit.studies.trace_tutor.record import STORE_KEY, ContextProbe, TutorProbe
@@ -38,6 +42,7 @@ def trace_tutor_probe(
     system_prompt: str = TUTOR_SYSTEM,
     seed: int = 0,
     tokenizer: str | None = None,
+    estimator: Estimator = "sampled",
 ) -> Solver:
     """Generate the tutor explanation (greedy), then probe its prefixes, key visible and masked.
 
@@ -45,9 +50,10 @@ def trace_tutor_probe(
     (:class:`~cotaudit.studies.trace_tutor.record.TutorProbe`) is saved in the sample store
     under ``"trace_tutor"``: the explanation's token ids, the cut positions, and
     per probe context (``visible``, ``masked``) the raw answers, parsed answers and gold-match
-    counts per position (position 0 first). The explanation's final answer is the integer in
-    its last ``\\boxed{}`` (:func:`cotaudit.answers.extract_boxed_answer`: the form the prompt
-    asks for, no fallback to other numbers; None when there is none).
+    counts per position (position 0 first; None when the estimator samples none) and, read
+    exactly, ``p_exact`` and ``covered_exact`` per position. The explanation's final answer is
+    the integer in its last ``\\boxed{}`` (:func:`cotaudit.answers.extract_boxed_answer`: the
+    form the prompt asks for, no fallback to other numbers; None when there is none).
 
     Args:
       fractions: Prefix fractions of the explanation's tokens (the 0% probe is added).
@@ -61,6 +67,8 @@ def trace_tutor_probe(
       seed: Base seed; a sample's probe seed mixes it with the sample id, and the visible and
         masked probes share it (common random numbers for Delta_context).
       tokenizer: Tokenizer for token positions on providers without their own engine.
+      estimator: ``sampled`` (k forced answers), ``exact`` (the probability that a forced
+        answer parses to the gold answer, by teacher forcing) or ``both``.
     """
     fractions = tuple(float(f) for f in fractions)
     schedule = Schedule(kind="fractions", fractions=fractions, zero_probe=True)
@@ -73,10 +81,11 @@ def trace_tutor_probe(
             parsed = extract_forced_answer(answer)
             return parsed, parsed == gold
 
-        prompts = [SweptPrompt("visible", trace.prompt, {"gold": gold}, judged)]
+        reference = ExactReference("integer", gold)
+        prompts = [SweptPrompt("visible", trace.prompt, {"gold": gold}, judged, reference)]
         if condition != "question_only":
             masked = tutor_messages(str(meta["question"]), "question_only", gold, system_prompt)
-            prompts.append(SweptPrompt("masked", masked, {"gold": gold}, judged))
+            prompts.append(SweptPrompt("masked", masked, {"gold": gold}, judged, reference))
 
         def probe(rows: list[list[str]]) -> ContextProbe:
             parsed = [[extract_forced_answer(a) for a in row] for row in rows]
@@ -92,7 +101,16 @@ def trace_tutor_probe(
                 fractions=list(fractions),
                 positions=sweep.probed,  # 0, then round(f * T) (half to even)
                 k=probe_samples,
-                probes={name: probe(rows) for name, rows in sweep.answers.items()},
+                probes=(
+                    {name: probe(rows) for name, rows in sweep.answers.items()}
+                    if samples(sweep.estimator)
+                    else None
+                ),
+                estimator=sweep.estimator,
+                exact_temperature=sweep.exact_temperature if sweep.exact else None,
+                p_exact={n: [p.p for p in pts] for n, pts in sweep.exact.items()} or None,
+                covered_exact={n: [p.covered for p in pts] for n, pts in sweep.exact.items()}
+                or None,
             )
 
         return SweepPlan(prompts, at_schedule(schedule), record)
@@ -108,4 +126,5 @@ def trace_tutor_probe(
         tokenizer=tokenizer,
         think=False,
         fit_context=False,
+        estimator=estimator,
     )

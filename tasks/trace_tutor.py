@@ -9,6 +9,7 @@ the forced answer equals the gold answer y. Keyed explanations are probed twice:
 
     inspect eval tasks/trace_tutor.py --model hf-probe/default -T problems=50
     inspect eval tasks/trace_tutor.py --model hf-probe/default -T paper=true -T problems=2
+    inspect eval tasks/trace_tutor.py --model hf-probe/default -T estimator=both -T problems=2
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.engine.chat import to_inspect
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
+from cotaudit.probing.exact import exact_temperature, reads_exact
 from cotaudit.scorers.cluster_contrast import contrast_options
 from cotaudit.scorers.cluster_f1 import cluster_f1_metric
 from cotaudit.scorers.trace_tutor import run_metrics, trace_tutor_scorer
@@ -34,7 +36,12 @@ from cotaudit.solvers import trace_tutor_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
 from cotaudit.studies.paper import parameter_defaults
 from cotaudit.studies.trace_tutor.display import sample_table
-from cotaudit.studies.trace_tutor.metrics import trace_headline_keys, trace_headline_spec
+from cotaudit.studies.trace_tutor.metrics import (
+    curve_estimators,
+    headline_estimator,
+    trace_headline_keys,
+    trace_headline_spec,
+)
 from cotaudit.studies.trace_tutor.paper import PAPER
 from cotaudit.studies.trace_tutor.prompts import (
     TUTOR_FORCED_ANSWER_TAG,
@@ -43,6 +50,7 @@ from cotaudit.studies.trace_tutor.prompts import (
     tutor_messages,
     tutor_prompt_texts,
 )
+from cotaudit.studies.trace_tutor.record import CurveEstimator, estimator_key
 from cotaudit.studies.trace_tutor.settings import (
     DEFAULT_CONDITIONS,
     DEFAULT_FRACTIONS,
@@ -60,9 +68,13 @@ CLUSTER_DIRECTIONS = {"auc": 1, "pass_at_10": 1, "first_pass": -1}
 """Declared direction of each cluster feature: answer-key samples pass earlier (larger AUC and
 Pass@10, smaller first-pass) than question-only ones."""
 
-HEADLINE = trace_headline_keys()[0]
-"""The headline metric: mean Delta_context of the answer-key explanations (how much of their
-TRACE AUC comes from the key being visible to the probe rather than from the written text)."""
+def headline_of(estimator: str) -> str:
+    """The headline metric of a run of ``-T estimator``: mean Delta_context of the answer-key
+    explanations (how much of their TRACE AUC comes from the key being visible to the probe
+    rather than from the written text), of the curves
+    :func:`~cotaudit.studies.trace_tutor.metrics.headline_estimator` names (the exact ones in
+    an exact-only run, else the sampled ones)."""
+    return trace_headline_keys(headline_estimator(estimator))[0]
 
 
 DEFINITIONS = {
@@ -89,6 +101,22 @@ DEFINITIONS = {
 }
 """How the study's count analyses are defined where the study is silent (in the log metadata)."""
 
+EXACT_DEFINITIONS = {
+    "p_exact": "P(a forced answer parses to the gold answer), read by teacher forcing at the "
+    "exact temperature (the forced-answer temperature; T = 1 when it is 0, greedy): the sum over "
+    "the integer forms of the gold answer and their endings (cotaudit.probing.exact), a lower "
+    "bound on that probability",
+    "covered_exact": "the mass of forced answers that begin in an enumerated integer form of any "
+    "answer (1 - covered: answers the forms leave out)",
+    "pass_exact": f"a checkpoint of an exact curve passes when p_exact(f) >= {PASS_THRESHOLD}; "
+    "every statistic of the exact curves (*_exact) reads them as the sampled ones are read",
+    "exact_gap": "per explanation, mean over its probed cuts (each context's 0% probe and "
+    "fractions) of p_exact - p; exact_gap_abs: of |p_exact - p| (estimator both)",
+    "anchoring_exact": "wrong-key anchoring reads the explanations' final answers, no forced "
+    "answer: it is the same whichever estimator read the curves (no *_exact counterpart)",
+}
+"""What the exact estimator's values are (in the log metadata of a run that reads them)."""
+
 
 @task
 @checked_task
@@ -108,6 +136,7 @@ def trace_tutor(
     tokenizer: str | None = None,
     contrast_model: str | None = None,
     metrics: str = "compact",
+    estimator: str = "sampled",
     paper: bool = False,
 ) -> Task:
     """The trace_tutor study on the first ``problems`` GSM8K test problems.
@@ -133,6 +162,10 @@ def trace_tutor(
         explanations with its CI --, a screenful of secondary numbers with their CIs and the
         cluster F1s with their intervals; no NaN for empty strata) or "all" (Tables II-V,
         anchoring, counts, every cluster statistic).
+      estimator: How p(f) is read: "sampled" (default: the study's k forced answers), "exact"
+        (the probability that a forced answer parses to the gold answer, by teacher forcing,
+        at the forced-answer temperature, T = 1 for greedy probes; no answer is sampled) or
+        "both"; the exact curves' scores and metrics are named ``*_exact``.
       paper: Run the study's published configuration (1000 problems, the study's system prompt
         and forced-answer tag, token limits, fractions, k, bootstrap resamples;
         :data:`cotaudit.studies.trace_tutor.paper.PAPER`); a parameter also given on the command
@@ -169,23 +202,34 @@ def _samples(settings: TraceTutorSettings, problems: list[Any]) -> list[Sample]:
     ]
 
 
-def _cluster_metrics(metric_set: str) -> list[Any]:
-    """The contrastive cluster F1 of each probe context (compact: its F1, n and interval)."""
+def _cluster_metrics(metric_set: str, estimator: str = "sampled") -> list[Any]:
+    """The contrastive cluster F1 of each probe context (compact: its F1, n and interval), of
+    each curve estimator the run reads (``cluster_<probe>``, ``cluster_<probe>_exact``)."""
     out = []
-    for probe in ("visible", "masked"):
-        prefix = f"cluster_{probe}"
-        hypothesis = ClusterHypothesis(
-            features=tuple(f"{name}_{probe}" for name in CLUSTER_DIRECTIONS),
-            directions={f"{name}_{probe}": d for name, d in CLUSTER_DIRECTIONS.items()},
-            primary=f"auc_{probe}",
-            class_key="condition",
-            positive_class="answer_key",
-            negative_class="question_only",
-            unit_key="pair_id",  # the F1 interval resamples problems
-        )
-        keys = None if metric_set == "all" else cluster_compact_keys(metric_keys(prefix))
-        out.append(cluster_f1_metric(hypothesis, prefix=prefix, keys=keys))
+    for curves in curve_estimators(estimator):
+        for probe in ("visible", "masked"):
+            out.append(_cluster_metric(metric_set, probe, curves))
     return out
+
+
+def _cluster_metric(metric_set: str, probe: str, curves: CurveEstimator) -> Any:
+    """The contrastive cluster F1 of one probe context's features as ``curves`` read them."""
+    prefix = estimator_key(f"cluster_{probe}", curves)
+
+    def feature(name: str) -> str:
+        return estimator_key(f"{name}_{probe}", curves)
+
+    hypothesis = ClusterHypothesis(
+        features=tuple(feature(name) for name in CLUSTER_DIRECTIONS),
+        directions={feature(name): d for name, d in CLUSTER_DIRECTIONS.items()},
+        primary=feature("auc"),
+        class_key="condition",
+        positive_class="answer_key",
+        negative_class="question_only",
+        unit_key="pair_id",  # the F1 interval resamples problems
+    )
+    keys = None if metric_set == "all" else cluster_compact_keys(metric_keys(prefix))
+    return cluster_f1_metric(hypothesis, prefix=prefix, keys=keys)
 
 
 def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) -> Task:
@@ -194,6 +238,11 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
     contrast = contrast_options(settings.contrast_model)
     fracs = settings.fractions
     loaded = load_problems(settings.dataset, limit=settings.problems)
+    exact = EXACT_DEFINITIONS
+    exact_metadata: dict[str, Any] = {"estimator": settings.estimator}
+    if reads_exact(settings.estimator):
+        exact_metadata["exact_temperature"] = exact_temperature(settings.temperature)
+    headline_order = curve_estimators(settings.estimator)
     return Task(
         dataset=MemoryDataset(
             _samples(settings, loaded.items), name="gsm8k", location=loaded.source
@@ -208,26 +257,41 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
             system_prompt=settings.system_prompt,
             seed=settings.seed,
             tokenizer=settings.tokenizer,
+            estimator=settings.estimator,
         ),
         scorer=trace_tutor_scorer(),
         metrics=[
-            *run_metrics(settings.metrics, n_boot=settings.bootstrap_samples, seed=BOOTSTRAP_SEED),
-            *_cluster_metrics(settings.metrics),
+            *run_metrics(
+                settings.metrics,
+                n_boot=settings.bootstrap_samples,
+                seed=BOOTSTRAP_SEED,
+                estimator=settings.estimator,
+            ),
+            *_cluster_metrics(settings.metrics, settings.estimator),
         ],
         epochs=Epochs(1, mean_keep_text()),
-        headline_metric=HeadlineMetric(scorer="trace_tutor_scorer", metric=HEADLINE),
-        viewer=viewer_config(sample_table()),
+        headline_metric=HeadlineMetric(
+            scorer="trace_tutor_scorer", metric=headline_of(settings.estimator)
+        ),
+        viewer=viewer_config(sample_table(settings.estimator)),
         version=TASK_VERSION,
         metadata={
             "study": "trace_tutor",
             "prompts": tutor_prompt_texts(settings.system_prompt, settings.forced_answer_tag),
             "fractions": list(fracs),
             "non_integer_dropped": loaded.non_integer_dropped,
-            "definitions": DEFINITIONS,
+            "definitions": DEFINITIONS | (exact if reads_exact(settings.estimator) else {}),
+            **exact_metadata,
             HEADLINES_KEY: [
-                trace_headline_spec(auc_max=fracs[-1] - fracs[0]).record(),
                 *(
-                    cluster_headline_spec(f"cluster_{probe}", "problem", "problems").record()
+                    trace_headline_spec(auc_max=fracs[-1] - fracs[0], estimator=curves).record()
+                    for curves in headline_order
+                ),
+                *(
+                    cluster_headline_spec(
+                        estimator_key(f"cluster_{probe}", curves), "problem", "problems"
+                    ).record()
+                    for curves in headline_order
                     for probe in ("visible", "masked")
                 ),
             ],

@@ -219,47 +219,247 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
         return sec
     recs = records(scorer.samples)
+    exact_recs = ts.records_from_scores(list(scorer.samples), "exact")
     r = recompute(run, scorer.samples, scorer.metric_defs)
     sec.recomputed = r.as_logged
     sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
     v = r.values
-    fractions = ts.shared_fractions(recs)
-    curves = _curves_present(recs)
-    conds = _conditions(recs)
+    main = recs or exact_recs
+    fractions = ts.shared_fractions(main)
+    curves = _curves_present(main)
+    conds = _conditions(main)
     keyed = [c for c in ts.KEYED_CONDITIONS if c in conds]
     sec.data.update({name.removeprefix("trace_"): table for name, table in r.tables.items()})
-    sec.data.update(records=recs, fractions=fractions, curves=curves, contrasts=r.contrasts)
+    sec.data.update(
+        records=recs,
+        exact_records=exact_recs,
+        fractions=fractions,
+        curves=curves,
+        contrasts=r.contrasts,
+    )
 
     headline = headline_text(run, {**scorer.metrics, **sec.recomputed}, f1_reasons(r.contrasts))
     if headline:
         sec.text(headline)
-    if not recs:
+    if not main:
         sec.text(no_data_text("no scored explanation has a TRACE curve"))
         return sec
-    sec.text(intro_text(run, recs, conds, fractions))
-    sec.table("table_ii", table_ii(v, curves))
-    sec.table("table_iii", table_iii(v, curves, fractions))
-    sec.table("table_iv", table_iv(v, r.n_boot, r.seed))
-    sec.table("delta_context", delta_context_table(v, keyed))
-    sec.table("zero_probe_drop", zero_probe_drop_table(v, keyed, r.n_boot, r.seed))
-    sec.table("table_v", table_v(v, curves, fractions))
-    sec.table("anchoring", anchoring_table(v))
-    sec.table("no_answer", no_answer_table(v, conds))
-    sec.table("pass_at_10_discordance", pass_at_10_table(v, keyed))
-    sec.table("identical_pass_vectors", identical_pass_vectors_table(v, keyed, fractions))
-    sec.table("non_monotone", non_monotone_table(v, curves))
-    add_published_tables(sec, run, v)
+    sec.text(intro_text(run, main, conds, fractions))
     label = run.label or run.model
-    sec.figure("figure_1", figure_1(recs, keyed, fractions, out_dir / f"{stem}-fig1.png", label))
-    shifts: dict[str, tuple[list[float], list[float]]] = {
-        cond: auc_shifts(recs, cond) for cond in keyed
-    }
-    sec.data["shifts"] = shifts
-    sec.figure("figure_2", figure_2(shifts, out_dir / f"{stem}-fig2.png", label))
+    if recs:
+        sec.table("table_ii", table_ii(v, curves))
+        sec.table("table_iii", table_iii(v, curves, fractions))
+        sec.table("table_iv", table_iv(v, r.n_boot, r.seed))
+        sec.table("delta_context", delta_context_table(v, keyed))
+        sec.table("zero_probe_drop", zero_probe_drop_table(v, keyed, r.n_boot, r.seed))
+        sec.table("table_v", table_v(v, curves, fractions))
+    sec.table("anchoring", anchoring_table(v))
+    sec.table("no_answer", no_answer_table(v, conds, main))
+    if recs:
+        sec.table("pass_at_10_discordance", pass_at_10_table(v, keyed))
+        sec.table("identical_pass_vectors", identical_pass_vectors_table(v, keyed, fractions))
+        sec.table("non_monotone", non_monotone_table(v, curves))
+        add_published_tables(sec, run, v)
+        sec.figure(
+            "figure_1", figure_1(recs, keyed, fractions, out_dir / f"{stem}-fig1.png", label)
+        )
+        shifts: dict[str, tuple[list[float], list[float]]] = {
+            cond: auc_shifts(recs, cond) for cond in keyed
+        }
+        sec.data["shifts"] = shifts
+        sec.figure("figure_2", figure_2(shifts, out_dir / f"{stem}-fig2.png", label))
+    if exact_recs:
+        temperature = float(run.task_metadata.get("exact_temperature") or 1.0)
+        add_exact_part(
+            sec, v, exact_recs, recs, keyed, fractions, r, temperature, out_dir, stem, label
+        )
     for options, contrast in r.contrasts:
         probe = options.get("prefix", "cluster").removeprefix("cluster_")
-        add_cluster_tables(sec, options, contrast, title=f"Cluster (key {probe})")
+        title = f"Cluster (key {probe.removesuffix('_exact')}"
+        title += ", exact curves)" if probe.endswith("_exact") else ")"
+        add_cluster_tables(sec, options, contrast, title=title)
     return sec
+
+
+# --- the exact estimator ----------------------------------------------------------------------
+
+
+def unexact(values: Mapping[str, float]) -> dict[str, float]:
+    """The exact curves' statistics under the sampled names (``auc_median_exact/x`` ->
+    ``auc_median/x``), so the tables of the sampled curves show them; other keys left out."""
+    out = {}
+    for key, value in values.items():
+        head, sep, rest = key.partition("/")
+        if head.endswith("_exact"):
+            out[head.removesuffix("_exact") + sep + rest] = value
+    return out
+
+
+def add_exact_part(
+    sec: Section,
+    values: Mapping[str, float],
+    exact_recs: Sequence[ts.TraceRecord],
+    sampled_recs: Sequence[ts.TraceRecord],
+    keyed: Sequence[str],
+    fractions: Sequence[float],
+    r: Recomputed,
+    temperature: float,
+    out_dir: Path,
+    stem: str,
+    label: str,
+) -> None:
+    """The exact estimator's tables (Tables II-V, Δcontext, the 0%-probe drop and the counts
+    of the exact curves, ``*_exact``), its mean curves as curves (the sampled ones beside them
+    when both ran) and, with both, each explanation's difference exact − sampled."""
+    ev = unexact(values)
+    curves = _curves_present(exact_recs)
+    at = f"p at T = {temperature:g}"
+    sec.text(
+        f"**Exact estimator** ({at}). p(f) = P(the answer forced after the first f of the "
+        "explanation's tokens parses to the gold answer), read by teacher forcing over the gold "
+        "answer's integer forms (a lower bound; the covered mass bounds what the forms leave "
+        f"out), at T = {temperature:g}"
+        + (
+            " (the study's probes are greedy: T = 1 is the model's own distribution)"
+            if temperature == 1
+            else ""
+        )
+        + f". {len({x.pair_id for x in exact_recs})} problems, {len(exact_recs)} explanations. "
+        "A checkpoint passes when p(f) ≥ 0.5, as for the sampled curves."
+    )
+    tables = (
+        ("table_ii_exact", table_ii(ev, curves)),
+        ("table_iii_exact", table_iii(ev, curves, fractions)),
+        ("table_iv_exact", table_iv(ev, r.n_boot, r.seed)),
+        ("delta_context_exact", delta_context_table(ev, keyed)),
+        ("zero_probe_drop_exact", zero_probe_drop_table(ev, keyed, r.n_boot, r.seed)),
+        ("table_v_exact", table_v(ev, curves, fractions)),
+        ("pass_at_10_discordance_exact", pass_at_10_table(ev, keyed)),
+        ("identical_pass_vectors_exact", identical_pass_vectors_table(ev, keyed, fractions)),
+        ("non_monotone_exact", non_monotone_table(ev, curves)),
+    )
+    for key, table in tables:
+        table.title = f"{table.title} — exact ({at})"
+        sec.table(key, table)
+    if not sampled_recs:
+        sec.text(
+            "The study's published numbers are of one greedy forced answer per prefix (p(f) is "
+            f"0 or 1); this run read p exactly ({at}) and sampled none, so they are not set "
+            "beside it."
+        )
+    sec.figure(
+        "figure_1_exact",
+        figure_1(
+            exact_recs,
+            keyed,
+            fractions,
+            out_dir / f"{stem}-fig1-exact.png",
+            f"{label}, exact, {at}",
+            sampled=sampled_recs or None,
+        ),
+    )
+    if sampled_recs:
+        gaps = exact_differences(exact_recs, sampled_recs, fractions)
+        sec.data["exact_differences"] = gaps
+        sec.table("exact_vs_sampled", exact_vs_sampled_table(gaps, at))
+        sec.figure(
+            "figure_exact_vs_sampled",
+            figures.paired_shift(
+                [
+                    (
+                        c.replace("_", "-"),
+                        [d.auc_sampled for d in rows],
+                        [d.auc_exact for d in rows],
+                    )
+                    for c, rows in gaps.items()
+                    if rows
+                ],
+                out_dir / f"{stem}-exact-vs-sampled.png",
+                f"TRACE AUC per explanation, sampled and exact ({label})",
+                labels=("sampled", f"exact ({at})"),
+                caption=(
+                    "Each explanation's TRACE AUC of its sampled curve and of its exact curve, "
+                    "joined by a line, per curve; bars: medians; n: explanations."
+                ),
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class ExactDifference:
+    """One explanation's curve read both ways: its ``pair_id``, the mean over its probed cuts
+    (the 0% probe and each fraction) of p_exact - p (``gap``) and of |p_exact - p|
+    (``gap_abs``), and its TRACE AUC of each."""
+
+    pair_id: str
+    gap: float
+    gap_abs: float
+    auc_sampled: float
+    auc_exact: float
+
+
+def exact_differences(
+    exact_recs: Sequence[ts.TraceRecord],
+    sampled_recs: Sequence[ts.TraceRecord],
+    fractions: Sequence[float],
+) -> dict[str, list[ExactDifference]]:
+    """Per curve, each explanation read by both estimators: exact minus sampled."""
+    sampled = {(x.pair_id, x.condition): x for x in sampled_recs}
+    out: dict[str, list[ExactDifference]] = {c: [] for c in CURVES}
+    for e in exact_recs:
+        s = sampled.get((e.pair_id, e.condition))
+        if s is None:
+            continue
+        probes: tuple[ts.Probe, ...] = ("visible",) if e.condition == "question_only" else ts.PROBES
+        for probe in probes:
+            curve = e.condition if e.condition == "question_only" else f"{e.condition}_{probe}"
+            pe = [e.zero_probe(probe), *e.passes(probe)]
+            ps = [s.zero_probe(probe), *s.passes(probe)]
+            d = np.asarray(pe) - np.asarray(ps)
+            out[curve].append(
+                ExactDifference(
+                    e.pair_id,
+                    float(d.mean()),
+                    float(np.abs(d).mean()),
+                    ts.trace_auc(ps[1:], fractions),
+                    ts.trace_auc(pe[1:], fractions),
+                )
+            )
+    return {c: rows for c, rows in out.items() if rows}
+
+
+def exact_vs_sampled_table(gaps: Mapping[str, Sequence[ExactDifference]], at: str) -> Table:
+    """Per curve: the explanations read both ways (n), the mean over them of each one's mean
+    difference p_exact - p over its probed cuts and of its mean |p_exact - p|, the largest
+    |p_exact - p| mean, and the mean TRACE AUC difference exact - sampled."""
+    t = Table(
+        f"Exact ({at}) − sampled p per explanation",
+        [
+            "curve",
+            "n",
+            "mean gap (exact − sampled)",
+            "mean |gap|",
+            "largest |gap|",
+            "mean AUC exact − sampled",
+        ],
+    )
+    for curve, rows in gaps.items():
+        t.add(
+            curve,
+            count_cell(len(rows)),
+            float(np.mean([d.gap for d in rows])),
+            float(np.mean([d.gap_abs for d in rows])),
+            float(max(d.gap_abs for d in rows)),
+            float(np.mean([d.auc_exact - d.auc_sampled for d in rows])),
+        )
+    t.note = (
+        "Gap of one explanation: the mean over its probed cuts (the 0% probe and each fraction) "
+        "of p_exact − p (its score's exact_gap; |gap|: exact_gap_abs). The sampled p of a "
+        "greedy probe is 0 or 1, the exact p the probability at T = 1, so they differ by "
+        "design; with k sampled answers at T > 0 the gap is the sampling error plus the mass "
+        "the forms leave out."
+    )
+    return t
 
 
 def intro_text(
@@ -411,14 +611,17 @@ def anchoring_table(values: Mapping[str, float]) -> Table:
     return t
 
 
-def no_answer_table(values: Mapping[str, float], conds: Sequence[str]) -> Table:
-    """Responses with no parsed final answer, per condition."""
+def no_answer_table(
+    values: Mapping[str, float], conds: Sequence[str], recs: Sequence[ts.TraceRecord]
+) -> Table:
+    """Responses with no parsed final answer, per condition (of the run's ``recs``)."""
     t = Table(
         "No parsed final answer (no boxed integer), per condition",
         ["condition", "responses", "no parsed answer"],
     )
     for cond in conds:
-        t.add(cond, count_cell(values[f"n/{cond}"]), count_cell(values[f"no_answer/{cond}"]))
+        responses = sum(x.condition == cond for x in recs)
+        t.add(cond, count_cell(responses), count_cell(values[f"no_answer/{cond}"]))
     return t
 
 
@@ -484,23 +687,30 @@ def figure_1(
     fractions: Sequence[float],
     path: Path,
     label: str,
+    sampled: Sequence[ts.TraceRecord] | None = None,
 ) -> Any:
     """Figure 1: mean pass curves per keyed condition (question-only, key visible, key masked)
-    with their bootstrap bands."""
+    with their bootstrap bands; with ``sampled`` (``recs`` being the exact curves), the
+    sampled curves' means and bands beside them."""
     x = [0.0, *(100 * f for f in fractions)]
     panels = []
-    qo = curve_matrix(recs, "question_only")
+    sets = [(recs, "" if sampled is None else " (exact)")]
+    if sampled is not None:
+        sets.append((sampled, " (sampled)"))
     for cond in keyed:
         bands = []
-        for curve, name in (
-            ("question_only", "question-only"),
-            (f"{cond}_visible", "key visible"),
-            (f"{cond}_masked", "key masked"),
-        ):
-            m = qo if curve == "question_only" else curve_matrix(recs, curve)
-            if m.size:
-                mean, low, high = mean_band(m)
-                bands.append(figures.Band(name, mean.tolist(), low.tolist(), high.tolist()))
+        for these, suffix in sets:
+            for curve, name in (
+                ("question_only", "question-only"),
+                (f"{cond}_visible", "key visible"),
+                (f"{cond}_masked", "key masked"),
+            ):
+                m = curve_matrix(these, curve)
+                if m.size:
+                    mean, low, high = mean_band(m)
+                    bands.append(
+                        figures.Band(name + suffix, mean.tolist(), low.tolist(), high.tolist())
+                    )
         panels.append((cond.replace("_", "-"), x, bands))
     return figures.pass_curves(
         panels,
@@ -688,7 +898,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     :data:`RUN_DIFFERENCES` (Δcontext, Δprefix, the key-visible difference) and the cluster F1s,
     each with its problem-level interval and a Δ row (paired difference against the first run
     over the shared problems); figure: mean pass curves, one line per run."""
-    secs = [s for s in sections if "table_ii" in s.data]
+    secs = [s for s in sections if "table_ii" in s.data and s.data.get("records")]
     if len(secs) < 2:
         return None
     runs = [_run_of(s) for s in secs]

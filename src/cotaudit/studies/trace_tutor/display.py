@@ -8,6 +8,7 @@ from cotaudit.display.chart import line_chart, markdown_image
 from cotaudit.display.sample_table import SampleTable
 from cotaudit.display.text import aligned_block, answers_text, chart_caption, fmt_number, sparkline
 from cotaudit.probing.display import context_series
+from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.stats import ratio
 
 TRACE_PRIMARY = "delta_context"
@@ -105,6 +106,93 @@ def trace_curve_markdown(
     )
 
 
+def exact_chart(
+    fractions: Sequence[float],
+    curves: Mapping[str, Sequence[float]],
+    pass_threshold: float,
+    temperature: float,
+    title: str,
+) -> str:
+    """p(f) of the exact estimator against f as a Markdown PNG chart and a caption line:
+    ``curves[name]`` per position (the 0% probe first), a line per curve (the first blue with
+    discs, the second orange, dashed, with rings), each 0% probe a point at f = 0, a dashed
+    guide at the pass threshold."""
+    x = [f * 100 for f in fractions]
+    series, points, legend = context_series(x, curves, zero_probe=True)
+    ticks = [(0.0, "0"), *((f, fmt_number(f, 4)) for f in x)]
+    png = line_chart(series, max(x), ticks, "p(f)", "f (%)", guides=[pass_threshold], points=points)
+    caption = chart_caption(
+        [
+            f"{title}: p(f) = P(forced answer = gold) read exactly at T = {temperature:g}, "
+            "against f, % of the explanation's tokens",
+            *legend,
+            "the point at 0% is the 0% probe, not part of the curve",
+            f"dashed: pass threshold {pass_threshold:g}",
+        ]
+    )
+    return f"{markdown_image(png, 'p(f) exact chart')}\n\n{caption}"
+
+
+def trace_exact_markdown(
+    fractions: Sequence[float],
+    positions: Sequence[int],
+    exact: Mapping[str, Sequence[float]],
+    covered: Mapping[str, Sequence[float]],
+    sampled: Mapping[str, Sequence[float]] | None,
+    pass_threshold: float,
+    temperature: float,
+) -> str:
+    """The exact estimator's p(f) curves of one explanation (each mapping keyed by probe
+    context, values per position with the 0% probe first): a chart with a line per context
+    (:func:`exact_chart`), or, with ``sampled`` (both estimators), one chart per context with
+    the exact curve (blue) and the sampled one (orange) beside it; then an aligned block, a row
+    per checkpoint: per context p exactly (``✓`` when >= the pass threshold), the ``covered``
+    mass (answers beginning in an integer form at all) and, with ``sampled``, the sampled p and
+    the difference exact - sampled; then a sparkline line per exact curve over the fractions."""
+    if sampled is None:
+        charts = [
+            exact_chart(
+                fractions,
+                {f"{n} exact": c for n, c in exact.items()},
+                pass_threshold,
+                temperature,
+                "exact",
+            )
+        ]
+    else:
+        charts = [
+            exact_chart(
+                fractions,
+                {f"{n} exact": c, f"{n} sampled": sampled[n]},
+                pass_threshold,
+                temperature,
+                f"key {n}",
+            )
+            for n, c in exact.items()
+        ]
+    header = ["f", "t"]
+    for n in exact:
+        header += [f"p exact ({n})", f"covered ({n})"]
+        if sampled is not None:
+            header += [f"p sampled ({n})", f"exact − sampled ({n})"]
+    rows = []
+    for i, (f, t) in enumerate(zip([0.0, *fractions], positions, strict=True)):
+        row = [f"{fmt_number(f * 100, 4)}%", str(t)]
+        for n, c in exact.items():
+            mark = "✓" if c[i] >= pass_threshold else "✗"
+            row += [f"{mark} {fmt_number(c[i])}", fmt_number(covered[n][i])]
+            if sampled is not None:
+                row += [fmt_number(sampled[n][i]), fmt_number(c[i] - sampled[n][i])]
+        rows.append(row)
+    lines = [*charts, aligned_block(header, rows, right=[True] * len(header))]
+    for n, c in exact.items():
+        lines.append(
+            f"p(f) exact {n} {sparkline(list(c[1:]))} over f = "
+            f"{fmt_number(fractions[0] * 100, 4)}…{fmt_number(fractions[-1] * 100, 4)}%"
+        )
+    return "\n\n".join(lines)
+
+
 TRACE_STATS = {
     "auc": "AUC",
     "pass_at_10": "p@10",
@@ -119,40 +207,61 @@ TRACE_STATS = {
 and their short names in the column labels (``nm10``: passes at 10% and fails at 100%, the
 study's non-monotone; ``nm``: passes at some f < 100% and fails at 100%; ``cens``: no pass,
 first pass censored at 1.0)."""
+EXACT_GAP_KEYS = ("exact_gap", "exact_gap_abs")
+"""Per-sample differences of the two estimators (``-T estimator=both``): the mean over the
+probed cuts of p_exact - p, and of |p_exact - p|."""
+
 TRACE_LABELS = {
     TRACE_PRIMARY: "Δcontext",
+    f"{TRACE_PRIMARY}_exact": "Δctx ex",
     "final_answer": "final ans",
     "length_tokens": "tokens",
     "p_visible": "p(f) vis.",
     "p_masked": "p(f) mask",
+    "p_visible_exact": "p(f) v ex",
+    "p_masked_exact": "p(f) m ex",
+    "exact_gap": "gap",
+    "exact_gap_abs": "|gap|",
     **{
         f"{stat}_{ctx}": f"{short} {'vis.' if ctx == 'visible' else 'mask'}"
         for stat, short in TRACE_STATS.items()
         for ctx in ("visible", "masked")
     },
+    **{
+        f"{stat}_{ctx}_exact": f"{short} {ctx[0]} ex"
+        for stat, short in TRACE_STATS.items()
+        for ctx in ("visible", "masked")
+    },
 }
 """Column labels of the trace_tutor keys: ``vis.`` the curve with the key visible, ``mask``
-with it masked."""
+with it masked; ``v ex`` / ``m ex`` the same read by the exact estimator."""
 
 
-def sample_table() -> SampleTable:
+def sample_table(estimator: str = "sampled") -> SampleTable:
     """Columns: pair, condition, Delta_context, AUC visible and masked, the p(f) sparklines,
     final answer, gold, correct, then the other per-curve statistics and the length; sorted by
-    sample id (pair, then condition)."""
-    visible = [
-        "pair",
-        "condition",
-        TRACE_PRIMARY,
-        "auc_visible",
-        "auc_masked",
-        "p_visible",
-        "p_masked",
-        "final_answer",
-        "gold",
-        "correct",
-    ]
+    sample id (pair, then condition). With the exact estimator (``estimator`` ``exact``: in
+    place of the sampled ones; ``both``: after them, with the per-sample differences) the same
+    columns of the exact curves (``*_exact``)."""
+    curves = [c for c, reads in (("sampled", samples), ("exact", reads_exact)) if reads(estimator)]
+
+    def named(key: str, curve: str) -> str:
+        return key if curve == "sampled" else f"{key}_exact"
+
+    visible = ["pair", "condition"]
+    for curve in curves:
+        visible += [named(k, curve) for k in (TRACE_PRIMARY, "auc_visible", "auc_masked")]
+    if len(curves) == 2:
+        visible += list(EXACT_GAP_KEYS)
+    for curve in curves:
+        visible += [named(k, curve) for k in ("p_visible", "p_masked")]
+    visible += ["final_answer", "gold", "correct"]
     hidden = [
-        f"{stat}_{ctx}" for stat in TRACE_STATS if stat != "auc" for ctx in ("visible", "masked")
+        named(f"{stat}_{ctx}", curve)
+        for curve in curves
+        for stat in TRACE_STATS
+        if stat != "auc"
+        for ctx in ("visible", "masked")
     ] + ["length_tokens"]
     return SampleTable(
         "trace_tutor", "trace_tutor_scorer", tuple(visible), tuple(hidden), TRACE_LABELS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, ValidationInfo, field_validator, model_validator
 
@@ -17,6 +17,7 @@ from cotaudit.params import (
     require_positive,
     require_range,
 )
+from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
 from cotaudit.studies.metrics import parse_metric_set
 from cotaudit.studies.trace_tutor.prompts import TUTOR_CONDITIONS
 from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS, Condition
@@ -50,7 +51,9 @@ class TraceTutorSettings(TaskSettings):
 
     ``conditions``: the conditions run, in the order given (duplicates dropped); ``fractions``:
     strictly increasing prefix fractions in (0, 1] with 0.1 and 1.0; ``probe_samples`` (k) > 1
-    needs ``temperature`` > 0 (k greedy samples are identical)."""
+    needs ``temperature`` > 0 (k greedy samples are identical); ``estimator``: how p(f) is read
+    (``sampled``, the study's k forced answers; ``exact``, their probability by teacher
+    forcing; ``both``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -69,6 +72,16 @@ class TraceTutorSettings(TaskSettings):
     tokenizer: str | None
     contrast_model: str | None
     metrics: Literal["compact", "all"]
+    estimator: Estimator
+
+    @field_validator("estimator", mode="before")
+    @classmethod
+    def _estimator(cls, value: Any) -> Any:
+        if value not in ESTIMATORS:
+            raise ParameterError(
+                f"-T estimator: must be one of {', '.join(ESTIMATORS)}, got {value!r}"
+            )
+        return value
 
     @field_validator("conditions", mode="before")
     @classmethod
@@ -127,7 +140,7 @@ class TraceTutorSettings(TaskSettings):
 
     @model_validator(mode="after")
     def _samples_need_temperature(self) -> TraceTutorSettings:
-        if self.probe_samples > 1 and self.temperature == 0:
+        if self.probe_samples > 1 and self.temperature == 0 and samples(self.estimator):
             raise ParameterError(
                 f"-T probe_samples={self.probe_samples}: k > 1 greedy samples are identical; "
                 "set -T temperature > 0 (or probe_samples=1)"

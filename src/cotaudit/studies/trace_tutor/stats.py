@@ -40,8 +40,10 @@ from cotaudit.studies.trace_tutor.record import (
     KEYED_CONDITIONS,
     PROBES,
     Condition,
+    CurveEstimator,
     Probe,
     TraceCurves,
+    estimator_key,
 )
 
 BOOTSTRAP_SAMPLES = 20_000
@@ -110,15 +112,21 @@ def passes_10_fails_final(
 
 
 class TraceRecord(TraceCurves, frozen=True):
-    """One explanation of one GSM8K problem under one condition: its curves
-    (:class:`~cotaudit.studies.trace_tutor.record.TraceCurves`), the problem ``pair_id`` (shared
-    by its question-only, answer-key and wrong-key records), ``correct`` (the final answer
-    equals ``gold``) and ``length_tokens`` (the explanation's length in tokens). Run-level
-    tables need every record to share its ``fractions``."""
+    """One explanation of one GSM8K problem under one condition: its curves as one
+    ``estimator`` read them (:class:`~cotaudit.studies.trace_tutor.record.TraceCurves`: the
+    exact curves of an ``exact`` record sit in ``passes_visible`` ..., its ``*_exact`` fields
+    are None), the problem ``pair_id`` (shared by its question-only, answer-key and wrong-key
+    records), ``correct`` (the final answer equals ``gold``) and ``length_tokens`` (the
+    explanation's length in tokens). Run-level tables need every record to share its
+    ``fractions``; every statistic reads a record's curves the same way whichever estimator
+    read them (a pass: p(f) >= 0.5)."""
 
+    passes_visible: list[float]
+    zero_probe_visible: float
     pair_id: str
     correct: bool
     length_tokens: int
+    estimator: CurveEstimator = "sampled"
 
     def passes(self, probe: Probe) -> Sequence[float]:
         """The pass vector with the key ``visible`` or ``masked`` (question-only: its only one)."""
@@ -138,31 +146,58 @@ class TraceRecord(TraceCurves, frozen=True):
 
 
 def record_from_score(
-    score: ScoreLike, sample_metadata: Mapping[str, Any] | None
+    score: ScoreLike,
+    sample_metadata: Mapping[str, Any] | None,
+    estimator: CurveEstimator = "sampled",
 ) -> TraceRecord | None:
-    """The :class:`TraceRecord` of one scored sample: the curves of its
-    :class:`~cotaudit.studies.trace_tutor.record.TraceScoreMetadata` with the sample's
-    ``pair_id`` and the score's ``correct`` and ``length_tokens``; None when it is not a
-    trace_tutor score (no pass curves, or no ``pair_id`` in the sample metadata)."""
+    """The :class:`TraceRecord` of one scored sample: the curves ``estimator`` read (of its
+    :class:`~cotaudit.studies.trace_tutor.record.TraceScoreMetadata`; the exact ones under the
+    sampled names) with the sample's ``pair_id`` and the score's ``correct`` and
+    ``length_tokens``; None when it is not a trace_tutor score (no pass curves, or no
+    ``pair_id`` in the sample metadata) or ``estimator`` did not read its curves."""
     meta = score.metadata or {}
     sample_meta = sample_metadata or {}
     if not isinstance(score.value, dict) or "passes_visible" not in meta:
         return None
     if "pair_id" not in sample_meta:
         return None
-    curves = {k: meta[k] for k in TraceCurves.model_fields if k in meta}
+    if meta.get(estimator_key("passes_visible", estimator)) is None:
+        return None
+    shared = ("condition", "gold", "final_answer", "fractions")
+    curves = {k: meta[k] for k in shared if k in meta}
+    for name in ("passes", "zero_probe"):
+        for probe in PROBES:
+            curves[f"{name}_{probe}"] = meta.get(estimator_key(f"{name}_{probe}", estimator))
     return TraceRecord(
         **curves,
         pair_id=str(sample_meta["pair_id"]),
         correct=bool(score.value["correct"]),
         length_tokens=int(score.value["length_tokens"]),
+        estimator=estimator,
     )
 
 
-def records_from_scores(scores: Iterable[SampleScoreLike]) -> list[TraceRecord]:
-    """Trace records of the scored samples (others skipped)."""
-    records = (record_from_score(s.score, s.sample_metadata) for s in scores)
+def records_from_scores(
+    scores: Iterable[SampleScoreLike], estimator: CurveEstimator = "sampled"
+) -> list[TraceRecord]:
+    """Trace records of the scored samples, their curves as ``estimator`` read them (samples
+    it did not read, and other scores, skipped)."""
+    records = (record_from_score(s.score, s.sample_metadata, estimator) for s in scores)
     return [r for r in records if r is not None]
+
+
+def explanation_records(scores: Iterable[SampleScoreLike]) -> list[TraceRecord]:
+    """One record per scored explanation whichever estimator read it (the sampled curves
+    where they were read, else the exact ones): for the statistics of the explanations
+    themselves (their final answers), which read no curve."""
+    out = []
+    for s in scores:
+        record = record_from_score(s.score, s.sample_metadata, "sampled") or record_from_score(
+            s.score, s.sample_metadata, "exact"
+        )
+        if record is not None:
+            out.append(record)
+    return out
 
 
 def delta_context(keyed: TraceRecord) -> float:
