@@ -5,9 +5,10 @@ Each study, and the generic probe on a task of its own, runs once on a real mode
 temporary log folder; the viewer must show the study's headline statistic first in the title bar
 (the value the log holds, under the reducer name ``avg``), every score column's header and
 sparkline whole in the sample table, and in a sample's Scoring tab its curve as a chart (a PNG
-image) and as an aligned monospace block with a sparkline. A copy of one log whose explanation
-holds an inline SVG, an SVG data URI, a PNG data URI and escaped Markdown shows which of them
-the viewer renders. Screenshots of the title bar, the sample table and the Scoring tab go to
+image) and as an aligned monospace block with a sparkline; a per-sample number as the viewer
+formats it in the sample table, the sample header and the Scoring tab (docs/viewer.md, *What
+the viewer decides*). A copy of one log whose explanation holds an inline SVG, an SVG data
+URI, a PNG data URI and escaped Markdown shows which of them the viewer renders. Screenshots of the title bar, the sample table and the Scoring tab go to
 ``$COTAUDIT_VIEWER_SHOTS`` (default: the test's temporary folder).
 
 Needs ``apt-get install chromium`` and ``pip install playwright`` (``.ci/run`` does both). Without
@@ -16,6 +17,7 @@ them the tests skip, unless ``COTAUDIT_REQUIRE_BROWSER=1`` (CI), where they fail
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
@@ -568,3 +571,103 @@ def test_sample_table_headers_and_sparklines_are_whole(viewed, browser, shots, s
             assert label in head.upper(), label
         ids = [line for line in head.splitlines() if re.fullmatch(r"p\d{4}-\w+", line.strip())]
         assert ids[:4] == ["p0000-hinted", "p0000-honest", "p0001-hinted", "p0001-honest"]
+
+
+def js_string(v: float) -> str:
+    """JavaScript's ``String(v)`` of a double: the shortest digits that read back as ``v``
+    (Python's ``repr``), a whole number without ``.0``."""
+    return str(int(v)) if v.is_integer() else repr(v)
+
+
+def pretty_decimal(v: float, max_decimals: int = 3) -> str:
+    """The viewer's ``formatPrettyDecimal`` (its ``format.ts``): ``v.toFixed(1)`` when
+    ``String(v)`` has no decimals, ``v.toFixed(max_decimals)`` when it has more, else
+    ``String(v)``. ``toFixed`` rounds the double's exact value, halves up."""
+    shown = js_string(v)
+    decimals = len(shown.partition(".")[2])
+    if decimals == 0:
+        return f"{v:.1f}"
+    if decimals > max_decimals:
+        exact = Decimal(v).quantize(Decimal(1).scaleb(-max_decimals), rounding=ROUND_HALF_UP)
+        return str(exact)
+    return shown
+
+
+def grid_value(v: object) -> str:
+    """What the Scoring tab's score grid shows for one key's value (the viewer's object score
+    renderer): a truthy number, or text that reads as one, through :func:`pretty_decimal`;
+    anything else (0, booleans, other text) as JavaScript's ``String``."""
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int | float) and v:
+        return pretty_decimal(float(v))
+    if isinstance(v, str):
+        try:
+            number = float(v)
+        except ValueError:
+            return v
+        if math.isfinite(number):
+            return pretty_decimal(number)
+        return v
+    if isinstance(v, int | float):
+        return js_string(float(v))
+    return "null" if v is None else str(v)
+
+
+ROW_CELLS_JS = """() => [...document.querySelectorAll('[role=row]')].map(r => Object.fromEntries(
+    [...r.querySelectorAll('[role=gridcell]')].map(c => [c.dataset.colId, c.textContent])))
+    .filter(r => r.sampleId)"""
+SCORE_PANELS_JS = """() => ({
+    header: Object.fromEntries([...document.querySelectorAll('div[title]')]
+        .filter(d => d.lastElementChild && d.lastElementChild.tagName === 'SPAN'
+                     && d.firstElementChild.textContent === d.title)
+        .map(d => [d.title, d.lastElementChild.textContent])),
+    grid: Object.fromEntries([...document.querySelectorAll('div[title] + div')]
+        .filter(v => v.previousElementSibling.textContent === v.previousElementSibling.title)
+        .map(v => [v.previousElementSibling.title, v.textContent])),
+})"""
+
+
+def _numbers(value: dict) -> dict[str, float]:
+    return {
+        k: float(v)
+        for k, v in value.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and v == v
+    }
+
+
+def test_per_sample_numbers_show_as_the_viewer_formats_them(viewed, browser, shots) -> None:
+    """What docs/viewer.md says the viewer does with a per-sample number, which no task
+    setting changes: the sample table and the sample header print every digit
+    (``String(v)``); the Scoring tab's grid prints at most 3 decimals, a whole number and text
+    that reads as one with one decimal (``3.0``), 0 as ``0``. A log's values stay exact."""
+    viewer, logs = viewed
+    log = logs["selfcommit"]
+    scorer = SCORERS["selfcommit"]
+    page = _page(browser, f"{viewer.url}/#/logs/{Path(log.location).name}")
+    page.wait_for_selector("[role=gridcell]")
+    rows = {r["sampleId"]: r for r in page.evaluate(ROW_CELLS_JS)}
+    page.close()
+    assert set(rows) == {str(s.id) for s in log.samples}
+    long_digits = 0
+    for sample in log.samples:
+        value = sample.scores[scorer].value
+        row = rows[str(sample.id)]
+        for k, v in _numbers(value).items():
+            assert row[f"score__{scorer}__{k}"] == js_string(v), (sample.id, k)
+            long_digits += len(js_string(v).partition(".")[2]) > 3
+    assert long_digits > 0  # the run has a number the grid rounds and the table does not
+
+    sample = max(log.samples, key=lambda s: len(_numbers(s.scores[scorer].value)))
+    value = sample.scores[scorer].value
+    page = _scoring_page(browser, viewer, log, sample)
+    shown = page.evaluate(SCORE_PANELS_JS)
+    page.close()
+    for k, v in _numbers(value).items():
+        assert shown["header"][k] == js_string(v), k
+    assert {k: shown["grid"][k] for k in value} == {k: grid_value(v) for k, v in value.items()}
+    # the gold answer, text: as written in the header, with a decimal in the grid
+    assert (shown["header"]["gold"], shown["grid"]["gold"]) == (
+        value["gold"],
+        f"{float(value['gold']):.1f}",
+    )
