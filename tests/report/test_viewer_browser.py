@@ -8,8 +8,9 @@ sparkline whole in the sample table, and in a sample's Scoring tab its curve as 
 image) and as an aligned monospace block with a sparkline; a per-sample number as the viewer
 formats it in the sample table, the sample header and the Scoring tab (docs/viewer.md, *What
 the viewer decides*). A copy of one log whose explanation holds an inline SVG, an SVG data
-URI, a PNG data URI and escaped Markdown shows which of them the viewer renders. Screenshots of the title bar, the sample table and the Scoring tab go to
-``$COTAUDIT_VIEWER_SHOTS`` (default: the test's temporary folder).
+URI, a PNG data URI and escaped Markdown shows which of them the viewer renders. Screenshots
+of the title bar, the sample table and the Scoring tab go to ``$COTAUDIT_VIEWER_SHOTS``
+(default: the test's temporary folder).
 
 Needs ``apt-get install chromium`` and ``pip install playwright`` (``.ci/run`` does both). Without
 them the tests skip, unless ``COTAUDIT_REQUIRE_BROWSER=1`` (CI), where they fail instead.
