@@ -341,7 +341,8 @@ def test_cli_annotates_logs_and_reports_bad_input(annotated, tmp_path, capsys) -
 def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, monkeypatch):
     """selfcommit on the default model with the tiny model as contrast model: the notes are the
     2-means clustering of the logged curve summaries, and the description is the tiny model's
-    greedy answer to the logged prompt, which shows the nearest samples' CoTs."""
+    greedy answer to the logged prompt, which shows the nearest samples' CoTs. Two problems:
+    both answer in both conditions (read as their last number), so 2 samples per class."""
     from tasks_loader import load_task_module
 
     monkeypatch.chdir(ROOT)
@@ -350,7 +351,7 @@ def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, 
         "tasks/selfcommit.py",
         model="hf-probe/default",
         task_args=dict(
-            problems=6,
+            problems=2,
             max_cot_tokens=200,
             stride=40,
             k=2,
@@ -387,7 +388,7 @@ def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, 
         units=[s.metadata["pair_id"] for s in used],
         n_boot=0,
     )
-    assert want.degenerate is None, "6 problems of the default model: too few usable samples"
+    assert want.degenerate is None, "2 problems of the default model: too few usable samples"
     for sample, sc, positive in zip(used, scores, want.in_positive_cluster, strict=True):
         [note] = sc.metadata[RESULT_KEY]
         assert note["cluster"] == ("positive" if positive else "negative"), sample.id
