@@ -226,16 +226,12 @@ def selfcommit_exact_markdown(
     )
 
 
-SELFCOMMIT_LABELS = {
-    "c_t": "c(t) plot",
-    "uncommitted": "uncommit.",
-    "lowcommit": "low c(t)",
-    "exact_gap": "exact gap",
-    "exact_gap_abs": "|gap|",
-}
+SELFCOMMIT_LABELS = {"c_t": "c(t) plot", "uncommitted": "uncommit.", "lowcommit": "low c(t)"}
 """Column labels of the selfcommit keys longer than :data:`MAX_LABEL_CHARS` or named for the
-reader (the c(t) sparkline; 9 characters give its column room for 8 block characters; the
-mean exact - sampled difference of a run of both estimators and its absolute value)."""
+reader (the c(t) sparkline; 9 characters give its column room for 8 block characters)."""
+GAP_LABELS = {"exact_gap": "exact gap", "exact_gap_abs": "|gap|"}
+"""Column labels of a run of both estimators: the mean exact - sampled difference and its
+absolute value."""
 
 
 EXACT_LABELS = {
@@ -260,10 +256,11 @@ def sample_table(primary: str, summaries: Sequence[str], estimator: str = "sampl
     sample id (pair, then condition)."""
     visible = ["pair", "condition", primary, "c_t", "a_final", "gold", "correct"]
     hidden = [s for s in summaries if s != primary]
+    labels = dict(SELFCOMMIT_LABELS)
     if estimator == "both":
         visible.append("exact_gap")
         hidden.append("exact_gap_abs")
-    labels = dict(SELFCOMMIT_LABELS)
+        labels |= GAP_LABELS
     labels |= {s: exact_label(s) for s in (primary, *summaries) if s.endswith("_exact")}
     if estimator == "exact":
         labels["c_t"] = "c_exact"

@@ -3,7 +3,9 @@
 Version 1 (:data:`VERSION`): the task metadata states the probe positions (``positions``), the
 no-answer rule (``no_answer``: a response without a final answer is left out of the run
 metrics with its pair), how a_final is read (``final_answer_reading``) and that the paired
-``wins/``, ``ties/`` metrics are counts (``paired_wins``).
+``wins/``, ``ties/`` metrics are counts (``paired_wins``). The exact estimator's fields
+(``-T estimator``) were added to version 1 without a new version: a score without
+``estimator`` was sampled (the record's default), and its ``*_exact`` fields are None.
 
 Version 0 (logs without a task version) holds any of those statements or none; a statement a
 version-0 log lacks means what that log's code did: t = 0 was a point of every curve and of
