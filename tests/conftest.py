@@ -1,5 +1,6 @@
 """Shared fixtures (the tiny random model, built once in seconds; the default real model; the
-vLLM server) and the test tiers.
+vLLM server; the default model's selfcommit runs that several test files read) and the test
+tiers.
 
 Tiers: every test that runs a model (an Inspect eval, an engine, a provider: the tiny random
 model too) is marked ``model``; one that needs the vLLM server ``vllm``, a browser ``browser``,
@@ -115,6 +116,64 @@ def default_engine():
     from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 
     return _load_engine(resolve_model_path("default"), "float32", "cpu")
+
+
+def _selfcommit_eval(log_dir, model: str, **task_args):
+    """One selfcommit run of ``tasks/selfcommit.py`` (resolved from the repository root)."""
+    from pathlib import Path
+
+    from inspect_ai import eval as inspect_eval
+
+    cwd = os.getcwd()
+    os.chdir(Path(__file__).resolve().parents[1])
+    try:
+        [log] = inspect_eval(
+            "tasks/selfcommit.py",
+            model=model,
+            task_args=task_args,
+            log_dir=str(log_dir),
+            display="none",
+        )
+    finally:
+        os.chdir(cwd)
+    assert log.status == "success", log.error
+    return log
+
+
+@pytest.fixture(scope="session")
+def selfcommit_default_p0000(tmp_path_factory):
+    """selfcommit on the default model, problem p0000 in both conditions, greedy CoTs of at
+    most 180 tokens, stride 30, k = 2, the full tables: the end-to-end test's run and the study
+    side of the generic probe's equivalence (tests/probe/test_probe_studies.py), one run."""
+    return _selfcommit_eval(
+        tmp_path_factory.mktemp("selfcommit_default_p0000"),
+        "hf-probe/default",
+        problems=1,
+        max_cot_tokens=180,
+        stride=30,
+        k=2,
+        metrics="all",
+    )
+
+
+@pytest.fixture(scope="session")
+def selfcommit_default_small(tmp_path_factory):
+    """selfcommit on the default model, 2 problems, greedy 60-token CoTs read as their last
+    number (cut before they state one), stride 20, k = 2: ``{"compact": log, "all": log}``,
+    the compact metric set (the default) and the full tables (``-T metrics=all``), each in its
+    own log folder. Shared by tests/report/test_compact_runs.py and tests/report/test_report.py."""
+    args = dict(problems=2, max_cot_tokens=60, stride=20, k=2, final_answer_reading="last_number")
+    return {
+        "compact": _selfcommit_eval(
+            tmp_path_factory.mktemp("selfcommit_default_compact"), "hf-probe/default", **args
+        ),
+        "all": _selfcommit_eval(
+            tmp_path_factory.mktemp("selfcommit_default_all"),
+            "hf-probe/default",
+            metrics="all",
+            **args,
+        ),
+    }
 
 
 _vllm_launched: list = []  # the server launched early by pytest_collection_finish

@@ -24,14 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.model
 
-RUNS = {
-    # the tiny model gives selfcommit no final answer (no curve): the default model does, read
-    # as its last number (its 60-token CoTs are cut before they state one)
-    "selfcommit": (
-        "tasks/selfcommit.py",
-        "hf-probe/default",
-        dict(problems=2, max_cot_tokens=60, stride=20, k=2, final_answer_reading="last_number"),
-    ),
+TINY_RUNS = {
     "trace_tutor": (
         "tasks/trace_tutor.py",
         "hf-probe/tiny",
@@ -43,6 +36,10 @@ RUNS = {
         dict(scenarios=1, n_resamples=200, cluster_boot=20),
     ),
 }
+STUDIES = ["selfcommit", *TINY_RUNS]
+"""The tiny model gives selfcommit no final answer (no curve): the default model does, read as
+its last number (its 60-token CoTs are cut before they state one); its two runs are the shared
+ones of tests/conftest.py (``selfcommit_default_small``)."""
 SCORERS = {
     "selfcommit": "selfcommit_scorer",
     "trace_tutor": "trace_tutor_scorer",
@@ -56,13 +53,15 @@ HEADLINES = {
 
 
 @pytest.fixture(scope="module")
-def logs(tmp_path_factory):
+def logs(selfcommit_default_small, tmp_path_factory):
     """Each study once with the compact set (default) and once with ``-T metrics=all``."""
-    out: dict[tuple[str, str], object] = {}
+    out: dict[tuple[str, str], object] = {
+        ("selfcommit", metric_set): log for metric_set, log in selfcommit_default_small.items()
+    }
     cwd = os.getcwd()
     os.chdir(ROOT)  # Inspect resolves task files relative to the working directory
     try:
-        for study, (task, model, args) in RUNS.items():
+        for study, (task, model, args) in TINY_RUNS.items():
             for metric_set in ("compact", "all"):
                 log_dir = tmp_path_factory.mktemp(f"{study}_{metric_set}")
                 extra = {} if metric_set == "compact" else {"metrics": "all"}
@@ -89,7 +88,7 @@ def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-12)
 
 
-@pytest.mark.parametrize("study", list(RUNS))
+@pytest.mark.parametrize("study", STUDIES)
 def test_compact_values_are_the_full_tables_values(logs, study) -> None:
     small, full = _metrics(logs[(study, "compact")]), _metrics(logs[(study, "all")])
     headline = HEADLINES[study]
@@ -105,7 +104,7 @@ def test_compact_values_are_the_full_tables_values(logs, study) -> None:
     assert logs[(study, "all")].results.headline.metric == headline[0]
 
 
-@pytest.mark.parametrize("study", list(RUNS))
+@pytest.mark.parametrize("study", STUDIES)
 def test_sample_values_lead_with_the_primary_score_and_carry_the_viewer_fields(logs, study):
     from cotaudit.studies.report_ll.display import REPORT_LL_PRIMARY, REPORT_LL_VIEWER_FIELDS
     from cotaudit.studies.selfcommit.display import SELFCOMMIT_VIEWER_FIELDS
@@ -145,7 +144,7 @@ def _norm(x) -> str:
     return json.dumps(x, sort_keys=True, default=str)
 
 
-@pytest.mark.parametrize("study", list(RUNS))
+@pytest.mark.parametrize("study", STUDIES)
 def test_frames_read_what_the_log_walk_reads(logs, study) -> None:
     log = logs[(study, "compact")]
     walked = run_from_log(read_eval_log(log.location), log.location)
@@ -186,11 +185,11 @@ def test_frames_read_what_the_log_walk_reads(logs, study) -> None:
 
 
 def test_report_recomputes_every_table_from_compact_logs(logs, tmp_path) -> None:
-    compact_logs = [Path(logs[(s, "compact")].location) for s in RUNS]
-    full_logs = [Path(logs[(s, "all")].location) for s in RUNS]
+    compact_logs = [Path(logs[(s, "compact")].location) for s in STUDIES]
+    full_logs = [Path(logs[(s, "all")].location) for s in STUDIES]
     small = build_report(compact_logs, tmp_path / "compact", strict=True)
     full = build_report(full_logs, tmp_path / "all", strict=True)
-    for study in RUNS:
+    for study in STUDIES:
         [a], [b] = small.sections[study], full.sections[study]
         assert a.consistency.ok and b.consistency.ok
         assert a.consistency.n_checked == len(_metrics(logs[(study, "compact")]))

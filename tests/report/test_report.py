@@ -2,15 +2,17 @@
 
 The mechanical runs use ``hf-probe/tiny`` (random weights, seconds): two selfcommit runs (seeds
 0 and 1, for the comparison), a trace_tutor run and two report_ll runs (one with a control
-family). The ``model``-marked test runs ``hf-probe/default`` on one problem and compares it with
-the tiny run. Every table value is checked against an independent recomputation (real Inspect
-``SampleScore`` objects fed to the studies' pure functions) and against the log's metrics.
+family). The ``model``-marked test reports ``hf-probe/default`` on two problems (the shared run
+of tests/conftest.py) and compares it with a tiny run. Every table value is checked against an
+independent recomputation (real Inspect ``SampleScore`` objects fed to the studies' pure
+functions) and against the log's metrics.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import shutil
 import statistics
 import struct
 from pathlib import Path
@@ -1017,11 +1019,13 @@ def test_consistency_flags_a_differing_metric():
 
 
 @pytest.mark.model
-def test_default_model_report_and_comparison_with_tiny(tmp_path):
+def test_default_model_report_and_comparison_with_tiny(selfcommit_default_small, tmp_path):
     selfcommit = load_task_module("selfcommit").selfcommit
     # greedy CoTs, read as their last number (cut at 60 tokens, they state no answer): the
     # default model writes a final number on problem p0001 in both conditions but not on
-    # p0000; the tiny model on neither (the full metric tables)
+    # p0000; the tiny model on neither (the full metric tables). The default model's run is
+    # the shared one of tests/conftest.py (the same settings), its log copied beside the tiny's.
+    default = selfcommit_default_small["all"]
     args = dict(
         problems=2,
         max_cot_tokens=60,
@@ -1030,13 +1034,17 @@ def test_default_model_report_and_comparison_with_tiny(tmp_path):
         metrics="all",
         final_answer_reading="last_number",
     )
-    logs = []
-    for model in ("hf-probe/default", "hf-probe/tiny"):
-        logs += _logs_ok(
-            inspect_eval(
-                selfcommit(**args), model=model, log_dir=str(tmp_path / "logs"), display="none"
-            )
+    assert {k: default.eval.task_args[k] for k in args} == args
+    (tmp_path / "logs").mkdir()
+    shutil.copy(default.location, tmp_path / "logs")
+    _logs_ok(
+        inspect_eval(
+            selfcommit(**args),
+            model="hf-probe/tiny",
+            log_dir=str(tmp_path / "logs"),
+            display="none",
         )
+    )
     rep = build_report([tmp_path / "logs"], tmp_path / "out", strict=True)
     secs = rep.sections["selfcommit"]
     assert {s.run.label for s in secs} == {"hf-probe/default", "hf-probe/tiny"}
