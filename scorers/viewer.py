@@ -47,7 +47,7 @@ ROW_SORT = [TaskSamplesSort(column="sampleId")]
 def viewer_config(table: SampleTable) -> ViewerConfig:
     """The ``Task(viewer=...)`` of a study's sample table: the sample id, the ``visible`` score
     keys then the ``hidden`` ones, the built-ins of :data:`HIDDEN_BUILTINS` off, rows sorted by
-    sample id, the study's labels, the sample's scores as a grid."""
+    sample id, the study's labels (``wide`` columns' padded), the sample's scores as a grid."""
     columns = [TaskSamplesColumn(id="sampleId")]
     columns += [TaskSamplesColumn.score(table.scorer, k) for k in table.visible]
     # the viewer shows every score column (its score picker, not `visible`, hides them), so
@@ -60,7 +60,7 @@ def viewer_config(table: SampleTable) -> ViewerConfig:
             columns=columns,
             sort=ROW_SORT,
             multiline=False,
-            score_labels=dict(table.labels),
+            score_labels=table.column_labels(),
         ),
         sample_score_view=SampleScoreView(default="grid"),
     )

@@ -195,6 +195,28 @@ def _formats_log(log, log_dir: Path):
     return copy
 
 
+WIDE = ("register", "rendering", "richness")
+"""report_ll's factor columns, declared ``wide`` in :func:`_wide_log`'s copy."""
+
+
+def _wide_log(log, log_dir: Path):
+    """A copy of report_ll's ``log`` whose viewer config is built from its sample table with
+    the factor columns :data:`WIDE`."""
+    from dataclasses import replace
+
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from cotaudit.scorers.viewer import viewer_config
+    from cotaudit.studies.report_ll.display import sample_table
+
+    copy = read_eval_log(log.location)
+    copy.eval.viewer = viewer_config(replace(sample_table(), wide=WIDE))
+    path = log_dir / Path(log.location).name.replace(".eval", "-wide.eval")
+    write_eval_log(copy, str(path))
+    copy.location = str(path)
+    return copy
+
+
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory) -> Path:
     """Where the screenshots go."""
@@ -255,6 +277,7 @@ def viewed(tmp_path_factory):
         "probe": _run_probe(log_dir),
     }
     logs["formats"] = _formats_log(logs["selfcommit"], log_dir)
+    logs["report_ll_wide"] = _wide_log(logs["report_ll"], log_dir)
     viewer = Viewer(log_dir)
     try:
         yield viewer, logs
@@ -672,3 +695,40 @@ def test_per_sample_numbers_show_as_the_viewer_formats_them(viewed, browser, sho
         value["gold"],
         f"{float(value['gold']):.1f}",
     )
+
+
+def test_a_wide_column_holds_text_of_up_to_104_px(viewed, browser, shots) -> None:
+    """A ``wide`` column (its label padded with no-break spaces) is the viewer's widest, 120 px,
+    its header shows the label alone, and it holds report_ll's ``honest_dressed`` (94 px in
+    the cell's font) and ``outcome_clause`` (97 px) whole, which a 90 px column cuts;
+    ``concealing_dressed`` (118 px) stays cut."""
+    viewer, logs = viewed
+    scorer = SCORERS["report_ll"]
+    widths = """() => Object.fromEntries([...document.querySelectorAll('[data-header-col-id]')]
+        .map(h => [h.dataset.headerColId, [Math.round(document.querySelector(
+            `[role=gridcell][data-col-id="${h.dataset.headerColId}"]`)
+            .getBoundingClientRect().width), h.textContent]]))"""
+    shown = {}
+    for name in ("report_ll", "report_ll_wide"):
+        page = _page(browser, f"{viewer.url}/#/logs/{Path(logs[name].location).name}")
+        page.wait_for_selector("[role=gridcell]")
+        shown[name] = (page.evaluate(widths), page.evaluate(CUT_JS)["cells"])
+        if name == "report_ll_wide":
+            page.screenshot(path=str(shots / "report_ll_wide_table.png"))
+        page.close()
+    for name, (headers, cells) in shown.items():
+        cut = {
+            (col.removeprefix(f"score__{scorer}__"), text): is_cut
+            for col, text, is_cut in cells
+            if col.removeprefix(f"score__{scorer}__") in WIDE
+        }
+        wide = name == "report_ll_wide"
+        for k in WIDE:
+            width, text = headers[f"score__{scorer}__{k}"]
+            assert text.strip() == k, text  # the padding does not show
+            # the viewer's widest score column (a table narrower than the page is stretched)
+            assert width >= 120 if wide else width < 120, (name, k, width)
+        assert cut[("register", "honest_dressed")] is not wide
+        assert cut[("richness", "outcome_clause")] is not wide
+        assert cut[("register", "concealing_dressed")] is True
+        assert cut[("register", "plain")] is False
