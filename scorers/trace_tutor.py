@@ -49,6 +49,7 @@ from cotaudit.studies.trace_tutor.record import (
     TutorProbe,
     estimator_key,
     exact_gaps,
+    logged,
 )
 
 PROBES = ts.PROBES
@@ -230,7 +231,7 @@ def trace_tutor_scorer() -> Scorer:
             value=shown | fields | value,
             answer=None if final is None else str(final),
             explanation=head + "\n\n" + render_curves(rec, meta),
-            metadata=meta.model_dump(mode="json"),
+            metadata=logged(meta),
         )
 
     return score

@@ -146,7 +146,8 @@ def trace_exact_markdown(
     context, values per position with the 0% probe first): a chart with a line per context
     (:func:`exact_chart`), or, with ``sampled`` (both estimators), one chart per context with
     the exact curve (blue) and the sampled one (orange) beside it; then an aligned block, a row
-    per checkpoint: per context p exactly (``✓`` when >= the pass threshold), the ``covered``
+    per checkpoint: per context p exactly to 4 decimals (``✓`` when >= the pass threshold), the
+    ``covered``
     mass (answers beginning in an integer form at all) and, with ``sampled``, the sampled p and
     the difference exact - sampled; then a sparkline line per exact curve over the fractions."""
     if sampled is None:
@@ -180,9 +181,9 @@ def trace_exact_markdown(
         row = [f"{fmt_number(f * 100, 4)}%", str(t)]
         for n, c in exact.items():
             mark = "✓" if c[i] >= pass_threshold else "✗"
-            row += [f"{mark} {fmt_number(c[i])}", fmt_number(covered[n][i])]
+            row += [f"{mark} {fmt_number(c[i], 4)}", fmt_number(covered[n][i], 4)]
             if sampled is not None:
-                row += [fmt_number(sampled[n][i]), fmt_number(c[i] - sampled[n][i])]
+                row += [fmt_number(sampled[n][i]), fmt_number(c[i] - sampled[n][i], 4)]
         rows.append(row)
     lines = [*charts, aligned_block(header, rows, right=[True] * len(header))]
     for n, c in exact.items():

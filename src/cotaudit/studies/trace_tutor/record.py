@@ -18,7 +18,7 @@ fields of an estimator that did not run are None, not zeros.
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, model_validator
 
@@ -44,6 +44,31 @@ class ContextProbe(BaseModel):
     answers: list[list[str]]
     parsed: list[list[int | None]]
     matches: list[int]
+
+
+EXACT_FIELDS = frozenset(
+    {
+        "estimator",
+        "exact_temperature",
+        "p_exact",
+        "covered_exact",
+        "passes_visible_exact",
+        "passes_masked_exact",
+        "zero_probe_visible_exact",
+        "zero_probe_masked_exact",
+        "delta_context_exact",
+    }
+)
+"""The fields the exact estimator adds to the store record and the score metadata: a sampled
+run leaves them out of its log (whose keys stay those of a run before the estimator existed;
+read back, they take their defaults: sampled, None)."""
+
+
+def logged(model: BaseModel) -> dict[str, Any]:
+    """``model`` as its log holds it (JSON), without :data:`EXACT_FIELDS` when its estimator is
+    ``sampled``."""
+    exclude = set(EXACT_FIELDS) if getattr(model, "estimator", "sampled") == "sampled" else None
+    return model.model_dump(mode="json", exclude=exclude)
 
 
 class TutorProbe(StoreRecord):
@@ -78,15 +103,9 @@ class TutorProbe(StoreRecord):
     p_exact: dict[str, list[float]] | None = None
     covered_exact: dict[str, list[float]] | None = None
 
-    def sampled(self) -> dict[str, ContextProbe]:
-        """The sampled probes (raises ValueError when the estimator sampled none)."""
-        if self.probes is None:
-            raise ValueError(f"estimator {self.estimator!r}: no sampled forced answers")
-        return self.probes
-
-    def contexts(self) -> list[str]:
-        """The probe contexts, in the order probed (``visible``, then ``masked``)."""
-        return list(self.probes if self.probes is not None else self.p_exact or {})
+    def save(self, store: Any) -> None:
+        """Save the record in a sample store as JSON (:func:`logged`)."""
+        store.set(self.store_key, logged(self))
 
     def curve(self, context: str, estimator: Literal["sampled", "exact"]) -> list[float] | None:
         """p at every position (the 0% probe first) in ``context``: gold matches / k
