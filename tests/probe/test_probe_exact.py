@@ -15,8 +15,9 @@ from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import read_eval_log
+from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput
 from inspect_ai.scorer import choice, match
-from inspect_ai.solver import generate, multiple_choice
+from inspect_ai.solver import Generate, TaskState, generate, multiple_choice, solver
 
 import cotaudit
 from cotaudit.datasets.shipped import load_capitals, load_gsm8k_mc
@@ -176,13 +177,13 @@ def mc_both(tmp_path_factory):
     return _eval(task, "hf-probe/tiny", tmp_path_factory.mktemp("mc_both"), max_tokens=24)
 
 
-def _letter_masses(engine, messages, ids, tag, letters) -> dict[str, float]:
-    """P(the first answer token writes letter L: ``L`` or `` L``) at T = 1, from one forward
-    pass over the rendered prompt, the prefix and the tag (no cache, no answer tree)."""
+def _letter_masses(engine, messages, ids, tag, letters, temperature=1.0) -> dict[str, float]:
+    """P(the first answer token writes letter L: ``L`` or `` L``) at ``temperature``, from one
+    forward pass over the rendered prompt, the prefix and the tag (no cache, no answer tree)."""
     context = engine.render(messages) + list(ids) + engine.tokenize(tag)
     with torch.inference_mode():
         logits = engine.model(torch.tensor([context])).logits[0, -1].float()
-    probs = torch.softmax(logits, -1)
+    probs = torch.softmax(logits / temperature, -1)
     texts = engine.vocabulary().texts
     return {
         x: float(sum(probs[i] for i, t in enumerate(texts) if t in (x, " " + x))) for x in letters
@@ -276,6 +277,57 @@ def test_both_estimators_scores_metrics_viewer_and_report(mc_both, tmp_path):
     gaps = section.tables["exact_gaps"]
     assert len(gaps.rows) == 3  # hinted own and replayed, honest own
     assert "n = 2 samples, 3 curves" in gaps.note
+
+
+@solver
+def written_trace(text: str):
+    """A solver chain that writes a fixed response (as a replayed transcript would)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        message = ChatMessageAssistant(content=text, model="written")
+        state.messages.append(message)
+        state.output = ModelOutput(
+            model="written", choices=[ChatCompletionChoice(message=message, stop_reason="stop")]
+        )
+        return state
+
+    return solve
+
+
+@pytest.mark.model
+def test_selfcommit_letter_after_a_think_block_is_read_inside_it(tmp_path, tiny_engine):
+    """A written trace "<think>...</think> ANSWER: C" on Janet's ducks (choices 17, 20, 18, 8):
+    the final answer C after the block is the reference, the cuts stay inside the block and
+    each is read after the block's closer and the tag, at the forced answers' temperature."""
+    text = (
+        "<think>\nJanet's ducks lay 16 eggs. She uses 7, so 9 are sold at $2: 18 dollars.\n"
+        "</think>\n\nANSWER: C"
+    )
+    sample = Sample(id="mc0000", input=JANET.question, choices=JANET.choices, target=JANET.target)
+    task = Task(dataset=MemoryDataset([sample]), solver=written_trace(text), scorer=choice())
+    log = _eval(
+        cotaudit.probe(task, "selfcommit", estimator="exact", stride=8), "hf-probe/tiny", tmp_path
+    )
+    [logged] = log.samples
+    rec = ProbeRecord.model_validate(logged.store["probe"])
+    [own] = rec.contexts
+    assert (rec.think_source, rec.think_closed) == ("text", True)
+    assert rec.cut_tag == "\n</think>\n\nANSWER: " and rec.final_text.strip() == "ANSWER: C"
+    assert own.reference_exact == "C" == logged.scores["probe_scorer"].metadata["a_final"]
+    assert rec.exact_temperature == rec.temperature == 0.7
+    ids = tiny_engine.tokenize(rec.response)
+    for t, p, letters in zip(rec.probed, own.p_exact, own.letters_exact, strict=True):
+        assert p == letters["C"]
+        direct = _letter_masses(
+            tiny_engine,
+            to_plain(logged.messages[:1]),
+            ids[: rec.offset + t],
+            rec.cut_tag,
+            "ABCD",
+            0.7,
+        )
+        assert letters == pytest.approx(direct, abs=1e-5), t
+    assert logged.scores["probe_scorer"].value["has_final_exact"] == 1.0
 
 
 # --- tiny model: integer TRACE, exact only against the default (sampled) run --------------------
