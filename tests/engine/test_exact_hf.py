@@ -69,6 +69,30 @@ def test_one_pass_tree_scores_equal_reprefill_tiny(tiny_engine, temperature):
         assert got.read_masses == pytest.approx(reads, abs=1e-5)
 
 
+def test_a_branch_below_prune_below_is_left_out_tiny(tiny_engine):
+    """With prune_below above every first token's probability, no branch is fed: the root's
+    children keep their log-probabilities, deeper nodes read -inf and their reads 0."""
+    cot = tiny_engine.generate_sync(MESSAGES, 20, 0.0, 0)[0].token_ids
+    a, b = (tiny_engine.tokenize(w)[0] for w in ("1", "8"))
+    request = AnswerScoreRequest(
+        MESSAGES,
+        cot,
+        [3, len(cot)],
+        SELFCOMMIT_FORCED_ANSWER_TAG,
+        tree=AnswerTree(tokens=(a, b), parents=(-1, 0)),
+        token_sets=(frozenset({a}),),
+        reads=((-1, 0), (1, 0)),
+        temperature=1.0,
+    )
+    whole = tiny_engine._locked(tiny_engine.score_answers_sync, request)
+    pruned_request = AnswerScoreRequest(**{**request.__dict__, "prune_below": 0.999})
+    pruned = tiny_engine._locked(tiny_engine.score_answers_sync, pruned_request)
+    for w, p in zip(whole, pruned, strict=True):
+        assert p.node_logprobs[0] == pytest.approx(w.node_logprobs[0], abs=1e-5)
+        assert p.node_logprobs[1] == float("-inf") and p.read_masses[1] == 0.0
+        assert p.read_masses[0] == pytest.approx(w.read_masses[0], abs=1e-6)
+
+
 K = 200
 """Forced answers sampled per prefix in the agreement check."""
 PROBLEMS = (

@@ -119,7 +119,11 @@ class AnswerScoreRequest:
     tokenize(tag)`` and then the tree's paths. The forced-answer distribution is softmax(logits
     / ``temperature``) (the sampled estimator's own; > 0). ``reads`` are (node, set) pairs: the
     probability that the token after the path to ``node`` (-1: right after the tag) lies in
-    ``token_sets[set]``."""
+    ``token_sets[set]``. ``prune_below`` (an optimisation an engine may take): a branch from the
+    root whose first token has probability below it at every prefix may be left unscored (its
+    first token's log-probability is still read; its deeper nodes read -inf and their reads 0),
+    so a sum over the tree loses less than ``prune_below`` per pruned branch and stays a lower
+    bound."""
 
     messages: Sequence[Message]
     cot_token_ids: Sequence[int]
@@ -129,6 +133,7 @@ class AnswerScoreRequest:
     token_sets: Sequence[frozenset[int]]
     reads: Sequence[tuple[int, int]]
     temperature: float = 1.0
+    prune_below: float = 0.0
 
     def __post_init__(self) -> None:
         if self.temperature <= 0:

@@ -261,14 +261,16 @@ class HFEngine(SyncVerbs):
 
     @on_worker
     def score_answers_sync(self, request: AnswerScoreRequest) -> list[AnswerScores]:
-        """One prefill of prompt + CoT; then one forward pass over P rows (one per prefix) of
-        the tag followed by every tree node.
+        """One prefill of prompt + CoT; then, over P rows (one per prefix) that share it, one
+        forward pass of the tag and one of the tree's nodes.
 
-        Row r reads the shared cache up to len(prompt) + t_r; suffix token j sees the tag
-        tokens before it (causal) and, for a tree node, the whole tag and its ancestors. Position
-        ids: len(prompt) + t_r + j over the tag, then + len(tag) - 1 + depth(node) per node.
-        Log-probabilities are log_softmax(logits / T), read at the tag's end and at each node
-        that has children or reads."""
+        Row r reads the shared cache up to len(prompt) + t_r, then its own suffix: the tag
+        (causal), then each tree node seeing the whole tag and its own ancestors (a tree mask),
+        at position ids len(prompt) + t_r + j over the tag and + len(tag) - 1 + depth(node) per
+        node. Log-probabilities are log_softmax(logits / T), read at the tag's end and at each
+        node that has children or reads. A branch from the root whose first token has
+        probability below ``request.prune_below`` at every prefix is not fed (its first token's
+        log-probability is read; its deeper nodes read -inf and their reads 0)."""
         from cotaudit.engine.shared_prefix import ATTENTION_NAME as SHARED
         from cotaudit.engine.shared_prefix import SharedPrefixCache
 
@@ -278,50 +280,58 @@ class HFEngine(SyncVerbs):
         prompt_ids, tag_ids = self._prompt_and_tag(request)
         full = self.prefill(prompt_ids + list(request.cot_token_ids))
         tree, n_tag, rows = request.tree, len(tag_ids), len(request.positions)
-        n_suffix = n_tag + len(tree)
-        mask = torch.zeros(n_suffix, n_suffix, dtype=torch.bool, device=self.device)
-        mask[:n_tag, :n_tag] = torch.tril(torch.ones(n_tag, n_tag, dtype=torch.bool))
-        offsets = list(range(n_tag))
-        for i in range(len(tree)):
-            mask[n_tag + i, :n_tag] = True
-            node = i
-            while node >= 0:
-                mask[n_tag + i, n_tag + node] = True
-                node = tree.parents[node]
-            offsets.append(n_tag - 1 + tree.depth(i))
         lengths = torch.tensor([len(prompt_ids) + t for t in request.positions], device=self.device)
-        pos = lengths[:, None] + torch.tensor(offsets, device=self.device)[None, :]
-        ids = torch.tensor([tag_ids + list(tree.tokens)] * rows, device=self.device)
-        read_at = sorted(set(tree.parents) | {node for node, _ in request.reads})
-        keep = torch.tensor([n_tag + node for node in read_at], device=self.device)
-        cache = SharedPrefixCache(full, len(prompt_ids) + len(request.cot_token_ids), lengths, mask)
+        width = len(prompt_ids) + len(request.cot_token_ids)
+        cache = SharedPrefixCache(full, width, lengths)
+        pos = lengths[:, None] + torch.arange(n_tag, device=self.device)[None, :]
         with self._attention(SHARED):
             out = self.model(
-                input_ids=ids,
+                input_ids=torch.tensor([tag_ids] * rows, device=self.device),
                 position_ids=pos,
                 use_cache=True,
-                logits_to_keep=keep,
+                logits_to_keep=1,
                 **{self._cache_kwarg: cache},
             )
-        logp = torch.log_softmax(out.logits.float() / request.temperature, dim=-1)
-        where = {node: j for j, node in enumerate(read_at)}
-        if len(tree):
-            at_parent = logp[:, [where[p] for p in tree.parents], :]
-            chosen = torch.tensor(tree.tokens, device=self.device)[None, :, None]
-            node_lp = at_parent.gather(-1, chosen.expand(rows, -1, 1))[..., 0].tolist()
-        else:
-            node_lp = [[] for _ in range(rows)]
-        vocab = logp.shape[-1]
-        sets = torch.zeros(len(request.token_sets), vocab, device=self.device)
-        for j, token_set in enumerate(request.token_sets):
-            # a tokenizer may name ids past the model's logits (they have probability 0)
-            sets[j, [i for i in token_set if i < vocab]] = 1.0
-        masses = [[0.0] * len(request.reads) for _ in range(rows)]
-        if request.reads:
-            probs = logp[:, [where[node] for node, _ in request.reads], :].exp()
-            chosen_sets = sets[[s for _, s in request.reads]]
-            masses = (probs * chosen_sets[None]).sum(-1).double().tolist()
-        return [AnswerScores(node_lp[r], masses[r]) for r in range(rows)]
+        root = torch.log_softmax(out.logits[:, -1, :].float() / request.temperature, dim=-1)
+        fed = _fed_nodes(tree, root, request.prune_below)
+        logp: dict[int, Any] = {-1: root}  # node -> [rows, vocab] log-probs after it
+        if fed:
+            index = {node: j for j, node in enumerate(fed)}
+            n_suffix = n_tag + len(fed)
+            mask = torch.zeros(n_suffix, n_suffix, dtype=torch.bool, device=self.device)
+            mask[:n_tag, :n_tag] = torch.tril(torch.ones(n_tag, n_tag, dtype=torch.bool))
+            for j, node in enumerate(fed):
+                mask[n_tag + j, :n_tag] = True
+                while node >= 0:
+                    mask[n_tag + j, n_tag + index[node]] = True
+                    node = tree.parents[node]
+            cache.suffix_mask = mask
+            depth = torch.tensor([tree.depth(i) for i in fed], device=self.device)
+            wanted = set(tree.parents) | {node for node, _ in request.reads}
+            read_at = [node for node in fed if node in wanted]
+            with self._attention(SHARED):
+                out = self.model(
+                    input_ids=torch.tensor([[tree.tokens[i] for i in fed]] * rows),
+                    position_ids=lengths[:, None] + n_tag - 1 + depth[None, :],
+                    use_cache=True,
+                    logits_to_keep=torch.tensor([index[n] for n in read_at]),
+                    **{self._cache_kwarg: cache},
+                )
+            values = torch.log_softmax(out.logits.float() / request.temperature, dim=-1)
+            logp.update({node: values[:, j, :] for j, node in enumerate(read_at)})
+        vocab = root.shape[-1]
+        node_lp = torch.full((rows, len(tree)), float("-inf"))
+        for i, (tok, parent) in enumerate(zip(tree.tokens, tree.parents, strict=True)):
+            if parent in logp:
+                node_lp[:, i] = logp[parent][:, tok]
+        masses = torch.zeros(rows, len(request.reads), dtype=torch.float64)
+        for j, (node, set_index) in enumerate(request.reads):
+            if node in logp:
+                ids = [
+                    i for i in request.token_sets[set_index] if i < vocab
+                ]  # past the logits: p 0
+                masses[:, j] = logp[node][:, ids].exp().sum(-1).double()
+        return [AnswerScores(node_lp[r].tolist(), masses[r].tolist()) for r in range(rows)]
 
     @contextlib.contextmanager
     def _attention(self, name: str) -> Iterator[None]:
@@ -439,6 +449,23 @@ class HFEngine(SyncVerbs):
         while not done:
             done = decoder.advance(step(decoder.next))
         return decoder.tokens, decoder.finished.tolist()
+
+
+def _fed_nodes(tree: Any, root: Any, prune_below: float) -> list[int]:
+    """The tree's nodes to feed, in order: every node whose branch from the root starts with a
+    token of probability >= ``prune_below`` at some row of ``root`` ([rows, vocab] log-probs
+    after the tag)."""
+    import math
+
+    threshold = math.log(prune_below) if prune_below > 0 else float("-inf")
+    kept: list[int] = []
+    for i, parent in enumerate(tree.parents):
+        if parent >= 0:
+            if parent in kept:
+                kept.append(i)
+        elif float(root[:, tree.tokens[i]].max()) >= threshold:
+            kept.append(i)
+    return kept
 
 
 def _cache_of(out: Any) -> Any:

@@ -57,18 +57,18 @@ class Curve:
         return np.asarray(self.positions, dtype=float) / self.cot_length
 
 
-def range_c(c: Sequence[float]) -> float:
+def range_c(c: Values) -> float:
     """range_c = max_t c(t) - min_t c(t)."""
     arr = np.asarray(c, dtype=float)
     return float(arr.max() - arr.min())
 
 
-def uncommitted(c: Sequence[float]) -> float:
+def uncommitted(c: Values) -> float:
     """uncommitted = mean_t (1 - c(t))."""
     return float(np.mean(1.0 - np.asarray(c, dtype=float)))
 
 
-def lowcommit(c: Sequence[float]) -> float:
+def lowcommit(c: Values) -> float:
     """lowcommit = mean_t 1{c(t) < 0.5}."""
     return float(np.mean(np.asarray(c, dtype=float) < 0.5))
 

@@ -35,6 +35,10 @@ integers, :func:`cotaudit.probing.forms.extract_letter` for letters and
   one of those (the canonical form drops punctuation and reads the first line). Only the
   reference is enumerated, so ``covered`` = p_exact.
 
+Branches of the forms whose first token has probability below :data:`PRUNE_BELOW` at every cut
+of a request are not scored (the engines may skip them): p_exact then loses less than
+PRUNE_BELOW per such branch (at most a few per answer) and stays a lower bound.
+
 The answer budget (``max_tokens``) counts as the sampled answers do: a path that fills it is
 counted whole (P(path): the answer ends there, so nothing follows it), a shorter one with its
 ending, a longer one not at all.
@@ -63,6 +67,9 @@ INTEGER_OPENERS = ("", "$", "\\boxed{")
 """What an integer form writes before the number."""
 COVERAGE_OPENERS = ("", "$", "-", "\\boxed{")
 """Starts of an integer answer counted in ``covered`` (each followed by a digit)."""
+PRUNE_BELOW = 1e-5
+"""A branch of the answer tree whose first token is less likely than this at every cut may go
+unscored (see :class:`cotaudit.engine.base.AnswerScoreRequest`)."""
 _PUNCTUATION = frozenset(_string.punctuation)
 
 
@@ -255,6 +262,7 @@ class ExactPlan:
             token_sets=tuple(self.token_sets),
             reads=tuple(self.reads),
             temperature=temperature,
+            prune_below=PRUNE_BELOW,
         )
 
     def path_logprob(self, scores: AnswerScores, node: int) -> float:
