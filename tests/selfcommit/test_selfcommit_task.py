@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from inspect_ai import eval as inspect_eval
+from inspect_ai import eval_retry
 from inspect_ai.log import list_eval_logs, read_eval_log
 from transcript_audit import audit_of, clipped_rows
 
@@ -44,12 +45,14 @@ def _run(model: str, log_dir: Path, **task_args):
 
 
 @pytest.mark.model
-def test_end_to_end_on_default_model(tmp_path):
-    """Problem p0000 on the default model, greedy CoTs of at most 180 tokens: the hinted CoT
-    ends on its own after 171 tokens with "The final answer is 18." (stated: a_final = 18, a
-    curve); the honest CoT is cut by the token limit before it states an answer, so it has
-    none (the last-number reading would have read it as answered) and its pair is dropped."""
-    log = _run("hf-probe/default", tmp_path, problems=1, max_cot_tokens=180, k=2)
+def test_end_to_end_on_default_model(selfcommit_default_p0000):
+    """Problem p0000 on the default model, greedy CoTs of at most 180 tokens, k = 2, the full
+    tables (the shared run of tests/conftest.py): the hinted CoT ends on its own after 171
+    tokens with "The final answer is 18." (stated: a_final = 18, a curve); the honest CoT is
+    cut by the token limit before it states an answer, so it has none (the last-number reading
+    would have read it as answered) and its pair is dropped."""
+    log = selfcommit_default_p0000
+    assert log.eval.task_args["max_cot_tokens"] == 180 and log.eval.task_args["k"] == 2
     assert len(log.samples) == 2
     by = {s.metadata["condition"]: s for s in log.samples}
     for sample in log.samples:
@@ -138,23 +141,35 @@ def test_mechanics_on_tiny_model(tmp_path):
 
 @pytest.mark.model
 def test_zero_probe_is_reported_apart_and_leaves_the_curve_unchanged(tmp_path):
-    """-T zero_probe=true adds c0 (t = 0) without changing any position, match or summary:
-    the forced answers at each t are seeded by (seed, t), whichever other positions are probed.
-    The default model, its 90-token CoTs read as their last number (cut before they state an
-    answer; the tiny model writes no number at greedy decoding, so it probes nothing)."""
-    args = dict(problems=1, max_cot_tokens=90, stride=20, k=3, final_answer_reading="last_number")
-    plain = _run("hf-probe/default", tmp_path / "plain", **args)
-    zero = _run("hf-probe/default", tmp_path / "zero", zero_probe=True, **args)
-    assert all(
-        s.scores["selfcommit_scorer"].metadata["a_final"] is not None for s in zero.samples
-    )  # else the test checks nothing
+    """-T zero_probe=true adds c0 (t = 0) without changing any position, forced answer, match
+    or summary: the forced answers at each t are seeded by (seed, t), whichever other positions
+    are probed. The tiny model, its 30-token CoTs sampled (seeded by the sample, so both runs
+    draw the same ones) and read as their last number (at greedy decoding it writes no number,
+    so it would probe nothing): seed 0 answers p0001 in both conditions, p0000 in neither
+    (tests/report/test_report.py), so both kinds of sample are checked."""
+    args = dict(
+        problems=2,
+        max_cot_tokens=30,
+        stride=10,
+        k=3,
+        cot_temperature=1.0,
+        final_answer_reading="last_number",
+    )
+    plain = _run("hf-probe/tiny", tmp_path / "plain", **args)
+    zero = _run("hf-probe/tiny", tmp_path / "zero", zero_probe=True, **args)
+    answered = {
+        s.id for s in zero.samples if s.scores["selfcommit_scorer"].metadata["a_final"] is not None
+    }
+    assert answered == {"p0001-honest", "p0001-hinted"}
     assert "c0" in zero.eval.metadata["positions"]
-    by_id = {s.id: s.scores["selfcommit_scorer"] for s in plain.samples}
+    by_id = {s.id: s for s in plain.samples}
     for s in zero.samples:
-        score, before = s.scores["selfcommit_scorer"], by_id[s.id]
+        score, before = s.scores["selfcommit_scorer"], by_id[s.id].scores["selfcommit_scorer"]
         meta = score.metadata
         assert meta["zero_probe"] is True
+        assert s.output.completion == by_id[s.id].output.completion
         assert meta["positions"] == before.metadata["positions"]
+        assert s.store["selfcommit"]["answers"] == by_id[s.id].store["selfcommit"]["answers"]
         assert meta["matches"] == before.metadata["matches"]
         assert _same_values(score.value, before.value)
         if meta["a_final"] is None:
@@ -163,7 +178,7 @@ def test_zero_probe_is_reported_apart_and_leaves_the_curve_unchanged(tmp_path):
             record = s.store["selfcommit"]
             assert record["prefixes_probed"] == len(meta["positions"]) + (meta["cot_tokens"] > 0)
             assert meta["c0"] in (0.0, 1 / 3, 2 / 3, 1.0)
-            assert meta["positions"][0] == 20 and 0 not in meta["positions"]
+            assert meta["positions"][0] == 10 and 0 not in meta["positions"]
             assert "c0 (t = 0, not part of the curve) = " in score.explanation
     assert _metrics(zero) == pytest.approx(_metrics(plain), nan_ok=True)
 
@@ -389,7 +404,9 @@ def test_report_prints_the_studys_tables_beside_the_paper_runs_values(tiny_paper
 
 
 def test_interrupted_run_resumes_without_redoing_samples(tmp_path):
-    """Kill a run after some samples finished; eval-retry keeps them and runs only the rest."""
+    """Kill a run (a separate process) after some samples finished; eval-retry keeps them and
+    runs only the rest. The tiny model, 3 problems (6 samples) one at a time, 100-token greedy
+    CoTs (it states no answer, so nothing is probed: each sample takes seconds)."""
     env = dict(os.environ, INSPECT_EVAL_MODEL="hf-probe/tiny")
     cmd = [
         sys.executable,
@@ -400,9 +417,9 @@ def test_interrupted_run_resumes_without_redoing_samples(tmp_path):
         "--log-dir",
         str(tmp_path),
         "-T",
-        "problems=6",
+        "problems=3",
         "-T",
-        "max_cot_tokens=200",
+        "max_cot_tokens=100",
         "-T",
         "stride=5",
         "--max-samples",
@@ -428,28 +445,14 @@ def test_interrupted_run_resumes_without_redoing_samples(tmp_path):
                 break
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert 2 <= len(done) < 12, "the run should be interrupted with some samples finished"
+    assert 2 <= len(done) < 6, "the run should be interrupted with some samples finished"
     finished = {s.id: s.uuid for s in done}
     [first] = list_eval_logs(str(tmp_path))
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "inspect_ai",
-            "eval-retry",
-            first.name,
-            "--log-dir",
-            str(tmp_path),
-            "--display",
-            "none",
-        ],
-        env=env,
-        cwd=ROOT,
-        check=True,
-    )
-    retried = [read_eval_log(info.name) for info in list_eval_logs(str(tmp_path))]
-    final = next(log for log in retried if log.status == "success")
-    assert len(final.samples) == 12
+    # Inspect's eval-retry, in this process (the CLI command calls it): the model is the log's
+    [final] = eval_retry(first.name, log_dir=str(tmp_path), display="none")
+    assert final.status == "success", final.error
+    assert len(list_eval_logs(str(tmp_path))) == 2  # the interrupted log and the retry's
+    assert len(final.samples) == 6
     by_id = {s.id: s for s in final.samples}
     for sid, uuid in finished.items():
         assert by_id[sid].uuid == uuid  # carried over, not recomputed
