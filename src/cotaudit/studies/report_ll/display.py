@@ -24,9 +24,15 @@ REPORT_LL_LABELS = {
 
 def sample_table() -> SampleTable:
     """Columns: scenario, the factor levels, DiD, D_h, D_c, then the family and the per-token
-    differences; sorted by sample id (scenario, rendering, richness, register)."""
+    differences; sorted by sample id (scenario, rendering, richness, register). The factor
+    levels' columns are wide (their values are words: ``concealing_dressed``)."""
     visible = ["scenario", "register", "rendering", "richness", REPORT_LL_PRIMARY, "d_h", "d_c"]
     hidden = ["family", "did_per_token", "d_h_per_token", "d_c_per_token"]
     return SampleTable(
-        "report_ll", "report_ll_scorer", tuple(visible), tuple(hidden), REPORT_LL_LABELS
+        "report_ll",
+        "report_ll_scorer",
+        tuple(visible),
+        tuple(hidden),
+        REPORT_LL_LABELS,
+        wide=("register", "rendering", "richness"),
     )
