@@ -11,6 +11,9 @@ worker rewind its generator (``RuntimeError: CPU Generator does not use offset``
 dies and every later request gets HTTP 500. :func:`start` passes it and then checks it in the
 server's own record of its arguments.
 
+``--max-logprobs -1`` lets a request ask for the log-probabilities of the whole vocabulary
+(``logprobs=-1``), which the exact answer scores read (vLLM's default cap is 20).
+
 Used by the test tier (``tests/conftest.py``) and ``bench/study_throughput.py``; by hand::
 
     .venv/bin/python scripts/vllm_cpu_server.py            # prints the URL, Ctrl-C stops it
@@ -42,6 +45,10 @@ SERVER_ARGS = (
     "8192",
     "--seed",
     "0",
+    "--max-logprobs",
+    "-1",
+    "--logprobs-mode",
+    "processed_logprobs",
 )
 REQUIRED_FLAGS = ("--no-enable-chunked-prefill",)
 ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}  # GiB of KV cache

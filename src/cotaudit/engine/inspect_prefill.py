@@ -14,6 +14,19 @@ assistant message is sent as the prompt (prefill, so no end-of-turn token follow
 log-probabilities of the continuation's tokens are the last entries. A provider that returns
 none fails with :class:`EngineCapabilityError`.
 
+``score_answers`` (exact answer scores) reads the next-token distribution at the request's
+temperature after every answer-tree node that has children or reads: completions requests with
+the token-id prompt ``render(prompt) ++ cot[:t] ++ tag ++ path(node)``, ``max_tokens=1``,
+``temperature=T`` and ``logprob_token_ids`` (vLLM: the log-probabilities of the listed ids,
+at most :data:`MAX_TOKEN_IDS` a request, so a node's ids are split over several requests). A server
+started with ``--logprobs-mode processed_logprobs`` returns log_softmax(z / T), the
+distribution the token is sampled from (its default, raw log-probabilities, is log_softmax(z)
+whatever T: a request at T != 1 on such a server fails with :class:`EngineCapabilityError`).
+The ids asked for are the children's tokens and, per read set, the set itself or, when smaller,
+its complement over the vocabulary (mass = 1 - the complement's). These are sampling requests,
+not ``prompt_logprobs`` ones, so the server's prefix cache serves the shared prompt + CoT (vLLM
+skips the cache for a request with ``prompt_logprobs``).
+
 Two provider behaviours are adjusted on the model's API object when the engine is built (see
 :func:`keep_turns_as_written` and :func:`fail_fast_on_dead_server`): the turns reach the server
 as written (Inspect's ``vllm`` provider would merge consecutive user messages), and a server that
@@ -22,13 +35,15 @@ answers HTTP 5xx while its ``/health`` fails stops the run at once with
 
 Greedy requests (temperature 0) carry no ``seed``: it cannot change them, and on vLLM's CPU
 build a seeded sampling request is what can kill the engine (see
-``scripts/vllm_cpu_server.py``).
+``scripts/vllm_cpu_server.py``). The exact scores' sampling requests carry none either: only
+their log-probabilities are read.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,6 +65,9 @@ from cotaudit.engine.chat import render_chat, to_inspect
 from cotaudit.engine.vocabulary import vocabulary_of
 
 logger = logging.getLogger(__name__)
+
+MAX_TOKEN_IDS = 128
+"""The most ``logprob_token_ids`` one vLLM request may list (``MAX_LOGPROB_TOKEN_IDS``)."""
 
 
 class DeadServerError(RuntimeError):
@@ -140,6 +158,7 @@ class InspectPrefillEngine:
         self.model = model
         self.tokenizer = tokenizer
         self._vocabulary: Vocabulary | None = None
+        self._processed_logprobs: bool | None = None
         api = getattr(model, "api", None)  # None: a stand-in model in a unit test
         if api is not None:
             keep_turns_as_written(api)
@@ -227,24 +246,86 @@ class InspectPrefillEngine:
     async def _complete_ids(
         self, client: Any, ids: list[int], request: PrefixRequest, n: int, seed: int | None
     ) -> list[str]:
+        extra = {} if seed is None else {"seed": seed}
+        out = await self._create_completion(
+            client,
+            prompt=ids,
+            n=n,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            **extra,
+        )
+        return [c.text for c in sorted(out.choices, key=lambda c: c.index)]
+
+    async def _create_completion(self, client: Any, **params: Any) -> Any:
+        """``client.completions.create`` for the served model; a dead server gets its own
+        error."""
         api = self.model.api
         name = api.service_model_name() if hasattr(api, "service_model_name") else api.model_name
-        extra = {} if seed is None else {"seed": seed}
         try:
-            out = await client.completions.create(
-                model=name,
-                prompt=ids,
-                n=n,
-                max_tokens=request.max_tokens,
-                temperature=request.temperature,
-                **extra,
-            )
+            return await client.completions.create(model=name, **params)
         except Exception as e:  # noqa: BLE001 - a dead server gets its own error
             dead = dead_server_error(api, e)
             if dead is not None:
                 raise dead from e
             raise
-        return [c.text for c in sorted(out.choices, key=lambda c: c.index)]
+
+    async def _next_token_logprobs(
+        self, client: Any, ids: list[int], token_ids: Sequence[int], temperature: float
+    ) -> dict[int, float]:
+        """log q(v) for each v in ``token_ids`` (at most :data:`MAX_TOKEN_IDS`), q the
+        server's next-token distribution after ``ids`` at ``temperature``."""
+        try:
+            out = await self._create_completion(
+                client,
+                prompt=ids,
+                max_tokens=1,
+                temperature=temperature,
+                logprobs=len(token_ids),
+                extra_body={
+                    "logprob_token_ids": list(token_ids),
+                    "return_tokens_as_token_ids": True,
+                },
+            )
+        except Exception as e:  # noqa: BLE001 - name what the exact scores need
+            if getattr(e, "status_code", None) == 400:
+                raise EngineCapabilityError(
+                    f"{self.model} refused a log-probability request ({e}); the exact estimator "
+                    "over vllm/ needs vLLM >= 0.32 (logprob_token_ids) started with "
+                    "--logprobs-mode processed_logprobs (scripts/vllm_cpu_server.py)"
+                ) from e
+            raise
+        top = (
+            out.choices[0].logprobs.top_logprobs
+            if out.choices and out.choices[0].logprobs
+            else None
+        )
+        got = {
+            int(k.removeprefix("token_id:")): float(v) for k, v in (top[0] if top else {}).items()
+        }
+        missing = set(token_ids) - set(got)
+        if missing:
+            raise EngineCapabilityError(
+                f"{self.model} returned no log-probabilities for token ids {sorted(missing)[:5]}: "
+                "the exact estimator needs a vLLM server (logprob_token_ids)"
+            )
+        return got
+
+    async def _check_processed_logprobs(self, client: Any, ids: list[int]) -> None:
+        """Fail unless the server's log-probabilities are at the request's temperature: the same
+        token's value at T = 1 and T = 1/2 differs only then (raw log-probabilities ignore T)."""
+        if self._processed_logprobs is None:
+            probe = [0]
+            one = await self._next_token_logprobs(client, ids, probe, 1.0)
+            half = await self._next_token_logprobs(client, ids, probe, 0.5)
+            self._processed_logprobs = abs(one[0] - half[0]) > 1e-6
+        if not self._processed_logprobs:
+            raise EngineCapabilityError(
+                f"{self.model} returns log-probabilities before temperature (vLLM's default "
+                "--logprobs-mode raw_logprobs), so the forced-answer distribution at T != 1 "
+                "cannot be read: start the server with --logprobs-mode processed_logprobs "
+                "(scripts/vllm_cpu_server.py does)"
+            )
 
     async def _complete_prefill(
         self, request: PrefixRequest, t: int, n: int, seed: int | None
@@ -273,10 +354,65 @@ class InspectPrefillEngine:
         return self._vocabulary
 
     async def score_answers(self, request: AnswerScoreRequest) -> list[AnswerScores]:
-        """Not implemented over a served model yet: raises :class:`EngineCapabilityError`."""
-        raise EngineCapabilityError(
-            f"{self.model}: the exact estimator (answer scores) runs on {SCORING_BACKENDS}"
-        )
+        """The tree's scores after each prefix from the server's next-token log-probabilities
+        at the request's temperature (see the module docstring); all requests concurrent.
+
+        At node n (-1: right after the tag), with q = softmax(z / T) there: a child token's
+        log-probability is log q[token]; a read (n, S) is sum over v in S of q[v], or
+        1 - sum over v not in S of q[v] when the complement (over the tokenizer's ids) is
+        the smaller set."""
+        if not request.positions:
+            return []
+        client = await self._completions_client()
+        if client is None:
+            raise EngineCapabilityError(
+                f"{self.model}: the exact estimator (answer scores) needs a vLLM server's "
+                f"completions endpoint (vllm/), or {SCORING_BACKENDS}"
+            )
+        prompt_ids = self._render(request.messages)
+        tag_ids = self.tokenize(request.tag)
+        if not tag_ids:
+            raise ValueError("the forced-answer tag must contain at least one token")
+        tree, temperature = request.tree, request.temperature
+        if temperature != 1.0:
+            await self._check_processed_logprobs(client, prompt_ids)
+        vocab = frozenset(range(len(self.tokenizer)))
+        # per read set: (complemented, the ids asked for)
+        asked = [
+            (True, sorted(vocab - s)) if 2 * len(s) > len(vocab) else (False, sorted(s))
+            for s in request.token_sets
+        ]
+        needs: dict[int, set[int]] = {}
+        for tok, parent in zip(tree.tokens, tree.parents, strict=True):
+            needs.setdefault(parent, set()).add(tok)
+        for node, s in request.reads:
+            needs.setdefault(node, set()).update(asked[s][1])
+        plan = {node: sorted(ids) for node, ids in needs.items()}
+
+        async def at(t: int, node: int) -> dict[int, float]:
+            ids = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids + tree.path(node)
+            wanted = plan[node]
+            chunks = [wanted[i : i + MAX_TOKEN_IDS] for i in range(0, len(wanted), MAX_TOKEN_IDS)]
+            found: dict[int, float] = {}
+            for got in await asyncio.gather(
+                *(self._next_token_logprobs(client, ids, c, temperature) for c in chunks)
+            ):
+                found.update(got)
+            return found
+
+        async def one(t: int) -> AnswerScores:
+            found = await asyncio.gather(*(at(t, node) for node in plan))
+            logq = dict(zip(plan, found, strict=True))
+            pairs = zip(tree.tokens, tree.parents, strict=True)
+            node_lp = [logq[parent][tok] for tok, parent in pairs]
+            masses = []
+            for node, s in request.reads:
+                complemented, ids = asked[s]
+                mass = math.fsum(math.exp(logq[node][v]) for v in ids)
+                masses.append(max(0.0, 1.0 - mass) if complemented else mass)
+            return AnswerScores(node_lp, masses)
+
+        return list(await asyncio.gather(*(one(t) for t in request.positions)))
 
     async def loglikelihood(self, context: Sequence[Message], continuation: str) -> LoglikResult:
         """log p(continuation | context) from the provider's prompt log-probabilities.
