@@ -68,6 +68,7 @@ CLUSTER_DIRECTIONS = {"auc": 1, "pass_at_10": 1, "first_pass": -1}
 """Declared direction of each cluster feature: answer-key samples pass earlier (larger AUC and
 Pass@10, smaller first-pass) than question-only ones."""
 
+
 def headline_of(estimator: str) -> str:
     """The headline metric of a run of ``-T estimator``: mean Delta_context of the answer-key
     explanations (how much of their TRACE AUC comes from the key being visible to the probe
