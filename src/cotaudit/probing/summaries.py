@@ -246,8 +246,12 @@ class Headline:
         return self.spec().keys()
 
     def record(self) -> dict[str, Any]:
-        """The task metadata entry (``metadata.probe.headline``) it is rebuilt from."""
-        return asdict(self) | {"metric": self.metric}
+        """The task metadata entry (``metadata.probe.headline``) it is rebuilt from
+        (``n_key`` only where it is not ``n_units``)."""
+        record = asdict(self) | {"metric": self.metric}
+        if self.n_key == "n_units":
+            del record["n_key"]
+        return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any] | None) -> Headline | None:
