@@ -252,7 +252,8 @@ def _exact_markdown(
 ) -> str:
     """The exact estimator's part of the explanation: what it read against and at which
     temperature, with both estimators the per-sample differences, then its curves
-    (:func:`cotaudit.probing.display.exact_markdown`)."""
+    (:func:`cotaudit.probing.display.exact_markdown`; with both estimators the sampled curves
+    are drawn beside the exact ones there, the only curve block of the explanation)."""
     greedy = " (the forced answers decode greedily: the model's distribution at T = 1)"
     lines = [
         f"**Exact estimator**: P(a forced answer's canonical form is the reference), read "
@@ -270,6 +271,8 @@ def _exact_markdown(
                 f"; exact − sampled: mean {fmt_number(gap)}, mean |exact − sampled| "
                 f"{fmt_number(gap_abs)} over {len(ctx.p_exact)} cuts"
             )
+        if samples(rec.estimator) and ctx.name not in sampled:
+            line += "; no sampled curve (no final answer to compare with)"
         lines.append(line)
     body = exact_markdown(
         rec.positions,
@@ -420,7 +423,7 @@ def probe_scorer(
             else None
         )
         parts = [head]
-        if samples(rec.estimator):
+        if rec.estimator == "sampled":
             parts.append(
                 _curves_markdown(rec, curves, label, theta)
                 if curves
