@@ -62,21 +62,16 @@ def _plain_task(messages_of, conditions: list[str], dataset: str = "vendored") -
 
 
 @pytest.mark.model
-def test_selfcommit_study_equals_the_generic_selfcommit_probe(tmp_path):
+def test_selfcommit_study_equals_the_generic_selfcommit_probe(selfcommit_default_p0000, tmp_path):
     # problem 0 hinted: the CoT ends on its own after 171 tokens stating "The final answer is
-    # 18." (both read the stated answer: final_integer, the study's a_final)
-    study = _eval(
-        "tasks/selfcommit.py",
-        "hf-probe/default",
-        tmp_path / "study",
-        task_args={
-            "problems": 1,
-            "conditions": "hinted",
-            "max_cot_tokens": 180,
-            "stride": 30,
-            "k": 2,
-        },
-    )
+    # 18." (both read the stated answer: final_integer, the study's a_final). The study's run
+    # (180-token CoTs, stride 30, k = 2) is the shared one of both conditions: each sample's CoT
+    # and forced answers are seeded by its id, whichever other samples run beside it.
+    study = {
+        str(s.id): s
+        for s in selfcommit_default_p0000.samples
+        if s.metadata["condition"] == "hinted"
+    }
     generic = _eval(
         cotaudit.probe(
             _plain_task(selfcommit_messages, ["hinted"]),
