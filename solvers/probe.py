@@ -687,18 +687,10 @@ def probe_sweep(
             name: reference(under) for name, _, under in unders
         }
 
-        def exact_of(name: str) -> ExactReference | None:
-            """What the sweep reads exactly: a string form without a reference has nothing to
-            read (its plan enumerates the reference only), so it is not read."""
-            ref = references[name]
-            return None if ref is None or (ref.form == "string" and ref.value is None) else ref
-
         def exact_fields(sweep: Sweep, name: str) -> dict[str, Any]:
             ref = references[name]
             if ref is None:
                 return {}
-            if name not in sweep.exact:  # nothing read: no reference, nothing covered
-                return {"reference_exact": None}
             points = sweep.exact[name]
             return {
                 "reference_exact": None if ref.value is None else str(ref.value),
@@ -751,7 +743,7 @@ def probe_sweep(
                 name,
                 under.messages,
                 {"condition": condition, "sample_id": under.sample_id},
-                exact=exact_of(name),
+                exact=references[name],
             )
             for name, condition, under in unders
         ]
