@@ -95,11 +95,28 @@ def test_a_branch_below_prune_below_is_left_out_tiny(tiny_engine):
 
 K = 200
 """Forced answers sampled per prefix in the agreement check."""
+ANSWER_TOKENS = 4
+"""The answer budget of both estimators in the agreement check (the forms fit it; a form that
+fills it counts whole, as a sampled answer cut there parses whole)."""
 PROBLEMS = (
     ("A baker makes 12 muffins and sells 5. How many muffins are left?", 7),
     ("Sam has 4 boxes with 6 pens each. How many pens does he have?", 24),
     ("Lena reads 15 pages a day for 3 days. How many pages does she read?", 45),
 )
+
+
+def _sampled(engine, messages, cot: list[int], t: int, seed: int) -> list[str]:
+    """K answers after prompt ++ cot[:t] ++ tag, the tag's tokens but its last one fed as part
+    of the prefix (one prefill per cut: the same tokens as the study's request, without K rows
+    each feeding the whole tag)."""
+    tag = engine.tokenize(SELFCOMMIT_FORCED_ANSWER_TAG)
+    last = engine.detokenize(tag[-1:])
+    assert engine.tokenize(last) == tag[-1:]
+    ids = list(cot[:t]) + tag[:-1]
+    request = PrefixRequest(
+        messages, ids, [len(ids)], last, k=K, max_tokens=ANSWER_TOKENS, temperature=0.7, seed=seed
+    )
+    return engine.continue_prefixes_sync(request)[0]
 
 
 @pytest.mark.model
@@ -117,26 +134,15 @@ def test_exact_agrees_with_a_large_sample_on_real_cots(default_engine):
         cot = engine.generate_sync(messages, 120, 0.0, 0)[0]
         a_final = extract_final_answer(cot.text)
         assert a_final is not None, cot.text
-        positions = [
-            round(f * len(cot.token_ids)) for f in (0, 1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1)
-        ]
-        plan = integer_plan(a_final, engine.tokenize, classes, max_tokens=8)
+        n = len(cot.token_ids)
+        positions = [round(i * n / 6) for i in range(7)]
+        plan = integer_plan(a_final, engine.tokenize, classes, max_tokens=ANSWER_TOKENS)
         request = plan.request(
             messages, cot.token_ids, positions, SELFCOMMIT_FORCED_ANSWER_TAG, 0.7
         )
         points = [plan.point(s) for s in engine._locked(engine.score_answers_sync, request)]
         for t, point in zip(positions, points, strict=True):
-            sample = PrefixRequest(
-                messages,
-                cot.token_ids,
-                [t],
-                SELFCOMMIT_FORCED_ANSWER_TAG,
-                k=K,
-                max_tokens=8,
-                temperature=0.7,
-                seed=11,
-            )
-            answers = engine.continue_prefixes_sync(sample)[0]
+            answers = _sampled(engine, messages, cot.token_ids, t, seed=11 + t)
             hits = sum(extract_forced_answer(x) == a_final for x in answers)
             checks.append((question, t, point, hits))
     alpha = 0.01 / len(checks)
