@@ -24,8 +24,12 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# no per-example time limit: a property test asserts no time (a busy machine is no failure)
+settings.register_profile("cotaudit", deadline=None)
+settings.load_profile("cotaudit")
 
 TIER_PATTERNS: dict[str, re.Pattern[str]] = {
     "model": re.compile(
