@@ -135,7 +135,9 @@ def main() -> None:
         )
 
     if not rows:
-        raise SystemExit("no sample had a final answer: nothing to compare (raise --max-cot-tokens)")
+        raise SystemExit(
+            "no sample stated a final answer: nothing to compare (raise --max-cot-tokens)"
+        )
     print(
         f"\n{len(rows)} samples, stride {args.stride}, k {args.k}, T {args.temperature}, "
         f"min of {args.repeats} interleaved runs, torch threads {torch.get_num_threads()}\n"
