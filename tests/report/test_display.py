@@ -324,3 +324,11 @@ def test_curve_markdown_puts_the_chart_before_the_text():
     md = selfcommit_curve_markdown([20, 40], 40, [1, 2], 2, theta=0.8)
     text = selfcommit_curve_text([20, 40], 40, [1, 2], 2)
     assert md.startswith("![c(t) chart](data:image/png;base64,") and md.endswith(text)
+
+
+def test_token_medians_print_as_token_counts():
+    from cotaudit.report.tables import tokens_cell
+
+    assert tokens_cell(241.0).text == "241"
+    assert tokens_cell(240.5).text == "240.5"
+    assert tokens_cell(float("nan")).text == tokens_cell(None).text != "nan"

@@ -21,7 +21,15 @@ from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.sections import FigureInfo, Section, published_intro, published_table
-from cotaudit.report.tables import Cell, Table, count_cell, empty_stratum_cells, fmt, fmt_count
+from cotaudit.report.tables import (
+    Cell,
+    Table,
+    count_cell,
+    empty_stratum_cells,
+    fmt,
+    fmt_count,
+    tokens_cell,
+)
 from cotaudit.stats import best_threshold_accuracy
 from cotaudit.studies.selfcommit.metrics import (
     FULL,
@@ -691,9 +699,9 @@ def latency_table(
         t.add(
             cond,
             count_cell(float(sum(r.condition == cond for r in recs))),
-            table[f"median_T/{cond}"],
+            tokens_cell(table[f"median_T/{cond}"]),
             table[f"median_{cond}/{primary}"],
-            table[f"median_t_first_{cond}/{primary}"],
+            tokens_cell(table[f"median_t_first_{cond}/{primary}"]),
             count_cell(table[f"n_short_cot/{cond}"]),
             count_cell(table[f"n_truncated/{cond}"]),
             count_cell(table[f"n_no_answer/{cond}"]),

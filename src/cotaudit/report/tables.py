@@ -106,3 +106,11 @@ def empty_stratum_cells(n: int) -> list[Cell]:
 
 def count_cell(v: Any) -> Cell:
     return Cell(v, fmt_count(v))
+
+
+def tokens_cell(v: Any) -> Cell:
+    """A median of token counts: a whole number as an integer ("241"), a half as "240.5"."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return Cell(v, DASH)
+    value = float(v)
+    return Cell(v, str(int(value)) if value.is_integer() else f"{value:.1f}")
