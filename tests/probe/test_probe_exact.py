@@ -29,13 +29,13 @@ from cotaudit.probing.display import probe_label
 from cotaudit.probing.forms import extract_string
 from cotaudit.probing.pass_curves import trace_auc
 from cotaudit.probing.record import ProbeRecord
+from cotaudit.probing.references import ALPHABET, final_reference, target_reference
 from cotaudit.probing.summaries import (
     exact_gaps,
     exact_selfcommit_summaries,
     exact_trace_summaries,
     value_keys,
 )
-from cotaudit.solvers.probe import ALPHABET, final_reference, target_reference
 from cotaudit.tasks.probe_examples import capitals, gsm8k_numeric
 
 ROOT = Path(__file__).resolve().parents[2]

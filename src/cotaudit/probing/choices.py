@@ -22,7 +22,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-_ALPHABET = string.ascii_uppercase
+LETTERS = string.ascii_uppercase
+"""The letters choices are named by (A = the first shown)."""
 
 
 class ShownChoice(BaseModel, frozen=True):
@@ -37,13 +38,13 @@ def target_positions(target: Sequence[str]) -> list[int] | None:
     """Dataset positions named by a target's letters, sorted: ``["C"]`` -> [2],
     ``["A, C"]`` or ``["A", "C"]`` -> [0, 2]; None when a token is not a single letter."""
     tokens = [tok for part in target for tok in part.replace(",", " ").split()]
-    if not tokens or any(len(tok) != 1 or tok.upper() not in _ALPHABET for tok in tokens):
+    if not tokens or any(len(tok) != 1 or tok.upper() not in LETTERS for tok in tokens):
         return None
-    return sorted({_ALPHABET.index(tok.upper()) for tok in tokens})
+    return sorted({LETTERS.index(tok.upper()) for tok in tokens})
 
 
 def _joined(positions: Sequence[int]) -> str:
-    return ", ".join(_ALPHABET[p] for p in sorted(set(positions)))
+    return ", ".join(LETTERS[p] for p in sorted(set(positions)))
 
 
 def shown_letters(target: Sequence[str], choices: Sequence[ShownChoice]) -> str | None:
