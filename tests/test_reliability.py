@@ -421,6 +421,8 @@ def _stand_in_engine(context_length, prompt_tokens=10, tag_tokens=3):
         loglikelihood=unused,
         generate_n=unused,
         loglikelihood_many=unused,
+        score_answers=unused,
+        vocabulary=unused,
     )
 
 

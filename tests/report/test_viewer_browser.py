@@ -196,12 +196,12 @@ def _formats_log(log, log_dir: Path):
 
 
 WIDE = ("register", "rendering", "richness")
-"""report_ll's factor columns, declared ``wide`` in :func:`_wide_log`'s copy."""
+"""report_ll's factor columns, which its sample table declares ``wide``."""
 
 
-def _wide_log(log, log_dir: Path):
-    """A copy of report_ll's ``log`` whose viewer config is built from its sample table with
-    the factor columns :data:`WIDE`."""
+def _narrow_log(log, log_dir: Path):
+    """A copy of report_ll's ``log`` whose viewer config is built from its sample table with no
+    wide column (the viewer's column widths from the labels alone)."""
     from dataclasses import replace
 
     from inspect_ai.log import read_eval_log, write_eval_log
@@ -210,8 +210,9 @@ def _wide_log(log, log_dir: Path):
     from cotaudit.studies.report_ll.display import sample_table
 
     copy = read_eval_log(log.location)
-    copy.eval.viewer = viewer_config(replace(sample_table(), wide=WIDE))
-    path = log_dir / Path(log.location).name.replace(".eval", "-wide.eval")
+    assert sample_table().wide == WIDE
+    copy.eval.viewer = viewer_config(replace(sample_table(), wide=()))
+    path = log_dir / Path(log.location).name.replace(".eval", "-narrow.eval")
     write_eval_log(copy, str(path))
     copy.location = str(path)
     return copy
@@ -277,7 +278,7 @@ def viewed(tmp_path_factory):
         "probe": _run_probe(log_dir),
     }
     logs["formats"] = _formats_log(logs["selfcommit"], log_dir)
-    logs["report_ll_wide"] = _wide_log(logs["report_ll"], log_dir)
+    logs["report_ll_narrow"] = _narrow_log(logs["report_ll"], log_dir)
     viewer = Viewer(log_dir)
     try:
         yield viewer, logs
@@ -709,11 +710,11 @@ def test_a_wide_column_holds_text_of_up_to_104_px(viewed, browser, shots) -> Non
             `[role=gridcell][data-col-id="${h.dataset.headerColId}"]`)
             .getBoundingClientRect().width), h.textContent]]))"""
     shown = {}
-    for name in ("report_ll", "report_ll_wide"):
+    for name in ("report_ll_narrow", "report_ll"):
         page = _page(browser, f"{viewer.url}/#/logs/{Path(logs[name].location).name}")
         page.wait_for_selector("[role=gridcell]")
         shown[name] = (page.evaluate(widths), page.evaluate(CUT_JS)["cells"])
-        if name == "report_ll_wide":
+        if name == "report_ll":
             page.screenshot(path=str(shots / "report_ll_wide_table.png"))
         page.close()
     for name, (headers, cells) in shown.items():
@@ -722,7 +723,7 @@ def test_a_wide_column_holds_text_of_up_to_104_px(viewed, browser, shots) -> Non
             for col, text, is_cut in cells
             if col.removeprefix(f"score__{scorer}__") in WIDE
         }
-        wide = name == "report_ll_wide"
+        wide = name == "report_ll"
         for k in WIDE:
             width, text = headers[f"score__{scorer}__{k}"]
             assert text.strip() == k, text  # the padding does not show
