@@ -119,6 +119,13 @@ def require_range(name: str, value: float, lo: float | None, hi: float | None) -
         raise ParameterError(f"-T {name}: must lie in [{lo}, {hi}], got {value!r}")
 
 
+def require_one_of(name: str, value: Any, allowed: Sequence[str]) -> Any:
+    """``value`` when it is one of ``allowed``; else the one-line error naming them."""
+    if value not in allowed:
+        raise ParameterError(f"-T {name}: must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
 def require_int(name: str, value: int) -> None:
     """Reject anything but an integer (bools included)."""
     if isinstance(value, bool) or not isinstance(value, int):

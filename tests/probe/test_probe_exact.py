@@ -128,12 +128,10 @@ def test_value_keys_follow_the_estimator_and_fit_their_labels():
 def test_bad_estimator_is_one_line_before_any_model():
     """The settings check raises while the task is built (no model named or loaded); under
     ``inspect eval`` the checked task prints this one line (``-T estimator: must be one of
-    ('sampled', 'exact', 'both'), got 'foo'``)."""
+    sampled, exact, both, got 'foo'``)."""
     with pytest.raises(ParameterError) as raised:
         cotaudit.probe(capitals(limit=1), "trace", estimator="foo")
-    assert str(raised.value) == (
-        "-T estimator: must be one of ('sampled', 'exact', 'both'), got 'foo'"
-    )
+    assert str(raised.value) == ("-T estimator: must be one of sampled, exact, both, got 'foo'")
 
 
 # --- tiny model: multiple choice, both estimators, replayed under a differently ordered prompt ---

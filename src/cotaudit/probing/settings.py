@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs (types-PyYAML not installed)
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from cotaudit.params import ParameterError, TaskSettings, parse_thetas
+from cotaudit.params import ParameterError, TaskSettings, parse_thetas, require_one_of
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import ESTIMATORS, Estimator
 from cotaudit.probing.forms import FORM_NAMES, FormName
@@ -147,9 +147,7 @@ class ProbeSettings(TaskSettings):
     @field_validator("estimator", mode="before")
     @classmethod
     def _estimator(cls, value: Any) -> Any:
-        if value not in ESTIMATORS:
-            raise ParameterError(f"-T estimator: must be one of {ESTIMATORS}, got {value!r}")
-        return value
+        return require_one_of("estimator", value, ESTIMATORS)
 
     @field_validator("answer", mode="before")
     @classmethod

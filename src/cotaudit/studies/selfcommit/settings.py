@@ -19,6 +19,7 @@ from cotaudit.params import (
     parse_contrast_model,
     parse_thetas,
     require_int,
+    require_one_of,
     require_positive,
     require_range,
     require_text,
@@ -135,11 +136,7 @@ class SelfcommitSettings(TaskSettings):
     @field_validator("estimator", mode="before")
     @classmethod
     def _estimator(cls, value: Any) -> Any:
-        if value not in ESTIMATORS:
-            raise ParameterError(
-                f"-T estimator: must be one of {', '.join(ESTIMATORS)}, got {value!r}"
-            )
-        return value
+        return require_one_of("estimator", value, ESTIMATORS)
 
     @model_validator(mode="after")
     def _k_needs_temperature(self) -> SelfcommitSettings:

@@ -14,6 +14,7 @@ from cotaudit.params import (
     parse_conditions,
     parse_contrast_model,
     require_int,
+    require_one_of,
     require_positive,
     require_range,
 )
@@ -77,11 +78,7 @@ class TraceTutorSettings(TaskSettings):
     @field_validator("estimator", mode="before")
     @classmethod
     def _estimator(cls, value: Any) -> Any:
-        if value not in ESTIMATORS:
-            raise ParameterError(
-                f"-T estimator: must be one of {', '.join(ESTIMATORS)}, got {value!r}"
-            )
-        return value
+        return require_one_of("estimator", value, ESTIMATORS)
 
     @field_validator("conditions", mode="before")
     @classmethod
