@@ -101,14 +101,14 @@ async def force_and_record(
         seed=seed,
     )
     for c, t, row in zip(cuts, positions, answers, strict=True):
-        first = max(c - PREFIX_END_TOKENS, 0)
+        text, whole = _prefix_end(engine, token_ids, c)
         _info(
             cut_record(
                 context=context,
                 t=t,
                 offset=offset,
-                prefix_text=engine.detokenize(token_ids[first:c]),
-                whole_prefix=first == 0,
+                prefix_text=text,
+                whole_prefix=whole,
                 answers=row,
                 judge=judge,
             )
@@ -147,14 +147,14 @@ async def score_and_record(
     )
     points = await score_exact(engine, prompt, token_ids, cuts, tag, plan, temperature=temperature)
     for c, t, point in zip(cuts, positions, points, strict=True):
-        first = max(c - PREFIX_END_TOKENS, 0)
+        text, whole = _prefix_end(engine, token_ids, c)
         _info(
             exact_record(
                 context=context,
                 t=t,
                 offset=offset,
-                prefix_text=engine.detokenize(token_ids[first:c]),
-                whole_prefix=first == 0,
+                prefix_text=text,
+                whole_prefix=whole,
                 point=point,
             )
         )
@@ -172,6 +172,13 @@ def record_verdicts(
     what a match is, see :func:`cotaudit.probing.audit.verdict_record`)."""
     for t, row, vals in zip(positions, canonical, values, strict=True):
         _info(verdict_record(context=context, t=t, canonical=row, values=vals, reference=reference))
+
+
+def _prefix_end(engine: ProbeEngine, token_ids: Sequence[int], cut: int) -> tuple[str, bool]:
+    """The decoded last :data:`PREFIX_END_TOKENS` tokens before ``cut``, and whether that is
+    the whole prefix."""
+    first = max(cut - PREFIX_END_TOKENS, 0)
+    return engine.detokenize(token_ids[first:cut]), first == 0
 
 
 def _info(record: dict[str, Any]) -> None:
