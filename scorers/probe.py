@@ -55,7 +55,7 @@ from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.display import exact_markdown, probe_chart, probe_curve_text
 from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.probing.forms import AnswerForm, get_form
-from cotaudit.probing.metrics import METRICS
+from cotaudit.probing.metrics import ATTACHED, METRICS, MetricSet
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.probing.summaries import (
     EXACT_CURVE_KEYS,
@@ -481,11 +481,12 @@ def probe_metrics(
     condition_key: str,
     headline: dict[str, Any],
     exact_headline: dict[str, Any] | None = None,
+    metric_set: MetricSet = "compact",
 ) -> list[Metric | dict[str, list[Metric]]]:
-    """Every run metric of the probe, created with the run's options (the probe scorer's
-    metrics, attached by ``probe_task``; ``exact_headline`` only when a run of both estimators
-    has one)."""
+    """The probe scorer's run metric for ``metric_set`` (``-T metrics``:
+    :data:`cotaudit.probing.metrics.ATTACHED`), created with the run's options (attached by
+    ``probe_task``; ``exact_headline`` only when a run of both estimators has one)."""
     options: dict[str, Any] = {"probe": probe, "condition_key": condition_key, "headline": headline}
     if exact_headline is not None:
         options["exact_headline"] = exact_headline
-    return [factory(**options) for factory in PROBE_METRICS.values()]
+    return [PROBE_METRICS[ATTACHED[metric_set]](**options)]

@@ -138,7 +138,8 @@ def probe_headline(
     ``reference_condition``, else ``replay_under``, else the dataset's first condition. The
     summary follows the estimator: the exact curve's (``auc_exact``, ``tau_0.8_exact``) for
     ``exact``, else the sampled curve's (a run of both adds the exact one beside it:
-    :func:`exact_headline`)."""
+    :func:`exact_headline`). A self-commitment headline counts the samples it leaves out for a
+    response without a final answer (:attr:`Headline.dropped_key`)."""
     suffix = EXACT_SUFFIX if estimator == "exact" else ""
     if probe == "trace":
         if reference_condition is not None:
@@ -151,7 +152,7 @@ def probe_headline(
                 f"-T reference_condition={reference_condition!r}: the task's samples have "
                 f"{len(conditions)} {condition_key!r} value(s) {conditions}; an AUROC needs two"
             )
-        return Headline(summary, None, pair_key)
+        return Headline(summary, None, pair_key, drops_no_answer=True)
     reference, given = (
         (reference_condition, "-T reference_condition")
         if reference_condition is not None
@@ -164,7 +165,7 @@ def probe_headline(
             f"{given}={reference!r}: not a {condition_key!r} value of the task's samples; "
             f"choose from {conditions}"
         )
-    return Headline(summary, reference, pair_key)
+    return Headline(summary, reference, pair_key, drops_no_answer=True)
 
 
 def exact_headline(headline: Headline, estimator: str) -> Headline | None:
@@ -178,6 +179,7 @@ def exact_headline(headline: Headline, estimator: str) -> Headline | None:
         headline.reference,
         headline.pair_key,
         f"n_units{EXACT_SUFFIX}",
+        headline.drops_no_answer,
     )
 
 
@@ -267,6 +269,7 @@ def probe_of(
         "headline": headline.record(),
         "exact_headline": beside.record() if beside is not None else None,
         "estimator": s.estimator,
+        "metrics": s.metrics,
         "exact_temperature": (
             exact_temperature(s.answer_temperature) if reads_exact(s.estimator) else None
         ),
@@ -280,6 +283,7 @@ def probe_of(
             s.condition_key,
             headline.record(),
             beside.record() if beside is not None else None,
+            s.metrics,
         ),
     )
     return task_with(

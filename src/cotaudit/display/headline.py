@@ -11,8 +11,8 @@ wherever the metrics are listed (the viewer's title bar, the terminal summary).
 and whether it means anything:
 
 - **not computed**: the statistic is NaN; the line says why (a reason the caller knows, such as
-  a degenerate clustering, else n = 0 and the units left out, else "undefined on these data"
-  with its n);
+  a degenerate clustering, else n = 0 and what was left out, else the spec's
+  ``undefined_why`` or "undefined on these data", with its n and what was left out);
 - **too small**: ``n < MIN_UNITS`` ("too few to mean anything"), or its interval covers every
   value the statistic can take (``bounds``, e.g. [0, 1] for an AUROC or an F1: "says nothing");
 - otherwise the statistic, its interval and its n.
@@ -50,7 +50,10 @@ class HeadlineSpec:
       it rests on; ``unit`` / ``units``: what one unit is, singular and plural;
     - ``interval``: the keys of its 95% interval (low, high), or None when it has none;
     - ``bounds``: the values the statistic can take (an AUROC or F1: (0, 1)), or None;
-    - ``dropped`` / ``dropped_why``: the key counting units left out, and why they were.
+    - ``dropped`` / ``dropped_why``: the key counting what was left out, and why it was;
+      ``dropped_unit`` / ``dropped_units``: what it counts, singular and plural (None: units);
+    - ``undefined_why``: when the statistic is undefined although n > 0 (an AUROC with no value
+      on one side), said when it is NaN; empty: "undefined on these data".
     """
 
     metric: str
@@ -61,6 +64,9 @@ class HeadlineSpec:
     bounds: tuple[float, float] | None = None
     dropped: str | None = None
     dropped_why: str = ""
+    dropped_unit: str | None = None
+    dropped_units: str | None = None
+    undefined_why: str = ""
 
     def keys(self) -> list[str]:
         """The headline's metric keys in the order the metric sets list them: the statistic,
@@ -78,6 +84,9 @@ class HeadlineSpec:
             "bounds": list(self.bounds) if self.bounds else None,
             "dropped": self.dropped,
             "dropped_why": self.dropped_why,
+            "dropped_unit": self.dropped_unit,
+            "dropped_units": self.dropped_units,
+            "undefined_why": self.undefined_why,
             "min_units": MIN_UNITS,
         }
 
@@ -94,11 +103,19 @@ class HeadlineSpec:
             bounds=(float(bounds[0]), float(bounds[1])) if bounds else None,
             dropped=record.get("dropped"),
             dropped_why=str(record.get("dropped_why") or ""),
+            dropped_unit=record.get("dropped_unit"),
+            dropped_units=record.get("dropped_units"),
+            undefined_why=str(record.get("undefined_why") or ""),
         )
 
     def count_text(self, n: int) -> str:
         """``"1 problem"``, ``"2 problems"``."""
         return f"{n} {self.unit if n == 1 else self.units}"
+
+    def dropped_text(self, n: int) -> str:
+        """``"1 problem"``, ``"2 samples"``: ``n`` of what ``dropped`` counts."""
+        unit, units = self.dropped_unit or self.unit, self.dropped_units or self.units
+        return f"{n} {unit if n == 1 else units}"
 
 
 @dataclass(frozen=True)
@@ -143,7 +160,7 @@ def assess(
     low, high = (_get(metrics, k) for k in (spec.interval or (None, None)))
     dropped = _get(metrics, spec.dropped)
     left_out = (
-        f"{spec.count_text(int(round(dropped)))} left out for {spec.dropped_why}"
+        f"{spec.dropped_text(int(round(dropped)))} left out for {spec.dropped_why}"
         if not math.isnan(dropped) and dropped > 0 and spec.dropped_why
         else ""
     )
@@ -154,7 +171,8 @@ def assess(
         elif n == 0:
             why = f"no {spec.units} to compute it on (n = 0{'; ' + left_out if left_out else ''})"
         else:
-            why = f"undefined on these data ({n_text}{'; ' + left_out if left_out else ''})"
+            undefined = spec.undefined_why or "undefined on these data"
+            why = f"{undefined} ({n_text}{'; ' + left_out if left_out else ''})"
         return HeadlineNote(
             spec, value, n, low, high, NOT_COMPUTED, f"{spec.metric} cannot be computed: {why}"
         )

@@ -20,6 +20,7 @@ from cotaudit.params import ParameterError, TaskSettings, parse_thetas, require_
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import ESTIMATORS, Estimator
 from cotaudit.probing.forms import FORM_NAMES, FormName
+from cotaudit.probing.metrics import METRIC_SETS, MetricSet
 from cotaudit.probing.positions import DEFAULT_STRIDE, Schedule, parse_fractions
 from cotaudit.probing.record import PROBE_KINDS, ProbeKind
 from cotaudit.probing.think import DEFAULT_THINK_CLOSE
@@ -75,6 +76,9 @@ class ProbeSettings(TaskSettings):
         by the task's scorer; the default), ``exact`` (the probability that a forced answer's
         canonical form is the reference, by teacher forcing: :mod:`cotaudit.probing.exact`)
         or ``both``.
+      metrics: ``compact`` (the default: the headline, n_samples, the main summaries overall
+        and per condition and the replay gaps, NaN left out but the headline's:
+        :func:`cotaudit.probing.summaries.compact_metrics`) or ``all`` (every run metric).
 
     ``k`` and ``temperature`` as given (None: the probe's default); :attr:`answers_k`,
     :attr:`answer_temperature` and :meth:`schedule` resolve them against the probe's defaults
@@ -103,6 +107,7 @@ class ProbeSettings(TaskSettings):
     reference_condition: str | None = None
     task_args: dict[str, Any] = Field(default=None, validate_default=True)
     estimator: Estimator = "sampled"
+    metrics: MetricSet = "compact"
 
     @classmethod
     def signature(
@@ -148,6 +153,11 @@ class ProbeSettings(TaskSettings):
     @classmethod
     def _estimator(cls, value: Any) -> Any:
         return require_one_of("estimator", value, ESTIMATORS)
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _metrics(cls, value: Any) -> Any:
+        return require_one_of("metrics", value, METRIC_SETS)
 
     @field_validator("answer", mode="before")
     @classmethod

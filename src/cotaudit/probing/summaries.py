@@ -216,22 +216,37 @@ class Headline:
     have them (a problem's conditions resampled together) else the sample, and its n
     (``n_key``: ``n_units``; ``n_units_exact`` for the exact headline beside a sampled one),
     the number of units with a defined value.
+
+    ``drops_no_answer``: the summary is a self-commitment one, undefined for a sample whose
+    response has no final answer; such samples, left out of the headline, are counted beside
+    it under :attr:`dropped_key` (``n_samples_dropped_no_answer``).
     """
 
     summary: str
     reference: str | None = None
     pair_key: str | None = "pair_id"
     n_key: str = "n_units"
+    drops_no_answer: bool = False
 
     @property
     def metric(self) -> str:
         """The headline's metric key: ``auroc/<summary>`` or ``<summary>``."""
         return self.summary if self.reference is None else f"auroc/{self.summary}"
 
+    @property
+    def dropped_key(self) -> str | None:
+        """The key counting the samples left out for a response without a final answer
+        (``n_samples_dropped_no_answer``, with the suffix of ``n_key``: ``..._exact`` beside
+        ``n_units_exact``); None when the summary has no such samples."""
+        if not self.drops_no_answer:
+            return None
+        return f"n_samples_dropped_no_answer{self.n_key.removeprefix('n_units')}"
+
     def spec(self) -> HeadlineSpec:
         """Where it sits among the run metrics: the statistic, its n (``n_units``: units, the
         ``pair_key`` values where samples have them, else samples) and its interval; an AUROC
-        lies in [0, 1]."""
+        lies in [0, 1] and needs a value on each side; the samples left out for a response
+        without a final answer (:attr:`dropped_key`)."""
         return HeadlineSpec(
             self.metric,
             self.n_key,
@@ -239,6 +254,16 @@ class Headline:
             "units",
             interval=(f"{self.metric}_ci_low", f"{self.metric}_ci_high"),
             bounds=(0.0, 1.0) if self.reference is not None else None,
+            dropped=self.dropped_key,
+            dropped_why="a response without a final answer" if self.drops_no_answer else "",
+            dropped_unit="sample",
+            dropped_units="samples",
+            undefined_why=(
+                f"an AUROC needs a sample with a value in condition {self.reference!r} and one "
+                "in another"
+                if self.reference is not None
+                else ""
+            ),
         )
 
     def keys(self) -> list[str]:
@@ -247,10 +272,12 @@ class Headline:
 
     def record(self) -> dict[str, Any]:
         """The task metadata entry (``metadata.probe.headline``) it is rebuilt from
-        (``n_key`` only where it is not ``n_units``)."""
+        (``n_key`` only where it is not ``n_units``, ``drops_no_answer`` only where true)."""
         record = asdict(self) | {"metric": self.metric}
         if self.n_key == "n_units":
             del record["n_key"]
+        if not self.drops_no_answer:
+            del record["drops_no_answer"]
         return record
 
     @classmethod
@@ -263,6 +290,7 @@ class Headline:
             record.get("reference"),
             record.get("pair_key"),
             str(record.get("n_key") or "n_units"),
+            bool(record.get("drops_no_answer", False)),
         )
 
 
@@ -272,19 +300,26 @@ def headline_metrics(
     condition_key: str = "condition",
 ) -> dict[str, float]:
     """``headline.keys()`` from per-sample ``(score value, sample metadata)`` rows (NaN and
-    ``n_units`` 0 when no row has a defined value)."""
+    ``n_units`` 0 when no row has a defined value), then its :attr:`Headline.dropped_key` where
+    it has one: the samples it could read (with a condition, for an AUROC) whose summary is
+    undefined (NaN or absent)."""
     values, units, is_reference = [], [], []
+    undefined = 0
     for i, (value, meta) in enumerate(rows):
+        if headline.reference is not None and condition_key not in meta:
+            continue
         v = float(value.get(headline.summary, math.nan))
-        if math.isnan(v) or (headline.reference is not None and condition_key not in meta):
+        if math.isnan(v):
+            undefined += 1
             continue
         values.append(v)
         key = headline.pair_key
         units.append(str(meta[key]) if key is not None and key in meta else f"sample {i}")
         is_reference.append(str(meta.get(condition_key)) == headline.reference)
     metric, n, low, high = headline.keys()
+    dropped = {} if headline.dropped_key is None else {headline.dropped_key: float(undefined)}
     if not values:
-        return {metric: math.nan, n: 0.0, low: math.nan, high: math.nan}
+        return {metric: math.nan, n: 0.0, low: math.nan, high: math.nan} | dropped
     arr, ref = np.asarray(values, dtype=float), np.asarray(is_reference, dtype=bool)
 
     def statistic(idx: NDArray[np.intp]) -> float:
@@ -295,7 +330,7 @@ def headline_metrics(
     ci = bootstrap_ci(
         statistic, units, n_boot=HEADLINE_N_BOOT, seed=HEADLINE_SEED, confidence=HEADLINE_CONFIDENCE
     )
-    return {metric: ci.estimate, n: float(ci.n_units), low: ci.low, high: ci.high}
+    return {metric: ci.estimate, n: float(ci.n_units), low: ci.low, high: ci.high} | dropped
 
 
 def run_metrics(
@@ -346,4 +381,34 @@ def run_metrics(
             gap = _nanmean(gaps(values))
             if not math.isnan(gap):
                 out[f"replay_gap/{key}/{cond}"] = gap
+    return out
+
+
+def compact_metrics(
+    full: Mapping[str, float], probe: str, headlines: Sequence[Headline]
+) -> dict[str, float]:
+    """The compact set of the run metrics ``full`` (:func:`run_metrics`), in its order: each
+    headline's keys and its :attr:`Headline.dropped_key` always (NaN when the run has nothing
+    to compare); then, NaN left out (an empty stratum: a condition without a final answer, no
+    zero probe), ``n_samples``, :func:`main_keys` overall and per condition
+    (``<key>/<condition>``) and the overall replay gaps (``replay_gap/<key>``). Left to the
+    full set: the theta sweep and the other summaries, the replayed summaries themselves
+    (``<key>_replay``: own minus gap) and the replay gaps per condition."""
+    always = [
+        k
+        for h in headlines
+        for k in (*h.keys(), *([h.dropped_key] if h.dropped_key else []))
+        if k in full
+    ]
+    main = set(main_keys(probe))
+
+    def kept(key: str) -> bool:
+        if key == "n_samples":
+            return True
+        if key.startswith("replay_gap/"):
+            return key.count("/") == 1
+        return key.split("/")[0] in main
+
+    out = {k: full[k] for k in always}
+    out |= {k: v for k, v in full.items() if k not in out and kept(k) and not math.isnan(float(v))}
     return out

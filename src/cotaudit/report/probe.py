@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from cotaudit.probing.metrics import METRICS
+from cotaudit.probing.metrics import ATTACHED, METRICS
 from cotaudit.probing.summaries import (
     EXACT_CURVE_KEYS,
     GAP_VALUE_KEYS,
@@ -46,7 +46,8 @@ def _settings(run: RunData) -> dict[str, Any]:
 
 def metric_defs(logged: Sequence[MetricDef], settings: Mapping[str, Any]) -> list[MetricDef]:
     """The probe's run metrics as the log defines them (name and options); where the scorer
-    lists none, each metric of the table with the options the task's probe settings imply."""
+    lists none, the full metric (``probe_summary``) with the options the task's probe settings
+    imply."""
     defs = [d for d in logged if d.name in METRICS]
     if defs:
         return defs
@@ -57,7 +58,7 @@ def metric_defs(logged: Sequence[MetricDef], settings: Mapping[str, Any]) -> lis
     }
     if settings.get("exact_headline"):
         options["exact_headline"] = settings["exact_headline"]
-    return [MetricDef(name, options) for name in METRICS]
+    return [MetricDef(ATTACHED["all"], options)]
 
 
 def units_of(samples: Sequence[ScoredSample], pair_key: str | None) -> list[Hashable]:
