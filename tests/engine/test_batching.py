@@ -230,8 +230,18 @@ def test_provider_max_batch_rows_arg():
 
 
 def _forward_rows(engine, monkeypatch):
-    """The row count of every decode forward pass (input ids of one token per row)."""
+    """The row count of every decode step (one token per row): the written-out step's, or the
+    model's forward pass where there is none."""
     rows = []
+    step = engine._stepper.decoder_step
+    if step is not None:
+
+        def decode(tokens, *args):
+            rows.append(tokens.shape[0])
+            return step(tokens, *args)
+
+        monkeypatch.setattr(engine._stepper, "decoder_step", decode)
+        return rows
     real = engine.model.forward
 
     def forward(*args, input_ids=None, **kwargs):

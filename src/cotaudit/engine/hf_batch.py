@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from cotaudit.engine.hf_step import DecoderStep
 from cotaudit.engine.shared_prefix import SharedPrefixCache, shared_prefix_attention
 
 if TYPE_CHECKING:
@@ -118,6 +119,52 @@ class RowDecoder:
         return self.done
 
 
+class GrowingCache:
+    """A job's KV cache in preallocated buffers [rows, Hkv, capacity, d] per layer, filled in
+    place (a decode step writes one position; no copy of what is cached), doubling the
+    capacity when full. :meth:`update` returns views of the filled positions."""
+
+    def __init__(self, source: Any, rows: int, capacity: int) -> None:
+        """Copy ``source``'s layers (a transformers cache of one row) into buffers of
+        ``rows`` rows (each a copy of that row) and at least ``capacity`` positions."""
+        self.keys: list[torch.Tensor] = []
+        self.values: list[torch.Tensor] = []
+        self.lengths: list[int] = []
+        for layer in source.layers:
+            k, v = layer.keys, layer.values
+            length = k.shape[2]
+            size = max(capacity, length)
+            kb = k.new_empty(rows, k.shape[1], size, k.shape[3])
+            vb = v.new_empty(rows, v.shape[1], size, v.shape[3])
+            kb[:, :, :length] = k
+            vb[:, :, :length] = v
+            self.keys.append(kb)
+            self.values.append(vb)
+            self.lengths.append(length)
+
+    def update(
+        self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        start = self.lengths[layer_idx]
+        end = start + key.shape[2]
+        if end > self.keys[layer_idx].shape[2]:
+            self._grow(layer_idx, end)
+        self.keys[layer_idx][:, :, start:end] = key
+        self.values[layer_idx][:, :, start:end] = value
+        self.lengths[layer_idx] = end
+        return self.keys[layer_idx][:, :, :end], self.values[layer_idx][:, :, :end]
+
+    def _grow(self, layer_idx: int, needed: int) -> None:
+        for buffers in (self.keys, self.values):
+            old = buffers[layer_idx]
+            new = old.new_empty(*old.shape[:2], max(needed, 2 * old.shape[2]), old.shape[3])
+            new[:, :, : self.lengths[layer_idx]] = old[:, :, : self.lengths[layer_idx]]
+            buffers[layer_idx] = new
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        return self.lengths[layer_idx]
+
+
 @dataclass
 class JobsKV:
     """Keys (or values) of one layer for all jobs of a step: each job's own cache entry, and
@@ -180,6 +227,9 @@ class HFStepper:
         self.engine = engine
         self.max_rows = max_rows
         self.row_multiple = row_multiple
+        self.decoder_step = DecoderStep.of(engine.model)
+        """The written-out step (:mod:`cotaudit.engine.hf_step`), or None: transformers'
+        forward pass with :func:`jobs_attention`."""
 
     def step(self, jobs: Sequence[Any]) -> list[torch.Tensor]:
         engine = self.engine
@@ -191,6 +241,9 @@ class HFStepper:
         zeros = torch.zeros(pad, dtype=torch.long, device=engine.device)
         tokens = torch.cat([j.decoder.next for j in jobs] + [zeros])
         positions = torch.cat([j.next_positions() for j in jobs] + [zeros])
+        if self.decoder_step is not None:
+            logits = self.decoder_step(tokens, positions, jobs, spans)
+            return [logits[a:b] for a, b in spans]
         cache = JobsCache(jobs, spans)
         with engine._attention(ATTENTION_NAME):
             out = engine.model(
@@ -248,13 +301,11 @@ class GenerateJob(DecodeJob):
                 )
             max_tokens = min(max_tokens, room)
         self.n_prompt = len(prompt_ids)
-        logits, self.cache = engine.forward(
+        logits, prefilled = engine.forward(
             torch.tensor([prompt_ids], device=engine.device), last_only=True
         )
-        logits = logits[:, -1, :]
-        if self.rows > 1:
-            self.cache.batch_repeat_interleave(self.rows)
-            logits = logits.expand(self.rows, -1)
+        self.cache = GrowingCache(prefilled, self.rows, len(prompt_ids) + min(max_tokens, 512))
+        logits = logits[:, -1, :].expand(self.rows, -1)
         generator = torch.Generator(device="cpu").manual_seed(seed_for(seed))
         self.decoder = RowDecoder(
             self.rows, max_tokens, temperature, [generator], engine.eos_ids, engine.device
@@ -266,9 +317,11 @@ class GenerateJob(DecodeJob):
         return torch.full((self.rows,), pos, dtype=torch.long, device=self.engine.device)
 
     def attend(self, module: Any, query: torch.Tensor, key: Any, value: Any, **kwargs: Any) -> Any:
-        from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
-        return sdpa_attention_forward(module, query, key, value, None, **kwargs)
+        """SDPA of the job's rows over its whole cache (grouped kv heads), [rows, q, H, d]."""
+        out = torch.nn.functional.scaled_dot_product_attention(
+            query, key, value, scale=kwargs.get("scaling"), enable_gqa=True
+        )
+        return out.transpose(1, 2), None
 
     def result(self) -> list[Any]:
         from cotaudit.engine.base import Generation

@@ -1,0 +1,154 @@
+"""The decode step of a Llama-family decoder, written out over its weights.
+
+For ``B`` rows of one token each (token ids ``x``, position ids ``p``), with ``N`` the RMS norm
+``N(h) = w * h / sqrt(mean(h^2) + eps)`` and ``R_p`` the rotary embedding at position p:
+
+    h = E[x]
+    per layer:  [q; k; v] = N1(h) W_qkv^T (+ b_qkv);  q, k <- R_p q, R_p k
+                each job: its rows' k, v appended to its own cache; o = attention of its rows'
+                q over that cache (the job's own function, no other row in any reduction)
+                h = h + o W_o^T
+                [g; u] = N2(h) W_gu^T;  h = h + (silu(g) * u) W_down^T
+    logits = N(h) W_lm^T
+
+``W_qkv`` stacks the q, k and v projections and ``W_gu`` the gate and up projections
+(one matrix product each instead of three and two). The same step, the same per-job attention
+and the same padding serve a job decoding alone and in a batch, so a row's floats do not
+depend on its batch wherever the matrix products are row-independent
+(:func:`cotaudit.engine.hf_batch.rows_independent`). The prefill (many tokens of one job)
+stays transformers' forward pass.
+
+Models the step covers (:meth:`DecoderStep.of`): ``llama``, ``mistral`` without a sliding
+window and ``qwen2`` (bias on q, k, v), SiLU MLP, one rotary embedding module. Any other
+model decodes through transformers' forward pass (:class:`cotaudit.engine.hf_batch.HFStepper`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+F = torch.nn.functional
+
+SUPPORTED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2"})
+"""``config.model_type`` values whose decoder layer is the one written out here."""
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """One decoder layer's weights in the step's layout."""
+
+    norm1: torch.Tensor
+    qkv: torch.Tensor
+    qkv_bias: torch.Tensor | None
+    o: torch.Tensor
+    norm2: torch.Tensor
+    gate_up: torch.Tensor
+    down: torch.Tensor
+    module: Any
+    """The layer's attention module (what a job's attention function reads: its groups)."""
+    scaling: float
+
+
+class DecoderStep:
+    """The decode step of one model (see the module docstring)."""
+
+    def __init__(self, model: Any) -> None:
+        config = model.config
+        inner = model.model
+        self.eps = float(config.rms_norm_eps)
+        self.head_dim = getattr(config, "head_dim", None) or (
+            config.hidden_size // config.num_attention_heads
+        )
+        self.heads = config.num_attention_heads
+        self.kv_heads = config.num_key_value_heads
+        self.embed = inner.embed_tokens.weight
+        self.rotary = inner.rotary_emb
+        self.final_norm = inner.norm.weight
+        self.lm_head = model.lm_head.weight
+        self.layers = [self._layer(layer) for layer in inner.layers]
+
+    @staticmethod
+    def of(model: Any) -> DecoderStep | None:
+        """The step for ``model``, or None when its architecture is not one the step covers."""
+        config = getattr(model, "config", None)
+        inner = getattr(model, "model", None)
+        if config is None or inner is None:
+            return None
+        if getattr(config, "model_type", None) not in SUPPORTED_MODEL_TYPES:
+            return None
+        if getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True):
+            return None
+        if getattr(config, "hidden_act", None) != "silu" or getattr(config, "mlp_bias", False):
+            return None
+        if getattr(config, "pretraining_tp", 1) != 1:
+            return None
+        if not all(hasattr(inner, name) for name in ("embed_tokens", "rotary_emb", "norm")):
+            return None
+        return DecoderStep(model)
+
+    @staticmethod
+    def _layer(layer: Any) -> LayerWeights:
+        attn, mlp = layer.self_attn, layer.mlp
+        projections = (attn.q_proj, attn.k_proj, attn.v_proj)
+        bias = None
+        if attn.q_proj.bias is not None:
+            bias = torch.cat([p.bias.detach() for p in projections]).contiguous()
+        return LayerWeights(
+            norm1=layer.input_layernorm.weight.detach(),
+            qkv=torch.cat([p.weight.detach() for p in projections]).contiguous(),
+            qkv_bias=bias,
+            o=attn.o_proj.weight.detach(),
+            norm2=layer.post_attention_layernorm.weight.detach(),
+            gate_up=torch.cat([mlp.gate_proj.weight.detach(), mlp.up_proj.weight.detach()]),
+            down=mlp.down_proj.weight.detach(),
+            module=attn,
+            scaling=float(attn.scaling),
+        )
+
+    def norm(self, h: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        """RMS norm as transformers' ``LlamaRMSNorm`` computes it (in float32)."""
+        x = h.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return weight * x.to(h.dtype)
+
+    def __call__(
+        self,
+        tokens: torch.Tensor,
+        positions: torch.Tensor,
+        jobs: Sequence[Any],
+        spans: Sequence[tuple[int, int]],
+    ) -> torch.Tensor:
+        """Logits [B, vocab] of one step: ``tokens`` and ``positions`` [B]; job j owns rows
+        ``spans[j]`` (rows past the last span are padding: no cache, no attention)."""
+        rows, d = tokens.shape[0], self.head_dim
+        nq, nkv = self.heads * d, self.kv_heads * d
+        h = self.embed[tokens]
+        cos, sin = self.rotary(h, positions[:, None])  # [B, 1, d]
+        half = d // 2
+        for index, layer in enumerate(self.layers):
+            qkv = F.linear(self.norm(h, layer.norm1), layer.qkv, layer.qkv_bias)
+            # rotary on the q and k heads together: x * cos + rotate_half(x) * sin
+            qk = qkv[:, : nq + nkv].view(rows, self.heads + self.kv_heads, d)
+            rotated = torch.cat([-qk[..., half:], qk[..., :half]], dim=-1)
+            qk = qk * cos + rotated * sin
+            q = qk[:, : self.heads, None, :]  # [B, H, 1, d]
+            k = qk[:, self.heads :, None, :]
+            v = qkv[:, nq + nkv :].view(rows, self.kv_heads, 1, d)
+            outs = []
+            for job, (a, b) in zip(jobs, spans, strict=True):
+                keys, values = job.cache.update(k[a:b], v[a:b], index)
+                outs.append(
+                    job.attend(layer.module, q[a:b], keys, values, scaling=layer.scaling)[0]
+                )
+            pad = rows - spans[-1][1] if spans else rows
+            if pad:
+                outs.append(q.new_zeros(pad, 1, self.heads, d))
+            attn = torch.cat(outs).view(rows, nq)
+            h = h + F.linear(attn, layer.o)
+            gate, up = F.linear(self.norm(h, layer.norm2), layer.gate_up).chunk(2, -1)
+            h = h + F.linear(F.silu(gate) * up, layer.down)
+        return F.linear(self.norm(h, self.final_norm), self.lm_head)
