@@ -317,6 +317,53 @@ def test_mlx_batched_equals_alone(mlx_engine, monkeypatch):
     assert any({"GenerateJob", "PrefixJob"} <= set(s) for s in steps)
 
 
+def test_grouped_jobs_attention_equals_mlx_lm_attention_per_job(mlx_engine):
+    """The CPU attention of a batched step (scaling and head grouping once for all rows) gives
+    the logits of mlx-lm's attention called per job: bit for bit where matrix products are
+    row-independent (MLX's bundled BLAS), else within float32 rounding (OpenBLAS)."""
+    import mlx.core as mx
+
+    from cotaudit.engine.mlx_batch import GenerateJob, PrefixJob, Sweep
+
+    e, stepper = mlx_engine, mlx_engine._stepper
+    engine_default = stepper.grouped_attention
+    assert engine_default == (mx.default_device() == mx.cpu)  # grouped on the CPU only
+    messages = [selfcommit_messages(q, "honest", 0) for q in QUESTIONS]
+    request = _request(e, k=3, temperature=0.7, positions=[5])
+
+    def steps(grouped: bool) -> list:
+        # jobs of 1, 2 and 3 rows (a CoT, two sampled CoTs, a prefix), caches of three lengths
+        jobs = [
+            GenerateJob(stepper, messages[0], 8, 0.0, 0, 1),
+            GenerateJob(stepper, messages[1], 8, 1.0, 5, 2),
+            PrefixJob(stepper, Sweep(e, request), 5),
+            GenerateJob(stepper, messages[2], 8, 0.0, 0, 1),
+        ]
+        for job in jobs:
+            job.start()
+        stepper.grouped_attention = grouped
+        try:
+            out = []
+            for _ in range(3):
+                logits = stepper.step(jobs)
+                for job, part in zip(jobs, logits, strict=True):
+                    job.advance(part)
+                out.append(mx.concatenate(logits))
+            mx.eval(out)
+            return out
+        finally:
+            stepper.grouped_attention = engine_default
+
+    grouped = _sync(e, steps, True)
+    per_job = _sync(e, steps, False)
+    for a, b in zip(grouped, per_job, strict=True):
+        assert a.shape == (7, e.model.args.vocab_size)
+        if e.rows_independent:
+            assert mx.array_equal(a, b).item()
+        else:
+            assert mx.allclose(a, b, rtol=0, atol=1e-4).item()
+
+
 @pytest.mark.model
 def test_mlx_batched_equals_alone_default_model(monkeypatch):
     from cotaudit.providers.hf_probe import resolve_model_path

@@ -4,10 +4,13 @@ The MLX counterpart of :mod:`cotaudit.engine.hf_batch`. Every job keeps its own 
 cache (one ``KVCache`` per layer). A batched step feeds one token per row of every active job
 in one forward pass: each layer's cache is a :class:`JobsLayerCache` that hands every job's rows
 of the new keys and values to that job's own cache, gives rotary embeddings per-row offsets,
-and, through :func:`patch_attention`, computes each job's attention with mlx-lm's own
-``scaled_dot_product_attention`` over that job's cache alone (the call the job makes
-unbatched: same shapes, no mask, no padding). mlx-lm's ``BatchKVCache`` (left padding, a mask
-over the padded keys) is not used: padded keys enter every row's softmax reduction.
+and, through :func:`patch_attention`, computes each job's attention over that job's cache
+alone (no mask, no padding, no other job's keys in any reduction): on a GPU with mlx-lm's own
+``scaled_dot_product_attention`` (MLX's fused kernel; the call the job makes unbatched), on
+the CPU with :func:`grouped_jobs_attention`, the same operations as MLX's CPU fallback for
+that call with the per-row ones done once for all rows. mlx-lm's ``BatchKVCache`` (left
+padding, a mask over the padded keys) is not used: padded keys enter every row's softmax
+reduction.
 
 Row independence of the merged matrix products: MLX's CPU matmul gives a row the same bits for
 any row count (checked by :func:`rows_independent` at start). On Apple silicon the Metal
@@ -103,13 +106,21 @@ class JobsKV:
 
 
 class JobsLayerCache:
-    """One layer's cache during a batched step: routes each job's rows to its own cache."""
+    """One layer's cache during a batched step: routes each job's rows to its own cache.
+
+    ``grouped``: attention by :func:`grouped_jobs_attention` (else mlx-lm's function per job)."""
 
     def __init__(
-        self, jobs: Sequence[Any], spans: list[tuple[int, int]], layer: int, offsets: Any
+        self,
+        jobs: Sequence[Any],
+        spans: list[tuple[int, int]],
+        layer: int,
+        offsets: Any,
+        grouped: bool = False,
     ) -> None:
         self.jobs, self.spans, self.layer = jobs, spans, layer
         self.offset = offsets
+        self.grouped = grouped
 
     def update_and_fetch(self, keys: Any, values: Any) -> tuple[JobsKV, JobsKV]:
         ks, vs = [], []
@@ -120,10 +131,40 @@ class JobsLayerCache:
         return JobsKV(ks), JobsKV(vs)
 
 
+def grouped_jobs_attention(
+    queries: Any, keys: JobsKV, values: JobsKV, cache: JobsLayerCache, scale: float
+) -> Any:
+    """Each job's attention over its own cache, for queries ``[R, H, 1, d]`` of all jobs (job
+    j: rows ``cache.spans[j]``; its keys and values ``[B_j, Hkv, S_j, d]``):
+
+        q      = queries * scale, as [R, Hkv, H / Hkv, d]   (query head h reads kv head
+                                                              h // (H / Hkv); all rows at once)
+        out_j  = softmax(q[a:b] @ K_j^T, last axis) @ V_j   (per job: one product per kv head)
+
+    in the model's dtype, then ``[R, H, 1, d]``. These are the operations of MLX's CPU fallback
+    for ``mx.fast.scaled_dot_product_attention`` (scale, a product per kv head, precise
+    softmax, a product), with the scaling and the grouping of heads done once for all rows
+    instead of once per job, so a job costs fewer operations. The H / Hkv query heads of a kv
+    head are one product of H / Hkv rows, which gives the fallback's bits where MLX's matrix
+    products are row-independent (:func:`rows_independent`)."""
+    rows, heads, _, dim = queries.shape
+    kv_heads = keys.parts[0].shape[1]
+    q = (queries * mx.array(scale, dtype=queries.dtype)).reshape(
+        rows, kv_heads, heads // kv_heads, dim
+    )
+    parts = [
+        mx.softmax(q[a:b] @ k.swapaxes(-1, -2), axis=-1, precise=True) @ v
+        for (a, b), k, v in zip(cache.spans, keys.parts, values.parts, strict=True)
+    ]
+    return mx.concatenate(parts, axis=0).reshape(rows, heads, 1, dim)
+
+
 def patch_attention(model: Any) -> bool:
     """Route the model module's ``scaled_dot_product_attention`` through a dispatcher: per job
-    for :class:`JobsLayerCache`, :func:`tree_attention` for :class:`TreeLayerCache` (any other
-    cache goes to mlx-lm's function unchanged).
+    for :class:`JobsLayerCache` (:func:`grouped_jobs_attention` when the cache says
+    ``grouped`` and no attention sinks are given, else mlx-lm's function for each job's rows),
+    :func:`tree_attention` for :class:`TreeLayerCache` (any other cache goes to mlx-lm's
+    function unchanged).
     Returns False when the module has no such function (the model then decodes jobs alone)."""
     module = sys.modules.get(type(model).__module__)
     original = getattr(module, "scaled_dot_product_attention", None)
@@ -141,6 +182,8 @@ def patch_attention(model: Any) -> bool:
             return tree_attention(queries, keys, values, cache, scale)
         if not isinstance(cache, JobsLayerCache):
             return original(queries, keys, values, cache=cache, scale=scale, mask=mask, **kwargs)
+        if cache.grouped and kwargs.get("sinks") is None:
+            return grouped_jobs_attention(queries, keys, values, cache, scale)
         parts = [
             original(
                 queries[a:b], k, v, cache=job.cache[cache.layer], scale=scale, mask=None, **kwargs
@@ -236,6 +279,10 @@ class MLXStepper:
         self.engine = engine
         self.batchable = batchable
         self.max_rows = max_rows if batchable else 1
+        self.grouped_attention = mx.default_device() == mx.cpu
+        """Attention by :func:`grouped_jobs_attention` (on the CPU, where MLX computes
+        mlx-lm's call with the same unfused operations); on a GPU, mlx-lm's function per job
+        (MLX's fused kernel)."""
 
     def step(self, jobs: Sequence[Any]) -> list[Any]:
         model = self.engine.model
@@ -246,7 +293,10 @@ class MLXStepper:
             spans.append((start, start + job.rows))
             start += job.rows
         offsets = mx.array([job.cache[0].offset for job in jobs for _ in range(job.rows)])
-        caches = [JobsLayerCache(jobs, spans, i, offsets) for i in range(len(jobs[0].cache))]
+        grouped = self.grouped_attention
+        caches = [
+            JobsLayerCache(jobs, spans, i, offsets, grouped) for i in range(len(jobs[0].cache))
+        ]
         tokens = mx.concatenate([j.decoder.next for j in jobs])
         logits = model(tokens[:, None], cache=caches)[:, -1, :]
         mx.eval(logits)
