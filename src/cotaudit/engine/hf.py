@@ -44,7 +44,14 @@ from cotaudit.engine.base import (
 )
 from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS, Scheduler, on_worker, run_alone
 from cotaudit.engine.chat import render_chat
-from cotaudit.engine.hf_batch import GenerateJob, HFStepper, RowDecoder, SweepJob, rows_independent
+from cotaudit.engine.hf_batch import (
+    DecodedCaches,
+    GenerateJob,
+    HFStepper,
+    RowDecoder,
+    SweepJob,
+    rows_independent,
+)
 from cotaudit.engine.vocabulary import vocabulary_of
 
 logger = logging.getLogger(__name__)
@@ -91,6 +98,9 @@ class HFEngine(SyncVerbs):
         self._torch = torch
         self._start_worker(Scheduler("cotaudit-hf", torch.inference_mode), "cotaudit-hf")
         self._stepper = HFStepper(self, max_batch_rows, hf_batch.ROW_MULTIPLE if pad_rows else 1)
+        self.decoded = DecodedCaches()
+        """Caches of finished generations, read by probes of the same text
+        (:meth:`prefix_cache`)."""
         first = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
         self.rows_independent = rows_independent(first.weight)
         """Whether this device's matrix products give a row the same bits in any batch (see
@@ -199,6 +209,14 @@ class HFEngine(SyncVerbs):
         ids = torch.tensor([list(token_ids)], device=self.device)
         return self.forward(ids, last_only=True)[1]
 
+    def prefix_cache(self, token_ids: Sequence[int]) -> Any:
+        """A KV cache whose first positions hold ``token_ids``: the cache of the generation
+        that wrote them when one is kept (:class:`DecodedCaches`: a probe reads the keys and
+        values the model computed while writing its CoT, as vLLM's prefix cache serves them),
+        else a fresh prefill. Callers read its first ``len(token_ids)`` positions only."""
+        cached = self.decoded.get(token_ids)
+        return cached if cached is not None else self.prefill(token_ids)
+
     def fork_cache(self, cache: Any, length: int, rows: int) -> Any:
         """A new cache viewing the first ``length`` positions of ``cache``, expanded to ``rows``
         rows. Views, not copies: feeding new tokens concatenates into fresh tensors, so the
@@ -223,7 +241,7 @@ class HFEngine(SyncVerbs):
         """One prefill of prompt + CoT; then per prefix: a cache view cut at t, the tag, k rows."""
         torch = self._torch
         prompt_ids, tag_ids = self._prompt_and_tag(request)
-        cache = self.prefill(prompt_ids + list(request.cot_token_ids))
+        cache = self.prefix_cache(prompt_ids + list(request.cot_token_ids))
         tag = torch.tensor([tag_ids] * request.k, device=self.device)
         answers: list[list[str]] = []
         for t in request.positions:
@@ -278,7 +296,7 @@ class HFEngine(SyncVerbs):
         if not request.positions:
             return []
         prompt_ids, tag_ids = self._prompt_and_tag(request)
-        full = self.prefill(prompt_ids + list(request.cot_token_ids))
+        full = self.prefix_cache(prompt_ids + list(request.cot_token_ids))
         tree, n_tag, rows = request.tree, len(tag_ids), len(request.positions)
         lengths = torch.tensor([len(prompt_ids) + t for t in request.positions], device=self.device)
         width = len(prompt_ids) + len(request.cot_token_ids)

@@ -26,6 +26,7 @@ gives the unbatched computation there.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -119,6 +120,14 @@ class RowDecoder:
         return self.done
 
 
+@dataclass(frozen=True)
+class LayerKV:
+    """One layer's cached keys and values [rows, Hkv, length, d]."""
+
+    keys: torch.Tensor
+    values: torch.Tensor
+
+
 class GrowingCache:
     """A job's KV cache in preallocated buffers [rows, Hkv, capacity, d] per layer, filled in
     place (a decode step writes one position; no copy of what is cached), doubling the
@@ -163,6 +172,53 @@ class GrowingCache:
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
         return self.lengths[layer_idx]
+
+    @property
+    def layers(self) -> list[LayerKV]:
+        """Views of the filled positions of every layer (as transformers' caches expose them)."""
+        return [
+            LayerKV(k[:, :, :n], v[:, :, :n])
+            for k, v, n in zip(self.keys, self.values, self.lengths, strict=True)
+        ]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in (*self.keys, *self.values))
+
+
+DECODED_CACHE_BYTES = 1 << 30
+"""Memory kept for the caches of finished generations (:class:`DecodedCaches`)."""
+
+
+class DecodedCaches:
+    """The KV caches of finished one-row generations, keyed by the token ids they hold (the
+    prompt and every generated token), so that a probe of that very text reads the keys and
+    values the model computed while writing it instead of prefilling it again. Kept within
+    ``budget`` bytes, the least recently used dropped first."""
+
+    def __init__(self, budget: int = DECODED_CACHE_BYTES) -> None:
+        self.budget = budget
+        self._entries: OrderedDict[tuple[int, ...], GrowingCache] = OrderedDict()
+        self._bytes = 0
+
+    def put(self, token_ids: Sequence[int], cache: GrowingCache) -> None:
+        key = tuple(token_ids)
+        if key in self._entries or cache.nbytes > self.budget:
+            return
+        self._entries[key] = cache
+        self._bytes += cache.nbytes
+        while self._bytes > self.budget:
+            _, dropped = self._entries.popitem(last=False)
+            self._bytes -= dropped.nbytes
+
+    def get(self, token_ids: Sequence[int]) -> GrowingCache | None:
+        """A stored cache whose first tokens are ``token_ids`` (None if there is none)."""
+        key = tuple(token_ids)
+        for stored in reversed(self._entries):
+            if stored[: len(key)] == key:
+                self._entries.move_to_end(stored)
+                return self._entries[stored]
+        return None
 
 
 @dataclass
@@ -286,6 +342,7 @@ class GenerateJob(DecodeJob):
         super().__init__(stepper)
         self.args = (messages, max_tokens, temperature, seed)
         self.rows = n
+        self.feeding_last = False
 
     def start(self) -> bool:
         from cotaudit.engine.base import seed_for
@@ -300,6 +357,7 @@ class GenerateJob(DecodeJob):
                     f"({engine.context_length} tokens)"
                 )
             max_tokens = min(max_tokens, room)
+        self.prompt_ids = prompt_ids
         self.n_prompt = len(prompt_ids)
         logits, prefilled = engine.forward(
             torch.tensor([prompt_ids], device=engine.device), last_only=True
@@ -315,6 +373,26 @@ class GenerateJob(DecodeJob):
     def next_positions(self) -> torch.Tensor:
         pos = self.n_prompt + self.decoder.picked - 1
         return torch.full((self.rows,), pos, dtype=torch.long, device=self.engine.device)
+
+    def advance(self, logits: torch.Tensor) -> bool:
+        """Pick the next tokens; a one-row generation that stops at ``max_tokens`` stays one
+        step more to feed its last token, then leaves its cache (prompt + every token) to the
+        engine's :class:`DecodedCaches`."""
+        if self.feeding_last:
+            self._keep_cache()
+            return True
+        done = self.decoder.advance(logits)
+        if done and self.rows == 1:
+            if not bool(self.decoder.finished[0]) and self.decoder.tokens[0]:
+                self.feeding_last = True
+                return False
+            self._keep_cache()
+        return done
+
+    def _keep_cache(self) -> None:
+        ids = self.prompt_ids + self.decoder.tokens[0]
+        if self.cache.get_seq_length() == len(ids):
+            self.engine.decoded.put(ids, self.cache)
 
     def attend(self, module: Any, query: torch.Tensor, key: Any, value: Any, **kwargs: Any) -> Any:
         """SDPA of the job's rows over its whole cache (grouped kv heads), [rows, q, H, d]."""
@@ -351,7 +429,7 @@ class SweepJob(DecodeJob):
 
         engine, request = self.engine, self.request
         prompt_ids, tag_ids = engine._prompt_and_tag(request)
-        full = engine.prefill(prompt_ids + list(request.cot_token_ids))
+        full = engine.prefix_cache(prompt_ids + list(request.cot_token_ids))
         k, n_prompt, n_tag = request.k, len(prompt_ids), len(tag_ids)
         lengths = torch.tensor(
             [n_prompt + t for t in request.positions for _ in range(k)], device=engine.device

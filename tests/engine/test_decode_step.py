@@ -1,0 +1,138 @@
+"""The written-out decode step and the caches it reads: the step against transformers' own
+forward pass on real weights, the growing cache against concatenation, and a probe of a
+generated CoT over the cache that generated it against a fresh prefill."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cotaudit.engine.base import PrefixRequest
+from cotaudit.engine.hf_batch import DecodedCaches, GenerateJob, GrowingCache, LayerKV
+from cotaudit.engine.hf_step import DecoderStep
+from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
+
+QUESTIONS = [
+    "Tom has 3 apples and buys 4 more. How many apples does he have?",
+    "A box holds 12 eggs. How many eggs are in 5 boxes?",
+    "Sara reads 15 pages a day. How many pages does she read in 6 days?",
+]
+
+
+def _started_jobs(engine):
+    jobs = [
+        GenerateJob(engine._stepper, selfcommit_messages(q, "honest", 0), 10**6, 0.0, i, 1)
+        for i, q in enumerate(QUESTIONS)
+    ]
+    for job in jobs:
+        job.start()
+    return jobs
+
+
+def _step_against_transformers(engine, steps: int) -> float:
+    """Max |logit difference| between the written-out step and transformers' forward pass over
+    the same jobs and caches, for ``steps`` steps (both fed the written-out step's tokens)."""
+    stepper, written = engine._stepper, engine._stepper.decoder_step
+    assert written is not None
+    worst = 0.0
+    with torch.inference_mode():
+        ours, theirs = _started_jobs(engine), _started_jobs(engine)
+        try:
+            for _ in range(steps):
+                a = stepper.step(ours)
+                stepper.decoder_step = None
+                b = stepper.step(theirs)
+                stepper.decoder_step = written
+                for x, y in zip(a, b, strict=True):
+                    worst = max(worst, float((x - y).abs().max()))
+                for job_a, job_b, logits in zip(ours, theirs, a, strict=True):
+                    job_a.decoder.advance(logits)
+                    job_b.decoder.advance(logits)
+        finally:
+            stepper.decoder_step = written
+    return worst
+
+
+def test_written_out_step_equals_transformers_forward_tiny(tiny_engine):
+    assert _step_against_transformers(tiny_engine, 6) < 1e-5
+
+
+@pytest.mark.model
+def test_written_out_step_equals_transformers_forward_default_model(default_engine):
+    assert _step_against_transformers(default_engine, 4) < 1e-4
+
+
+def test_step_covers_llama_family_only(tiny_engine):
+    assert DecoderStep.of(tiny_engine.model) is not None
+    config = tiny_engine.model.config
+    kind = config.model_type
+    try:
+        config.model_type = "gpt2"
+        assert DecoderStep.of(tiny_engine.model) is None
+    finally:
+        config.model_type = kind
+
+
+def test_growing_cache_equals_concatenation():
+    torch.manual_seed(0)
+    layers = [LayerKV(torch.randn(1, 2, 5, 4), torch.randn(1, 2, 5, 4)) for _ in range(2)]
+
+    class Source:
+        pass
+
+    source = Source()
+    source.layers = layers
+    cache = GrowingCache(source, rows=3, capacity=6)  # doubles twice below
+    keys = [layer.keys.expand(3, -1, -1, -1) for layer in layers]
+    for _ in range(9):
+        for i in range(2):
+            k, v = torch.randn(3, 2, 1, 4), torch.randn(3, 2, 1, 4)
+            got_k, _ = cache.update(k, v, i)
+            keys[i] = torch.cat([keys[i], k], dim=2)
+            assert torch.equal(got_k, keys[i])
+    assert cache.get_seq_length() == 14
+    assert cache.keys[0].shape[2] == 24  # 6 -> 12 -> 24
+
+
+def test_decoded_caches_keep_a_byte_budget_and_find_prefixes():
+    def cache_of(n: int) -> GrowingCache:
+        class Source:
+            layers = [LayerKV(torch.zeros(1, 1, n, 2), torch.zeros(1, 1, n, 2))]
+
+        return GrowingCache(Source(), rows=1, capacity=n)
+
+    one = cache_of(4).nbytes  # 2 tensors x 4 positions x 2 floats x 4 bytes = 64
+    assert one == 64
+    store = DecodedCaches(budget=2 * one)
+    a, b, c = cache_of(4), cache_of(4), cache_of(4)
+    store.put([1, 2, 3, 4], a)
+    store.put([5, 6, 7, 8], b)
+    assert store.get([1, 2]) is a  # a stored text that starts with the asked tokens
+    assert store.get([1, 3]) is None
+    store.put([9, 9, 9, 9], c)  # over budget: the least recently used (b) goes
+    assert store.get([5, 6, 7, 8]) is None
+    assert store.get([1, 2, 3, 4]) is a and store.get([9]) is c
+
+
+def test_a_probe_of_a_generated_cot_reads_the_cache_that_wrote_it(tiny_engine):
+    messages = selfcommit_messages(QUESTIONS[0], "honest", 7)
+    gen = tiny_engine.generate_sync(messages, 40, 0.0, 0)[0]
+    assert gen.finish_reason == "max_tokens" and len(gen.token_ids) == 40
+    prompt = tiny_engine.render(messages)
+    ids = prompt + gen.token_ids
+    kept = tiny_engine.decoded.get(ids)
+    assert kept is not None and kept.get_seq_length() == len(ids)  # the last token fed too
+    fresh = tiny_engine._locked(tiny_engine.prefill, ids)
+    for ours, theirs in zip(kept.layers, fresh.layers, strict=True):
+        assert torch.allclose(ours.keys, theirs.keys, atol=1e-4)
+        assert torch.allclose(ours.values, theirs.values, atol=1e-4)
+    request = PrefixRequest(
+        messages, gen.token_ids, [0, 9, 25, 40], SELFCOMMIT_FORCED_ANSWER_TAG, k=3, max_tokens=6
+    )
+    reused = tiny_engine._locked(tiny_engine.continue_prefixes_sync, request)
+    store, tiny_engine.decoded = tiny_engine.decoded, DecodedCaches()
+    try:
+        prefilled = tiny_engine._locked(tiny_engine.continue_prefixes_sync, request)
+    finally:
+        tiny_engine.decoded = store
+    assert reused == prefilled
