@@ -9,9 +9,11 @@ import threading
 from pathlib import Path
 
 import pytest
+import torch
 
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.batcher import Scheduler
+from cotaudit.engine.hf_batch import DecodedCaches
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,6 +160,8 @@ def _alone_and_batched(engine, messages, cot_tokens, k, monkeypatch):
         engine._locked(engine.generate_sync, m, cot_tokens // 2, 0.8, 5, 2) for m in messages
     ]
     steps = _record_steps(engine, monkeypatch)
+    # the batched sweeps read the caches of the batched CoTs, not those kept from the alone ones
+    monkeypatch.setattr(engine, "decoded", DecodedCaches())
 
     async def batched():
         greedy = await asyncio.gather(
@@ -194,6 +198,17 @@ def _assert_same(alone, batched, steps, n_messages):
 def test_hf_batched_equals_alone_tiny(tiny_engine, monkeypatch):
     assert tiny_engine.rows_independent  # MKL on x86: rows agree at a multiple of 4 rows
     alone, batched, steps = _alone_and_batched(tiny_engine, MESSAGES, 60, 3, monkeypatch)
+    _assert_same(alone, batched, steps, len(MESSAGES))
+
+
+def test_hf_batched_equals_alone_tiny_bfloat16(monkeypatch):
+    """The bfloat16 weight option (``-M dtype=bfloat16``: this CPU's AVX-512 BF16 products) keeps
+    its own results independent of the batch."""
+    from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
+
+    engine = _load_engine(resolve_model_path("tiny"), "bfloat16", "cpu")
+    assert engine.model.dtype == torch.bfloat16 and engine.rows_independent
+    alone, batched, steps = _alone_and_batched(engine, MESSAGES, 60, 3, monkeypatch)
     _assert_same(alone, batched, steps, len(MESSAGES))
 
 

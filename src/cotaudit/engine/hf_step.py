@@ -126,6 +126,11 @@ class DecoderStep:
         ``spans[j]`` (rows past the last span are padding: no cache, no attention)."""
         rows, d = tokens.shape[0], self.head_dim
         nq, nkv = self.heads * d, self.kv_heads * d
+        sizes = [b - a for a, b in spans]
+        pad = rows - sum(sizes)
+        padding = [torch.zeros(pad, 1, self.heads, d, dtype=self.embed.dtype)] if pad else []
+        if pad:
+            sizes.append(pad)
         h = self.embed[tokens]
         cos, sin = self.rotary(h, positions[:, None])  # [B, 1, d]
         half = d // 2
@@ -135,20 +140,15 @@ class DecoderStep:
             qk = qkv[:, : nq + nkv].view(rows, self.heads + self.kv_heads, d)
             rotated = torch.cat([-qk[..., half:], qk[..., :half]], dim=-1)
             qk = qk * cos + rotated * sin
-            q = qk[:, : self.heads, None, :]  # [B, H, 1, d]
-            k = qk[:, self.heads :, None, :]
-            v = qkv[:, nq + nkv :].view(rows, self.kv_heads, 1, d)
+            qs = qk[:, : self.heads, None, :].split(sizes)  # [rows_j, H, 1, d] per job
+            ks = qk[:, self.heads :, None, :].split(sizes)
+            vs = qkv[:, nq + nkv :].view(rows, self.kv_heads, 1, d).split(sizes)
             outs = []
-            for job, (a, b) in zip(jobs, spans, strict=True):
-                keys, values = job.cache.update(k[a:b], v[a:b], index)
-                outs.append(
-                    job.attend(layer.module, q[a:b], keys, values, scaling=layer.scaling)[0]
-                )
-            pad = rows - spans[-1][1] if spans else rows
-            if pad:
-                outs.append(q.new_zeros(pad, 1, self.heads, d))
-            attn = torch.cat(outs).view(rows, nq)
-            h = h + F.linear(attn, layer.o)
+            for job, q, k, v in zip(jobs, qs, ks, vs, strict=False):  # the padding: no job
+                keys, values = job.cache.update(k, v, index)
+                outs.append(job.attend(layer.module, q, keys, values, scaling=layer.scaling)[0])
+            attn = torch.cat(outs + padding).view(rows, nq)
+            h += F.linear(attn, layer.o)
             gate, up = F.linear(self.norm(h, layer.norm2), layer.gate_up).chunk(2, -1)
-            h = h + F.linear(F.silu(gate) * up, layer.down)
+            h += F.linear(F.silu(gate, inplace=True).mul_(up), layer.down)
         return F.linear(self.norm(h, self.final_norm), self.lm_head)
