@@ -1,10 +1,11 @@
 """Hugging Face transformers backend of the probe engine, with KV-cache reuse.
 
-Prefix sweep: the prompt and the whole CoT are prefilled once. Every cut position t then sees
-the cache up to ``len(prompt) + t`` (a slice, no copy), expanded to k rows; the forced-answer
-tag is fed and the k answers decoded. By default all prefixes decode in one batch (per-row
-attention masks and position ids); the ``forked`` strategy does one prefix at a time.
-Decoding is ours, not
+Prefix sweep: the prompt and the whole CoT are prefilled once (or, for a CoT this engine
+generated from the same prompt, read from the cache that generated it:
+:meth:`HFEngine.prefix_cache`). Every cut position t then sees the cache up to
+``len(prompt) + t`` (a slice, no copy), expanded to k rows; the forced-answer tag is fed and the
+k answers decoded. By default all prefixes decode in one batch (per-row attention masks and
+position ids); the ``forked`` strategy does one prefix at a time. Decoding is ours, not
 ``model.generate``'s: greedy at temperature 0, otherwise plain temperature sampling
 (softmax(logits / T), no top-k or top-p), from a torch.Generator seeded per prefix with
 ``(seed, t)``, so results do not depend on the order or batching of prefixes.

@@ -1,13 +1,17 @@
 """Decode jobs of the transformers engine and the batched step that runs them together.
 
 A decode step feeds one token per row of every active job in one forward pass. Each job keeps
-its own KV cache (a CoT: a ``DynamicCache`` of its prompt and tokens; a prefix sweep: one
-shared prompt + CoT prefix and per-row suffixes, :mod:`cotaudit.engine.shared_prefix`). While
-the step runs, the attention implementation is :func:`jobs_attention`: it splits the merged
-queries by job and computes each job's attention with that job's cache alone, by the very call
-the job makes when it decodes unbatched (same shapes, no padding, no other row in any
-reduction). Only the matrix products over the merged rows (projections, MLP, LM head) see the
-other rows.
+its own KV cache (a CoT: a :class:`GrowingCache` of its prompt and tokens; a prefix sweep: one
+shared prompt + CoT prefix and per-row suffixes, :mod:`cotaudit.engine.shared_prefix`). For a
+Llama-family model the step is :class:`cotaudit.engine.hf_step.DecoderStep`; for any other, the
+model's forward pass with :func:`jobs_attention` as its attention implementation. Either way each
+job's attention is computed with that job's cache alone, by the very call the job makes when it
+decodes unbatched (same shapes, no padding, no other row in any reduction). Only the matrix
+products over the merged rows (projections, MLP, LM head) see the other rows.
+
+A one-row generation leaves its cache, holding the prompt and every generated token, to the
+engine's :class:`DecodedCaches`; a probe of that text (the same prompt and CoT tokens) then reads
+it instead of prefilling prompt + CoT again.
 
 Row independence of those products: a BLAS may pick a different kernel for a different number
 of rows, which changes the float rounding of a row. MKL (x86 CPUs) computes a row identically
