@@ -29,8 +29,9 @@ every timed part ends with ``mx.eval`` of its outputs or a ``tolist()``):
   SwiGLU (also shown alone), reshapes (timed, listed for information).
 - **rest** = step - (projections + MLP + LM head + attention + cache + sampling): the small ops
   and the Python and framework overhead of a step evaluated as one graph.
-- **GEMM rate**: GFLOP/s of an ``n x n`` fp32 matmul (``--gemm-size``; also 2n and 4n while
-  one product takes under 50 ms), the best of 5 at each size.
+- **GEMM rate**: GFLOP/s of an ``n x n`` matmul in the model's activation dtype (fp32 for the
+  default model; ``--gemm-size``; also 2n and 4n while one product takes under 50 ms), the
+  best of 5 at each size.
 - **read bandwidth**: GB/s, the best of three reads of a 512 MB fp32 array (MLX ``sum``, NumPy
   ``sum``, and an MLX matrix-vector product, which the BLAS may run on several threads).
 - **FLOP floor** of a part or a step: 2 x matmul weights x rows / GEMM rate, and for attention
@@ -97,7 +98,7 @@ class Machine:
     """This machine's measured rates."""
 
     gemm_flops: float
-    """FLOP/s of a large fp32 matmul."""
+    """FLOP/s of a large matmul in the model's activation dtype."""
     bandwidth: float
     """Bytes/s read."""
     bandwidth_by: dict[str, float] = field(default_factory=dict)
@@ -130,16 +131,17 @@ def best(fn: Callable[[], Any], repeats: int) -> float:
     return min(out)
 
 
-def measure_machine(gemm_size: int) -> Machine:
-    """GEMM rate and read bandwidth, measured now (see the module docstring)."""
+def measure_machine(gemm_size: int, dtype: Any) -> Machine:
+    """GEMM rate (matmuls in ``dtype``) and read bandwidth, measured now (see the module
+    docstring)."""
     import mlx.core as mx
     import numpy as np
 
     gemm = 0.0
     size = gemm_size
     while True:  # n, then 2n while one product takes under 50 ms (a fast BLAS)
-        a = mx.random.normal((size, size))
-        b = mx.random.normal((size, size))
+        a = mx.random.normal((size, size)).astype(dtype)
+        b = mx.random.normal((size, size)).astype(dtype)
         mx.eval(a, b)
         mx.eval(a @ b)
         seconds = best(lambda a=a, b=b: mx.eval(a @ b), 5)
@@ -489,10 +491,11 @@ def main() -> None:
         f"rows_independent: {engine.rows_independent}; the engine's attention here: "
         f"{'grouped' if engine._stepper.grouped_attention else 'per-job'}"
     )
-    machine = worker.submit(measure_machine, args.gemm_size).result()
+    dtype = activation_dtype(engine.model)
+    machine = worker.submit(measure_machine, args.gemm_size, dtype).result()
     shapes = model_shapes(engine.model)
     print(
-        f"GEMM rate: {machine.gemm_flops / 1e9:.1f} GFLOP/s (square fp32 matmuls from "
+        f"GEMM rate: {machine.gemm_flops / 1e9:.1f} GFLOP/s (square {dtype} matmuls from "
         f"{args.gemm_size}); "
         f"read bandwidth: {machine.bandwidth / 1e9:.1f} GB/s ("
         + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in machine.bandwidth_by.items())
