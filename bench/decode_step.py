@@ -18,8 +18,8 @@ The step (:meth:`cotaudit.engine.hf_batch.HFStepper.step`) runs over ``R`` one-r
 - ``sampling``: every job's pick of its next token;
 - ``overhead`` = step - the sum of the parts (Python, dispatch, views, framework).
 
-The floor, from this machine's own rates measured in the same run (``gemm``: fp32 GFLOP/s of a
-1024^3 matrix product; ``bandwidth``: GB/s of a sum over a 512 MB array):
+The floor, from this machine's own rates measured in the same run (``gemm``: GFLOP/s of a
+1024^3 matrix product in the weights' dtype; ``bandwidth``: GB/s of a sum over a 512 MB array):
 
     FLOPs      = 2 * (matrix parameters) * rows + 4 * layers * H * d * sum_j L_j
     bytes      = weight bytes + 2 * layers * Hkv * d * (bytes per value) * sum_j L_j
@@ -50,22 +50,35 @@ from cotaudit.studies.selfcommit.prompts import selfcommit_messages
 F = torch.nn.functional
 
 
+DEVICE = torch.device("cpu")
+
+
+def sync() -> None:
+    """Wait for the device's queued work (a no-op on the CPU)."""
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def best(fn: Callable[[], Any], repeats: int) -> float:
     """Minimum wall seconds of ``fn()`` over ``repeats`` calls (after one warm-up call)."""
     fn()
+    sync()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
+        sync()
         times.append(time.perf_counter() - start)
     return min(times)
 
 
-def machine_rates() -> tuple[float, float]:
-    """(fp32 GEMM GFLOP/s, memory read GB/s) of this machine, as torch sees it."""
-    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
-    gemm = 2 * 1024**3 / best(lambda: a @ b, 10) / 1e9
-    big = torch.randn(128 * 1024 * 1024)  # 512 MB, written so every page is real
+def machine_rates(dtype: torch.dtype) -> tuple[float, float]:
+    """(GEMM GFLOP/s in ``dtype``, memory read GB/s) of this machine, as torch sees it."""
+    n = 1024 if DEVICE.type == "cpu" else 8192
+    a = torch.randn(n, n, device=DEVICE, dtype=dtype)
+    b = torch.randn(n, n, device=DEVICE, dtype=dtype)
+    gemm = 2 * n**3 / best(lambda: a @ b, 10) / 1e9
+    big = torch.randn(128 * 1024 * 1024, device=DEVICE)  # 512 MB, written: every page real
     bandwidth = big.numel() * 4 / best(big.sum, 5) / 1e9
     return gemm, bandwidth
 
@@ -96,13 +109,14 @@ def parts(step: DecoderStep, jobs: list[GenerateJob], repeats: int) -> dict[str,
         start += job.rows
     rows = padded_rows(start)
     hidden, d = step.embed.shape[1], step.head_dim
-    x = torch.randn(rows, hidden)
+    dtype = step.embed.dtype
+    x = torch.randn(rows, hidden, device=DEVICE, dtype=dtype)
     inter = step.layers[0].down.shape[1]
-    act = torch.randn(rows, inter)
-    attn_in = torch.randn(rows, step.heads * d)
-    q = torch.randn(rows, step.heads, 1, d)
-    kv = torch.randn(rows, step.kv_heads, 1, d)
-    positions = torch.arange(rows)
+    act = torch.randn(rows, inter, device=DEVICE, dtype=dtype)
+    attn_in = torch.randn(rows, step.heads * d, device=DEVICE, dtype=dtype)
+    q = torch.randn(rows, step.heads, 1, d, device=DEVICE, dtype=dtype)
+    kv = torch.randn(rows, step.kv_heads, 1, d, device=DEVICE, dtype=dtype)
+    positions = torch.arange(rows, device=DEVICE)
     cos, sin = step.rotary(x, positions[:, None])
 
     def matmuls() -> None:
@@ -145,7 +159,7 @@ def parts(step: DecoderStep, jobs: list[GenerateJob], repeats: int) -> dict[str,
             h = h + x
         step.norm(h, step.final_norm)
 
-    logits = torch.randn(rows, step.lm_head.shape[0])
+    logits = torch.randn(rows, step.lm_head.shape[0], device=DEVICE)
 
     def sampling() -> None:
         for a, b in spans:
@@ -200,6 +214,7 @@ def step_time(engine: HFEngine, jobs: list[GenerateJob], steps: int) -> tuple[fl
         for job, logits in zip(jobs, engine._stepper.step(jobs), strict=True):
             job.decoder.picked = 0
             job.advance(logits)
+        sync()
         times.append(time.perf_counter() - start)
     times = times[1:]
     return min(times), statistics.median(times)
@@ -213,14 +228,18 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=300, help="cached tokens per job")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5, help="repeats of each part")
+    parser.add_argument("--dtype", default="float32", help="float32 or bfloat16 weights")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
     args = parser.parse_args()
+    global DEVICE
+    DEVICE = torch.device(args.device)
 
-    gemm, bandwidth = machine_rates()
+    gemm, bandwidth = machine_rates(getattr(torch, args.dtype))
     print(
-        f"machine: fp32 GEMM {gemm:.0f} GFLOP/s, read bandwidth {bandwidth:.1f} GB/s, "
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads"
+        f"machine: {args.dtype} GEMM {gemm:.0f} GFLOP/s, read bandwidth {bandwidth:.1f} GB/s, "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.dtype} weights"
     )
-    engine = HFEngine.load(default_model_path())
+    engine = HFEngine.load(default_model_path(), dtype=args.dtype, device=args.device)
     step = engine._stepper.decoder_step
     if step is None:
         raise SystemExit("the default model has no written-out decode step")

@@ -128,7 +128,7 @@ class DecoderStep:
         nq, nkv = self.heads * d, self.kv_heads * d
         sizes = [b - a for a, b in spans]
         pad = rows - sum(sizes)
-        padding = [torch.zeros(pad, 1, self.heads, d, dtype=self.embed.dtype)] if pad else []
+        padding = [self.embed.new_zeros(pad, 1, self.heads, d)] if pad else []
         if pad:
             sizes.append(pad)
         h = self.embed[tokens]
