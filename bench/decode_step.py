@@ -7,7 +7,10 @@ The step (:meth:`cotaudit.engine.hf_batch.HFStepper.step`) runs over ``R`` one-r
 (:class:`~cotaudit.engine.hf_batch.GenerateJob`, different prompts, each with about
 ``--context`` tokens cached), as in a selfcommit run whose samples decode their CoTs together.
 ``step`` is the whole call plus each job's sampling (:meth:`RowDecoder.advance`), min over
-``--steps`` steps. Its parts are timed alone, on the same weights, rows and caches:
+``--steps`` steps; ``transformers forward`` the same step through the model's own modules
+(:func:`~cotaudit.engine.hf_batch.jobs_attention`, same jobs and caches), the baseline of the
+written-out step (:mod:`cotaudit.engine.hf_step`). Its parts are timed alone, on the same
+weights, rows and caches:
 
 - ``proj+MLP``: the four matrix products of every layer (q/k/v, o, gate/up, down) at the
   step's padded row count;
@@ -208,7 +211,7 @@ def floors(
 
 def step_time(engine: HFEngine, jobs: list[GenerateJob], steps: int) -> tuple[float, float]:
     """(min, median) seconds of one step plus every job's sampling, over ``steps`` steps."""
-    times = []
+    times: list[float] = []
     for _ in range(steps + 1):
         start = time.perf_counter()
         for job, logits in zip(jobs, engine._stepper.step(jobs), strict=True):
@@ -218,6 +221,17 @@ def step_time(engine: HFEngine, jobs: list[GenerateJob], steps: int) -> tuple[fl
         times.append(time.perf_counter() - start)
     times = times[1:]
     return min(times), statistics.median(times)
+
+
+def transformers_step_time(engine: HFEngine, jobs: list[GenerateJob], steps: int) -> float:
+    """Min seconds of the same step through transformers' own forward pass (the model's
+    modules, :func:`cotaudit.engine.hf_batch.jobs_attention`; same jobs and caches)."""
+    stepper = engine._stepper
+    written, stepper.decoder_step = stepper.decoder_step, None
+    try:
+        return step_time(engine, jobs, steps)[0]
+    finally:
+        stepper.decoder_step = written
 
 
 def main() -> None:
@@ -245,15 +259,16 @@ def main() -> None:
         raise SystemExit("the default model has no written-out decode step")
     names = ["proj+MLP", "LM head", "attention", "cache", "norm+rope", "sampling", "overhead"]
     print(
-        "\n| rows | step (min) | step (median) | floor | step/floor | "
+        "\n| rows | step (min) | step (median) | floor | step/floor | transformers forward | "
         + " | ".join(names)
-        + " |\n|---:|---:|---:|---:|---:|"
+        + " |\n|---:|---:|---:|---:|---:|---:|"
         + "---:|" * len(names)
     )
     with torch.inference_mode():
         for rows in [int(r) for r in args.rows.split(",")]:
             jobs = make_jobs(engine, rows, args.context)
             low, mid = step_time(engine, jobs, args.steps)
+            theirs = transformers_step_time(engine, jobs, args.steps)
             part = parts(step, jobs, args.repeats)
             part["overhead"] = max(0.0, low - sum(part.values()))
             floor = floors(step, jobs, gemm, bandwidth)
@@ -264,10 +279,16 @@ def main() -> None:
 
             print(
                 f"| {rows} | {1e3 * low:.1f} ms | {1e3 * mid:.1f} ms | {1e3 * floor['step']:.1f} ms"
-                f" | **{low / floor['step']:.1f}x** | " + " | ".join(cell(n) for n in names) + " |",
+                f" | **{low / floor['step']:.1f}x**"
+                f" | {1e3 * theirs:.1f} ms ({theirs / low:.2f}x) | "
+                + " | ".join(cell(n) for n in names)
+                + " |",
                 flush=True,
             )
-    print("\nparts in ms, (Nx) = the part's time over its own floor; overhead = step - parts.")
+    print(
+        "\nparts in ms, (Nx) = the part's time over its own floor; overhead = step - parts;"
+        "\ntransformers forward: the same step through the model's modules, (Nx) = it / step."
+    )
 
 
 if __name__ == "__main__":

@@ -162,13 +162,22 @@ def main() -> None:
     parser.add_argument("--max-connections", type=int, default=16)
     parser.add_argument("--vllm-url", help="a running vLLM server's .../v1 URL")
     parser.add_argument("--vllm-model", help="its served model name (with --vllm-url)")
+    parser.add_argument(
+        "--columns",
+        default=",".join(c.name for c in COLUMNS),
+        help="comma-separated columns to run, in this order (default: all)",
+    )
     args = parser.parse_args()
+    names = [c.name for c in COLUMNS]
+    chosen = args.columns.split(",")
+    if unknown := [c for c in chosen if c not in names]:
+        parser.error(f"--columns: unknown {', '.join(unknown)}; known: {', '.join(names)}")
     if args.vllm_url and not args.vllm_model:
         parser.error("--vllm-url needs --vllm-model")
 
-    results: dict[str, Result | None] = {}
+    results: dict[str, Result | None] = {name: None for name in names}
     try:
-        for column in COLUMNS:
+        for column in (c for c in COLUMNS if c.name in chosen):
             target = column.model(args)
             results[column.name] = run(target, args) if target is not None else None
             print(f"{column.name}: {results[column.name]}", flush=True)
@@ -184,6 +193,8 @@ def main() -> None:
     print("| column | samples | wall | CoT | probe | samples/min |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, r in results.items():
+        if name not in chosen:
+            continue
         if r is None:
             print(f"| {name} | n/a | | | | n/a |")
         else:
