@@ -7,16 +7,19 @@ The step (:meth:`cotaudit.engine.hf_batch.HFStepper.step`) runs over ``R`` one-r
 (:class:`~cotaudit.engine.hf_batch.GenerateJob`, different prompts, each with about
 ``--context`` tokens cached), as in a selfcommit run whose samples decode their CoTs together.
 ``step`` is the whole call plus each job's sampling (:meth:`RowDecoder.advance`), min over
-``--steps`` steps; ``transformers forward`` the same step through the model's own modules
+``--steps`` steps; ``SDPA per job`` the same step with the decode attention kernel off
+(:mod:`cotaudit.engine.hf_kernel`: each job's attention through torch's SDPA);
+``transformers forward`` the same step through the model's own modules
 (:func:`~cotaudit.engine.hf_batch.jobs_attention`, same jobs and caches), the baseline of the
 written-out step (:mod:`cotaudit.engine.hf_step`). Its parts are timed alone, on the same
 weights, rows and caches:
 
 - ``proj+MLP``: the four matrix products of every layer (q/k/v, o, gate/up, down) at the
-  step's padded row count;
+  step's padded row count (a multiple of 16, :data:`cotaudit.engine.hf_step.ROW_MULTIPLE`);
 - ``LM head``: the logits product;
-- ``attention``: every job's attention over its own cache, every layer (the per-job loop);
-- ``cache``: every job's write of its new keys and values, every layer;
+- ``attention``: every job's attention over its own cache, every layer: one kernel call per
+  layer (which also writes the new keys and values), or the per-job loop without it;
+- ``cache``: every job's write of its new keys and values, every layer (without the kernel);
 - ``norm+rope``: the RMS norms, the rotary embedding and the residual/activation arithmetic;
 - ``sampling``: every job's pick of its next token;
 - ``overhead`` = step - the sum of the parts (Python, dispatch, views, framework).
@@ -45,8 +48,8 @@ from typing import Any
 import torch
 
 from cotaudit.engine.hf import HFEngine
-from cotaudit.engine.hf_batch import GenerateJob, RowDecoder, padded_rows
-from cotaudit.engine.hf_step import DecoderStep
+from cotaudit.engine.hf_batch import ROW_MULTIPLE, GenerateJob, RowDecoder, padded_rows
+from cotaudit.engine.hf_step import DecoderStep, product
 from cotaudit.models.default import default_model_path
 from cotaudit.studies.selfcommit.prompts import selfcommit_messages
 
@@ -104,13 +107,15 @@ def make_jobs(engine: HFEngine, rows: int, context: int) -> list[GenerateJob]:
     return jobs
 
 
-def parts(step: DecoderStep, jobs: list[GenerateJob], repeats: int) -> dict[str, float]:
+def parts(
+    step: DecoderStep, jobs: list[GenerateJob], multiple: int, repeats: int
+) -> dict[str, float]:
     """Seconds of each part of one step over ``jobs`` (see the module docstring)."""
     spans, start = [], 0
     for job in jobs:
         spans.append((start, start + job.rows))
         start += job.rows
-    rows = padded_rows(start)
+    rows = padded_rows(start, multiple)
     hidden, d = step.embed.shape[1], step.head_dim
     dtype = step.embed.dtype
     x = torch.randn(rows, hidden, device=DEVICE, dtype=dtype)
@@ -124,29 +129,45 @@ def parts(step: DecoderStep, jobs: list[GenerateJob], repeats: int) -> dict[str,
 
     def matmuls() -> None:
         for layer in step.layers:
-            F.linear(x, layer.qkv, layer.qkv_bias)
-            F.linear(attn_in, layer.o)
-            F.linear(x, layer.gate_up)
-            F.linear(act, layer.down)
+            product(x, layer.qkv)
+            product(attn_in, layer.o)
+            product(x, layer.gate_up)
+            product(act, layer.down)
+
+    kernel_rows = spans[-1][1]
+    q3, kv3 = q[:kernel_rows, :, 0].contiguous(), kv[:kernel_rows, :, 0].contiguous()
 
     def attention() -> None:
         for index, layer in enumerate(step.layers):
+            if step.kernel is not None:  # one call for every job; it writes the new k, v too
+                step.kernel(
+                    q3,
+                    kv3,
+                    kv3,
+                    [job.cache.keys[index] for job in jobs],
+                    [job.cache.values[index] for job in jobs],
+                    [job.cache.lengths[index] for job in jobs],  # the next free position
+                    layer.scaling,
+                )
+                continue
             for job, (a, b) in zip(jobs, spans, strict=True):
                 n = job.cache.lengths[index]
-                keys = job.cache.keys[index][:, :, :n]
+                keys = job.cache.keys[index][..., :n].transpose(-1, -2)
                 values = job.cache.values[index][:, :, :n]
                 job.attend(layer.module, q[a:b], keys, values, scaling=layer.scaling)
 
     def cache() -> None:
+        if step.kernel is not None:
+            return  # inside the kernel's call (attention)
         for index in range(len(step.layers)):
             for job, (a, b) in zip(jobs, spans, strict=True):
                 n = job.cache.lengths[index]  # rewrites the next free position: no growth
-                job.cache.keys[index][:, :, n : n + 1] = kv[a:b]
+                job.cache.keys[index][..., n : n + 1] = kv[a:b].transpose(-1, -2)
                 job.cache.values[index][:, :, n : n + 1] = kv[a:b]
 
     half, nqk = d // 2, (step.heads + step.kv_heads) * d
-    qkv_out = F.linear(x, step.layers[0].qkv, step.layers[0].qkv_bias)
-    gate_up_out = F.linear(x, step.layers[0].gate_up)
+    qkv_out = product(x, step.layers[0].qkv)
+    gate_up_out = product(x, step.layers[0].gate_up)
 
     def elementwise() -> None:
         h = x
@@ -171,7 +192,7 @@ def parts(step: DecoderStep, jobs: list[GenerateJob], repeats: int) -> dict[str,
 
     return {
         "proj+MLP": best(matmuls, repeats),
-        "LM head": best(lambda: F.linear(x, step.lm_head), repeats),
+        "LM head": best(lambda: product(x, step.lm_head), repeats),
         "attention": best(attention, repeats),
         "cache": best(cache, repeats),
         "norm+rope": best(elementwise, repeats),
@@ -180,10 +201,11 @@ def parts(step: DecoderStep, jobs: list[GenerateJob], repeats: int) -> dict[str,
 
 
 def floors(
-    step: DecoderStep, jobs: list[GenerateJob], gemm: float, bandwidth: float
+    step: DecoderStep, jobs: list[GenerateJob], multiple: int, gemm: float, bandwidth: float
 ) -> dict[str, float]:
-    """Seconds each part (and the step) cannot go below on this machine."""
-    rows = padded_rows(sum(j.rows for j in jobs))
+    """Seconds each part (and the step) cannot go below on this machine (at the step's padded
+    row count)."""
+    rows = padded_rows(sum(j.rows for j in jobs), multiple)
     size = step.lm_head.element_size()
     layer_params = sum(
         w.numel() for layer in step.layers for w in (layer.qkv, layer.o, layer.gate_up, layer.down)
@@ -223,15 +245,29 @@ def step_time(engine: HFEngine, jobs: list[GenerateJob], steps: int) -> tuple[fl
     return min(times), statistics.median(times)
 
 
-def transformers_step_time(engine: HFEngine, jobs: list[GenerateJob], steps: int) -> float:
-    """Min seconds of the same step through transformers' own forward pass (the model's
-    modules, :func:`cotaudit.engine.hf_batch.jobs_attention`; same jobs and caches)."""
-    stepper = engine._stepper
-    written, stepper.decoder_step = stepper.decoder_step, None
+def sdpa_step_time(engine: HFEngine, jobs: list[GenerateJob], steps: int) -> float:
+    """Min seconds of the written-out step with each job's attention through torch's SDPA
+    (the decode attention kernel off; same jobs and caches)."""
+    step = engine._stepper.decoder_step
+    assert step is not None
+    kernel, step.kernel = step.kernel, None
     try:
         return step_time(engine, jobs, steps)[0]
     finally:
-        stepper.decoder_step = written
+        step.kernel = kernel
+
+
+def transformers_step_time(engine: HFEngine, jobs: list[GenerateJob], steps: int) -> float:
+    """Min seconds of the same step through transformers' own forward pass (the model's
+    modules, :func:`cotaudit.engine.hf_batch.jobs_attention`, rows padded to a multiple of
+    :data:`cotaudit.engine.hf_batch.ROW_MULTIPLE`; same jobs and caches)."""
+    stepper = engine._stepper
+    written, multiple = stepper.decoder_step, stepper.row_multiple
+    stepper.decoder_step, stepper.row_multiple = None, ROW_MULTIPLE
+    try:
+        return step_time(engine, jobs, steps)[0]
+    finally:
+        stepper.decoder_step, stepper.row_multiple = written, multiple
 
 
 def main() -> None:
@@ -259,19 +295,22 @@ def main() -> None:
         raise SystemExit("the default model has no written-out decode step")
     names = ["proj+MLP", "LM head", "attention", "cache", "norm+rope", "sampling", "overhead"]
     print(
-        "\n| rows | step (min) | step (median) | floor | step/floor | transformers forward | "
+        "\n| rows | step (min) | step (median) | floor | step/floor | SDPA per job"
+        " | transformers forward | "
         + " | ".join(names)
-        + " |\n|---:|---:|---:|---:|---:|---:|"
+        + " |\n|---:|---:|---:|---:|---:|---:|---:|"
         + "---:|" * len(names)
     )
     with torch.inference_mode():
         for rows in [int(r) for r in args.rows.split(",")]:
             jobs = make_jobs(engine, rows, args.context)
             low, mid = step_time(engine, jobs, args.steps)
+            sdpa = sdpa_step_time(engine, jobs, args.steps)
             theirs = transformers_step_time(engine, jobs, args.steps)
-            part = parts(step, jobs, args.repeats)
+            multiple = engine._stepper.row_multiple
+            part = parts(step, jobs, multiple, args.repeats)
             part["overhead"] = max(0.0, low - sum(part.values()))
-            floor = floors(step, jobs, gemm, bandwidth)
+            floor = floors(step, jobs, multiple, gemm, bandwidth)
 
             def cell(name: str, part: dict[str, float] = part, floor: dict[str, float] = floor):
                 ms = f"{1e3 * part[name]:.1f}"
@@ -280,6 +319,7 @@ def main() -> None:
             print(
                 f"| {rows} | {1e3 * low:.1f} ms | {1e3 * mid:.1f} ms | {1e3 * floor['step']:.1f} ms"
                 f" | **{low / floor['step']:.1f}x**"
+                f" | {1e3 * sdpa:.1f} ms ({sdpa / low:.2f}x)"
                 f" | {1e3 * theirs:.1f} ms ({theirs / low:.2f}x) | "
                 + " | ".join(cell(n) for n in names)
                 + " |",
@@ -287,7 +327,8 @@ def main() -> None:
             )
     print(
         "\nparts in ms, (Nx) = the part's time over its own floor; overhead = step - parts;"
-        "\ntransformers forward: the same step through the model's modules, (Nx) = it / step."
+        "\nSDPA per job: the step with the attention kernel off; transformers forward: the same"
+        "\nstep through the model's modules; (Nx) = their time / the step's."
     )
 
 

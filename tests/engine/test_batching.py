@@ -196,7 +196,7 @@ def _assert_same(alone, batched, steps, n_messages):
 
 
 def test_hf_batched_equals_alone_tiny(tiny_engine, monkeypatch):
-    assert tiny_engine.rows_independent  # MKL on x86: rows agree at a multiple of 4 rows
+    assert tiny_engine.rows_independent  # MKL on x86: rows agree at the row multiple (16)
     alone, batched, steps = _alone_and_batched(tiny_engine, MESSAGES, 60, 3, monkeypatch)
     _assert_same(alone, batched, steps, len(MESSAGES))
 
@@ -251,11 +251,15 @@ def _forward_rows(engine, monkeypatch):
     step = engine._stepper.decoder_step
     if step is not None:
 
-        def decode(tokens, *args):
-            rows.append(tokens.shape[0])
-            return step(tokens, *args)
+        class Spy:
+            def __getattr__(self, name):
+                return getattr(step, name)
 
-        monkeypatch.setattr(engine._stepper, "decoder_step", decode)
+            def __call__(self, tokens, *args):
+                rows.append(tokens.shape[0])
+                return step(tokens, *args)
+
+        monkeypatch.setattr(engine._stepper, "decoder_step", Spy())
         return rows
     real = engine.model.forward
 
@@ -278,8 +282,8 @@ def test_pad_rows_false_decodes_a_lone_cot_at_one_row(monkeypatch):
     for name, engine in (("padded", padded), ("unpadded", unpadded)):
         rows = _forward_rows(engine, monkeypatch)
         gens[name] = engine._locked(engine.generate_sync, MESSAGES[0], 8, 0.0, 0)[0]
-        # one CoT row: 4 rows per step padded (3 inert), 1 row unpadded
-        assert set(rows) == {4 if name == "padded" else 1}, rows
+        # one CoT row: a step of the row multiple padded (the others inert), 1 row unpadded
+        assert set(rows) == {engine._stepper.multiple if name == "padded" else 1}, rows
     assert len(gens["unpadded"].token_ids) == len(gens["padded"].token_ids) == 8
     with pytest.raises(ValueError, match="pad_rows must be true or false"):
         get_model("hf-probe/tiny", pad_rows="sometimes")

@@ -91,7 +91,7 @@ def test_growing_cache_equals_concatenation():
             keys[i] = torch.cat([keys[i], k], dim=2)
             assert torch.equal(got_k, keys[i])
     assert cache.get_seq_length() == 14
-    assert cache.keys[0].shape[2] == 24  # 6 -> 12 -> 24
+    assert cache.values[0].shape[2] == cache.keys[0].shape[3] == 24  # 6 -> 12 -> 24
 
 
 def test_decoded_caches_keep_a_byte_budget_and_find_prefixes():
@@ -136,3 +136,39 @@ def test_a_probe_of_a_generated_cot_reads_the_cache_that_wrote_it(tiny_engine):
     finally:
         tiny_engine.decoded = store
     assert reused == prefilled
+
+
+def test_decode_attention_kernel_equals_sdpa_and_does_not_depend_on_other_rows():
+    """The kernel (built here) against torch's SDPA over each row's own cache, for jobs of 1
+    and 2 rows with different lengths; a row's output in one call with every job equals its
+    output in a call of its job alone, bit for bit; the new keys and values land in the cache."""
+    from cotaudit.engine.hf_kernel import decode_attention
+
+    kernel = decode_attention()
+    assert kernel is not None, "the decode attention kernel did not build"
+    torch.manual_seed(0)
+    hkv, g, d, capacity = 3, 3, 64, 40
+    jobs = [(1, 0), (2, 17), (1, 31)]  # (rows, cached length)
+    keys = [torch.randn(rows, hkv, d, capacity) for rows, _ in jobs]
+    values = [torch.randn(rows, hkv, capacity, d) for rows, _ in jobs]
+    total = sum(rows for rows, _ in jobs)
+    q = torch.randn(total, hkv * g, d)
+    k_new, v_new = torch.randn(total, hkv, d), torch.randn(total, hkv, d)
+    lengths = [n for _, n in jobs]
+    together = kernel(q, k_new, v_new, keys, values, lengths, 0.125)
+    row = 0
+    for j, (rows, n) in enumerate(jobs):
+        part = slice(row, row + rows)
+        assert torch.equal(keys[j][..., n], k_new[part])
+        assert torch.equal(values[j][:, :, n], v_new[part])
+        alone = kernel(q[part], k_new[part], v_new[part], [keys[j]], [values[j]], [n], 0.125)
+        assert torch.equal(alone, together[part])
+        expected = torch.nn.functional.scaled_dot_product_attention(
+            q[part][:, :, None],
+            keys[j][..., : n + 1].transpose(-1, -2),
+            values[j][:, :, : n + 1],
+            scale=0.125,
+            enable_gqa=True,
+        )[:, :, 0]
+        assert torch.allclose(together[part], expected, atol=1e-5)
+        row += rows

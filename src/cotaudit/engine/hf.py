@@ -51,7 +51,6 @@ from cotaudit.engine.hf_batch import (
     HFStepper,
     RowDecoder,
     SweepJob,
-    rows_independent,
 )
 from cotaudit.engine.vocabulary import vocabulary_of
 
@@ -98,12 +97,11 @@ class HFEngine(SyncVerbs):
         self.device = next(model.parameters()).device
         self._torch = torch
         self._start_worker(Scheduler("cotaudit-hf", torch.inference_mode), "cotaudit-hf")
-        self._stepper = HFStepper(self, max_batch_rows, hf_batch.ROW_MULTIPLE if pad_rows else 1)
+        self._stepper = HFStepper(self, max_batch_rows, pad_rows)
         self.decoded = DecodedCaches()
         """Caches of finished generations, read by probes of the same text
         (:meth:`prefix_cache`)."""
-        first = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
-        self.rows_independent = rows_independent(first.weight)
+        self.rows_independent = self._stepper.rows_independent()
         """Whether this device's matrix products give a row the same bits in any batch (see
         :mod:`cotaudit.engine.hf_batch`); if not, batching can change the last float bits."""
         if max_batch_rows > 1 and not self.rows_independent:

@@ -31,12 +31,13 @@ gives the unbatched computation there.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from cotaudit.engine import hf_step
 from cotaudit.engine.hf_step import DecoderStep
 from cotaudit.engine.shared_prefix import SharedPrefixCache, shared_prefix_attention
 
@@ -45,7 +46,8 @@ if TYPE_CHECKING:
 
 ATTENTION_NAME = "cotaudit_jobs"
 ROW_MULTIPLE = 4
-"""Decode steps run on a multiple of this many rows (see the module docstring)."""
+"""Decode steps through transformers' forward pass run on a multiple of this many rows (see
+the module docstring; the written-out step's is :data:`cotaudit.engine.hf_step.ROW_MULTIPLE`)."""
 
 
 def padded_rows(rows: int, multiple: int = ROW_MULTIPLE) -> int:
@@ -53,20 +55,30 @@ def padded_rows(rows: int, multiple: int = ROW_MULTIPLE) -> int:
     return -(-rows // multiple) * multiple
 
 
-def rows_independent(weight: torch.Tensor, trials: int = 6) -> bool:
-    """Whether ``x @ weight.T`` gives every row the same bits for any padded row count and any
-    offset in the batch (checked on random rows: counts 4..64, shifted by 4)."""
+def linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``x W^T`` as transformers' linear layers compute it."""
+    return torch.nn.functional.linear(x, weight)
+
+
+def rows_independent(
+    weight: torch.Tensor,
+    multiple: int = ROW_MULTIPLE,
+    product: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = linear,
+) -> bool:
+    """Whether ``product(x, weight)`` gives every row the same bits for any row count that is a
+    multiple of ``multiple`` and any such offset in the batch (random rows: 1, 2, 3, 5, 9 and 16
+    times ``multiple`` rows, at offsets 0 and ``multiple``)."""
     g = torch.Generator(device="cpu").manual_seed(0)
-    x = torch.randn(72, weight.shape[1], generator=g).to(weight.device, weight.dtype)
+    x = torch.randn(17 * multiple, weight.shape[1], generator=g).to(weight.device, weight.dtype)
     with torch.inference_mode():
-        ref = torch.nn.functional.linear(x[:4], weight)
-        for rows in (4, 8, 12, 20, 36, 64)[:trials]:
-            for offset in (0, 4):
-                out = torch.nn.functional.linear(x[: offset + rows], weight)[offset : offset + rows]
-                full = torch.nn.functional.linear(x[offset : offset + rows], weight)
+        ref = product(x[:multiple], weight)
+        for rows in (multiple * n for n in (1, 2, 3, 5, 9, 16)):
+            for offset in (0, multiple):
+                out = product(x[: offset + rows], weight)[offset : offset + rows]
+                full = product(x[offset : offset + rows], weight)
                 if not torch.equal(out, full):
                     return False
-                if offset == 0 and not torch.equal(out[:4], ref):
+                if offset == 0 and not torch.equal(out[:multiple], ref):
                     return False
     return True
 
@@ -133,9 +145,11 @@ class LayerKV:
 
 
 class GrowingCache:
-    """A job's KV cache in preallocated buffers [rows, Hkv, capacity, d] per layer, filled in
-    place (a decode step writes one position; no copy of what is cached), doubling the
-    capacity when full. :meth:`update` returns views of the filled positions."""
+    """A job's KV cache in preallocated buffers per layer, filled in place (a decode step writes
+    one position; nothing cached is copied), doubling the capacity when full: keys transposed,
+    [rows, Hkv, d, capacity] (the layout of the decode attention kernel,
+    :mod:`cotaudit.engine.hf_kernel`), values [rows, Hkv, capacity, d]. :meth:`update` and
+    :attr:`layers` give views of the filled positions as [rows, Hkv, length, d]."""
 
     def __init__(self, source: Any, rows: int, capacity: int) -> None:
         """Copy ``source``'s layers (a transformers cache of one row) into buffers of
@@ -145,11 +159,11 @@ class GrowingCache:
         self.lengths: list[int] = []
         for layer in source.layers:
             k, v = layer.keys, layer.values
-            length = k.shape[2]
+            heads, length, d = k.shape[1], k.shape[2], k.shape[3]
             size = max(capacity, length)
-            kb = k.new_empty(rows, k.shape[1], size, k.shape[3])
-            vb = v.new_empty(rows, v.shape[1], size, v.shape[3])
-            kb[:, :, :length] = k
+            kb = k.new_empty(rows, heads, d, size)
+            vb = v.new_empty(rows, heads, size, d)
+            kb[..., :length] = k.transpose(-1, -2)
             vb[:, :, :length] = v
             self.keys.append(kb)
             self.values.append(vb)
@@ -160,19 +174,32 @@ class GrowingCache:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         start = self.lengths[layer_idx]
         end = start + key.shape[2]
-        if end > self.keys[layer_idx].shape[2]:
-            self._grow(layer_idx, end)
-        self.keys[layer_idx][:, :, start:end] = key
+        self.reserve(end, layer_idx)
+        self.keys[layer_idx][..., start:end] = key.transpose(-1, -2)
         self.values[layer_idx][:, :, start:end] = value
         self.lengths[layer_idx] = end
-        return self.keys[layer_idx][:, :, :end], self.values[layer_idx][:, :, :end]
+        return self.keys[layer_idx][..., :end].transpose(-1, -2), self.values[layer_idx][:, :, :end]
 
-    def _grow(self, layer_idx: int, needed: int) -> None:
-        for buffers in (self.keys, self.values):
-            old = buffers[layer_idx]
-            new = old.new_empty(*old.shape[:2], max(needed, 2 * old.shape[2]), old.shape[3])
-            new[:, :, : self.lengths[layer_idx]] = old[:, :, : self.lengths[layer_idx]]
-            buffers[layer_idx] = new
+    def reserve(self, needed: int, layer_idx: int) -> None:
+        """Make room for ``needed`` positions in layer ``layer_idx`` (doubling)."""
+        if needed <= self.values[layer_idx].shape[2]:
+            return
+        n = self.lengths[layer_idx]
+        k, v = self.keys[layer_idx], self.values[layer_idx]
+        size = max(needed, 2 * v.shape[2])
+        self.keys[layer_idx] = k.new_empty(*k.shape[:3], size)
+        self.keys[layer_idx][..., :n] = k[..., :n]
+        self.values[layer_idx] = v.new_empty(v.shape[0], v.shape[1], size, v.shape[3])
+        self.values[layer_idx][:, :, :n] = v[:, :, :n]
+
+    def reserve_next(self) -> int:
+        """Make room for one more position in every layer; returns the filled length (the same
+        in every layer while decoding)."""
+        n = self.lengths[0]
+        if n + 1 > self.values[0].shape[2]:
+            for index in range(len(self.values)):
+                self.reserve(n + 1, index)
+        return n
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
         return self.lengths[layer_idx]
@@ -181,7 +208,7 @@ class GrowingCache:
     def layers(self) -> list[LayerKV]:
         """Views of the filled positions of every layer (as transformers' caches expose them)."""
         return [
-            LayerKV(k[:, :, :n], v[:, :, :n])
+            LayerKV(k[..., :n].transpose(-1, -2), v[:, :, :n])
             for k, v, n in zip(self.keys, self.values, self.lengths, strict=True)
         ]
 
@@ -280,18 +307,45 @@ def register() -> None:
 
 class HFStepper:
     """One decode step of the transformers engine for a list of jobs, padded to a multiple of
-    ``row_multiple`` rows (1: no padding)."""
+    ``row_multiple`` rows (``pad_rows`` False: 1, no padding)."""
 
-    def __init__(self, engine: Any, max_rows: int, row_multiple: int = ROW_MULTIPLE) -> None:
+    def __init__(self, engine: Any, max_rows: int, pad_rows: bool = True) -> None:
         # Any: the :class:`cotaudit.engine.hf.HFEngine`, whose module imports this one
         self.engine = engine
         self.max_rows = max_rows
-        self.row_multiple = row_multiple
         self.decoder_step = DecoderStep.of(engine.model)
         """The written-out step (:mod:`cotaudit.engine.hf_step`), or None: transformers'
         forward pass with :func:`jobs_attention`."""
+        written = self.decoder_step is not None
+        self.product = hf_step.product if written else linear
+        """The matrix product of the step's weights."""
+        self.multiple = hf_step.ROW_MULTIPLE if written else ROW_MULTIPLE
+        """The row multiple at which :attr:`product` is row-independent (where it is)."""
+        self.row_multiple = self.multiple if pad_rows else 1
+
+    def rows_independent(self) -> bool:
+        """:func:`rows_independent` of the step's first weight under its own product."""
+        if self.decoder_step is not None:
+            weight = self.decoder_step.layers[0].qkv
+        else:
+            model = self.engine.model
+            weight = next(m for m in model.modules() if isinstance(m, torch.nn.Linear)).weight
+        return rows_independent(weight, self.multiple, self.product)
 
     def step(self, jobs: Sequence[Any]) -> list[torch.Tensor]:
+        """Each job's logits [rows, vocab], in the order of ``jobs``. The step's rows hold the
+        kernel-attention jobs first (a row's floats do not depend on its place)."""
+        if self.decoder_step is not None and self.decoder_step.kernel is not None:
+            order = sorted(range(len(jobs)), key=lambda i: not jobs[i].KERNEL_ATTENTION)
+            ordered = [jobs[i] for i in order]
+            logits = self._step(ordered)
+            back = [torch.empty(0)] * len(jobs)
+            for i, out in zip(order, logits, strict=True):
+                back[i] = out
+            return back
+        return self._step(jobs)
+
+    def _step(self, jobs: Sequence[Any]) -> list[torch.Tensor]:
         engine = self.engine
         spans, start = [], 0
         for job in jobs:
@@ -319,6 +373,9 @@ class HFStepper:
 class DecodeJob:
     """Shared parts of the engine's jobs: ``decoder``, ``cache``, ``rows``, ``stepper``."""
 
+    KERNEL_ATTENTION = False
+    """Whether the job's attention is the decode attention kernel's (a :class:`GrowingCache`
+    of its own per row; :mod:`cotaudit.engine.hf_kernel`)."""
     rows: int
     decoder: RowDecoder
     cache: Any
@@ -333,6 +390,8 @@ class DecodeJob:
 
 class GenerateJob(DecodeJob):
     """``n`` completions of a chat prompt: prefill once, expand to n rows, decode."""
+
+    KERNEL_ATTENTION = True
 
     def __init__(
         self,

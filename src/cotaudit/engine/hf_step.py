@@ -6,17 +6,18 @@ For ``B`` rows of one token each (token ids ``x``, position ids ``p``), with ``N
     h = E[x]
     per layer:  [q; k; v] = N1(h) W_qkv^T (+ b_qkv);  q, k <- R_p q, R_p k
                 each job: its rows' k, v appended to its own cache; o = attention of its rows'
-                q over that cache (the job's own function, no other row in any reduction)
+                q over that cache (no other row in any reduction): one kernel call for all
+                CoT jobs (:mod:`cotaudit.engine.hf_kernel`), the job's own function for others
                 h = h + o W_o^T
                 [g; u] = N2(h) W_gu^T;  h = h + (silu(g) * u) W_down^T
     logits = N(h) W_lm^T
 
-``W_qkv`` stacks the q, k and v projections and ``W_gu`` the gate and up projections
-(one matrix product each instead of three and two). The same step, the same per-job attention
-and the same padding serve a job decoding alone and in a batch, so a row's floats do not
-depend on its batch wherever the matrix products are row-independent
-(:func:`cotaudit.engine.hf_batch.rows_independent`). The prefill (many tokens of one job)
-stays transformers' forward pass.
+``W_qkv`` stacks the q, k and v projections and ``W_gu`` the gate and up projections (one
+matrix product each instead of three and two); every product is :func:`product`. The same
+step, the same per-job attention and the same padding (to :data:`ROW_MULTIPLE` rows) serve a
+job decoding alone and in a batch, so a row's floats do not depend on its batch wherever the
+products are row-independent (:func:`cotaudit.engine.hf_batch.rows_independent`). The prefill
+(many tokens of one job) stays transformers' forward pass.
 
 Models the step covers (:meth:`DecoderStep.of`): ``llama``, ``mistral`` without a sliding
 window and ``qwen2`` (bias on q, k, v), SiLU MLP, one rotary embedding module. Any other
@@ -35,6 +36,19 @@ F = torch.nn.functional
 
 SUPPORTED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2"})
 """``config.model_type`` values whose decoder layer is the one written out here."""
+
+ROW_MULTIPLE = 16
+"""The step runs on a multiple of this many rows: :func:`product` gives a row the same bits
+at any such row count and any position in the batch (MKL, checked at start by
+:func:`cotaudit.engine.hf_batch.rows_independent`), not at other multiples of 4 or 8."""
+
+
+def product(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``x W^T`` [rows, out] for ``x`` [rows, in] and ``W`` [out, in], computed as ``W x^T`` and
+    transposed back (contiguous). MKL reads the weight once for all rows in this form: at 4 to
+    64 rows of the default model it takes 0.3-0.8x the time of ``F.linear``'s ``x W^T``
+    (``bench/decode_step.py``)."""
+    return torch.mm(weight, x.t()).t().contiguous()
 
 
 @dataclass(frozen=True)
@@ -70,6 +84,18 @@ class DecoderStep:
         self.final_norm = inner.norm.weight
         self.lm_head = model.lm_head.weight
         self.layers = [self._layer(layer) for layer in inner.layers]
+        self.kernel: Any = None
+        """The decode attention kernel (:mod:`cotaudit.engine.hf_kernel`) for jobs whose
+        ``KERNEL_ATTENTION`` is True, where it applies (float32 on the CPU, head size a
+        multiple of 16) and could be built; None: every job's own attention function."""
+        if (
+            self.embed.dtype == torch.float32
+            and self.embed.device.type == "cpu"
+            and self.head_dim % 16 == 0
+        ):
+            from cotaudit.engine.hf_kernel import decode_attention
+
+            self.kernel = decode_attention()
 
     @staticmethod
     def of(model: Any) -> DecoderStep | None:
@@ -126,8 +152,15 @@ class DecoderStep:
         ``spans[j]`` (rows past the last span are padding: no cache, no attention)."""
         rows, d = tokens.shape[0], self.head_dim
         nq, nkv = self.heads * d, self.kv_heads * d
-        sizes = [b - a for a, b in spans]
-        pad = rows - sum(sizes)
+        n_kernel = 0  # the leading jobs whose attention is the kernel's
+        if self.kernel is not None:
+            while n_kernel < len(jobs) and jobs[n_kernel].KERNEL_ATTENTION:
+                n_kernel += 1
+        kernel_jobs, other_jobs = jobs[:n_kernel], jobs[n_kernel:]
+        kernel_rows = spans[n_kernel - 1][1] if n_kernel else 0
+        lengths = [job.cache.reserve_next() for job in kernel_jobs]
+        sizes = [b - a for a, b in spans[n_kernel:]]
+        pad = rows - kernel_rows - sum(sizes)
         padding = [self.embed.new_zeros(pad, 1, self.heads, d)] if pad else []
         if pad:
             sizes.append(pad)
@@ -135,20 +168,36 @@ class DecoderStep:
         cos, sin = self.rotary(h, positions[:, None])  # [B, 1, d]
         half = d // 2
         for index, layer in enumerate(self.layers):
-            qkv = F.linear(self.norm(h, layer.norm1), layer.qkv, layer.qkv_bias)
+            qkv = product(self.norm(h, layer.norm1), layer.qkv)
+            if layer.qkv_bias is not None:
+                qkv += layer.qkv_bias
             # rotary on the q and k heads together: x * cos + rotate_half(x) * sin
             qk = qkv[:, : nq + nkv].view(rows, self.heads + self.kv_heads, d)
             rotated = torch.cat([-qk[..., half:], qk[..., :half]], dim=-1)
             qk = qk * cos + rotated * sin
-            qs = qk[:, : self.heads, None, :].split(sizes)  # [rows_j, H, 1, d] per job
-            ks = qk[:, self.heads :, None, :].split(sizes)
-            vs = qkv[:, nq + nkv :].view(rows, self.kv_heads, 1, d).split(sizes)
             outs = []
-            for job, q, k, v in zip(jobs, qs, ks, vs, strict=False):  # the padding: no job
+            if kernel_jobs:
+                out = self.kernel(
+                    qk[:kernel_rows, : self.heads].contiguous(),
+                    qk[:kernel_rows, self.heads :].contiguous(),
+                    qkv[:kernel_rows, nq + nkv :].contiguous().view(kernel_rows, self.kv_heads, d),
+                    [job.cache.keys[index] for job in kernel_jobs],
+                    [job.cache.values[index] for job in kernel_jobs],
+                    lengths,
+                    layer.scaling,
+                )
+                outs.append(out[:, None])
+            rest = qk[kernel_rows:]
+            qs = rest[:, : self.heads, None, :].split(sizes)  # [rows_j, H, 1, d] per job
+            ks = rest[:, self.heads :, None, :].split(sizes)
+            vs = qkv[kernel_rows:, nq + nkv :].view(-1, self.kv_heads, 1, d).split(sizes)
+            for job, q, k, v in zip(other_jobs, qs, ks, vs, strict=False):  # padding: no job
                 keys, values = job.cache.update(k, v, index)
                 outs.append(job.attend(layer.module, q, keys, values, scaling=layer.scaling)[0])
             attn = torch.cat(outs + padding).view(rows, nq)
-            h += F.linear(attn, layer.o)
-            gate, up = F.linear(self.norm(h, layer.norm2), layer.gate_up).chunk(2, -1)
-            h += F.linear(F.silu(gate, inplace=True).mul_(up), layer.down)
-        return F.linear(self.norm(h, self.final_norm), self.lm_head)
+            h += product(attn, layer.o)
+            gate, up = product(self.norm(h, layer.norm2), layer.gate_up).chunk(2, -1)
+            h += product(F.silu(gate, inplace=True).mul_(up), layer.down)
+        for job in kernel_jobs:
+            job.cache.lengths = [n + 1 for n in job.cache.lengths]
+        return product(self.norm(h, self.final_norm), self.lm_head)
