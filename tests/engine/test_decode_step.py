@@ -172,3 +172,22 @@ def test_decode_attention_kernel_equals_sdpa_and_does_not_depend_on_other_rows()
         )[:, :, 0]
         assert torch.allclose(together[part], expected, atol=1e-5)
         row += rows
+
+
+def test_row_decoder_draws_follow_softmax_at_the_temperature():
+    """20,000 draws of one step from logits (0, log 2, log 3, -inf) / T at T = 1 and T = 0.5:
+    the shares are p = softmax(logits / T) within 4 standard errors, and a token of
+    probability 0 is never drawn."""
+    from cotaudit.engine.hf_batch import RowDecoder
+
+    logits = torch.tensor([0.0, float(torch.log(torch.tensor(2.0))), 1.0986123, float("-inf")])
+    for temperature in (1.0, 0.5):
+        n = 20_000
+        gen = torch.Generator().manual_seed(3)
+        decoder = RowDecoder(n, 1, temperature, [gen], [99], torch.device("cpu"))
+        decoder.advance(logits.expand(n, -1))
+        counts = torch.bincount(decoder.next, minlength=4).double() / n
+        weights = torch.tensor([1.0, 2.0, 3.0, 0.0]) ** (1 / temperature)
+        p = weights / weights.sum()
+        assert counts[3] == 0
+        assert torch.all((counts - p).abs() <= 4 * (p * (1 - p) / n).sqrt() + 1e-12)

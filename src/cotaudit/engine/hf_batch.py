@@ -84,10 +84,12 @@ def rows_independent(
 
 
 class RowDecoder:
-    """Token-by-token decoding state of ``rows`` rows: greedy at temperature 0, otherwise
-    softmax(logits / T) sampled with ``generators`` (rows form equal groups, one generator
-    each). A row stops at an EOS token (not kept); the decoder is done when every row stopped
-    or ``max_tokens`` tokens were picked."""
+    """Token-by-token decoding state of ``rows`` rows: greedy at temperature 0, otherwise a
+    draw from p = softmax(logits / T) by its inverse distribution function: with u uniform in
+    [0, 1) from the row's generator (rows form equal groups, one generator each, one u per row
+    and step), the token i with F(i-1) <= u * F(V) < F(i), F the running sum of p. A row stops
+    at an EOS token (not kept); the decoder is done when every row stopped or ``max_tokens``
+    tokens were picked."""
 
     def __init__(
         self,
@@ -117,14 +119,10 @@ class RowDecoder:
         if self.temperature == 0:
             nxt = logits.argmax(dim=-1)
         else:
-            probs = torch.softmax(logits.float() / self.temperature, dim=-1).cpu()
-            g = self.group
-            nxt = torch.cat(
-                [
-                    torch.multinomial(probs[i * g : (i + 1) * g], 1, generator=gen)[:, 0]
-                    for i, gen in enumerate(self.generators)
-                ]
-            ).to(logits.device)
+            cdf = torch.softmax(logits.float() / self.temperature, dim=-1).cumsum(-1).cpu()
+            u = torch.cat([torch.rand(self.group, generator=gen) for gen in self.generators])
+            draws = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True)[:, 0]
+            nxt = draws.clamp_(max=cdf.shape[1] - 1).to(logits.device)
         is_eos = torch.isin(nxt, self.eos)
         keep = (~self.finished & ~is_eos).tolist()
         for i, tok in enumerate(nxt.tolist()):
@@ -494,12 +492,12 @@ class SweepJob(DecodeJob):
         prompt_ids, tag_ids = engine._prompt_and_tag(request)
         full = engine.prefix_cache(prompt_ids + list(request.cot_token_ids))
         k, n_prompt, n_tag = request.k, len(prompt_ids), len(tag_ids)
-        lengths = torch.tensor(
-            [n_prompt + t for t in request.positions for _ in range(k)], device=engine.device
-        )
+        # the k rows of a prefix read the same cut and the same tag: the tag is fed once per
+        # prefix, then its keys, values and logits stand for each of the k rows
+        lengths = torch.tensor([n_prompt + t for t in request.positions], device=engine.device)
         self.cache = SharedPrefixCache(full, n_prompt + len(request.cot_token_ids), lengths)
         pos = lengths[:, None] + torch.arange(n_tag, device=engine.device)[None, :]
-        tag = torch.tensor([tag_ids] * self.rows, device=engine.device)
+        tag = torch.tensor([tag_ids] * len(request.positions), device=engine.device)
         with engine._attention(SHARED):
             out = engine.model(
                 input_ids=tag,
@@ -508,7 +506,8 @@ class SweepJob(DecodeJob):
                 logits_to_keep=1,
                 **{engine._cache_kwarg: self.cache},
             )
-        self.last_position = pos[:, -1]
+        self.cache.repeat_rows(k)
+        self.last_position = pos[:, -1].repeat_interleave(k)
         generators = [
             torch.Generator(device="cpu").manual_seed(seed_for(request.seed, t))
             for t in request.positions
@@ -521,7 +520,7 @@ class SweepJob(DecodeJob):
             engine.eos_ids,
             engine.device,
         )
-        return self.decoder.advance(out.logits[:, -1, :])
+        return self.decoder.advance(out.logits[:, -1, :].repeat_interleave(k, dim=0))
 
     def next_positions(self) -> torch.Tensor:
         self.last_position = self.last_position + 1
