@@ -151,10 +151,8 @@ def parts(
                 )
                 continue
             for job, (a, b) in zip(jobs, spans, strict=True):
-                n = job.cache.lengths[index]
-                keys = job.cache.keys[index][..., :n].transpose(-1, -2)
-                values = job.cache.values[index][:, :, :n]
-                job.attend(layer.module, q[a:b], keys, values, scaling=layer.scaling)
+                kv = job.cache.filled(index)
+                job.attend(layer.module, q[a:b], kv.keys, kv.values, scaling=layer.scaling)
 
     def cache() -> None:
         if step.kernel is not None:
@@ -162,7 +160,7 @@ def parts(
         for index in range(len(step.layers)):
             for job, (a, b) in zip(jobs, spans, strict=True):
                 n = job.cache.lengths[index]  # rewrites the next free position: no growth
-                job.cache.keys[index][..., n : n + 1] = kv[a:b].transpose(-1, -2)
+                job.cache.keys[index][:, :, n : n + 1] = kv[a:b]
                 job.cache.values[index][:, :, n : n + 1] = kv[a:b]
 
     half, nqk = d // 2, (step.heads + step.kv_heads) * d

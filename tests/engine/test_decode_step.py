@@ -82,16 +82,21 @@ def test_growing_cache_equals_concatenation():
 
     source = Source()
     source.layers = layers
-    cache = GrowingCache(source, rows=3, capacity=6)  # doubles twice below
-    keys = [layer.keys.expand(3, -1, -1, -1) for layer in layers]
-    for _ in range(9):
-        for i in range(2):
-            k, v = torch.randn(3, 2, 1, 4), torch.randn(3, 2, 1, 4)
-            got_k, _ = cache.update(k, v, i)
-            keys[i] = torch.cat([keys[i], k], dim=2)
-            assert torch.equal(got_k, keys[i])
-    assert cache.get_seq_length() == 14
-    assert cache.values[0].shape[2] == cache.keys[0].shape[3] == 24  # 6 -> 12 -> 24
+    for transposed in (False, True):
+        cache = GrowingCache(source, rows=3, capacity=6, transposed=transposed)  # doubles twice
+        keys = [layer.keys.expand(3, -1, -1, -1) for layer in layers]
+        values = [layer.values.expand(3, -1, -1, -1) for layer in layers]
+        for _ in range(9):
+            for i in range(2):
+                k, v = torch.randn(3, 2, 1, 4), torch.randn(3, 2, 1, 4)
+                got_k, got_v = cache.update(k, v, i)
+                keys[i] = torch.cat([keys[i], k], dim=2)
+                values[i] = torch.cat([values[i], v], dim=2)
+                assert torch.equal(got_k, keys[i]) and torch.equal(got_v, values[i])
+        assert cache.get_seq_length() == 14
+        assert cache.values[0].shape[2] == 24  # 6 -> 12 -> 24
+        assert cache.keys[0].shape[3 if transposed else 2] == 24
+        assert all(torch.equal(a.keys, b) for a, b in zip(cache.layers, keys, strict=True))
 
 
 def test_decoded_caches_keep_a_byte_budget_and_find_prefixes():

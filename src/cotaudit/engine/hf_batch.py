@@ -144,28 +144,38 @@ class LayerKV:
 
 class GrowingCache:
     """A job's KV cache in preallocated buffers per layer, filled in place (a decode step writes
-    one position; nothing cached is copied), doubling the capacity when full: keys transposed,
-    [rows, Hkv, d, capacity] (the layout of the decode attention kernel,
-    :mod:`cotaudit.engine.hf_kernel`), values [rows, Hkv, capacity, d]. :meth:`update` and
+    one position; nothing cached is copied), doubling the capacity when full: values
+    [rows, Hkv, capacity, d]; keys the same, or transposed, [rows, Hkv, d, capacity], for the
+    decode attention kernel (:mod:`cotaudit.engine.hf_kernel`). :meth:`update` and
     :attr:`layers` give views of the filled positions as [rows, Hkv, length, d]."""
 
-    def __init__(self, source: Any, rows: int, capacity: int) -> None:
+    def __init__(self, source: Any, rows: int, capacity: int, transposed: bool = False) -> None:
         """Copy ``source``'s layers (a transformers cache of one row) into buffers of
         ``rows`` rows (each a copy of that row) and at least ``capacity`` positions."""
+        self.transposed = transposed
         self.keys: list[torch.Tensor] = []
         self.values: list[torch.Tensor] = []
         self.lengths: list[int] = []
-        for layer in source.layers:
+        for index, layer in enumerate(source.layers):
             k, v = layer.keys, layer.values
-            heads, length, d = k.shape[1], k.shape[2], k.shape[3]
-            size = max(capacity, length)
-            kb = k.new_empty(rows, heads, d, size)
-            vb = v.new_empty(rows, heads, size, d)
-            kb[..., :length] = k.transpose(-1, -2)
-            vb[:, :, :length] = v
-            self.keys.append(kb)
-            self.values.append(vb)
+            length = k.shape[2]
+            self.keys.append(self._new_keys(k, rows, max(capacity, length)))
+            self.values.append(v.new_empty(rows, v.shape[1], max(capacity, length), v.shape[3]))
+            self._key_slots(index, 0, length)[...] = k
+            self.values[index][:, :, :length] = v
             self.lengths.append(length)
+
+    def _new_keys(self, like: torch.Tensor, rows: int, size: int) -> torch.Tensor:
+        """An empty key buffer of ``rows`` rows and ``size`` positions for keys shaped like
+        ``like`` [_, Hkv, _, d]."""
+        heads, d = like.shape[1], like.shape[3]
+        shape = (rows, heads, d, size) if self.transposed else (rows, heads, size, d)
+        return like.new_empty(*shape)
+
+    def _key_slots(self, index: int, start: int, end: int) -> torch.Tensor:
+        """Layer ``index``'s keys at positions [start, end), as [rows, Hkv, end - start, d]."""
+        k = self.keys[index]
+        return k[..., start:end].transpose(-1, -2) if self.transposed else k[:, :, start:end]
 
     def update(
         self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any
@@ -173,20 +183,20 @@ class GrowingCache:
         start = self.lengths[layer_idx]
         end = start + key.shape[2]
         self.reserve(end, layer_idx)
-        self.keys[layer_idx][..., start:end] = key.transpose(-1, -2)
+        self._key_slots(layer_idx, start, end)[...] = key
         self.values[layer_idx][:, :, start:end] = value
         self.lengths[layer_idx] = end
-        return self.keys[layer_idx][..., :end].transpose(-1, -2), self.values[layer_idx][:, :, :end]
+        return self._key_slots(layer_idx, 0, end), self.values[layer_idx][:, :, :end]
 
     def reserve(self, needed: int, layer_idx: int) -> None:
         """Make room for ``needed`` positions in layer ``layer_idx`` (doubling)."""
-        if needed <= self.values[layer_idx].shape[2]:
+        v = self.values[layer_idx]
+        if needed <= v.shape[2]:
             return
-        n = self.lengths[layer_idx]
-        k, v = self.keys[layer_idx], self.values[layer_idx]
-        size = max(needed, 2 * v.shape[2])
-        self.keys[layer_idx] = k.new_empty(*k.shape[:3], size)
-        self.keys[layer_idx][..., :n] = k[..., :n]
+        n, size = self.lengths[layer_idx], max(needed, 2 * v.shape[2])
+        filled = self._key_slots(layer_idx, 0, n)
+        self.keys[layer_idx] = self._new_keys(filled, v.shape[0], size)
+        self._key_slots(layer_idx, 0, n)[...] = filled
         self.values[layer_idx] = v.new_empty(v.shape[0], v.shape[1], size, v.shape[3])
         self.values[layer_idx][:, :, :n] = v[:, :, :n]
 
@@ -202,13 +212,15 @@ class GrowingCache:
     def get_seq_length(self, layer_idx: int = 0) -> int:
         return self.lengths[layer_idx]
 
+    def filled(self, index: int) -> LayerKV:
+        """Layer ``index``'s filled positions, keys and values as [rows, Hkv, length, d] views."""
+        n = self.lengths[index]
+        return LayerKV(self._key_slots(index, 0, n), self.values[index][:, :, :n])
+
     @property
     def layers(self) -> list[LayerKV]:
         """Views of the filled positions of every layer (as transformers' caches expose them)."""
-        return [
-            LayerKV(k[..., :n].transpose(-1, -2), v[:, :, :n])
-            for k, v, n in zip(self.keys, self.values, self.lengths, strict=True)
-        ]
+        return [self.filled(i) for i in range(len(self.values))]
 
     @property
     def nbytes(self) -> int:
@@ -423,7 +435,10 @@ class GenerateJob(DecodeJob):
         logits, prefilled = engine.forward(
             torch.tensor([prompt_ids], device=engine.device), last_only=True
         )
-        self.cache = GrowingCache(prefilled, self.rows, len(prompt_ids) + min(max_tokens, 512))
+        kernel = self.stepper.decoder_step is not None and self.stepper.decoder_step.kernel
+        self.cache = GrowingCache(
+            prefilled, self.rows, len(prompt_ids) + min(max_tokens, 512), transposed=bool(kernel)
+        )
         logits = logits[:, -1, :].expand(self.rows, -1)
         generator = torch.Generator(device="cpu").manual_seed(seed_for(seed))
         self.decoder = RowDecoder(
