@@ -92,9 +92,9 @@ def log_dir(tmp_path_factory):
     report_ll = load_task_module("report_ll").report_ll
     # the full tables (tests/report/test_compact_runs.py reports compact logs). Sampled CoTs: the
     # random model states no final answer, so its CoTs are read as their last number; at
-    # cot_temperature=1.0 both seeds then answer p0001 and p0002 in both conditions (the paired
-    # statistics' problems, shared by the two runs) and leave p0000 and p0003 unanswered in at
-    # least one condition (seed 0: p0000 both, p0003 honest; seed 1: both hinted)
+    # cot_temperature=1.0 each seed then answers some problems in both conditions (the paired
+    # statistics' problems) and leaves others unanswered in at least one condition (the tests
+    # read which from the logs)
     small_sc = dict(
         problems=4,
         max_cot_tokens=30,
@@ -569,12 +569,13 @@ def test_figures_are_pngs_of_the_stated_size_with_the_expected_series(report):
         f1, f2 = sec.figures["figure_1"], sec.figures["figure_2"]
         assert [p for p, _ in f1.panels] == sec.tables["table_i"].column("summary")
         assert f1.n_series == [1] * 5 and f1.height_px == round((0.4 + 1.05 * 5) * DPI)
-        # 2 problems: the strong-separation and the noisy pick, each an honest and a hinted curve
-        assert [p for p, _ in f2.panels] == ["strong separation", "noisy"]
-        assert f2.n_series == [2, 2] and f2.panels[0][1] == ["honest", "hinted"]
+        # one panel per pick (labelled by its rule), each an honest and a hinted curve
+        picks = sec.data["picks"]
+        assert picks and [p for p, _ in f2.panels] == [c.label for c in picks]
+        assert f2.n_series == [2] * len(picks) and f2.panels[0][1] == ["honest", "hinted"]
         assert f2.height_px == 270
-        # both picks are problems answered in both conditions (the only two here)
-        assert {c.pair_id for c in sec.data["picks"]} == _answered_pairs(sec.run.path)
+        # every pick is a problem answered in both conditions
+        assert {c.pair_id for c in picks} <= _answered_pairs(sec.run.path)
     [trace] = report.sections["trace_tutor"]
     f1, f2 = trace.figures["figure_1"], trace.figures["figure_2"]
     assert [p for p, _ in f1.panels] == ["answer-key", "wrong-key"]
@@ -631,10 +632,13 @@ def test_selfcommit_no_answer_responses_are_counted_and_their_pairs_dropped(repo
             n = sum(by[cond] is None for by in answers.values())
             assert table[f"n_no_answer/{cond}"] == logged[f"n_no_answer/{cond}"] == n
         dropped = {p for p, by in answers.items() if None in by.values()}
-        assert len(dropped) == 2  # the fixture's runs: p0000 and p0003 in both seeds
-        assert table["n_pairs_dropped_no_answer"] == logged["n_pairs_dropped_no_answer"] == 2
+        assert dropped  # the fixture's runs leave some responses unanswered
+        n_dropped = len(dropped)
+        assert (
+            table["n_pairs_dropped_no_answer"] == logged["n_pairs_dropped_no_answer"] == n_dropped
+        )
         answered = _answered_pairs(sec.run.path)
-        assert answered == set(answers) - dropped and len(answered) == 2
+        assert answered == set(answers) - dropped and len(answered) == 4 - n_dropped
         assert table["n_pairs"] == logged["n_pairs"] == len(answered)
         assert {r.pair_id for r in sec.data["records"]} == answered
         assert len(sec.data["records"]) == 2 * len(answered)
@@ -644,7 +648,9 @@ def test_selfcommit_no_answer_responses_are_counted_and_their_pairs_dropped(repo
         text = "\n".join(b for b in sec.blocks if isinstance(b, str))
         honest = int(table["n_no_answer/honest"])
         hinted = int(table["n_no_answer/hinted"])
-        assert (f"No final answer: honest {honest}, hinted {hinted}; 2 pair(s) dropped") in text
+        assert (
+            f"No final answer: honest {honest}, hinted {hinted}; {n_dropped} pair(s) dropped"
+        ) in text
         assert "This log predates that rule" not in text
         assert "last_number: the stated answer, else the last number" in text
         # every 30-token CoT of the random model hits its token limit, answered or not
@@ -685,14 +691,15 @@ def test_selfcommit_log_without_the_stated_rules_still_reports(log_dir, tmp_path
         }
         for key in ("no_answer", "c0", "zero_probe"):
             score.metadata.pop(key)
-    assert sum(n_no_answer.values()) >= 2  # seed 0: 3, seed 1: 2 (the fixture's comment)
+    assert sum(n_no_answer.values()) >= 1  # the fixture's runs leave some unanswered
     write_eval_log(log, str(tmp_path / "old.eval"))
     run = run_from_log(read_eval_log(str(tmp_path / "old.eval")), str(tmp_path / "old.eval"))
     sec = section(run, tmp_path, "old")
     table = sec.data["table"]
     assert table["n_no_answer/honest"] == n_no_answer["honest"]
     assert table["n_no_answer/hinted"] == n_no_answer["hinted"]
-    assert table["n_pairs"] == len(answered) == 2 and table["n_pairs_dropped_no_answer"] == 2
+    assert table["n_pairs"] == len(answered)
+    assert table["n_pairs_dropped_no_answer"] == 4 - len(answered) >= 1
     assert {r.pair_id for r in sec.data["records"]} == answered
     text = "\n".join(b for b in sec.blocks if isinstance(b, str))
     assert "t = 0, stride, ..., T (this log states no positions" in text

@@ -145,8 +145,8 @@ def test_zero_probe_is_reported_apart_and_leaves_the_curve_unchanged(tmp_path):
     or summary: the forced answers at each t are seeded by (seed, t), whichever other positions
     are probed. The tiny model, its 30-token CoTs sampled (seeded by the sample, so both runs
     draw the same ones) and read as their last number (at greedy decoding it writes no number,
-    so it would probe nothing): seed 0 answers p0001 in both conditions, p0000 in neither
-    (tests/report/test_report.py), so both kinds of sample are checked."""
+    so it would probe nothing): some samples state an answer and some do not, so both kinds of
+    sample are checked."""
     args = dict(
         problems=2,
         max_cot_tokens=30,
@@ -160,7 +160,7 @@ def test_zero_probe_is_reported_apart_and_leaves_the_curve_unchanged(tmp_path):
     answered = {
         s.id for s in zero.samples if s.scores["selfcommit_scorer"].metadata["a_final"] is not None
     }
-    assert answered == {"p0001-honest", "p0001-hinted"}
+    assert answered and answered != {s.id for s in zero.samples}  # both kinds
     assert "c0" in zero.eval.metadata["positions"]
     by_id = {s.id: s for s in plain.samples}
     for s in zero.samples:

@@ -343,22 +343,23 @@ def test_records_with_other_fractions_label_the_tables_by_their_checkpoints():
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     """2 problems x 3 conditions on hf-probe/tiny, recording every prefix request and every
-    token sequence the engine prefilled for it."""
+    token sequence whose cache the engine read for it (the explanation's own kept cache, or a
+    prefill)."""
     requests, prefilled = [], []
     original_continue = HFEngine.continue_prefixes_sync
-    original_prefill = HFEngine.prefill
+    original_prefix_cache = HFEngine.prefix_cache
 
     def spy_continue(self, request):
         requests.append(request)
         return original_continue(self, request)
 
-    def spy_prefill(self, token_ids):
+    def spy_prefix_cache(self, token_ids):
         prefilled.append(list(token_ids))
-        return original_prefill(self, token_ids)
+        return original_prefix_cache(self, token_ids)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(HFEngine, "continue_prefixes_sync", spy_continue)
-        mp.setattr(HFEngine, "prefill", spy_prefill)
+        mp.setattr(HFEngine, "prefix_cache", spy_prefix_cache)
         log = run(
             "hf-probe/tiny",
             tmp_path_factory.mktemp("tiny"),
