@@ -69,6 +69,7 @@ from cotaudit.probing.summaries import (
     selfcommit_summaries,
     trace_summaries,
 )
+from cotaudit.probing.trajectory import steps_done
 from cotaudit.scorers.metric_table import inspect_metrics
 from cotaudit.solvers.audit import record_verdicts, verdict_span
 from cotaudit.solvers.probe import shown_choices
@@ -228,6 +229,18 @@ async def _verify(
     return values, answers
 
 
+def steps_markdown(rec: ProbeRecord) -> str:
+    """A recorded trajectory's steps as a list: each step's number, kind, tool and the token
+    position where it ends, marked where the probe cut after it."""
+    probed = set(rec.probed)
+    lines = ["**Recorded steps** (a cut at t keeps the steps ending at or before t):"]
+    for i, step in enumerate(rec.steps or [], start=1):
+        tool = f" {md_text(step.name)}" if step.name else ""
+        cut = " (cut here)" if step.end in probed else ""
+        lines.append(f"{i}. {md_text(step.kind)}{tool}, ends at t = {step.end}{cut}")
+    return "\n".join(lines)
+
+
 def _curves_markdown(
     rec: ProbeRecord, curves: dict[str, list[float]], label: str, theta: float | None
 ) -> str:
@@ -325,6 +338,10 @@ def probe_scorer(
             "probed": rec.probed,
             "context_truncated": rec.context_truncated,
         }
+        if rec.steps:
+            ends = [step.end for step in rec.steps]
+            metadata["steps"] = [step.model_dump() for step in rec.steps]
+            metadata["steps_done"] = [steps_done(ends, t) for t in rec.probed]
         zero = 1 if rec.schedule.zero_probe else 0
         curves: dict[str, list[float]] = {}
         final_text = rec.final_text
@@ -414,6 +431,8 @@ def probe_scorer(
         if rec.think_source != "none":
             closed = "closed" if rec.think_closed else "unclosed"
             head += f", think block ({rec.think_source}, {closed})"
+        if rec.steps:
+            head += f", {len(rec.steps)} recorded steps"
         if rec.probe == "selfcommit":
             head += f"; a_final = {'none' if a_final is None else md_text(a_final)}"
         primary = primary_summary(thetas)
@@ -422,7 +441,7 @@ def probe_scorer(
             if rec.probe == "selfcommit" and primary.startswith("tau_")
             else None
         )
-        parts = [head]
+        parts = [head, *([steps_markdown(rec)] if rec.steps else [])]
         if rec.estimator == "sampled":
             parts.append(
                 _curves_markdown(rec, curves, label, theta)

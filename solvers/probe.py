@@ -66,6 +66,7 @@ from cotaudit.probing.think import (
     split_trace,
     token_span,
 )
+from cotaudit.probing.trajectory import Step, StepMark
 
 from .audit import force_and_record, probe_span, score_and_record
 from .engine import completion_token_ids, probe_engine, state_seed
@@ -198,13 +199,18 @@ def recording(generate: Generate, calls: list[GenerateCall]) -> Generate:
 
 class Trace(NamedTuple):
     """The chain's trace: the prompt it was written under, the response text, its token ids, the
-    think source override (``reasoning_content`` or "") and the generation's stop reason."""
+    think source override (``reasoning_content`` or "") and the generation's stop reason; for a
+    recorded trajectory (:mod:`cotaudit.probing.trajectory`) also ``final``, the text its final
+    answer is read from (then the whole text is the span: no think block is split off), and
+    ``steps``, its steps with their character ends in ``text``."""
 
     prompt: list[Message]
     text: str
     ids: list[int]
     source: Literal["reasoning_content", ""]
     stop_reason: str
+    final: str | None = None
+    steps: tuple[Step, ...] = ()
 
 
 def trace_of(
@@ -246,6 +252,20 @@ def trace_of(
     else:
         ids = engine.tokenize(message.text)
     return Trace(prompt, engine.detokenize(ids), ids, "", stop_reason)
+
+
+TraceReader = Callable[[TaskState, ProbeEngine, "GenerateCall | None"], Trace]
+"""(state after the chain, engine, the chain's last ``generate()`` call) -> the trace to cut
+(default :func:`trace_of`)."""
+
+
+def step_ends(trace: Trace, engine: ProbeEngine, start: int) -> list[int]:
+    """Token position, in the span starting at token ``start``, where each of the trace's steps
+    ends: the last token ending at or before the step's last character
+    (:func:`cotaudit.probing.think.token_span`); [] for a trace without steps."""
+    return [
+        token_span(trace.ids, engine.detokenize, 0, step.end)[1] - start for step in trace.steps
+    ]
 
 
 def prompt_opens_think(engine: ProbeEngine, prompt: Sequence[Message]) -> bool:
@@ -368,6 +388,7 @@ def sweep_solver(
     think_close: str = DEFAULT_THINK_CLOSE,
     fit_context: bool = True,
     estimator: Estimator = "sampled",
+    read_trace: TraceReader | None = None,
 ) -> Solver:
     """The probe core's solver: run ``chain``, take its trace, cut its span and force k answers
     after each prefix under each of the plan's prompts, then save the plan's record.
@@ -403,6 +424,8 @@ def sweep_solver(
       fit_context: Shorten the span to fit the model's context (engines that know it).
       estimator: ``sampled`` (k answers), ``exact`` (their probabilities by teacher forcing)
         or ``both``.
+      read_trace: Reads the trace after the chain (None: :func:`trace_of`; a recorded log's
+        reader for a transcript).
     """
     read_at = exact_temperature(temperature)
 
@@ -414,15 +437,22 @@ def sweep_solver(
         state = await chain(state, recording(generate, calls))
         if state.completed:
             return state
-        trace = trace_of(state, engine, calls[-1] if calls else None, reasoning=think)
+        last_call = calls[-1] if calls else None
+        trace = (
+            trace_of(state, engine, last_call, reasoning=think)
+            if read_trace is None
+            else read_trace(state, engine, last_call)
+        )
         split = (
             split_trace(
                 trace.text,
                 opened_by_prompt=prompt_opens_think(engine, trace.prompt),
                 source=trace.source or None,
             )
-            if think
-            else TraceSplit(0, len(trace.text), True, trace.text, "none")
+            if think and trace.final is None
+            else TraceSplit(
+                0, len(trace.text), True, trace.text if trace.final is None else trace.final, "none"
+            )
         )
         start, end = (
             token_span(trace.ids, engine.detokenize, split.start, split.end)
@@ -521,6 +551,8 @@ def final_text_of(trace: Trace, tokenizer: str | None) -> str:
     """The trace's final-answer text as the sweep splits it (after its think block; the whole
     response without one): :func:`cotaudit.probing.think.split_trace` with the engine's view of
     whether the prompt opens the block."""
+    if trace.final is not None:
+        return trace.final
     engine = probe_engine(get_model(), tokenizer)
     return split_trace(
         trace.text,
@@ -547,6 +579,7 @@ def probe_sweep(
     condition_key: str = "condition",
     replay_prompt: ReplayPrompt | None = None,
     estimator: Estimator = "sampled",
+    read_trace: TraceReader | None = None,
 ) -> Solver:
     """The generic probe: the core's solver (:func:`sweep_solver`) over the task's own chain,
     its trace's think block cut at ``schedule``'s positions under the trace's own prompt
@@ -580,6 +613,9 @@ def probe_sweep(
         the target and choices its answers are verified against).
       estimator: ``sampled`` (k answers per prefix), ``exact`` (their probabilities by
         teacher forcing, no answers sampled) or ``both``.
+      read_trace: Reads the trace after the chain (None: :func:`trace_of`; a recorded log's
+        reader for a transcript, whose steps a ``steps`` schedule cuts after: a trace without steps
+        is one step).
     """
     if replay_under is not None and replay_prompt is None:
         raise ValueError("replay_under needs a replay_prompt function")
@@ -631,6 +667,8 @@ def probe_sweep(
                 ),
             }
 
+        ends: list[int] = []
+
         def record(sweep: Sweep) -> ProbeRecord:
             return ProbeRecord(
                 probe=probe,
@@ -645,9 +683,9 @@ def probe_sweep(
                 offset=sweep.start,
                 generation_truncated=sweep.trace.stop_reason == "max_tokens",
                 context_truncated=sweep.context_truncated,
-                schedule=schedule,
-                positions=schedule.positions(sweep.length),
-                curve_fractions=schedule.curve_fractions(sweep.length),
+                schedule=sample_schedule,
+                positions=sample_schedule.positions(sweep.length),
+                curve_fractions=sample_schedule.curve_fractions(sweep.length),
                 probed=sweep.probed,
                 k=k,
                 temperature=temperature,
@@ -666,18 +704,31 @@ def probe_sweep(
                 replay_under=replay_under,
                 estimator=estimator,
                 exact_temperature=sweep.exact_temperature if reads_exact(estimator) else None,
+                steps=[
+                    StepMark(kind=step.kind, name=step.name, end=end)
+                    for step, end in zip(trace.steps, ends, strict=True)
+                ]
+                or None,
             )
 
+        if trace.steps:
+            ends.extend(step_ends(trace, probe_engine(get_model(), tokenizer), 0))
         prompts = [
             SweptPrompt(
                 name,
                 under.messages,
-                {"condition": condition, "sample_id": under.sample_id},
+                {"condition": condition, "sample_id": under.sample_id}
+                | ({"step_ends": ends} if ends else {}),
                 exact=references[name],
             )
             for name, condition, under in unders
         ]
-        return SweepPlan(prompts, at_schedule(schedule), record)
+        sample_schedule = schedule
+        if schedule.kind == "steps":
+            sample_schedule = schedule.model_copy(
+                update={"steps": tuple(ends) if ends else (len(trace.ids),)}
+            )
+        return SweepPlan(prompts, at_schedule(sample_schedule), record)
 
     return sweep_solver(
         chain=chain,
@@ -690,4 +741,5 @@ def probe_sweep(
         tokenizer=tokenizer,
         think_close=think_close,
         estimator=estimator,
+        read_trace=read_trace,
     )

@@ -53,7 +53,7 @@ from cotaudit.probing.settings import ProbeSettings, probe_settings
 from cotaudit.probing.summaries import EXACT_SUFFIX, Headline, value_keys
 from cotaudit.scorers.probe import probe_metrics, probe_scorer
 from cotaudit.scorers.viewer import viewer_config
-from cotaudit.solvers.probe import ReplayPrompt, SiblingPrompts, probe_sweep
+from cotaudit.solvers.probe import ReplayPrompt, SiblingPrompts, TraceReader, probe_sweep
 from cotaudit.studies.selfcommit.metrics import primary_summary
 
 PROBE_VERSION = 1
@@ -209,9 +209,14 @@ def probe_task(
 
 
 def probe_of(
-    task: Task | str, settings: ProbeSettings, replay_prompt: ReplayPrompt | None = None
+    task: Task | str,
+    settings: ProbeSettings,
+    replay_prompt: ReplayPrompt | None = None,
+    read_trace: TraceReader | None = None,
 ) -> Task:
-    """``task`` (see :func:`probe_task`) probed with ``settings``."""
+    """``task`` (see :func:`probe_task`) probed with ``settings``; ``read_trace`` reads each
+    sample's trace after the task's chain (None: the last assistant message,
+    :func:`cotaudit.solvers.probe.trace_of`)."""
     s = settings
     wrapped = resolve_task(task, s.task_args)
     if not wrapped.scorer:
@@ -252,6 +257,7 @@ def probe_of(
         condition_key=s.condition_key,
         replay_prompt=replay_prompt,
         estimator=s.estimator,
+        read_trace=read_trace,
     )
     record = {
         "probe": s.probe,

@@ -11,10 +11,15 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    """``cotaudit.probe(task, probe="trace" | "selfcommit", ...)``: see ``tasks/probe.py``
-    (imported on first use, so ``import cotaudit`` stays free of Inspect)."""
+    """``cotaudit.probe(task, probe="trace" | "selfcommit", ...)`` (``tasks/probe.py``) and
+    ``cotaudit.probe_log(log, ...)`` (``tasks/probe_log.py``), imported on first use, so
+    ``import cotaudit`` stays free of Inspect."""
     if name == "probe":
         from cotaudit.tasks.probe import probe_task
 
         return probe_task
+    if name == "probe_log":
+        from cotaudit.tasks.probe_log import probe_log_task
+
+        return probe_log_task
     raise AttributeError(f"module 'cotaudit' has no attribute {name!r}")

@@ -8,6 +8,7 @@ take the providers with it.
 import cotaudit.providers  # noqa: F401  (hf-probe/, mlx/, mlx-server/)
 from cotaudit.tasks.probe import probe
 from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric
+from cotaudit.tasks.probe_log import probe_log
 from cotaudit.tasks.report_ll import report_ll
 from cotaudit.tasks.selfcommit import selfcommit
 from cotaudit.tasks.trace_tutor import trace_tutor
@@ -17,6 +18,7 @@ __all__ = [
     "gsm8k_mc",
     "gsm8k_numeric",
     "probe",
+    "probe_log",
     "report_ll",
     "selfcommit",
     "trace_tutor",

@@ -4,6 +4,9 @@
 - ``stride``: t = stride, 2*stride, ..., T (T always included;
   :func:`cotaudit.probing.curves.prefix_positions`).
 - ``fractions``: t = round(f * T) for each f (Python's round, half to even).
+- ``steps``: t = the token position where each step of a recorded trajectory ends
+  (:mod:`cotaudit.probing.trajectory`), min(end, T); the sample's ends are filled in per sample
+  (``steps``).
 
 The empty prefix t = 0 (the prompt alone) is no point of either curve; ``zero_probe`` probes it
 apart.
@@ -25,12 +28,14 @@ DEFAULT_FRACTIONS: tuple[float, ...] = (0.10, 0.25, 0.50, 0.75, 1.00)
 
 
 class Schedule(BaseModel, frozen=True):
-    """Where to cut: ``kind`` ``stride`` (every ``stride`` tokens) or ``fractions``."""
+    """Where to cut: ``kind`` ``stride`` (every ``stride`` tokens), ``fractions`` or ``steps``
+    (at the token ends ``steps`` of a trajectory's steps, one sample's)."""
 
-    kind: Literal["stride", "fractions"]
+    kind: Literal["stride", "fractions", "steps"]
     stride: int = DEFAULT_STRIDE
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     zero_probe: bool = False
+    steps: tuple[int, ...] = ()
 
     @field_validator("stride")
     @classmethod
@@ -52,6 +57,8 @@ class Schedule(BaseModel, frozen=True):
         """The curve's cut positions for a trace of ``length`` tokens (t = 0 excluded)."""
         if self.kind == "stride":
             return prefix_positions(length, self.stride)
+        if self.kind == "steps":
+            return list(dict.fromkeys(min(end, length) for end in self.steps))
         return [round(f * length) for f in self.fractions]
 
     def curve_fractions(self, length: int) -> list[float]:

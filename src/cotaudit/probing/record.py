@@ -10,6 +10,7 @@ from cotaudit.probing.choices import ShownChoice
 from cotaudit.probing.exact import Estimator
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.store_record import StoreRecord
+from cotaudit.probing.trajectory import StepMark
 
 STORE_KEY = "probe"
 """Key of the record in Inspect's sample store."""
@@ -56,6 +57,9 @@ class ProbeRecord(StoreRecord):
     response's first ``offset + t`` tokens followed by ``cut_tag`` (``tag``, after the think
     closer when inside a think block).
 
+    ``steps`` (a recorded trajectory's, None for a single response): each step's kind, tool and
+    the token position in the span where it ends (a cut there keeps the steps up to it).
+
     ``estimator`` says how the forced answers were read (``sampled``: k answers per prefix,
     ``exact``: their probability by teacher forcing, ``both``) and ``exact_temperature`` the
     temperature the exact probabilities were read at (None without them).
@@ -87,6 +91,7 @@ class ProbeRecord(StoreRecord):
     replay_under: str | None = None
     estimator: Estimator = "sampled"
     exact_temperature: float | None = None
+    steps: list[StepMark] | None = None
 
     def context(self, name: str) -> ContextAnswers | None:
         return next((c for c in self.contexts if c.name == name), None)

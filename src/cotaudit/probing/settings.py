@@ -21,7 +21,12 @@ from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import ESTIMATORS, Estimator
 from cotaudit.probing.forms import FORM_NAMES, FormName
 from cotaudit.probing.metrics import METRIC_SETS, MetricSet
-from cotaudit.probing.positions import DEFAULT_STRIDE, Schedule, parse_fractions
+from cotaudit.probing.positions import (
+    DEFAULT_FRACTIONS,
+    DEFAULT_STRIDE,
+    Schedule,
+    parse_fractions,
+)
 from cotaudit.probing.record import PROBE_KINDS, ProbeKind
 from cotaudit.probing.think import DEFAULT_THINK_CLOSE
 
@@ -238,10 +243,10 @@ class ProbeSettings(TaskSettings):
             return Schedule(
                 kind=kind,
                 stride=self.stride if self.stride is not None else DEFAULT_STRIDE,
-                **(
-                    {"fractions": parse_fractions(self.fractions)}
+                fractions=(
+                    parse_fractions(self.fractions)
                     if self.fractions is not None
-                    else {}
+                    else DEFAULT_FRACTIONS
                 ),
                 zero_probe=defaults["zero_probe"] if self.zero_probe is None else self.zero_probe,
             )

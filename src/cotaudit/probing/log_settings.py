@@ -1,0 +1,137 @@
+"""The recorded-log probe's parameters, checked once: :class:`ProbeLogSettings`, shared by
+``cotaudit.probe_log(...)`` and the ``probe_log`` task of ``tasks/probe_log.py``.
+
+They are the generic probe's (:class:`cotaudit.probing.settings.ProbeSettings`; ``task_args``
+apart: there is no task to create) plus the log, the samples, the scorer and where to cut
+(``cuts``). Each check raises a :class:`cotaudit.params.ParameterError` naming its ``-T``
+parameter, before the log is read or a model loads.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs (types-PyYAML not installed)
+from pydantic import Field, field_validator, model_validator
+
+from cotaudit.params import ParameterError, require_one_of
+from cotaudit.probing.positions import Schedule
+from cotaudit.probing.settings import ProbeSettings
+from cotaudit.probing.trajectory import parse_sample_ids
+
+Cuts = Literal["steps", "tokens", "fractions"]
+CUTS: tuple[str, ...] = ("steps", "tokens", "fractions")
+NOT_YET_CUTS: tuple[str, ...] = ("sentences",)
+"""``-T cuts`` values named but not available yet (refused with their own message)."""
+NOT_FOR_LOGS: tuple[str, ...] = ("task_args",)
+"""Generic probe parameters a recorded log has no use for (no task is created)."""
+
+
+class ProbeLogSettings(ProbeSettings):
+    """The recorded-log probe's parameters.
+
+    Fields (beside :class:`~cotaudit.probing.settings.ProbeSettings`'):
+      log: The ``.eval`` (or ``.json``) log whose samples are probed; an existing file.
+      samples: Ids of the log's samples to probe (``"a,b"`` or a list; default: all).
+      scorer: A registered scorer's name (``match``, ``includes``, ``choice``, a task file's
+        ``@scorer``) verifying the forced answers instead of the one the log records.
+      scorer_args: Its arguments (a mapping or YAML text, e.g. ``'{numeric: true}'``).
+      cuts: Where to cut: ``tokens`` (every ``stride`` tokens), ``fractions`` (of the trace's
+        tokens) or ``steps`` (after each step of a trajectory: assistant turn, tool call, tool
+        result); default: the probe's own schedule (``fractions`` for trace, ``tokens`` for
+        selfcommit).
+    """
+
+    log: str
+    samples: list[str] | None = None
+    scorer: str | None = None
+    scorer_args: dict[str, Any] = Field(default=None, validate_default=True)
+    cuts: Cuts | None = None
+
+    @classmethod
+    def signature(
+        cls, first: Sequence[inspect.Parameter] = (), last: Sequence[inspect.Parameter] = ()
+    ) -> inspect.Signature:
+        """:meth:`ProbeSettings.signature` without :data:`NOT_FOR_LOGS`, ``log`` first."""
+        full = super().signature(first, last)
+        params = [p for p in full.parameters.values() if p.name not in NOT_FOR_LOGS]
+        log = next(p for p in params if p.name == "log")
+        log = log.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD, default=inspect._empty)
+        rest = [p for p in params if p.name != "log"]
+        return inspect.Signature([*first, log, *rest])
+
+    @field_validator("log", mode="before")
+    @classmethod
+    def _log(cls, value: Any) -> Any:
+        if not isinstance(value, str | Path) or not str(value).strip():
+            raise ParameterError(f"-T log: expected the path of an Inspect log, got {value!r}")
+        path = Path(str(value)).expanduser()
+        if not path.is_file():
+            raise ParameterError(f"-T log={value}: no such log file")
+        return str(path)
+
+    @field_validator("samples", mode="before")
+    @classmethod
+    def _samples(cls, value: Any) -> Any:
+        return parse_sample_ids(value)
+
+    @field_validator("scorer_args", mode="before")
+    @classmethod
+    def _scorer_args(cls, value: Any) -> dict[str, Any]:
+        if value is None or isinstance(value, dict):
+            return dict(value or {})
+        parsed = yaml.safe_load(value)
+        if not isinstance(parsed, dict):
+            raise ParameterError(
+                f"-T scorer_args: expected a mapping such as '{{numeric: true}}', got {value!r}"
+            )
+        return parsed
+
+    @field_validator("cuts", mode="before")
+    @classmethod
+    def _cuts(cls, value: Any) -> Any:
+        if value in NOT_YET_CUTS:
+            raise ParameterError(
+                f"-T cuts={value}: cutting at sentence ends is not available yet; "
+                f"choose one of {CUTS}"
+            )
+        return None if value is None else require_one_of("cuts", value, CUTS)
+
+    @model_validator(mode="after")
+    def _log_only(self) -> ProbeLogSettings:
+        if self.task_args:
+            raise ParameterError("-T task_args: a recorded log has no task to create")
+        if self.scorer_args and self.scorer is None:
+            raise ParameterError("-T scorer_args: needs -T scorer naming the scorer they are for")
+        given = {"stride": self.stride, "fractions": self.fractions}
+        wrong = {
+            "steps": ("stride", "fractions"),
+            "tokens": ("fractions",),
+            "fractions": ("stride",),
+        }
+        for name in wrong.get(self.cuts or "", ()):
+            if given[name] is not None:
+                raise ParameterError(f"-T {name}: does not apply to -T cuts={self.cuts}")
+        return self
+
+    def schedule(self) -> Schedule:
+        """Where to cut: ``cuts=steps`` cuts after each step (positions filled in per sample),
+        ``tokens`` every ``stride`` tokens, ``fractions`` at the fractions; no ``cuts``: the
+        probe's own schedule (:meth:`ProbeSettings.schedule`)."""
+        base = super().schedule()
+        kind = {"steps": "steps", "tokens": "stride", "fractions": "fractions"}.get(self.cuts or "")
+        if kind is None or kind == base.kind:
+            return base
+        return Schedule(kind=kind, zero_probe=base.zero_probe)  # type: ignore[arg-type]  # one of Schedule's kinds
+
+
+def probe_log_settings(log: str, **params: Any) -> ProbeLogSettings:
+    """:meth:`ProbeLogSettings.of` of keyword arguments (``log`` first, as the functions take
+    it)."""
+    return ProbeLogSettings.of({"log": log, **params})
+
+
+__all__ = ["CUTS", "Cuts", "ProbeLogSettings", "probe_log_settings"]

@@ -1,0 +1,269 @@
+"""The recorded-log probe on real logs: an agent log written by Inspect's own tool loop with
+scripted tool calls (``mockllm/``), a single-response log written by Inspect's ``hf/`` provider
+(the tiny random model's folder), and a log written by the generic probe on the embedded model
+(recorded against live). Each forced answer is recomputed straight from the engine: the
+recorded prompt, the recorded text tokenized by the probing model, cut at the recorded
+positions, then the cut tag, seeded as the probe seeds a sample."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.scorer import match, value_to_float
+from inspect_ai.solver import generate, use_tools
+from inspect_ai.tool import Tool, tool
+from transcript_audit import audit_of
+
+import cotaudit
+from cotaudit.engine.base import PrefixRequest
+from cotaudit.engine.chat import to_plain
+from cotaudit.models.tiny import tiny_model_path
+from cotaudit.params import ParameterError
+from cotaudit.probing.record import ProbeRecord
+from cotaudit.solvers.engine import sample_seed
+
+ANSWER_TOKENS = 4
+
+
+@tool
+def add() -> Tool:
+    async def execute(a: int, b: int) -> int:
+        """Add two integers.
+
+        Args:
+          a: The first integer.
+          b: The second integer.
+        """
+        return a + b
+
+    return execute
+
+
+@tool
+def submit() -> Tool:
+    async def execute(answer: str) -> str:
+        """Submit the final answer.
+
+        Args:
+          answer: The answer.
+        """
+        return "submitted"
+
+    return execute
+
+
+def _scripted(*outputs: ModelOutput):
+    for o in outputs:  # mockllm counts tokens with tiktoken (a download) unless usage is set
+        o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    return get_model("mockllm/model", custom_outputs=list(outputs))
+
+
+def _eval(task: Task | str, model, log_dir: Path, **kwargs):
+    [log] = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", **kwargs)
+    assert log.status == "success", log.error
+    return log
+
+
+def _agent_log(log_dir: Path, scorer: bool = True):
+    """One sample through Inspect's tool loop: add(1, 2) with a note, its result, submit("3"),
+    its result, a closing message; scored by match(numeric=True)."""
+    model = _scripted(
+        ModelOutput.for_tool_call(
+            "mockllm/model", "add", {"a": 1, "b": 2}, content="I add 1 and 2."
+        ),
+        ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "3"}, content="It is 3."),
+        ModelOutput.from_content("mockllm/model", "Done."),
+    )
+    task = Task(
+        dataset=[Sample(id="q1", input="What is 1 + 2?", target="3")],
+        solver=[use_tools([add(), submit()]), generate()],
+        scorer=match(numeric=True) if scorer else None,
+    )
+    return _eval(task, model, log_dir)
+
+
+def _record(sample) -> ProbeRecord:
+    return ProbeRecord.model_validate(sample.store["probe"])
+
+
+def _recomputed(engine, prompt, rec: ProbeRecord, sample_id: str, max_tokens: int):
+    """The forced answers straight from the engine: the recorded prompt, the probed text
+    tokenized by the probing model, cut at offset + t, then the cut tag."""
+    ids = engine.tokenize(rec.response)
+    return engine.continue_prefixes_sync(
+        PrefixRequest(
+            messages=prompt,
+            cot_token_ids=ids[: rec.offset + rec.trace_tokens],
+            positions=[rec.offset + t for t in rec.probed],
+            tag=rec.cut_tag,
+            k=rec.k,
+            max_tokens=max_tokens,
+            temperature=rec.temperature,
+            seed=sample_seed(0, sample_id),
+        )
+    )
+
+
+def test_agent_log_cut_after_each_step(tmp_path, tiny_engine):
+    recorded = _agent_log(tmp_path / "agent")
+    [sample] = recorded.samples
+    assert [m.role for m in sample.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    log = _eval(
+        cotaudit.probe_log(
+            recorded.location, probe="trace", cuts="steps", answer_max_tokens=ANSWER_TOKENS
+        ),
+        "hf-probe/tiny",
+        tmp_path / "probe",
+    )
+    [probed] = log.samples
+    rec = _record(probed)
+    steps = [
+        "I add 1 and 2.",
+        '[tool call] add({"a": 1, "b": 2})',
+        "[tool result add] 3",
+        "It is 3.",
+        '[tool call] submit({"answer": "3"})',
+        "[tool result submit] submitted",
+        "Done.",
+    ]
+    assert rec.response == "\n\n".join(steps)
+    assert rec.final_text == "3"  # the submit() call's argument
+    assert [(s.kind, s.name) for s in rec.steps] == [
+        ("assistant", None),
+        ("tool_call", "add"),
+        ("tool_result", "add"),
+        ("assistant", None),
+        ("tool_call", "submit"),
+        ("tool_result", "submit"),
+        ("assistant", None),
+    ]
+    # a cut after step i keeps exactly steps 1..i: the prefix decodes to them, nothing after
+    ids = tiny_engine.tokenize(rec.response)
+    for i, step in enumerate(rec.steps):
+        kept = tiny_engine.detokenize(ids[: step.end])
+        assert kept == "\n\n".join(steps[: i + 1])
+    assert rec.positions == [s.end for s in rec.steps]
+    assert rec.probed == [0, *rec.positions]
+    prompt = to_plain(sample.messages[:1])
+    own = rec.context("own")
+    assert own.answers == _recomputed(tiny_engine, prompt, rec, "q1", ANSWER_TOKENS)
+    score = probed.scores["probe_scorer"]
+    # the task score is the log's own scorer on the recorded final state, as the log scored it
+    assert score.value["task_score"] == value_to_float()(sample.scores["match"].value)
+    # the viewer's record of the cuts: steps done per probed position, the step list in the
+    # explanation, the step ends in the sweep's header, each cut's prefix ending on its step
+    assert score.metadata["steps_done"] == list(range(len(steps) + 1))
+    assert "7 recorded steps" in score.explanation
+    assert "5. tool\\_call submit, ends at t =" in score.explanation
+    audit = audit_of(probed)
+    [header] = audit.headers["own"]
+    assert header["step_ends"] == rec.positions
+    for cut, step in zip(audit.cuts["own"][1:], steps, strict=True):
+        assert cut["prefix_end"].endswith(step[-10:])
+    meta = log.eval.metadata["probe_log"]
+    assert meta["recorded_model"] == "mockllm/model"
+    assert meta["scorer"] == {"name": "match", "args": {"numeric": True}, "source": "log"}
+    assert probed.metadata["recorded_model"] == "mockllm/model"
+    assert log.eval.model == "hf-probe/tiny"
+
+
+def test_hf_provider_log_probed_on_another_model(tmp_path, tiny_engine):
+    folder = tiny_model_path()
+    recorded = _eval(
+        Task(
+            dataset=[Sample(id="c1", input="Capital of France?", target="Paris")],
+            solver=[generate()],
+            scorer=match(),
+        ),
+        f"hf/{folder}",
+        tmp_path / "hf",
+        max_tokens=12,
+        model_args={"device": "cpu"},
+    )
+    [sample] = recorded.samples
+    log = _eval(
+        cotaudit.probe_log(recorded.location, probe="trace", answer_max_tokens=ANSWER_TOKENS),
+        "hf-probe/tiny",
+        tmp_path / "probe",
+    )
+    [probed] = log.samples
+    rec = _record(probed)
+    written = sample.messages[-1].text
+    ids = tiny_engine.tokenize(written)
+    assert rec.response == tiny_engine.detokenize(ids)
+    assert (rec.offset, rec.trace_tokens, rec.steps) == (0, len(ids), None)
+    assert rec.positions == [round(f * len(ids)) for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
+    own = rec.context("own")
+    assert own.answers == _recomputed(
+        tiny_engine, to_plain(sample.messages[:-1]), rec, "c1", ANSWER_TOKENS
+    )
+    assert log.eval.metadata["probe_log"]["recorded_model"] == f"hf/{folder}"
+    assert probed.metadata["recorded_model"] == f"hf/{folder}"
+
+
+def test_bad_input_names_the_log_sample_or_scorer(tmp_path):
+    unscored = _agent_log(tmp_path / "unscored", scorer=False)
+    with pytest.raises(
+        ParameterError, match=f"-T log={unscored.location}: the log records no scorer"
+    ):
+        cotaudit.probe_log(unscored.location)
+    with pytest.raises(ParameterError, match=r"-T samples: \['q9'\] not in log"):
+        cotaudit.probe_log(unscored.location, samples="q9", scorer="match")
+    with pytest.raises(ParameterError, match="-T scorer=no_such_scorer: cannot create the scorer"):
+        cotaudit.probe_log(unscored.location, scorer="no_such_scorer")
+    task = cotaudit.probe_log(
+        unscored.location, scorer="includes", scorer_args={"ignore_case": False}
+    )
+    assert task.metadata["probe_log"]["scorer"]["source"] == "-T scorer"
+
+
+def test_scorer_from_the_task_file_on_disk(tmp_path):
+    task_file = tmp_path / "my_task.py"
+    task_file.write_text(
+        textwrap.dedent(
+            """
+            from inspect_ai import Task, task
+            from inspect_ai.dataset import Sample
+            from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
+            from inspect_ai.solver import generate
+
+
+            @scorer(metrics=[accuracy()])
+            def ends_with_target(strip: bool = True):
+                async def score(state, target):
+                    text = state.output.completion.strip() if strip else state.output.completion
+                    return Score(value=CORRECT if text.endswith(target.text) else INCORRECT)
+
+                return score
+
+
+            @task
+            def my_task():
+                return Task(
+                    dataset=[Sample(id="a", input="Say 7.", target="7")],
+                    solver=generate(),
+                    scorer=ends_with_target(strip=False),
+                )
+            """
+        )
+    )
+    model = _scripted(ModelOutput.from_content("mockllm/model", "It is 7"))
+    recorded = _eval(f"{task_file}@my_task", model, tmp_path / "logs")
+    task = cotaudit.probe_log(recorded.location)
+    scorer = task.metadata["probe_log"]["scorer"]
+    assert scorer["name"].endswith("ends_with_target")
+    assert scorer["args"] == {"strip": False}
+    assert scorer["source"] == f"log (task file {recorded.eval.task_file})"

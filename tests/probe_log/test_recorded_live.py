@@ -1,0 +1,41 @@
+"""A recorded trace probed on the embedded model gives the forced answers the same trace gets
+when the generic probe generates it live, with the same seed and settings: the generic probe's
+own log is the recorded log (its samples hold the traces it generated and probed)."""
+
+from __future__ import annotations
+
+from inspect_ai import eval as inspect_eval
+
+import cotaudit
+from cotaudit.probing.record import ProbeRecord
+
+SETTINGS = {"probe": "selfcommit", "stride": 8, "k": 2, "temperature": 0.7, "seed": 3}
+
+
+def _eval(task, log_dir):
+    [log] = inspect_eval(
+        task, model="hf-probe/default", log_dir=str(log_dir), display="none", max_tokens=40
+    )
+    assert log.status == "success", log.error
+    return log
+
+
+def test_recorded_trace_gets_the_live_answers(tmp_path):
+    live = _eval(
+        cotaudit.probe("cotaudit/gsm8k_numeric", task_args={"problems": 2}, **SETTINGS), tmp_path
+    )
+    recorded = _eval(cotaudit.probe_log(live.location, **SETTINGS), tmp_path)
+    assert len(recorded.samples) == len(live.samples) == 2
+    # the task's scorer, re-created from the probe log's record of it (after the probe's own)
+    scorer = recorded.eval.metadata["probe_log"]["scorer"]
+    assert (scorer["name"], scorer["args"]) == ("match", {"numeric": True})
+    for was, now in zip(live.samples, recorded.samples, strict=True):
+        assert str(was.id) == str(now.id)
+        a, b = (ProbeRecord.model_validate(s.store["probe"]) for s in (was, now))
+        assert b.response == a.response
+        assert (b.trace_tokens, b.probed) == (a.trace_tokens, a.probed)
+        assert len(a.probed) >= 3
+        assert b.context("own").answers == a.context("own").answers
+        was_score, now_score = was.scores["probe_scorer"], now.scores["probe_scorer"]
+        assert now_score.metadata["a_final"] == was_score.metadata["a_final"]
+        assert now_score.value == was_score.value
