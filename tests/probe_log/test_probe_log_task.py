@@ -26,6 +26,8 @@ from cotaudit.engine.chat import to_plain
 from cotaudit.models.tiny import tiny_model_path
 from cotaudit.params import ParameterError
 from cotaudit.probing.record import ProbeRecord
+from cotaudit.report import probe as probe_report
+from cotaudit.report.loader import run_from_log
 from cotaudit.solvers.engine import sample_seed
 
 ANSWER_TOKENS = 4
@@ -173,11 +175,44 @@ def test_agent_log_cut_after_each_step(tmp_path, tiny_engine):
     assert header["step_ends"] == rec.positions
     for cut, step in zip(audit.cuts["own"][1:], steps, strict=True):
         assert cut["prefix_end"].endswith(step[-10:])
+    # cotaudit report: the probe section, its metrics checked, the curve over steps by hand
+    section = probe_report.section(run_from_log(log, log.location), tmp_path, "run")
+    assert section.consistency.ok
+    by_step = section.tables["steps"].row("q1")
+    p_at_cut = [sum(row) / len(row) for row in score.metadata["own"]["values"]]
+    assert [by_step[f"j={j}"] for j in range(len(steps) + 1)] == p_at_cut
+    assert section.figures["step_curves"].path.exists()
     meta = log.eval.metadata["probe_log"]
     assert meta["recorded_model"] == "mockllm/model"
     assert meta["scorer"] == {"name": "match", "args": {"numeric": True}, "source": "log"}
     assert probed.metadata["recorded_model"] == "mockllm/model"
     assert log.eval.model == "hf-probe/tiny"
+
+
+def test_agent_log_self_commitment_across_steps(tmp_path):
+    recorded = _agent_log(tmp_path / "agent")
+    log = _eval(
+        cotaudit.probe_log(
+            recorded.location,
+            probe="selfcommit",
+            cuts="tokens",
+            stride=20,
+            k=2,
+            answer_max_tokens=ANSWER_TOKENS,
+        ),
+        "hf-probe/tiny",
+        tmp_path / "probe",
+    )
+    [probed] = log.samples
+    rec = _record(probed)
+    score = probed.scores["probe_scorer"]
+    # a_final is the submitted answer as the task's scorer reads it; token cuts every 20
+    # tokens across the steps, each with the steps complete before it
+    assert score.metadata["a_final"] == "3"
+    assert rec.probed == [*range(20, rec.trace_tokens, 20), rec.trace_tokens]
+    ends = [s.end for s in rec.steps]
+    assert score.metadata["steps_done"] == [sum(e <= t for e in ends) for t in rec.probed]
+    assert score.metadata["steps_done"][-1] == len(ends)
 
 
 def test_hf_provider_log_probed_on_another_model(tmp_path, tiny_engine):

@@ -14,6 +14,7 @@ from cotaudit.probing.positions import Schedule
 from cotaudit.probing.trajectory import (
     PlainMessage,
     PlainToolCall,
+    curve_over_steps,
     final_answer_text,
     first_assistant,
     is_single_response,
@@ -101,6 +102,15 @@ def test_steps_done_and_steps_schedule():
     assert s.positions(12) == [4, 9, 12]  # a repeated end once; ends past T clipped to T
     assert s.curve_fractions(12) == [4 / 12, 9 / 12, 1.0]
     assert Schedule(kind="steps", steps=(4,), zero_probe=True).probed(10) == [0, 4]
+
+
+def test_curve_over_steps_takes_the_last_cut_of_each_step_count():
+    assert curve_over_steps([0, 1, 1, 2, 4], [0.1, 0.2, 0.3, 0.4, 0.5]) == {
+        0: 0.1,
+        1: 0.3,
+        2: 0.4,
+        4: 0.5,
+    }
 
 
 def test_sample_ids():

@@ -155,6 +155,16 @@ def steps_done(step_ends: Sequence[int], position: int) -> int:
     return sum(1 for end in step_ends if end <= position)
 
 
+def curve_over_steps(done: Sequence[int], values: Sequence[float]) -> dict[int, float]:
+    """A curve over steps from a curve over cuts: for each number j of complete steps, the
+    value at the last cut with ``done[i] == j`` (with ``cuts=steps``, the cut right after step
+    j; with token cuts, the latest cut before step j + 1 ends), in increasing j."""
+    out: dict[int, float] = {}
+    for j, value in zip(done, values, strict=True):
+        out[j] = value
+    return dict(sorted(out.items()))
+
+
 def parse_sample_ids(value: str | int | Sequence[Any] | None) -> list[str] | None:
     """``-T samples``: ids from ``"a,b"``, one id, or a list; None (all samples) for None or
     empty."""

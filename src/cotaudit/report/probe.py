@@ -27,6 +27,7 @@ from cotaudit.probing.summaries import (
     gap_keys,
     main_keys,
 )
+from cotaudit.probing.trajectory import curve_over_steps
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import headline_text, no_data_text, ran_text
@@ -178,7 +179,83 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     )
     sec.table("summaries", table)
     exact_section(sec, probe, samples, out_dir, stem)
+    steps_section(sec, probe, samples, out_dir, stem)
     return sec
+
+
+def sampled_curve(probe: str, sample: ScoredSample) -> list[float] | None:
+    """The own prompt's sampled curve at every probed position (the zero probe included) from
+    the score metadata: TRACE p = the mean of each cut's verification values; self-commitment
+    c = the share of each cut's canonical answers equal to a_final (None without one, or when
+    nothing was sampled)."""
+    meta = sample.score.metadata or {}
+    own = meta.get("own") or {}
+    if probe == "trace":
+        values = own.get("values")
+        return None if values is None else [float(np.mean(row)) for row in values]
+    canonical, a_final = own.get("canonical"), meta.get("a_final")
+    if canonical is None or a_final is None:
+        return None
+    return [float(np.mean([a == a_final for a in row])) for row in canonical]
+
+
+def steps_section(
+    sec: Section, probe: str, samples: Sequence[ScoredSample], out_dir: Path, stem: str
+) -> None:
+    """Curves over steps, for the samples that are recorded trajectories (score metadata
+    ``steps_done``): per sample, the own sampled curve at each number of complete steps
+    (:func:`cotaudit.probing.trajectory.curve_over_steps`), as a table (the mean over samples
+    per step beside it, n shown) and a figure of the first samples. Nothing for a run without
+    trajectories."""
+    label = "p" if probe == "trace" else "c"
+    rows: list[tuple[str, dict[int, float]]] = []
+    for s in samples:
+        done = (s.score.metadata or {}).get("steps_done")
+        curve = sampled_curve(probe, s)
+        if done and curve is not None:
+            rows.append((str(s.sample_id), curve_over_steps(done, curve)))
+    if not rows:
+        return
+    width = max(max(c) for _, c in rows) + 1
+    table = Table(
+        f"Curves over steps: {label} after j complete steps",
+        ["sample", *(f"j={j}" for j in range(width))],
+    )
+    for sample_id, by_step in rows:
+        table.add(
+            sample_id,
+            *(Cell(by_step[j], fmt(by_step[j])) if j in by_step else "–" for j in range(width)),
+        )
+    means: list[Cell | str] = []
+    for j in range(width):
+        at_j = [c[j] for _, c in rows if j in c]
+        means.append(
+            Cell(float(np.mean(at_j)), f"{fmt(float(np.mean(at_j)))} (n={len(at_j)})")
+            if at_j
+            else "–"
+        )
+    table.add("mean", *means)
+    table.note = (
+        f"{label} at the last cut with j steps complete (with -T cuts=steps, the cut right "
+        "after step j; j = 0 is the zero probe or a cut inside the first step); own prompt, "
+        "sampled answers. Steps: docs/probe.md (Trajectories)."
+    )
+    sec.table("steps", table)
+    shown = rows[:EXACT_FIGURE_SAMPLES]
+    sec.figure(
+        "step_curves",
+        figures.line_panels(
+            [(sample_id, list(c), [(f"own {label}", list(c.values()))]) for sample_id, c in shown],
+            out_dir / f"{stem}_step_curves.png",
+            f"{label} over recorded steps",
+            "complete steps j",
+            label,
+            caption=(
+                f"{label} after j complete steps for the first {len(shown)} of the "
+                f"{len(rows)} recorded trajectories. Definitions: docs/probe.md."
+            ),
+        ),
+    )
 
 
 EXACT_FIGURE_SAMPLES = 4
