@@ -82,20 +82,24 @@ def test_growing_cache_equals_concatenation():
 
     source = Source()
     source.layers = layers
-    for transposed in (False, True):
-        cache = GrowingCache(source, rows=3, capacity=6, transposed=transposed)  # doubles twice
+    # capacity 6 doubles to 12, 24, 48 in the plain layout; blocked: 16 (whole key blocks), 32
+    for blocked, capacities in ((False, [6, 12, 24, 48]), (True, [16, 32])):
+        cache = GrowingCache(source, rows=3, capacity=6, blocked=blocked)
         keys = [layer.keys.expand(3, -1, -1, -1) for layer in layers]
         values = [layer.values.expand(3, -1, -1, -1) for layer in layers]
-        for _ in range(9):
+        seen = {cache.values[0].shape[2]}
+        for _ in range(20):
             for i in range(2):
                 k, v = torch.randn(3, 2, 1, 4), torch.randn(3, 2, 1, 4)
                 got_k, got_v = cache.update(k, v, i)
                 keys[i] = torch.cat([keys[i], k], dim=2)
                 values[i] = torch.cat([values[i], v], dim=2)
                 assert torch.equal(got_k, keys[i]) and torch.equal(got_v, values[i])
-        assert cache.get_seq_length() == 14
-        assert cache.values[0].shape[2] == 24  # 6 -> 12 -> 24
-        assert cache.keys[0].shape[3 if transposed else 2] == 24
+            seen.add(cache.values[0].shape[2])
+        assert cache.get_seq_length() == 25
+        assert sorted(seen) == capacities
+        key_positions = cache.keys[0].shape[2] * (cache.keys[0].shape[4] if blocked else 1)
+        assert key_positions == capacities[-1]
         assert all(torch.equal(a.keys, b) for a, b in zip(cache.layers, keys, strict=True))
 
 
@@ -152,9 +156,9 @@ def test_decode_attention_kernel_equals_sdpa_and_does_not_depend_on_other_rows()
     kernel = decode_attention()
     assert kernel is not None, "the decode attention kernel did not build"
     torch.manual_seed(0)
-    hkv, g, d, capacity = 3, 3, 64, 40
-    jobs = [(1, 0), (2, 17), (1, 31)]  # (rows, cached length)
-    keys = [torch.randn(rows, hkv, d, capacity) for rows, _ in jobs]
+    hkv, g, d, capacity = 3, 3, 64, 48
+    jobs = [(1, 0), (2, 17), (1, 31), (1, 47)]  # (rows, cached length): key blocks of 16
+    keys = [torch.randn(rows, hkv, capacity // 16, d, 16) for rows, _ in jobs]
     values = [torch.randn(rows, hkv, capacity, d) for rows, _ in jobs]
     total = sum(rows for rows, _ in jobs)
     q = torch.randn(total, hkv * g, d)
@@ -164,13 +168,14 @@ def test_decode_attention_kernel_equals_sdpa_and_does_not_depend_on_other_rows()
     row = 0
     for j, (rows, n) in enumerate(jobs):
         part = slice(row, row + rows)
-        assert torch.equal(keys[j][..., n], k_new[part])
+        plain_keys = keys[j].transpose(3, 4).reshape(rows, hkv, capacity, d)  # [rows, Hkv, C, d]
+        assert torch.equal(plain_keys[:, :, n], k_new[part])
         assert torch.equal(values[j][:, :, n], v_new[part])
         alone = kernel(q[part], k_new[part], v_new[part], [keys[j]], [values[j]], [n], 0.125)
         assert torch.equal(alone, together[part])
         expected = torch.nn.functional.scaled_dot_product_attention(
             q[part][:, :, None],
-            keys[j][..., : n + 1].transpose(-1, -2),
+            plain_keys[:, :, : n + 1],
             values[j][:, :, : n + 1],
             scale=0.125,
             enable_gqa=True,

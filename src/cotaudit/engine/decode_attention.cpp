@@ -4,8 +4,10 @@
 // reduction), in a fixed order of operations, so a row's result does not depend on which other
 // rows share the call.
 //
-// Layout: keys transposed, [Hkv, d, C] per cache row (a key is a column: scores for 16 keys are
-// one vector operation), values [Hkv, C, d]. float32.
+// Layout: keys in blocks of 16 positions, [Hkv, C / 16, d, 16] per cache row (block b holds
+// positions 16 b .. 16 b + 15 dimension by dimension: the scores of a block are one vector,
+// accumulated over d in registers, and a head's keys are read as one contiguous stream), values
+// [Hkv, C, d]. float32.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -44,10 +46,11 @@ inline float exp_nonpositive(float x) {
 
 }  // namespace
 
-// q [B, H, d] (scores are (scale q) . k); k_new, v_new [B, Hkv, d]; for job j: keys[j] [rows_j, Hkv, d, C_j], values[j]
-// [rows_j, Hkv, C_j, d] (contiguous), lengths[j] positions filled before this token; the rows of
-// q are the jobs' rows in order. Returns [B, H, d]:
-//   out[b, h] = sum_t softmax_t(q[b, h] . K[b, h / g, :, t] * scale) V[b, h / g, t, :],
+// q [B, H, d] (scores are (scale q) . k); k_new, v_new [B, Hkv, d]; for job j: keys[j]
+// [rows_j, Hkv, C_j / 16, d, 16], values[j] [rows_j, Hkv, C_j, d] (contiguous), lengths[j]
+// positions filled before this token; the rows of q are the jobs' rows in order. Returns
+// [B, H, d]:
+//   out[b, h] = sum_t softmax_t(q[b, h] . K[b, h / g, t, :] * scale) V[b, h / g, t, :],
 // t over the row's L + 1 positions (its cache and the new token).
 at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k_new, const at::Tensor& v_new,
                             at::TensorList keys, at::TensorList values,
@@ -69,14 +72,17 @@ at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k_new, const 
     const at::Tensor& kj = keys[j];
     const at::Tensor& vj = values[j];
     TORCH_CHECK(kj.scalar_type() == at::kFloat && vj.scalar_type() == at::kFloat &&
-                    kj.is_contiguous() && vj.is_contiguous() && kj.size(2) == d &&
-                    vj.size(3) == d && kj.size(3) == vj.size(2),
-                "caches: contiguous float32 [rows, Hkv, d, C] keys and [rows, Hkv, C, d] values");
-    TORCH_CHECK(lengths[j] < kj.size(3), "a cache is full");
+                    kj.is_contiguous() && vj.is_contiguous() && kj.dim() == 5 &&
+                    kj.size(3) == d && kj.size(4) == kLanes && vj.size(3) == d &&
+                    kj.size(2) * kLanes == vj.size(2),
+                "caches: contiguous float32 [rows, Hkv, C / 16, d, 16] keys and [rows, Hkv, C, "
+                "d] values");
+    const int64_t C = vj.size(2);
+    TORCH_CHECK(lengths[j] < C, "a cache is full");
     for (int64_t r = 0; r < kj.size(0); ++r) {
-      row_keys.push_back(kj.data_ptr<float>() + r * Hkv * d * kj.size(3));
-      row_values.push_back(vj.data_ptr<float>() + r * Hkv * d * kj.size(3));
-      row_capacity.push_back(kj.size(3));
+      row_keys.push_back(kj.data_ptr<float>() + r * Hkv * d * C);
+      row_values.push_back(vj.data_ptr<float>() + r * Hkv * d * C);
+      row_capacity.push_back(C);
       row_length.push_back(lengths[j] + 1);
     }
   }
@@ -84,23 +90,35 @@ at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k_new, const 
   const float sc = static_cast<float>(scale);
   // one unit = one row's kv head and its g query heads, computed whole by one thread
   at::parallel_for(0, B * Hkv, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> s, w(g * d);
+    std::vector<float> s, w(g * d), qs(g * d);
     for (int64_t u = begin; u < end; ++u) {
       const int64_t b = u / Hkv, kh = u % Hkv, C = row_capacity[b], L = row_length[b];
-      float* KT = row_keys[b] + kh * d * C;    // [d, C]
+      float* K = row_keys[b] + kh * C * d;     // [C / 16, d, 16]
       float* V = row_values[b] + kh * C * d;   // [C, d]
       const float* kn = knp + (b * Hkv + kh) * d;
-      for (int64_t i = 0; i < d; ++i) KT[i * C + L - 1] = kn[i];
+      float* slot = K + (L - 1) / kLanes * d * kLanes + (L - 1) % kLanes;
+      for (int64_t i = 0; i < d; ++i) slot[i * kLanes] = kn[i];
       std::memcpy(V + (L - 1) * d, vnp + (b * Hkv + kh) * d, d * sizeof(float));
-      const int64_t Lp = (L + kLanes - 1) / kLanes * kLanes;
-      s.assign(g * Lp, 0.0f);
-      // scores: s[h, t] = sum_i (scale q[h, i]) K[i, t], t in [0, L): vectorized over t
-      for (int64_t i = 0; i < d; ++i) {
-        const float* __restrict krow = KT + i * C;
+      const int64_t blocks = (L + kLanes - 1) / kLanes, Lp = blocks * kLanes;
+      s.resize(g * Lp);
+      for (int64_t i = 0; i < g * d; ++i) qs[i] = qp[(b * H + kh * g) * d + i] * sc;
+      // scores: s[h, 16 c + l] = sum_i (scale q[h, i]) K[c, i, l], summed as four partial sums
+      // over i mod 4, then (p0 + p1) + (p2 + p3); lanes past L hold unused values
+      for (int64_t c = 0; c < blocks; ++c) {
+        const float* __restrict kb = K + c * d * kLanes;
         for (int64_t h = 0; h < g; ++h) {
-          const float qi = qp[(b * H + kh * g + h) * d + i] * sc;
-          float* __restrict sh = s.data() + h * Lp;
-          for (int64_t t = 0; t < L; ++t) sh[t] += qi * krow[t];
+          const float* __restrict qh = qs.data() + h * d;
+          float p0[kLanes] = {}, p1[kLanes] = {}, p2[kLanes] = {}, p3[kLanes] = {};
+          for (int64_t i = 0; i < d; i += 4) {
+            for (int l = 0; l < kLanes; ++l) {
+              p0[l] += qh[i] * kb[i * kLanes + l];
+              p1[l] += qh[i + 1] * kb[(i + 1) * kLanes + l];
+              p2[l] += qh[i + 2] * kb[(i + 2) * kLanes + l];
+              p3[l] += qh[i + 3] * kb[(i + 3) * kLanes + l];
+            }
+          }
+          float* __restrict sh = s.data() + h * Lp + c * kLanes;
+          for (int l = 0; l < kLanes; ++l) sh[l] = (p0[l] + p1[l]) + (p2[l] + p3[l]);
         }
       }
       std::fill(w.begin(), w.end(), 0.0f);

@@ -142,40 +142,63 @@ class LayerKV:
     values: torch.Tensor
 
 
+KEY_BLOCK = 16
+"""Positions per key block of a :class:`GrowingCache` laid out for the attention kernel."""
+
+
 class GrowingCache:
     """A job's KV cache in preallocated buffers per layer, filled in place (a decode step writes
     one position; nothing cached is copied), doubling the capacity when full: values
-    [rows, Hkv, capacity, d]; keys the same, or transposed, [rows, Hkv, d, capacity], for the
-    decode attention kernel (:mod:`cotaudit.engine.hf_kernel`). :meth:`update` and
-    :attr:`layers` give views of the filled positions as [rows, Hkv, length, d]."""
+    [rows, Hkv, capacity, d]; keys the same, or (``blocked``, for the decode attention kernel,
+    :mod:`cotaudit.engine.hf_kernel`) in blocks of :data:`KEY_BLOCK` positions,
+    [rows, Hkv, capacity / 16, d, 16]. :meth:`update` and :attr:`layers` give the filled
+    positions as [rows, Hkv, length, d] (views; copies of blocked keys)."""
 
-    def __init__(self, source: Any, rows: int, capacity: int, transposed: bool = False) -> None:
+    def __init__(self, source: Any, rows: int, capacity: int, blocked: bool = False) -> None:
         """Copy ``source``'s layers (a transformers cache of one row) into buffers of
         ``rows`` rows (each a copy of that row) and at least ``capacity`` positions."""
-        self.transposed = transposed
+        self.blocked = blocked
         self.keys: list[torch.Tensor] = []
         self.values: list[torch.Tensor] = []
         self.lengths: list[int] = []
         for index, layer in enumerate(source.layers):
             k, v = layer.keys, layer.values
             length = k.shape[2]
-            self.keys.append(self._new_keys(k, rows, max(capacity, length)))
-            self.values.append(v.new_empty(rows, v.shape[1], max(capacity, length), v.shape[3]))
-            self._key_slots(index, 0, length)[...] = k
+            size = self._size(max(capacity, length))
+            self.keys.append(self._new_keys(k, rows, size))
+            self.values.append(v.new_empty(rows, v.shape[1], size, v.shape[3]))
+            self._write_keys(index, 0, k)
             self.values[index][:, :, :length] = v
             self.lengths.append(length)
+
+    def _size(self, positions: int) -> int:
+        """Buffer positions for ``positions``: a whole number of key blocks when blocked."""
+        return -(-positions // KEY_BLOCK) * KEY_BLOCK if self.blocked else positions
 
     def _new_keys(self, like: torch.Tensor, rows: int, size: int) -> torch.Tensor:
         """An empty key buffer of ``rows`` rows and ``size`` positions for keys shaped like
         ``like`` [_, Hkv, _, d]."""
         heads, d = like.shape[1], like.shape[3]
-        shape = (rows, heads, d, size) if self.transposed else (rows, heads, size, d)
-        return like.new_empty(*shape)
+        if self.blocked:
+            return like.new_empty(rows, heads, size // KEY_BLOCK, d, KEY_BLOCK)
+        return like.new_empty(rows, heads, size, d)
 
-    def _key_slots(self, index: int, start: int, end: int) -> torch.Tensor:
-        """Layer ``index``'s keys at positions [start, end), as [rows, Hkv, end - start, d]."""
-        k = self.keys[index]
-        return k[..., start:end].transpose(-1, -2) if self.transposed else k[:, :, start:end]
+    def _write_keys(self, index: int, start: int, keys: torch.Tensor) -> None:
+        """Write ``keys`` [rows, Hkv, n, d] at positions [start, start + n) of layer ``index``."""
+        buffer, end = self.keys[index], start + keys.shape[2]
+        if not self.blocked:
+            buffer[:, :, start:end] = keys
+            return
+        at = torch.arange(start, end, device=buffer.device)
+        buffer.transpose(3, 4)[:, :, at // KEY_BLOCK, at % KEY_BLOCK] = keys
+
+    def _read_keys(self, index: int, end: int) -> torch.Tensor:
+        """Layer ``index``'s keys at positions [0, end), [rows, Hkv, end, d]."""
+        buffer = self.keys[index]
+        if not self.blocked:
+            return buffer[:, :, :end]
+        blocks = buffer[:, :, : -(-end // KEY_BLOCK)].transpose(3, 4)
+        return blocks.reshape(*buffer.shape[:2], -1, buffer.shape[3])[:, :, :end]
 
     def update(
         self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any
@@ -183,20 +206,20 @@ class GrowingCache:
         start = self.lengths[layer_idx]
         end = start + key.shape[2]
         self.reserve(end, layer_idx)
-        self._key_slots(layer_idx, start, end)[...] = key
+        self._write_keys(layer_idx, start, key)
         self.values[layer_idx][:, :, start:end] = value
         self.lengths[layer_idx] = end
-        return self._key_slots(layer_idx, 0, end), self.values[layer_idx][:, :, :end]
+        return self._read_keys(layer_idx, end), self.values[layer_idx][:, :, :end]
 
     def reserve(self, needed: int, layer_idx: int) -> None:
         """Make room for ``needed`` positions in layer ``layer_idx`` (doubling)."""
         v = self.values[layer_idx]
         if needed <= v.shape[2]:
             return
-        n, size = self.lengths[layer_idx], max(needed, 2 * v.shape[2])
-        filled = self._key_slots(layer_idx, 0, n)
+        n, size = self.lengths[layer_idx], self._size(max(needed, 2 * v.shape[2]))
+        filled = self._read_keys(layer_idx, n)
         self.keys[layer_idx] = self._new_keys(filled, v.shape[0], size)
-        self._key_slots(layer_idx, 0, n)[...] = filled
+        self._write_keys(layer_idx, 0, filled)
         self.values[layer_idx] = v.new_empty(v.shape[0], v.shape[1], size, v.shape[3])
         self.values[layer_idx][:, :, :n] = v[:, :, :n]
 
@@ -213,9 +236,9 @@ class GrowingCache:
         return self.lengths[layer_idx]
 
     def filled(self, index: int) -> LayerKV:
-        """Layer ``index``'s filled positions, keys and values as [rows, Hkv, length, d] views."""
+        """Layer ``index``'s filled positions, keys and values as [rows, Hkv, length, d]."""
         n = self.lengths[index]
-        return LayerKV(self._key_slots(index, 0, n), self.values[index][:, :, :n])
+        return LayerKV(self._read_keys(index, n), self.values[index][:, :, :n])
 
     @property
     def layers(self) -> list[LayerKV]:
@@ -363,7 +386,7 @@ class HFStepper:
             start += job.rows
         pad = padded_rows(start, self.row_multiple) - start
         zeros = torch.zeros(pad, dtype=torch.long, device=engine.device)
-        tokens = torch.cat([j.decoder.next for j in jobs] + [zeros])
+        tokens = torch.cat([j.next_tokens() for j in jobs] + [zeros])
         positions = torch.cat([j.next_positions() for j in jobs] + [zeros])
         if self.decoder_step is not None:
             logits = self.decoder_step(tokens, positions, jobs, spans)
@@ -396,6 +419,11 @@ class DecodeJob:
 
     def advance(self, logits: torch.Tensor) -> bool:
         return self.decoder.advance(logits)
+
+    def next_tokens(self) -> torch.Tensor:
+        """The token each of the step's rows feeds next."""
+        assert self.decoder.next is not None
+        return self.decoder.next
 
 
 class GenerateJob(DecodeJob):
@@ -437,7 +465,7 @@ class GenerateJob(DecodeJob):
         )
         kernel = self.stepper.decoder_step is not None and self.stepper.decoder_step.kernel
         self.cache = GrowingCache(
-            prefilled, self.rows, len(prompt_ids) + min(max_tokens, 512), transposed=bool(kernel)
+            prefilled, self.rows, len(prompt_ids) + min(max_tokens, 512), blocked=bool(kernel)
         )
         logits = logits[:, -1, :].expand(self.rows, -1)
         generator = torch.Generator(device="cpu").manual_seed(seed_for(seed))
@@ -492,7 +520,13 @@ class GenerateJob(DecodeJob):
 
 
 class SweepJob(DecodeJob):
-    """All P prefixes x k rows of a prefix request over one shared prompt + CoT cache."""
+    """All P prefixes x k rows of a prefix request over one shared prompt + CoT cache.
+
+    Rows of one prefix whose answer tokens so far are equal have equal next-token logits, so a
+    step feeds one row per such group, and none for a row that stopped: ``rows`` counts the
+    groups (P x k before the start). Every row still draws its own next token from its group's
+    logits, with the same draws of its generator as if each row were fed.
+    """
 
     def __init__(self, stepper: HFStepper, request: PrefixRequest) -> None:
         super().__init__(stepper)
@@ -521,7 +555,6 @@ class SweepJob(DecodeJob):
                 logits_to_keep=1,
                 **{engine._cache_kwarg: self.cache},
             )
-        self.cache.repeat_rows(k)
         self.last_position = pos[:, -1].repeat_interleave(k)
         generators = [
             torch.Generator(device="cpu").manual_seed(seed_for(request.seed, t))
@@ -535,11 +568,51 @@ class SweepJob(DecodeJob):
             engine.eos_ids,
             engine.device,
         )
-        return self.decoder.advance(out.logits[:, -1, :].repeat_interleave(k, dim=0))
+        self.slot = torch.arange(len(request.positions), device=engine.device).repeat_interleave(k)
+        """Row i reads the logits of fed row ``slot[i]`` (the cache row of its group)."""
+        return self.advance(out.logits[:, -1, :])
+
+    def _group(self) -> None:
+        """Group the unfinished rows by (prefix, answer tokens so far); the first row of each
+        group is fed next, and the cache keeps one row per group (copied from the row that held
+        the group's tokens so far)."""
+        k, slot = self.request.k, self.slot.tolist()
+        groups: dict[tuple[int, ...], int] = {}
+        fed: list[int] = []
+        sources: list[int] = []
+        new_slot = [0] * len(slot)  # a finished row reads any logits: its draw is not kept
+        for i, (tokens, finished) in enumerate(
+            zip(self.decoder.tokens, self.decoder.finished.tolist(), strict=True)
+        ):
+            if finished:
+                continue
+            key = (i // k, *tokens)
+            if key not in groups:
+                groups[key] = len(fed)
+                fed.append(i)
+                sources.append(slot[i])
+            new_slot[i] = groups[key]
+        device = self.engine.device
+        if sources != list(range(self.cache.lengths.shape[0])):
+            self.cache.select_rows(torch.tensor(sources, dtype=torch.long, device=device))
+        self.fed = torch.tensor(fed, dtype=torch.long, device=device)
+        self.slot = torch.tensor(new_slot, dtype=torch.long, device=device)
+        self.rows = len(fed)
+
+    def advance(self, logits: torch.Tensor) -> bool:
+        """Each row's next token from its group's row of ``logits`` [groups, vocab]."""
+        if self.decoder.advance(logits[self.slot]):
+            return True
+        self._group()
+        return False
+
+    def next_tokens(self) -> torch.Tensor:
+        assert self.decoder.next is not None
+        return self.decoder.next[self.fed]
 
     def next_positions(self) -> torch.Tensor:
         self.last_position = self.last_position + 1
-        return self.last_position
+        return self.last_position[self.fed]
 
     def attend(self, module: Any, query: torch.Tensor, key: Any, value: Any, **kwargs: Any) -> Any:
         return shared_prefix_attention(module, query, key, value, None, **kwargs)

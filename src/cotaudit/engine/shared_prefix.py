@@ -69,14 +69,10 @@ class SharedPrefixCache:
         mask = self.suffix_mask
         return SharedKV(pk, key, self.lengths, mask), SharedKV(pv, value, self.lengths, mask)
 
-    def repeat_rows(self, k: int) -> None:
-        """Each row becomes k consecutive rows with its suffix and cut (row r -> rows r*k ..
-        r*k + k - 1)."""
-        self.suffix = [
-            None if kv is None else (kv[0].repeat_interleave(k, 0), kv[1].repeat_interleave(k, 0))
-            for kv in self.suffix
-        ]
-        self.lengths = self.lengths.repeat_interleave(k)
+    def select_rows(self, index: torch.Tensor) -> None:
+        """Row r becomes a copy of old row ``index[r]`` (its suffix and its cut)."""
+        self.suffix = [None if kv is None else (kv[0][index], kv[1][index]) for kv in self.suffix]
+        self.lengths = self.lengths[index]
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
         suffix = self.suffix[layer_idx]
