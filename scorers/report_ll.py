@@ -37,12 +37,14 @@ from cotaudit.studies.report_ll.metrics import (
     REGISTER_METRIC,
 )
 from cotaudit.studies.report_ll.record import ReportScorings
+from cotaudit.studies.report_ll.recorded import RECORDED_METRICS
 from cotaudit.studies.report_ll.scores import CLUSTER_METRIC
 from cotaudit.studies.report_ll.stats import (
     LEDGER_FIELDS,
     QUANTITIES,
     InvalidScorings,
     ScoredFixture,
+    Scorings,
     differences,
 )
 
@@ -53,10 +55,9 @@ def _fmt(x: float) -> str:
     return f"{x:+.3f}"
 
 
-def explanation(scored: ScoredFixture, reports: Mapping[str, str]) -> str:
+def explanation(s: Scorings, reports: Mapping[str, str]) -> str:
     """The four scorings and the differences as an aligned monospace block (a Markdown table
     runs its cells together in the log viewer), DiD, and the two reports as literal text."""
-    s = scored.scorings
     d = differences(s)
     table = aligned_block(
         ["report", "S(r, hack)", "S(r, clean)", "D = hack - clean", "D per token", "tokens"],
@@ -135,7 +136,7 @@ def report_ll_scorer() -> Scorer:
         }
         return Score(
             value=value,
-            explanation=explanation(scored, meta.get("reports", {})),
+            explanation=explanation(scored.scorings, meta.get("reports", {})),
             metadata={**scored.ledger_row(), "hack_kind": meta.get("hack_kind")},
         )
 
@@ -153,3 +154,38 @@ report_ll_discrimination = METRIC_FUNCS[DISCRIMINATION_METRIC]
 report_ll_controls = METRIC_FUNCS[CONTROLS_METRIC]
 report_cluster_f1 = METRIC_FUNCS[CLUSTER_METRIC]
 report_ll_compact = METRIC_FUNCS[COMPACT_METRIC]
+
+
+# --- recorded transcripts ---------------------------------------------------------------------
+
+
+@scorer(metrics=[])  # the metric is attached by the task
+def report_ll_recorded_scorer() -> Scorer:
+    """A recorded pair's differences (value: DiD, D_h, D_c and the per-token forms) and its
+    four scorings with its pair id and unit (metadata), as
+    :mod:`cotaudit.studies.report_ll.recorded` defines them; NaN differences and
+    ``metadata["invalid"]`` for scorings that are not all finite."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        rec = ReportScorings.from_store(state.store)
+        meta = state.metadata
+        row = {"pair_id": meta["pair_id"], "unit": meta["unit"], **rec.scorings_row()}
+        try:
+            scorings = Scorings(**rec.scorings_row())
+        except InvalidScorings as e:
+            return Score(
+                value={q: math.nan for q in QUANTITIES},
+                explanation=f"Invalid scorings, dropped from every statistic: {e}",
+                metadata={**row, "invalid": str(e)},
+            )
+        return Score(
+            value=differences(scorings),
+            explanation=explanation(scorings, meta.get("reports", {})),
+            metadata=row,
+        )
+
+    return score
+
+
+RECORDED_METRIC_FUNCS = inspect_metrics(RECORDED_METRICS)
+"""The recorded-pairs run's ``@metric`` factory, by name."""

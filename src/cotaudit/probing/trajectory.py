@@ -127,6 +127,22 @@ def render_steps(messages: Sequence[PlainMessage]) -> tuple[str, list[Step]]:
     return text, steps
 
 
+def chat_turns(messages: Sequence[PlainMessage]) -> list[dict[str, Any]]:
+    """A recorded transcript as a text-only chat, one turn per message: system and user as
+    written; an assistant message as its steps' text (:func:`render_step`, joined by
+    :data:`STEP_SEPARATOR`) with ``tool_calls`` = whether it calls a tool; a tool result as a
+    user turn with its rendered text."""
+    turns: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role in ("system", "user"):
+            turns.append({"role": m.role, "content": m.text})
+            continue
+        text = STEP_SEPARATOR.join(step.text for step in render_step(m))
+        role = "assistant" if m.role == "assistant" else "user"
+        turns.append({"role": role, "content": text, "tool_calls": bool(m.tool_calls)})
+    return turns
+
+
 def submission(messages: Sequence[PlainMessage], tool: str = SUBMIT_TOOL) -> str | None:
     """The answer the transcript submits: the argument of its last ``tool`` call (its
     ``answer`` argument, else its only argument); None without one."""
