@@ -15,7 +15,6 @@ output's own ids are dropped: the model that wrote the log may tokenize differen
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from inspect_ai.log import EvalSample
 from inspect_ai.model import (
@@ -25,7 +24,7 @@ from inspect_ai.model import (
     ContentReasoning,
     ModelOutput,
 )
-from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.solver import Choices, Generate, Solver, TaskState, solver
 
 from cotaudit.engine.base import ProbeEngine
 from cotaudit.engine.chat import to_plain
@@ -150,18 +149,10 @@ class RecordedSiblings:
                 f"metadata {self.pair_key}={pair!r} and {self.condition_key}={condition!r} in "
                 "the probed samples of the log"
             )
-        target: Any = sibling.target
-        fresh = TaskState(
-            model=state.model,
-            sample_id=sibling.id,
-            epoch=sibling.epoch,
-            input=sibling.input,
-            messages=[],
-            choices=sibling.choices,
-        )
+        target = sibling.target
         return Replay(
             messages=recorded_prompt(sibling),
             sample_id=str(sibling.id),
             target=[target] if isinstance(target, str) else list(target),
-            choices=shown_choices(fresh.choices),
+            choices=shown_choices(Choices(sibling.choices or [])),
         )

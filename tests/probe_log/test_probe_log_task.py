@@ -14,7 +14,15 @@ import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    ContentReasoning,
+    ContentText,
+    ModelOutput,
+    ModelUsage,
+    get_model,
+)
 from inspect_ai.scorer import match, value_to_float
 from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import Tool, tool
@@ -26,11 +34,13 @@ from cotaudit.engine.chat import to_plain
 from cotaudit.models.tiny import tiny_model_path
 from cotaudit.params import ParameterError
 from cotaudit.probing.record import ProbeRecord
+from cotaudit.probing.think import compose_reasoning
 from cotaudit.report import probe as probe_report
 from cotaudit.report.loader import run_from_log
 from cotaudit.solvers.engine import sample_seed
 
 ANSWER_TOKENS = 4
+MOCK = "mockllm/model"
 
 
 @tool
@@ -302,3 +312,64 @@ def test_scorer_from_the_task_file_on_disk(tmp_path):
     assert scorer["name"].endswith("ends_with_target")
     assert scorer["args"] == {"strip": False}
     assert scorer["source"] == f"log (task file {recorded.eval.task_file})"
+
+
+def _reasoned(reasoning: str, text: str) -> ModelOutput:
+    message = ChatMessageAssistant(
+        content=[ContentReasoning(reasoning=reasoning), ContentText(text=text)], model=MOCK
+    )
+    return ModelOutput(
+        model=MOCK, choices=[ChatCompletionChoice(message=message, stop_reason="stop")]
+    )
+
+
+def test_reasoning_parts_and_replay_under_a_recorded_sibling(tmp_path, tiny_engine):
+    """A log whose responses carry ``ContentReasoning`` (an API model's reasoning) in a paired
+    honest/hinted task: the trace is the reasoning, cut inside its think block; the hinted
+    trace is also probed under the honest sample's recorded prompt."""
+    samples = [
+        Sample(
+            id=f"p1-{c}",
+            input=f"{c}: 6 times 7?",
+            target="42",
+            metadata={"pair_id": "p1", "condition": c},
+        )
+        for c in ("honest", "hinted")
+    ]
+    model = _scripted(
+        _reasoned("Six sevens are forty-two.", "The answer is 42"),
+        _reasoned("The hint says 42, so 42.", "The answer is 42"),
+    )
+    recorded = _eval(
+        Task(dataset=samples, solver=generate(), scorer=match(numeric=True)),
+        model,
+        tmp_path / "rec",
+        max_samples=1,
+    )
+    log = _eval(
+        cotaudit.probe_log(
+            recorded.location, probe="trace", replay_under="honest", answer_max_tokens=ANSWER_TOKENS
+        ),
+        "hf-probe/tiny",
+        tmp_path / "probe",
+    )
+    by_id = {s.id: s for s in recorded.samples}
+    hinted = next(s for s in log.samples if s.id == "p1-hinted")
+    rec = _record(hinted)
+    reasoning = by_id["p1-hinted"].messages[-1].content[0].reasoning
+    assert rec.think_source == "reasoning_content"
+    assert rec.cut_tag.startswith("\n</think>")
+    assert rec.response == compose_reasoning(reasoning, "The answer is 42")
+    # the span starts right after the think opener
+    assert tiny_engine.detokenize(tiny_engine.tokenize(rec.response)[: rec.offset]) == "<think>"
+    own, replay = rec.context("own"), rec.context("replay")
+    assert replay.sample_id == "p1-honest"
+    honest_prompt = to_plain(by_id["p1-honest"].messages[:-1])
+    assert honest_prompt[-1]["content"] == "honest: 6 times 7?"
+    assert replay.answers == _recomputed(
+        tiny_engine, honest_prompt, rec, "p1-hinted", ANSWER_TOKENS
+    )
+    own_prompt = to_plain(by_id["p1-hinted"].messages[:-1])
+    assert own.answers == _recomputed(tiny_engine, own_prompt, rec, "p1-hinted", ANSWER_TOKENS)
+    honest = _record(next(s for s in log.samples if s.id == "p1-honest"))
+    assert honest.context("replay") is None  # already of the replay condition
