@@ -4,12 +4,13 @@ own log is the recorded log (its samples hold the traces it generated and probed
 
 from __future__ import annotations
 
+import pytest
 from inspect_ai import eval as inspect_eval
 
 import cotaudit
 from cotaudit.probing.record import ProbeRecord
 
-SETTINGS = {"probe": "selfcommit", "stride": 8, "k": 2, "temperature": 0.7, "seed": 3}
+SETTINGS = {"probe": "selfcommit", "k": 2, "temperature": 0.7, "seed": 3}
 
 
 def _eval(task, log_dir):
@@ -20,15 +21,22 @@ def _eval(task, log_dir):
     return log
 
 
-def test_recorded_trace_gets_the_live_answers(tmp_path):
-    live = _eval(
-        cotaudit.probe("cotaudit/gsm8k_numeric", task_args={"problems": 2}, **SETTINGS), tmp_path
-    )
-    recorded = _eval(cotaudit.probe_log(live.location, **SETTINGS), tmp_path)
+@pytest.mark.parametrize(
+    ("task", "task_args", "stride", "final"),
+    [
+        # 40-token GSM8K traces, cut by the token limit: no final answer, c(t) undefined
+        ("cotaudit/gsm8k_numeric", {"problems": 2}, 8, False),
+        # "The answer is Paris." (5 tokens): a final answer, c(t) defined at every cut
+        ("cotaudit/capitals", {"limit": 2}, 2, True),
+    ],
+)
+def test_recorded_trace_gets_the_live_answers(tmp_path, task, task_args, stride, final):
+    settings = SETTINGS | {"stride": stride}
+    live = _eval(cotaudit.probe(task, task_args=task_args, **settings), tmp_path)
+    recorded = _eval(cotaudit.probe_log(live.location, **settings), tmp_path)
     assert len(recorded.samples) == len(live.samples) == 2
     # the task's scorer, re-created from the probe log's record of it (after the probe's own)
-    scorer = recorded.eval.metadata["probe_log"]["scorer"]
-    assert (scorer["name"], scorer["args"]) == ("match", {"numeric": True})
+    assert recorded.eval.metadata["probe_log"]["scorer"]["name"] == "match"
     for was, now in zip(live.samples, recorded.samples, strict=True):
         assert str(was.id) == str(now.id)
         a, b = (ProbeRecord.model_validate(s.store["probe"]) for s in (was, now))
@@ -37,5 +45,9 @@ def test_recorded_trace_gets_the_live_answers(tmp_path):
         assert len(a.probed) >= 3
         assert b.context("own").answers == a.context("own").answers
         was_score, now_score = was.scores["probe_scorer"], now.scores["probe_scorer"]
+        assert (now_score.metadata["a_final"] is not None) is final
         assert now_score.metadata["a_final"] == was_score.metadata["a_final"]
-        assert now_score.value == was_score.value
+        assert now_score.metadata["own"]["canonical"] == was_score.metadata["own"]["canonical"]
+        assert now_score.value.keys() == was_score.value.keys()
+        for key, value in was_score.value.items():
+            assert now_score.value[key] == pytest.approx(value, nan_ok=True), key
