@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
+from inspect_ai._util.registry import registry_info
 from inspect_ai.dataset import Sample
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -23,7 +24,7 @@ from inspect_ai.model import (
     ModelUsage,
     get_model,
 )
-from inspect_ai.scorer import match, value_to_float
+from inspect_ai.scorer import match, model_graded_qa, value_to_float
 from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import Tool, tool
 from transcript_audit import audit_of
@@ -273,6 +274,28 @@ def test_bad_input_names_the_log_sample_or_scorer(tmp_path):
         unscored.location, scorer="includes", scorer_args={"ignore_case": False}
     )
     assert task.metadata["probe_log"]["scorer"]["source"] == "-T scorer"
+
+
+def test_model_graded_scorer_recreated_from_its_record(tmp_path):
+    model = _scripted(ModelOutput.from_content(MOCK, "Paris"))
+    recorded = _eval(
+        Task(
+            dataset=[Sample(id="c", input="Capital of France?", target="Paris")],
+            solver=generate(),
+            scorer=model_graded_qa(
+                partial_credit=True, model=_scripted(ModelOutput.from_content(MOCK, "GRADE: C"))
+            ),
+        ),
+        model,
+        tmp_path / "logs",
+    )
+    task = cotaudit.probe_log(recorded.location)
+    scorer = task.metadata["probe_log"]["scorer"]
+    assert scorer["name"] == "model_graded_qa"
+    # the grader as the log records it (a model spec), passed back to the scorer
+    assert scorer["args"]["partial_credit"] is True
+    assert scorer["args"]["model"]["model"] == MOCK
+    assert registry_info(task.scorer[1]).name.endswith("model_graded_qa")
 
 
 def test_scorer_from_the_task_file_on_disk(tmp_path):
