@@ -137,8 +137,9 @@ def _record_steps(engine, monkeypatch):
 
 def _alone_and_batched(engine, messages, cot_tokens, k, monkeypatch):
     """The same work unbatched (each job alone on the worker) and batched (all concurrent):
-    greedy CoTs, sampled CoTs (n=2), then sampled forced-answer sweeps over the greedy CoTs
-    together with more sampled CoTs."""
+    greedy CoTs, sampled CoTs (n=2), then sampled forced-answer sweeps and sampled
+    continuations from cuts (resampling) over the greedy CoTs, together with more sampled
+    CoTs."""
     alone_greedy = [
         engine._locked(engine.generate_sync, m, cot_tokens, 0.0, 0)[0] for m in messages
     ]
@@ -153,6 +154,10 @@ def _alone_and_batched(engine, messages, cot_tokens, k, monkeypatch):
             temperature=0.7,
             seed=i,
         )
+        for i, (m, g) in enumerate(zip(messages, alone_greedy, strict=True))
+    ] + [
+        # resampling: sampled continuations of the CoT itself from two cuts (no tag)
+        PrefixRequest(m, g.token_ids, [3, 11], "", k=2, max_tokens=12, temperature=0.9, seed=i)
         for i, (m, g) in enumerate(zip(messages, alone_greedy, strict=True))
     ]
     alone_sweeps = [engine._locked(engine.continue_prefixes_sync, r) for r in requests]
@@ -174,7 +179,7 @@ def _alone_and_batched(engine, messages, cot_tokens, k, monkeypatch):
                 for m in messages
             ],
         )
-        return greedy, rest[: len(messages)], rest[len(messages) :]
+        return greedy, rest[: len(requests)], rest[len(requests) :]
 
     greedy, sweeps, sampled = asyncio.run(batched())
     return (alone_greedy, alone_sweeps, alone_sampled), (greedy, sweeps, sampled), steps
@@ -185,6 +190,8 @@ def _assert_same(alone, batched, steps, n_messages):
     assert [g.token_ids for g in b_greedy] == [g.token_ids for g in a_greedy]
     assert [g.finish_reason for g in b_greedy] == [g.finish_reason for g in a_greedy]
     assert b_sweeps == a_sweeps
+    # the continuations from a cut are sampled: the k of some cut differ
+    assert any(len(set(cut)) > 1 for sweep in a_sweeps[n_messages:] for cut in sweep)
     assert [[g.token_ids for g in gens] for gens in b_sampled] == [
         [g.token_ids for g in gens] for gens in a_sampled
     ]

@@ -79,8 +79,9 @@ def _request(
 def test_cached_sweep_equals_naive_reprefill(mlx_engine):
     assert mlx_engine.forkable  # the tiny Llama uses plain KVCache layers: the cached path
     seen = set()
-    # the study's tag, and one after which the tiny model's greedy answer depends on the prefix
-    for tag in (SELFCOMMIT_FORCED_ANSWER_TAG, " so"):
+    # the study's tag, one after which the tiny model's greedy answer depends on the prefix,
+    # and none: continuations of the CoT itself from each cut (resampling)
+    for tag in (SELFCOMMIT_FORCED_ANSWER_TAG, " so", ""):
         req = _request(mlx_engine, tag=tag)
         cached = asyncio.run(mlx_engine.continue_prefixes(req))
         naive = _sync(mlx_engine, mlx_engine.naive_continue_prefixes_sync, req)

@@ -197,6 +197,21 @@ def test_seeded_sampling_is_reproducible_and_keeps_the_engine_alive(vllm_server,
     assert len({a for row in first for a in row}) > 1  # really sampled
 
 
+def test_greedy_continuations_from_cuts_agree_with_hf_probe(vllm_server, default_engine):
+    """Resampling's requests (prompt + cot[:t] as token ids, no tag, n continuations): at
+    temperature 0 the server continues the CoT from each cut as hf-probe/ does."""
+    from cotaudit.studies.selfcommit.prompts import selfcommit_messages
+
+    question = "A box holds 12 eggs. How many eggs are in 5 boxes?"
+    messages = selfcommit_messages(question, "honest", 0)
+    cot = default_engine.generate_sync(messages, 24, 0.0, 0)[0].token_ids
+    request = PrefixRequest(messages, cot, [0, 9, 23], "", k=2, max_tokens=10, temperature=0.0)
+    engine = InspectPrefillEngine.for_model(_vllm_model(vllm_server))
+    ours = default_engine._locked(default_engine.continue_prefixes_sync, request)
+    assert asyncio.run(engine.continue_prefixes(request)) == ours
+    assert len(cot) == 24 and ours[1][0] == default_engine.detokenize(cot[9:19])  # the CoT's own
+
+
 def test_a_dead_server_stops_the_request_at_once(vllm_server):
     """Last in this module: kills the server's engine (its child processes). vLLM 0.32 then
     answers ``/health`` with 503 and its API server exits within seconds; a request fails at

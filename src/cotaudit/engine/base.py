@@ -7,7 +7,8 @@ assistant prefill.
 - ``generate``: a chat prompt -> a completion (text and the model's own token ids).
 - ``continue_prefixes``: prompt + CoT tokens + cut positions + forced-answer tag -> k short
   answers per prefix. Prefix t is ``prompt ++ cot[:t] ++ tag``: prefixes are *cumulative*
-  (position t always includes every CoT token before t, never a disjoint chunk).
+  (position t always includes every CoT token before t, never a disjoint chunk). With an empty
+  tag the k texts are continuations of the CoT itself from each cut (resampling).
 - ``loglikelihood``: context + fixed continuation -> sum of log-probabilities (nats), token count
   and per-token values.
 - ``score_answers``: prompt + CoT tokens + cut positions + tag + a tree of answer token paths ->
@@ -54,7 +55,8 @@ class PrefixRequest:
     The model sees the chat prompt (``messages`` rendered with the generation prompt), then the
     assistant's CoT tokens ``cot_token_ids[:t]`` for each ``t`` in ``positions``, then the
     forced-answer ``tag``, and samples ``k`` continuations of at most ``max_tokens`` tokens.
-    ``temperature == 0`` means greedy decoding (then the k answers are identical).
+    ``temperature == 0`` means greedy decoding (then the k answers are identical). An empty
+    ``tag`` continues the CoT itself from each cut (:func:`cut_and_feed`).
     """
 
     messages: Sequence[Message]
@@ -77,6 +79,23 @@ class PrefixRequest:
         bad = [t for t in self.positions if not 0 <= t <= n]
         if bad:
             raise ValueError(f"PrefixRequest.positions {bad} outside the CoT's 0..{n} tokens")
+
+
+def cut_and_feed(
+    sequence: Sequence[int], n_prompt: int, t: int, tag_ids: Sequence[int]
+) -> tuple[int, list[int]]:
+    """How a prefix ``prompt ++ cot[:t] ++ tag`` is read over a cache of ``sequence`` = prompt +
+    CoT: (n, fed), the cache's first n positions and then the tokens ``fed`` (the first answer
+    token is drawn from the logits after the last of them). With a tag: n = n_prompt + t and
+    fed = the tag. With an empty tag (a continuation of the CoT itself from the cut): n =
+    n_prompt + t - 1 and fed = [sequence[n]], the last token before the cut, fed again for its
+    logits (a cache keeps keys and values, not logits)."""
+    if tag_ids:
+        return n_prompt + t, list(tag_ids)
+    n = n_prompt + t - 1
+    if n < 0:
+        raise ValueError("a continuation needs at least one prompt token before the cut")
+    return n, [sequence[n]]
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from cotaudit.engine.base import (
     PrefixRequest,
     SyncVerbs,
     Vocabulary,
+    cut_and_feed,
     seed_for,
 )
 from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS, Scheduler, on_worker, run_alone
@@ -240,11 +241,13 @@ class HFEngine(SyncVerbs):
         """One prefill of prompt + CoT; then per prefix: a cache view cut at t, the tag, k rows."""
         torch = self._torch
         prompt_ids, tag_ids = self._prompt_and_tag(request)
-        cache = self.prefix_cache(prompt_ids + list(request.cot_token_ids))
-        tag = torch.tensor([tag_ids] * request.k, device=self.device)
+        sequence = prompt_ids + list(request.cot_token_ids)
+        cache = self.prefix_cache(sequence)
         answers: list[list[str]] = []
         for t in request.positions:
-            fork = self.fork_cache(cache, len(prompt_ids) + t, request.k)
+            n, fed = cut_and_feed(sequence, len(prompt_ids), t, tag_ids)
+            fork = self.fork_cache(cache, n, request.k)
+            tag = torch.tensor([fed] * request.k, device=self.device)
             logits, fork = self.forward(tag, fork, last_only=True)
             generator = torch.Generator(device="cpu").manual_seed(seed_for(request.seed, t))
             state = {"cache": fork}
@@ -364,8 +367,10 @@ class HFEngine(SyncVerbs):
     def _prompt_and_tag(
         self, request: PrefixRequest | AnswerScoreRequest
     ) -> tuple[list[int], list[int]]:
+        """The rendered prompt and the tag's ids; only a prefix request's tag may be empty (a
+        continuation of the CoT)."""
         tag_ids = self.tokenize(request.tag)
-        if not tag_ids:
+        if not tag_ids and isinstance(request, AnswerScoreRequest):
             raise ValueError("the forced-answer tag must contain at least one token")
         return self.render(request.messages), tag_ids
 

@@ -534,22 +534,24 @@ class SweepJob(DecodeJob):
         self.rows = len(request.positions) * request.k
 
     def start(self) -> bool:
-        from cotaudit.engine.base import seed_for
+        from cotaudit.engine.base import cut_and_feed, seed_for
         from cotaudit.engine.shared_prefix import ATTENTION_NAME as SHARED
 
         engine, request = self.engine, self.request
         prompt_ids, tag_ids = engine._prompt_and_tag(request)
-        full = engine.prefix_cache(prompt_ids + list(request.cot_token_ids))
-        k, n_prompt, n_tag = request.k, len(prompt_ids), len(tag_ids)
-        # the k rows of a prefix read the same cut and the same tag: the tag is fed once per
-        # prefix, then its keys, values and logits stand for each of the k rows
-        lengths = torch.tensor([n_prompt + t for t in request.positions], device=engine.device)
-        self.cache = SharedPrefixCache(full, n_prompt + len(request.cot_token_ids), lengths)
-        pos = lengths[:, None] + torch.arange(n_tag, device=engine.device)[None, :]
-        tag = torch.tensor([tag_ids] * len(request.positions), device=engine.device)
+        sequence = prompt_ids + list(request.cot_token_ids)
+        full = engine.prefix_cache(sequence)
+        k = request.k
+        # the k rows of a prefix read the same cut and the same fed tokens: they are fed once
+        # per prefix, then their keys, values and logits stand for each of the k rows
+        cuts = [cut_and_feed(sequence, len(prompt_ids), t, tag_ids) for t in request.positions]
+        lengths = torch.tensor([n for n, _ in cuts], device=engine.device)
+        self.cache = SharedPrefixCache(full, len(sequence), lengths)
+        fed = torch.tensor([ids for _, ids in cuts], device=engine.device)
+        pos = lengths[:, None] + torch.arange(fed.shape[1], device=engine.device)[None, :]
         with engine._attention(SHARED):
             out = engine.model(
-                input_ids=tag,
+                input_ids=fed,
                 position_ids=pos,
                 use_cache=True,
                 logits_to_keep=1,
@@ -573,30 +575,29 @@ class SweepJob(DecodeJob):
         return self.advance(out.logits[:, -1, :])
 
     def _group(self) -> None:
-        """Group the unfinished rows by (prefix, answer tokens so far); the first row of each
-        group is fed next, and the cache keeps one row per group (copied from the row that held
-        the group's tokens so far)."""
-        k, slot = self.request.k, self.slot.tolist()
-        groups: dict[tuple[int, ...], int] = {}
+        """Group the unfinished rows by (prefix, answer tokens so far): rows of one group last
+        step that drew the same token stay together. The first row of each group is fed next,
+        and the cache keeps one row per group (copied from the group it split from)."""
+        groups: dict[tuple[int, int], int] = {}
         fed: list[int] = []
         sources: list[int] = []
-        new_slot = [0] * len(slot)  # a finished row reads any logits: its draw is not kept
-        for i, (tokens, finished) in enumerate(
-            zip(self.decoder.tokens, self.decoder.finished.tolist(), strict=True)
-        ):
-            if finished:
+        slot = [0] * len(self.decoder.tokens)  # a finished row reads any logits: not kept
+        finished = self.decoder.finished.tolist()
+        assert self.decoder.next is not None
+        drawn = zip(self.slot.tolist(), self.decoder.next.tolist(), strict=True)
+        for i, (old, token) in enumerate(drawn):
+            if finished[i]:
                 continue
-            key = (i // k, *tokens)
-            if key not in groups:
-                groups[key] = len(fed)
+            group = groups.setdefault((old, token), len(fed))
+            if group == len(fed):
                 fed.append(i)
-                sources.append(slot[i])
-            new_slot[i] = groups[key]
+                sources.append(old)
+            slot[i] = group
         device = self.engine.device
         if sources != list(range(self.cache.lengths.shape[0])):
             self.cache.select_rows(torch.tensor(sources, dtype=torch.long, device=device))
         self.fed = torch.tensor(fed, dtype=torch.long, device=device)
-        self.slot = torch.tensor(new_slot, dtype=torch.long, device=device)
+        self.slot = torch.tensor(slot, dtype=torch.long, device=device)
         self.rows = len(fed)
 
     def advance(self, logits: torch.Tensor) -> bool:

@@ -38,7 +38,7 @@ from typing import Any, cast
 
 import mlx.core as mx
 
-from cotaudit.engine.base import Generation, Message, PrefixRequest, seed_for
+from cotaudit.engine.base import Generation, Message, PrefixRequest, cut_and_feed, seed_for
 
 
 def rows_independent(trials: int = 6) -> bool:
@@ -355,19 +355,19 @@ class Sweep:
         self.engine, self.request = engine, request
         self.prompt = engine.render(request.messages)
         self.tag = engine.tokenize(request.tag)
-        if not self.tag:
-            raise ValueError("the forced-answer tag must contain at least one token")
+        self.sequence = self.prompt + list(request.cot_token_ids)
         self._base: list[Any] | None = None
 
     def base(self) -> list[Any]:
         if self._base is None:
             self._base = self.engine.new_cache()
-            self.engine.prefill(self.prompt + list(self.request.cot_token_ids), self._base)
+            self.engine.prefill(self.sequence, self._base)
         return self._base
 
 
 class PrefixJob:
-    """The k forced answers after one prefix ``prompt ++ cot[:t] ++ tag``."""
+    """The k forced answers after one prefix ``prompt ++ cot[:t] ++ tag`` (continuations of the
+    CoT when the tag is empty)."""
 
     def __init__(self, stepper: MLXStepper, sweep: Sweep, t: int) -> None:
         self.stepper, self.engine = stepper, stepper.engine
@@ -376,13 +376,13 @@ class PrefixJob:
 
     def start(self) -> bool:
         engine, sweep, request, t = self.engine, self.sweep, self.sweep.request, self.t
+        n, fed = cut_and_feed(sweep.sequence, len(sweep.prompt), t, sweep.tag)
         if engine.forkable:
-            self.cache = engine.fork_cache(sweep.base(), len(sweep.prompt) + t, self.rows)
-            logits = engine.prefill(sweep.tag, self.cache, rows=self.rows)
+            self.cache = engine.fork_cache(sweep.base(), n, self.rows)
+            logits = engine.prefill(fed, self.cache, rows=self.rows)
         else:
             self.cache = engine.new_cache()
-            ids = sweep.prompt + list(request.cot_token_ids[:t]) + sweep.tag
-            logits = engine.prefill(ids, self.cache, rows=self.rows)
+            logits = engine.prefill(sweep.sequence[:n] + fed, self.cache, rows=self.rows)
         self.decoder = RowDecoder(
             self.rows,
             request.max_tokens,

@@ -422,8 +422,6 @@ class MLXServerEngine:
     async def continue_prefixes(self, request: PrefixRequest) -> list[list[str]]:
         prompt_ids = self.render(request.messages)
         tag_ids = self.tokenize(request.tag)
-        if not tag_ids:
-            raise ValueError("the forced-answer tag must contain at least one token")
         cot = list(request.cot_token_ids)
 
         async def one(t: int, j: int) -> str:

@@ -40,7 +40,8 @@ class SharedKV:
 
 class SharedPrefixCache:
     """A KV cache of a single-row prefix (a view of ``source``'s first ``width`` positions)
-    plus per-row suffixes that grow as tokens are fed."""
+    plus per-row suffixes that grow as tokens are fed (in place, in buffers that double when
+    full: a long continuation copies nothing it cached)."""
 
     def __init__(
         self,
@@ -53,6 +54,8 @@ class SharedPrefixCache:
             (layer.keys[:, :, :width], layer.values[:, :, :width]) for layer in source.layers
         ]
         self.suffix: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(self.prefix)
+        """Per layer: key and value buffers [rows, Hkv, capacity, d] (None before any token)."""
+        self.filled = [0] * len(self.prefix)
         self.width = width
         self.lengths = lengths
         self.suffix_mask = suffix_mask
@@ -60,14 +63,25 @@ class SharedPrefixCache:
     def update(
         self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any
     ) -> tuple[SharedKV, SharedKV]:
-        old = self.suffix[layer_idx]
-        if old is not None:
-            key = torch.cat([old[0], key], dim=2)
-            value = torch.cat([old[1], value], dim=2)
-        self.suffix[layer_idx] = (key, value)
+        start = self.filled[layer_idx]
+        end = start + key.shape[2]
+        buffers = self.suffix[layer_idx]
+        if buffers is None or end > buffers[0].shape[2]:
+            size = max(end, 2 * start, 16)
+            grown: list[torch.Tensor] = []
+            for new in (key, value):
+                buffer = new.new_empty(new.shape[0], new.shape[1], size, new.shape[3])
+                if buffers is not None:
+                    buffer[:, :, :start] = buffers[len(grown)][:, :, :start]
+                grown.append(buffer)
+            buffers = (grown[0], grown[1])
+            self.suffix[layer_idx] = buffers
+        buffers[0][:, :, start:end] = key
+        buffers[1][:, :, start:end] = value
+        self.filled[layer_idx] = end
         pk, pv = self.prefix[layer_idx]
-        mask = self.suffix_mask
-        return SharedKV(pk, key, self.lengths, mask), SharedKV(pv, value, self.lengths, mask)
+        keys, values, mask = buffers[0][:, :, :end], buffers[1][:, :, :end], self.suffix_mask
+        return SharedKV(pk, keys, self.lengths, mask), SharedKV(pv, values, self.lengths, mask)
 
     def select_rows(self, index: torch.Tensor) -> None:
         """Row r becomes a copy of old row ``index[r]`` (its suffix and its cut)."""
@@ -75,8 +89,7 @@ class SharedPrefixCache:
         self.lengths = self.lengths[index]
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
-        suffix = self.suffix[layer_idx]
-        return self.width + (0 if suffix is None else suffix[0].shape[2])
+        return self.width + self.filled[layer_idx]
 
 
 def shared_prefix_attention(
