@@ -1,0 +1,160 @@
+"""Resampling from a prefix: where continuations of a CoT end up, and which sentence moves them.
+
+Cuts ``c_0 < c_1 < ... < c_m`` are token positions of a CoT (``c_0 = 0`` the empty prefix, the
+others sentence ends, :mod:`cotaudit.probing.sentences`); chunk ``i`` is the text between
+``c_i`` and ``c_{i+1}`` (sentence ``i``). From each cut ``c_i`` the model writes ``n``
+continuations of ``cot[:c_i]`` to their end; ``a_ij`` is the final answer of continuation
+``j`` read as the study reads a CoT's answer (``None``: it states none), and ``a_ref`` the
+reference answer (the original CoT's own final answer, or the gold answer for TRACE).
+
+- **r(c_i)** = #{j : a_ij = a_ref} / n: the share of continuations from cut ``c_i`` that reach
+  the reference (a continuation without an answer does not).
+- **Resampling importance** of chunk ``i`` (Thought Anchors, ``analyze_rollouts.py``,
+  ``calculate_resampling_importance_accuracy``: "next chunk's accuracy minus this chunk's",
+  where chunk ``i``'s rollouts resample from the start of sentence ``i``):
+  ``RI(i) = r(c_{i+1}) - r(c_i)``: what keeping sentence ``i``, instead of resampling from its
+  start, does to the share reaching the reference.
+- **Resampling importance, KL form** (``calculate_resampling_importance_kl``): ``D(P_i ||
+  P_{i+1})``, the divergence (:func:`answer_kl`) of the answer distribution of the
+  continuations from ``c_i`` from that of the continuations from ``c_{i+1}``.
+- **Counterfactual importance** (``calculate_counterfactual_importance_kl``): only the
+  continuations from ``c_i`` whose first sentence differs in meaning from sentence ``i``
+  (``dissimilar``; Thought Anchors: cosine similarity of sentence embeddings below 0.8) count:
+  ``CI(i) = D(P_i^dissimilar || P_{i+1})``; its accuracy form
+  ``r^dissimilar(c_i) - r(c_{i+1})`` (``calculate_counterfactual_importance_accuracy``). With no
+  dissimilar continuation CI is undefined here (NaN; Thought Anchors reports 0).
+- :func:`answer_kl` is Thought Anchors' divergence of two answer samples: over the answers seen
+  in either, ``D = max(0, sum_a p(a) log(p~(a) / q~(a)))`` with ``p`` the first sample's shares
+  and ``p~``, ``q~`` both samples' shares smoothed by ``alpha`` per answer:
+  ``p~(a) = (count_1(a) + alpha) / (n_1 + alpha V)``, ``V`` the number of distinct answers.
+  Continuations without an answer are left out of the distributions.
+
+Intervals: a percentile bootstrap over continuations (:func:`importance_intervals`): each
+replicate draws, for every cut, ``n`` of that cut's continuations with replacement (the
+continuations of one cut are independent draws given its prefix), and recomputes the statistic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cotaudit.bootstrap import percentile_interval
+
+Answer = Hashable | None
+"""A continuation's final answer (None: it states none)."""
+
+KL_ALPHA = 1e-9
+"""Thought Anchors' smoothing of answer shares in :func:`answer_kl` (no Laplace smoothing)."""
+
+
+def reach_share(answers: Sequence[Answer], reference: Answer) -> float:
+    """r = #{j : answers[j] = reference} / n (NaN for no continuations; a None reference is
+    reached by none)."""
+    if not answers:
+        return math.nan
+    if reference is None:
+        return 0.0
+    return sum(a == reference for a in answers) / len(answers)
+
+
+def answer_kl(first: Sequence[Answer], second: Sequence[Answer], alpha: float = KL_ALPHA) -> float:
+    """Thought Anchors' D(first || second) of two answer samples (see the module docstring);
+    NaN when either has no stated answer."""
+    p = Counter(a for a in first if a is not None)
+    q = Counter(a for a in second if a is not None)
+    n_p, n_q = sum(p.values()), sum(q.values())
+    if not n_p or not n_q:
+        return math.nan
+    seen = set(p) | set(q)
+    vocabulary = len(seen)
+    total = 0.0
+    for a in seen:
+        smoothed_p = (p[a] + alpha) / (n_p + alpha * vocabulary)
+        smoothed_q = (q[a] + alpha) / (n_q + alpha * vocabulary)
+        total += p[a] / n_p * math.log(smoothed_p / smoothed_q)
+    return max(0.0, total)
+
+
+@dataclass(frozen=True)
+class CutRollouts:
+    """The continuations from one cut: their final answers and, for each, whether its first
+    sentence differs in meaning from the sentence it replaced (None where not judged)."""
+
+    answers: tuple[Answer, ...]
+    dissimilar: tuple[bool | None, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.dissimilar and len(self.dissimilar) != len(self.answers):
+            raise ValueError("CutRollouts: one dissimilar flag per continuation, or none")
+
+    def take(self, rows: Sequence[int]) -> CutRollouts:
+        """The continuations at ``rows`` (repeats allowed: a bootstrap draw)."""
+        flags = tuple(self.dissimilar[r] for r in rows) if self.dissimilar else ()
+        return CutRollouts(tuple(self.answers[r] for r in rows), flags)
+
+    def dissimilar_answers(self) -> list[Answer]:
+        return [a for a, d in zip(self.answers, self.dissimilar, strict=True) if d]
+
+
+@dataclass(frozen=True)
+class ChunkImportance:
+    """Per chunk i (between cuts i and i + 1): RI, its KL form, CI and its accuracy form."""
+
+    resampling: float
+    resampling_kl: float
+    counterfactual: float
+    counterfactual_accuracy: float
+
+
+def reach_curve(cuts: Sequence[CutRollouts], reference: Answer) -> list[float]:
+    """r(c_i) for every cut."""
+    return [reach_share(c.answers, reference) for c in cuts]
+
+
+def chunk_importance(cuts: Sequence[CutRollouts], reference: Answer) -> list[ChunkImportance]:
+    """The importance of each chunk between consecutive cuts (m cuts: m - 1 chunks)."""
+    out = []
+    for here, after in zip(cuts, cuts[1:], strict=False):
+        r_here = reach_share(here.answers, reference)
+        r_after = reach_share(after.answers, reference)
+        dissimilar = here.dissimilar_answers() if here.dissimilar else []
+        out.append(
+            ChunkImportance(
+                resampling=r_after - r_here,
+                resampling_kl=answer_kl(here.answers, after.answers),
+                counterfactual=answer_kl(dissimilar, after.answers) if dissimilar else math.nan,
+                counterfactual_accuracy=(
+                    reach_share(dissimilar, reference) - r_after if dissimilar else math.nan
+                ),
+            )
+        )
+    return out
+
+
+Statistic = Callable[[Sequence[CutRollouts]], Sequence[float]]
+"""A vector of numbers computed from every cut's continuations (e.g. one per chunk)."""
+
+
+def importance_intervals(
+    cuts: Sequence[CutRollouts],
+    statistic: Statistic,
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[tuple[float, float, int]]:
+    """``(low, high, n_valid)`` per entry of ``statistic``: the percentile interval of its
+    ``n_boot`` replicates; a replicate redraws every cut's continuations with replacement
+    (numpy ``default_rng(seed)``, cuts in order). NaN replicates of an entry are left out."""
+    rng = np.random.default_rng(seed)
+    replicates = []
+    for _ in range(n_boot):
+        drawn = [c.take(rng.integers(0, len(c.answers), len(c.answers)).tolist()) for c in cuts]
+        replicates.append(list(statistic(drawn)))
+    columns = np.array(replicates, dtype=float).T
+    return [percentile_interval(col, confidence) for col in columns]
