@@ -342,6 +342,8 @@ def probe_scorer(
             ends = [step.end for step in rec.steps]
             metadata["steps"] = [step.model_dump() for step in rec.steps]
             metadata["steps_done"] = [steps_done(ends, t) for t in rec.probed]
+        if rec.think_cuts:
+            metadata["think_cuts"] = rec.think_cuts
         zero = 1 if rec.schedule.zero_probe else 0
         curves: dict[str, list[float]] = {}
         final_text = rec.final_text

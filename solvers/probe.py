@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from itertools import groupby
+from typing import Any, Literal, NamedTuple, Protocol
 
 from inspect_ai.dataset import Sample
 from inspect_ai.model import (
@@ -63,6 +64,7 @@ from cotaudit.probing.think import (
     TraceSplit,
     compose_reasoning,
     cut_tag,
+    inside_think,
     split_trace,
     token_span,
 )
@@ -300,10 +302,14 @@ class Forced:
     exact: dict[str, list[ExactPoint]]
 
 
-Force = Callable[[list[int]], Awaitable[Forced]]
-"""Positions t -> the :class:`Forced` answers after prefix t at each (one
-:func:`~cotaudit.solvers.audit.force_and_record` / :func:`~cotaudit.solvers.audit.score_and_record`
-call per prompt: one header per prompt, estimator and round)."""
+class Force(Protocol):
+    """Positions t -> the :class:`Forced` answers after prefix t at each (one
+    :func:`~cotaudit.solvers.audit.force_and_record` /
+    :func:`~cotaudit.solvers.audit.score_and_record` call per prompt: one header per prompt,
+    estimator and round). ``closes_think``: the positions lie inside a think block the sweep's
+    tag does not close (a recorded trajectory's step), so the closer is fed before the tag."""
+
+    def __call__(self, positions: list[int], closes_think: bool = False) -> Awaitable[Forced]: ...
 
 
 @dataclass(frozen=True)
@@ -313,7 +319,9 @@ class Sweep:
     context, every position forced (``probed``, in order over the rounds) and, per prompt name,
     the k answers at each (``answers[name][i]`` at ``probed[i]``; empty rows when the estimator
     samples none) and, for the prompts read exactly, the exact points (``exact[name][i]``); the
-    ``estimator`` and the temperature the exact points were read at (``exact_temperature``)."""
+    ``estimator`` and the temperature the exact points were read at (``exact_temperature``);
+    ``think_cuts``: the positions forced with the think closer before the tag (a trajectory's
+    cuts inside a step's think block)."""
 
     trace: Trace
     split: TraceSplit
@@ -326,6 +334,7 @@ class Sweep:
     exact: dict[str, list[ExactPoint]]
     estimator: Estimator
     exact_temperature: float
+    think_cuts: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -349,6 +358,20 @@ def at_schedule(schedule: Schedule) -> Callable[[int, Force], Awaitable[None]]:
 
     async def cut(length: int, force: Force) -> None:
         await force(schedule.probed(length))
+
+    return cut
+
+
+def closing_think_blocks(
+    schedule: Schedule, inside: Callable[[int], bool]
+) -> Callable[[int, Force], Awaitable[None]]:
+    """A ``cut`` forcing every position ``schedule`` probes, in order, in runs of consecutive
+    positions alike: those where ``inside(t)`` (the prefix ends inside a think block) with the
+    think closer before the tag, the others without."""
+
+    async def cut(length: int, force: Force) -> None:
+        for closes, run in groupby(schedule.probed(length), key=inside):
+            await force(list(run), closes_think=closes)
 
     return cut
 
@@ -472,6 +495,7 @@ def sweep_solver(
         ids = trace.ids[:end]
         probe_seed = state_seed(seed, state, per_epoch=per_epoch_seed)
         probed: list[int] = []
+        think_cuts: list[int] = []
         answers: dict[str, list[list[str]]] = {p.name: [] for p in planned.prompts}
         exact: dict[str, list[ExactPoint]] = {
             p.name: [] for p in planned.prompts if p.exact is not None
@@ -485,8 +509,9 @@ def sweep_solver(
                 plans[prompt.name] = prompt.exact.plan(engine.tokenize, classes, answer_max_tokens)
             return plans[prompt.name]
 
-        async def force(positions: list[int]) -> Forced:
+        async def force(positions: list[int], closes_think: bool = False) -> Forced:
             cuts = [start + t for t in positions]
+            round_tag = think_close + tag if closes_think else tag
             rows: dict[str, list[list[str]]] = {}
             points: dict[str, list[ExactPoint]] = {}
             for prompt in planned.prompts:
@@ -497,7 +522,7 @@ def sweep_solver(
                         prompt.messages,
                         ids,
                         cuts,
-                        tag,
+                        round_tag,
                         context=prompt.name,
                         offset=start,
                         k=k,
@@ -514,7 +539,7 @@ def sweep_solver(
                         prompt.messages,
                         ids,
                         cuts,
-                        tag,
+                        round_tag,
                         plan_of(prompt),
                         context=prompt.name,
                         offset=start,
@@ -524,6 +549,8 @@ def sweep_solver(
                     )
                     exact[prompt.name] += points[prompt.name]
             probed.extend(positions)
+            if closes_think:
+                think_cuts.extend(positions)
             return Forced(rows, points)
 
         async with probe_span():
@@ -540,6 +567,7 @@ def sweep_solver(
             exact,
             estimator,
             read_at,
+            think_cuts,
         )
         planned.record(sweep).save(state.store)
         return state
@@ -709,10 +737,12 @@ def probe_sweep(
                     for step, end in zip(trace.steps, ends, strict=True)
                 ]
                 or None,
+                think_cuts=sweep.think_cuts or None,
             )
 
+        engine = probe_engine(get_model(), tokenizer)
         if trace.steps:
-            ends.extend(step_ends(trace, probe_engine(get_model(), tokenizer), 0))
+            ends.extend(step_ends(trace, engine, 0))
         prompts = [
             SweptPrompt(
                 name,
@@ -728,7 +758,12 @@ def probe_sweep(
             sample_schedule = schedule.model_copy(
                 update={"steps": tuple(ends) if ends else (len(trace.ids),)}
             )
-        return SweepPlan(prompts, at_schedule(sample_schedule), record)
+        cut = at_schedule(sample_schedule)
+        if any(THINK_OPEN in step.text for step in trace.steps):  # reasoning inside the steps
+            cut = closing_think_blocks(
+                sample_schedule, lambda t: inside_think(engine.detokenize(trace.ids[:t]))
+            )
+        return SweepPlan(prompts, cut, record)
 
     return sweep_solver(
         chain=chain,

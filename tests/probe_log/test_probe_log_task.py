@@ -26,7 +26,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import match, model_graded_qa, value_to_float
 from inspect_ai.solver import generate, use_tools
-from inspect_ai.tool import Tool, tool
+from inspect_ai.tool import Tool, ToolCall, tool
 from transcript_audit import audit_of
 
 import cotaudit
@@ -224,6 +224,68 @@ def test_agent_log_self_commitment_across_steps(tmp_path):
     ends = [s.end for s in rec.steps]
     assert score.metadata["steps_done"] == [sum(e <= t for e in ends) for t in rec.probed]
     assert score.metadata["steps_done"][-1] == len(ends)
+
+
+def test_reasoning_inside_a_step_is_closed_before_the_tag(tmp_path, tiny_engine):
+    call = ChatMessageAssistant(
+        content=[ContentReasoning(reasoning="I should add them."), ContentText(text="Adding.")],
+        tool_calls=[ToolCall(id="c1", function="add", arguments={"a": 1, "b": 2})],
+        model=MOCK,
+    )
+    model = _scripted(
+        ModelOutput(
+            model=MOCK, choices=[ChatCompletionChoice(message=call, stop_reason="tool_calls")]
+        ),
+        ModelOutput.from_content(MOCK, "The answer is 3"),
+    )
+    recorded = _eval(
+        Task(
+            dataset=[Sample(id="q1", input="What is 1 + 2?", target="3")],
+            solver=[use_tools([add()]), generate()],
+            scorer=match(numeric=True),
+        ),
+        model,
+        tmp_path / "rec",
+    )
+    log = _eval(
+        cotaudit.probe_log(
+            recorded.location,
+            probe="trace",
+            cuts="tokens",
+            stride=3,
+            answer_max_tokens=ANSWER_TOKENS,
+        ),
+        "hf-probe/tiny",
+        tmp_path / "probe",
+    )
+    [probed] = log.samples
+    rec = _record(probed)
+    assert rec.response.startswith("<think>\nI should add them.\n</think>\n\nAdding.")
+    ids = tiny_engine.tokenize(rec.response)
+    assert rec.probed == [0, *range(3, len(ids), 3), len(ids)]  # in order, the zero probe first
+
+    def inside(t: int) -> bool:
+        kept = tiny_engine.detokenize(ids[:t])
+        return "<think>" in kept and "</think>" not in kept
+
+    assert rec.think_cuts == [t for t in rec.probed if inside(t)]
+    assert len(rec.think_cuts) >= 2
+    assert probed.scores["probe_scorer"].metadata["think_cuts"] == rec.think_cuts
+    prompt = to_plain(recorded.samples[0].messages[:1])
+    for t, answers in zip(rec.probed, rec.context("own").answers, strict=True):
+        [row] = tiny_engine.continue_prefixes_sync(
+            PrefixRequest(
+                messages=prompt,
+                cot_token_ids=ids,
+                positions=[t],
+                tag=("\n</think>" if inside(t) else "") + rec.cut_tag,
+                k=1,
+                max_tokens=ANSWER_TOKENS,
+                temperature=0.0,
+                seed=sample_seed(0, "q1"),
+            )
+        )
+        assert answers == row, t
 
 
 def test_hf_provider_log_probed_on_another_model(tmp_path, tiny_engine):

@@ -58,7 +58,9 @@ class ProbeRecord(StoreRecord):
     closer when inside a think block).
 
     ``steps`` (a recorded trajectory's, None for a single response): each step's kind, tool and
-    the token position in the span where it ends (a cut there keeps the steps up to it).
+    the token position in the span where it ends (a cut there keeps the steps up to it);
+    ``think_cuts``: the positions inside a step's think block, where the think closer was fed
+    before ``cut_tag`` (None: none).
 
     ``estimator`` says how the forced answers were read (``sampled``: k answers per prefix,
     ``exact``: their probability by teacher forcing, ``both``) and ``exact_temperature`` the
@@ -92,6 +94,7 @@ class ProbeRecord(StoreRecord):
     estimator: Estimator = "sampled"
     exact_temperature: float | None = None
     steps: list[StepMark] | None = None
+    think_cuts: list[int] | None = None
 
     def context(self, name: str) -> ContextAnswers | None:
         return next((c for c in self.contexts if c.name == name), None)

@@ -111,6 +111,12 @@ def token_span(
     return s, lo
 
 
+def inside_think(prefix: str) -> bool:
+    """``prefix`` ends inside an open think block: its last ``<think>`` comes after its last
+    ``</think>`` (a cut there needs the closer before the tag)."""
+    return prefix.rfind(THINK_OPEN) > prefix.rfind(THINK_CLOSE)
+
+
 def cut_tag(tag: str, *, inside_think: bool, think_close: str = DEFAULT_THINK_CLOSE) -> str:
     """The text appended after a prefix: ``think_close + tag`` inside a think block, else
     ``tag``."""
