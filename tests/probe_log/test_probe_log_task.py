@@ -189,6 +189,9 @@ def test_agent_log_cut_after_each_step(tmp_path, tiny_engine):
     # cotaudit report: the probe section, its metrics checked, the curve over steps by hand
     section = probe_report.section(run_from_log(log, log.location), tmp_path, "run")
     assert section.consistency.ok
+    assert "written by mockllm/model, probed on hf\\-probe/tiny (a transfer probe" in "".join(
+        b for b in section.blocks if isinstance(b, str)
+    )
     by_step = section.tables["steps"].row("q1")
     p_at_cut = [sum(row) / len(row) for row in score.metadata["own"]["values"]]
     assert [by_step[f"j={j}"] for j in range(len(steps) + 1)] == p_at_cut

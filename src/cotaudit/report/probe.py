@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from cotaudit.display.text import md_text
 from cotaudit.probing.metrics import ATTACHED, METRICS
 from cotaudit.probing.summaries import (
     EXACT_CURVE_KEYS,
@@ -155,6 +156,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         + f"): {len(samples)} samples, {len(set(units))} units."
     )
     sec.text(" ".join(t for t in (head, ran_text(run)) if t))
+    recorded = recorded_text(run)
+    if recorded:
+        sec.text(recorded)
     sec.text(sec.consistency.line())
     headline = headline_text(run, {**scorer.metrics, **sec.recomputed})
     if headline:
@@ -181,6 +185,26 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     exact_section(sec, probe, samples, out_dir, stem)
     steps_section(sec, probe, samples, out_dir, stem)
     return sec
+
+
+def recorded_text(run: RunData) -> str:
+    """For a recorded log's probe (task metadata ``probe_log``): which log, written by which
+    model, probed on which; a transfer probe when the two models differ. Empty otherwise."""
+    record = run.task_metadata.get("probe_log")
+    if not isinstance(record, dict):
+        return ""
+    writer, reader = str(record.get("recorded_model")), str(run.model)
+    kind = (
+        "a transfer probe: one model reads another's reasoning"
+        if writer != reader
+        else "the model that wrote it"
+    )
+    return (
+        f"Recorded log {md_text(str(record.get('log')))} (task "
+        f"{md_text(str(record.get('log_task')))}), written by {md_text(writer)}, probed on "
+        f"{md_text(reader)} ({kind}); verified by the scorer "
+        f"{md_text(str((record.get('scorer') or {}).get('name')))}. Nothing was regenerated."
+    )
 
 
 def sampled_curve(probe: str, sample: ScoredSample) -> list[float] | None:
