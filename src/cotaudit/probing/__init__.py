@@ -7,11 +7,15 @@
 - :mod:`~cotaudit.probing.positions`: cut positions (token stride or prefix fractions);
 - :mod:`~cotaudit.probing.sweep`: the sweep itself (prompt ++ trace[:t] ++ tag -> k answers);
 - :mod:`~cotaudit.probing.record`: the typed record the solver writes and the scorer reads;
-- :mod:`~cotaudit.probing.summaries`: TRACE and self-commitment summaries of a curve.
+- :mod:`~cotaudit.probing.summaries`: TRACE and self-commitment summaries of a curve;
+- :mod:`~cotaudit.probing.trajectory`: a recorded transcript as a trace (prompt, steps rendered
+  as one continuation, their ends, the submission); :mod:`~cotaudit.probing.log_settings`: the
+  recorded-log probe's parameters.
 
 The Inspect wrapper is ``cotaudit.probe(task, probe="trace" | "selfcommit", ...)``
 (``tasks/probe.py``), with its solver in ``cotaudit.solvers.probe`` and scorer in
-``cotaudit.scorers.probe``.
+``cotaudit.scorers.probe``; over a recorded log it is ``cotaudit.probe_log(log, ...)``
+(``tasks/probe_log.py``).
 """
 
 from cotaudit.probing.forms import FORMS, AnswerForm, get_form
