@@ -363,6 +363,25 @@ def test_model_graded_scorer_recreated_from_its_record(tmp_path):
     assert registry_info(task.scorer[1]).name.endswith("model_graded_qa")
 
 
+def test_registry_task_epochs_and_unknown_parameters(tmp_path):
+    """``inspect eval cotaudit/probe_log -T ...`` as Inspect creates it (no model runs): a log
+    of two epochs names its samples ``<id>@<epoch>``; a misspelt -T name is refused."""
+    from inspect_ai._eval.loader import load_tasks
+
+    model = _scripted(*(ModelOutput.from_content(MOCK, "The answer is 3") for _ in range(2)))
+    task = Task(
+        dataset=[Sample(id="q1", input="1 + 2?", target="3")], solver=generate(), scorer=match()
+    )
+    recorded = _eval(task, model, tmp_path / "logs", epochs=2)
+    [probe] = load_tasks(
+        ["cotaudit/probe_log"], {"log": recorded.location, "samples": ["q1@2"], "cuts": "tokens"}
+    )
+    assert [s.id for s in probe.dataset] == ["q1@2"]
+    assert probe.metadata["probe"]["schedule"]["kind"] == "stride"
+    with pytest.raises(ParameterError, match="-T cut: not a parameter of task probe_log"):
+        load_tasks(["cotaudit/probe_log"], {"log": recorded.location, "cut": "steps"})
+
+
 def test_scorer_from_the_task_file_on_disk(tmp_path):
     task_file = tmp_path / "my_task.py"
     task_file.write_text(
