@@ -24,6 +24,12 @@ from cotaudit.probing.trajectory import parse_sample_ids
 
 Cuts = Literal["steps", "tokens", "fractions"]
 CUTS: tuple[str, ...] = ("steps", "tokens", "fractions")
+SCHEDULE_KINDS: dict[str, Literal["steps", "stride", "fractions"]] = {
+    "steps": "steps",
+    "tokens": "stride",
+    "fractions": "fractions",
+}
+"""``-T cuts`` -> the :class:`~cotaudit.probing.positions.Schedule` kind it cuts with."""
 NOT_YET_CUTS: tuple[str, ...] = ("sentences",)
 """``-T cuts`` values named but not available yet (refused with their own message)."""
 NOT_FOR_LOGS: tuple[str, ...] = ("task_args",)
@@ -107,12 +113,12 @@ class ProbeLogSettings(ProbeSettings):
         if self.scorer_args and self.scorer is None:
             raise ParameterError("-T scorer_args: needs -T scorer naming the scorer they are for")
         given = {"stride": self.stride, "fractions": self.fractions}
-        wrong = {
+        excluded = {
             "steps": ("stride", "fractions"),
             "tokens": ("fractions",),
             "fractions": ("stride",),
         }
-        for name in wrong.get(self.cuts or "", ()):
+        for name in excluded.get(self.cuts or "", ()):
             if given[name] is not None:
                 raise ParameterError(f"-T {name}: does not apply to -T cuts={self.cuts}")
         return self
@@ -122,10 +128,10 @@ class ProbeLogSettings(ProbeSettings):
         ``tokens`` every ``stride`` tokens, ``fractions`` at the fractions; no ``cuts``: the
         probe's own schedule (:meth:`ProbeSettings.schedule`)."""
         base = super().schedule()
-        kind = {"steps": "steps", "tokens": "stride", "fractions": "fractions"}.get(self.cuts or "")
+        kind = SCHEDULE_KINDS.get(self.cuts or "")
         if kind is None or kind == base.kind:
             return base
-        return Schedule(kind=kind, zero_probe=base.zero_probe)  # type: ignore[arg-type]  # one of Schedule's kinds
+        return Schedule(kind=kind, zero_probe=base.zero_probe)
 
 
 def probe_log_settings(log: str, **params: Any) -> ProbeLogSettings:
