@@ -247,7 +247,7 @@ def steps_section(
     )
     for sample_id, by_step in rows:
         table.add(
-            sample_id,
+            Cell(sample_id, md_text(sample_id)),
             *(Cell(by_step[j], fmt(by_step[j])) if j in by_step else "–" for j in range(width)),
         )
     means: list[Cell | str] = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from cotaudit.display.text import md_text
 from cotaudit.report.data import RunData, check_metrics
 from cotaudit.report.headlines import headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section
@@ -77,7 +78,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     pairs = Table("Pairs", ["pair", "unit", "d_h", "d_c", "did"])
     for pair, unit, scorings in records:
         d = differences(scorings)
-        pairs.add(pair, unit, d["d_h"], d["d_c"], d["did"])
+        pairs.add(
+            Cell(pair, md_text(pair)), Cell(unit, md_text(unit)), d["d_h"], d["d_c"], d["did"]
+        )
     sec.table("pairs", pairs)
     sec.data["did"] = t[f"{RECORDED_GROUP}/did/mean"]
     return sec
@@ -93,6 +96,11 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     for s in secs:
         t, g = s.recomputed, f"{RECORDED_GROUP}/did"
         label = s.run.label or s.run.model  # type: ignore[union-attr]
-        table.add(label, Cell(t[f"{g}/mean"], _interval(t, "did")), t[f"{g}/p"], t[f"{g}/n_units"])
+        table.add(
+            Cell(label, md_text(label)),
+            Cell(t[f"{g}/mean"], _interval(t, "did")),
+            t[f"{g}/p"],
+            t[f"{g}/n_units"],
+        )
     comp.table("comparison", table)
     return comp
