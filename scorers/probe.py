@@ -214,10 +214,11 @@ async def _verify(
     form: AnswerForm,
     rows: list[list[str]],
     letters_of: Sequence[ShownChoice] | None,
+    lead: str | None = None,
 ) -> tuple[list[list[float]], list[list[str | None]]]:
     values, answers = [], []
     for row in rows:
-        texts = [form.verification_text(a) for a in row]
+        texts = [form.verification_text(a, lead) for a in row]
         scores = [await verifier.score(t) for t in texts]
         values.append([verifier.value(s) for s in scores])
         answers.append(
@@ -377,7 +378,9 @@ def probe_scorer(
             sampled: list[float] | None = None
             if ctx.answers is not None:
                 async with verdict_span():
-                    values, answers = await _verify(verifier, form, ctx.answers, letters_of)
+                    values, answers = await _verify(
+                        verifier, form, ctx.answers, letters_of, rec.verification_lead
+                    )
                     record_verdicts(ctx.name, rec.probed, answers, values, reference=a_final)
                 if rec.probe == "trace":
                     sampled = pass_rates(values)

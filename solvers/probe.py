@@ -203,8 +203,9 @@ class Trace(NamedTuple):
     """The chain's trace: the prompt it was written under, the response text, its token ids, the
     think source override (``reasoning_content`` or "") and the generation's stop reason; for a
     recorded trajectory (:mod:`cotaudit.probing.trajectory`) also ``final``, the text its final
-    answer is read from (then the whole text is the span: no think block is split off), and
-    ``steps``, its steps with their character ends in ``text``."""
+    answer is read from (then the whole text is the span: no think block is split off),
+    ``steps``, its steps with their character ends in ``text``, and ``submitted``: ``final`` is
+    the argument of a ``submit()`` call."""
 
     prompt: list[Message]
     text: str
@@ -213,6 +214,7 @@ class Trace(NamedTuple):
     stop_reason: str
     final: str | None = None
     steps: tuple[Step, ...] = ()
+    submitted: bool = False
 
 
 def trace_of(
@@ -608,6 +610,7 @@ def probe_sweep(
     replay_prompt: ReplayPrompt | None = None,
     estimator: Estimator = "sampled",
     read_trace: TraceReader | None = None,
+    verification_lead: str | None = None,
 ) -> Solver:
     """The generic probe: the core's solver (:func:`sweep_solver`) over the task's own chain,
     its trace's think block cut at ``schedule``'s positions under the trace's own prompt
@@ -642,8 +645,11 @@ def probe_sweep(
       estimator: ``sampled`` (k answers per prefix), ``exact`` (their probabilities by
         teacher forcing, no answers sampled) or ``both``.
       read_trace: Reads the trace after the chain (None: :func:`trace_of`; a recorded log's
-        reader for a transcript, whose steps a ``steps`` schedule cuts after: a trace without steps
-        is one step).
+        reader for a transcript, whose steps a ``steps`` schedule cuts after: a trace without
+        steps is one step).
+      verification_lead: The text forced answers follow in their verification copies (None:
+        the form's lead; a trace whose answer was submitted with ``submit()`` uses "", the
+        answer alone).
     """
     if replay_under is not None and replay_prompt is None:
         raise ValueError("replay_under needs a replay_prompt function")
@@ -738,6 +744,7 @@ def probe_sweep(
                 ]
                 or None,
                 think_cuts=sweep.think_cuts or None,
+                verification_lead="" if trace.submitted else verification_lead,
             )
 
         engine = probe_engine(get_model(), tokenizer)

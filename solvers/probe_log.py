@@ -35,6 +35,7 @@ from cotaudit.probing.trajectory import (
     first_assistant,
     is_single_response,
     render_steps,
+    submission,
 )
 
 from .probe import GenerateCall, Replay, Trace, shown_choices, trace_of
@@ -108,6 +109,7 @@ def recorded_trace(state: TaskState, engine: ProbeEngine, call: GenerateCall | N
         return trace_of(state, engine, call)
     text, steps = render_steps(plain[first:])
     ids = engine.tokenize(text)
+    submitted = submission(plain[first:]) is not None
     return Trace(
         to_plain(state.messages[:first]),
         engine.detokenize(ids),
@@ -116,6 +118,7 @@ def recorded_trace(state: TaskState, engine: ProbeEngine, call: GenerateCall | N
         str(state.output.stop_reason),
         final=final_answer_text(plain[first:]),
         steps=tuple(steps),
+        submitted=submitted,
     )
 
 

@@ -213,10 +213,12 @@ def probe_of(
     settings: ProbeSettings,
     replay_prompt: ReplayPrompt | None = None,
     read_trace: TraceReader | None = None,
+    verification_lead: str | None = None,
 ) -> Task:
     """``task`` (see :func:`probe_task`) probed with ``settings``; ``read_trace`` reads each
     sample's trace after the task's chain (None: the last assistant message,
-    :func:`cotaudit.solvers.probe.trace_of`)."""
+    :func:`cotaudit.solvers.probe.trace_of`); ``verification_lead``: the text forced answers
+    follow in their verification copies (None: the answer form's lead)."""
     s = settings
     wrapped = resolve_task(task, s.task_args)
     if not wrapped.scorer:
@@ -258,6 +260,7 @@ def probe_of(
         replay_prompt=replay_prompt,
         estimator=s.estimator,
         read_trace=read_trace,
+        verification_lead=verification_lead,
     )
     record = {
         "probe": s.probe,

@@ -25,6 +25,7 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
+from cotaudit.probing.forms import pattern_lead
 from cotaudit.probing.log_settings import ProbeLogSettings, probe_log_settings
 from cotaudit.probing.trajectory import plain_metadata, select_samples
 from cotaudit.scorers.probe_log import recorded_scorer
@@ -48,6 +49,16 @@ def read_log(path: str) -> EvalLog:
     if not log.samples:
         raise ParameterError(f"-T log={path}: the log holds no samples")
     return log
+
+
+def answer_pattern_lead(scorer: dict[str, Any]) -> str | None:
+    """The text forced answers follow for a scorer that reads answers with a pattern (Inspect's
+    ``pattern()``): its pattern's prefix (:func:`cotaudit.probing.forms.pattern_lead`); None
+    for another scorer, or a pattern whose prefix is not plain text."""
+    args = scorer.get("args") or {}
+    if str(scorer.get("name", "")).split("/")[-1] != "pattern" or "pattern" not in args:
+        return None
+    return pattern_lead(str(args["pattern"]), bool(args.get("ignore_case", True)))
 
 
 def sample_key(sample: EvalSample, epochs: int) -> str:
@@ -97,6 +108,7 @@ def probe_log_of(s: ProbeLogSettings) -> Task:
     except ValueError as e:
         raise ParameterError(str(e)) from None
     scorer, scorer_record = recorded_scorer(log, s.log, s.scorer, s.scorer_args)
+    lead = answer_pattern_lead(scorer_record)
     recorded = Task(
         dataset=recorded_dataset(log, keys, by_key),
         solver=recorded_chain(by_key),
@@ -109,6 +121,7 @@ def probe_log_of(s: ProbeLogSettings) -> Task:
                 "log_task_version": log.eval.task_version,
                 "recorded_model": log.eval.model,
                 "scorer": scorer_record,
+                "verification_lead": lead,
                 "cuts": s.cuts,
                 "samples": keys,
             }
@@ -119,7 +132,7 @@ def probe_log_of(s: ProbeLogSettings) -> Task:
         if s.replay_under is not None
         else None
     )
-    probed = probe_of(recorded, s, replay, read_trace=recorded_trace)
+    probed = probe_of(recorded, s, replay, read_trace=recorded_trace, verification_lead=lead)
     return task_with(probed, version=PROBE_LOG_VERSION)
 
 

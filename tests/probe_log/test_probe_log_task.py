@@ -7,6 +7,7 @@ positions, then the cut tag, seeded as the probe seeds a sample."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from inspect_ai.model import (
     ModelUsage,
     get_model,
 )
-from inspect_ai.scorer import match, model_graded_qa, value_to_float
+from inspect_ai.scorer import match, model_graded_qa, pattern, value_to_float
 from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import Tool, ToolCall, tool
 from transcript_audit import audit_of
@@ -34,6 +35,7 @@ from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.chat import to_plain
 from cotaudit.models.tiny import tiny_model_path
 from cotaudit.params import ParameterError
+from cotaudit.probing.forms import clip, extract_string
 from cotaudit.probing.record import ProbeRecord
 from cotaudit.probing.think import compose_reasoning
 from cotaudit.report import probe as probe_report
@@ -154,6 +156,7 @@ def test_agent_log_cut_after_each_step(tmp_path, tiny_engine):
     ]
     assert rec.response == "\n\n".join(steps)
     assert rec.final_text == "3"  # the submit() call's argument
+    assert rec.verification_lead == ""  # forced answers verified alone, as submitted
     assert [(s.kind, s.name) for s in rec.steps] == [
         ("assistant", None),
         ("tool_call", "add"),
@@ -316,6 +319,7 @@ def test_hf_provider_log_probed_on_another_model(tmp_path, tiny_engine):
     ids = tiny_engine.tokenize(written)
     assert rec.response == tiny_engine.detokenize(ids)
     assert (rec.offset, rec.trace_tokens, rec.steps) == (0, len(ids), None)
+    assert rec.verification_lead is None  # the form's lead
     assert rec.positions == [round(f * len(ids)) for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
     own = rec.context("own")
     assert own.answers == _recomputed(
@@ -323,6 +327,35 @@ def test_hf_provider_log_probed_on_another_model(tmp_path, tiny_engine):
     )
     assert log.eval.metadata["probe_log"]["recorded_model"] == f"hf/{folder}"
     assert probed.metadata["recorded_model"] == f"hf/{folder}"
+
+
+def test_answer_pattern_of_the_scorer_leads_the_verification(tmp_path):
+    answer_pattern = r"ANSWER\s*:\s*(\w+)"
+    model = _scripted(ModelOutput.from_content(MOCK, "Paris is it.\n\nANSWER: Paris"))
+    recorded = _eval(
+        Task(
+            dataset=[Sample(id="c", input="Capital of France?", target="Paris")],
+            solver=generate(),
+            scorer=pattern(answer_pattern),
+        ),
+        model,
+        tmp_path / "rec",
+    )
+    log = _eval(
+        cotaudit.probe_log(recorded.location, probe="trace", answer_max_tokens=ANSWER_TOKENS),
+        "hf-probe/tiny",
+        tmp_path / "probe",
+    )
+    [probed] = log.samples
+    rec = _record(probed)
+    assert rec.verification_lead == "ANSWER: "
+    assert log.eval.metadata["probe_log"]["verification_lead"] == "ANSWER: "
+    own = probed.scores["probe_scorer"].metadata["own"]
+    # each forced answer read by the task's own pattern after "ANSWER: "
+    for row, canonical in zip(own["answers"], own["canonical"], strict=True):
+        found = re.search(answer_pattern, "ANSWER: " + clip(row[0]), re.IGNORECASE)
+        assert canonical[0] == (extract_string(found.group(1)) if found else None)
+    assert any(c[0] is not None for c in own["canonical"])
 
 
 def test_bad_input_names_the_log_sample_or_scorer(tmp_path):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cotaudit.params import ParameterError
+from cotaudit.probing.forms import pattern_lead
 from cotaudit.probing.log_settings import probe_log_settings
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.trajectory import (
@@ -111,6 +112,23 @@ def test_curve_over_steps_takes_the_last_cut_of_each_step_count():
         2: 0.4,
         4: 0.5,
     }
+
+
+@pytest.mark.parametrize(
+    ("pattern", "lead"),
+    [
+        (r"ANSWER\s*:\s*(\w+)", "ANSWER: "),
+        (r"(?i)final answer: (\d+)", "final answer: "),
+        (r"answer\s+is\s*(\d+)", "answer is "),
+        (r"ANSWER: ([A-D])", "ANSWER: "),
+        (r"(\w+)", ""),
+        (r"\\boxed\{(.+?)\}", None),  # needs text after the answer
+        (r"\d+ (\w)", None),  # not literal text before the group
+        (r"ANSWER: \w+", None),  # no group
+    ],
+)
+def test_pattern_lead(pattern, lead):
+    assert pattern_lead(pattern) == lead
 
 
 def test_sample_ids():

@@ -120,9 +120,10 @@ class AnswerForm:
         """The default forced-answer tag: a blank line, then the lead."""
         return "\n\n" + self.lead
 
-    def verification_text(self, forced_answer: str) -> str:
-        """What the task's scorer reads for a forced answer: ``lead`` + its first line."""
-        return self.lead + clip(forced_answer)
+    def verification_text(self, forced_answer: str, lead: str | None = None) -> str:
+        """What the task's scorer reads for a forced answer: ``lead`` (default the form's) +
+        its first line."""
+        return (self.lead if lead is None else lead) + clip(forced_answer)
 
     def same(self, a: str | None, b: str | None) -> bool:
         """Both texts have a canonical answer and it is the same."""
@@ -135,6 +136,53 @@ FORMS: dict[str, AnswerForm] = {
     "letter": AnswerForm("letter", "ANSWER: ", 4, extract_letter),
     "string": AnswerForm("string", "The answer is ", 12, extract_string),
 }
+
+
+STAND_INS: tuple[str, ...] = ("X9", "9", "A")
+"""Answers :func:`pattern_lead` checks a lead with (a word, a number, a letter)."""
+_INLINE_FLAGS_RE = re.compile(r"^\(\?[aiLmsux]+\)")
+_REGEX_SYNTAX = set(".^$*+?{}[]|()")
+
+
+def pattern_lead(pattern: str, ignore_case: bool = True) -> str | None:
+    """The text an answer follows for a scorer that reads it with ``pattern`` (Inspect's
+    ``pattern()``: ``re.search``, the first group): the pattern's literal text before its first
+    group, ``\\s`` and ``\\s+`` written as one space, ``\\s*`` and ``\\s?`` as one space too
+    except before punctuation (nothing there), escaped characters as themselves
+    (``ANSWER\\s*:\\s*(\\w+)`` -> ``"ANSWER: "``). None when that text holds
+    other regex syntax, or when ``re.search(pattern, lead + a)`` captures no stand-in answer a
+    (:data:`STAND_INS`) whole (a pattern that needs text after the answer)."""
+    body = _INLINE_FLAGS_RE.sub("", pattern).lstrip("^")
+    lead, i = "", 0
+    while i < len(body) and body[i] != "(":
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt == "s":
+                quantifier = body[i + 2 : i + 3]
+                optional = quantifier in ("*", "?")
+                i += 3 if quantifier in ("*", "+", "?") else 2
+                before_text = i < len(body) and body[i] not in "(\\" and not body[i].isalnum()
+                lead += "" if optional and before_text else " "
+                continue
+            if nxt.isalnum():
+                return None  # \d, \w, \b ...: not literal text
+            lead, i = lead + nxt, i + 2
+            continue
+        if ch in _REGEX_SYNTAX:
+            return None
+        lead, i = lead + ch, i + 1
+    if i == len(body):
+        return None  # no group: nothing captured
+    flags = re.IGNORECASE if ignore_case else 0
+    for answer in STAND_INS:
+        try:
+            found = re.search(pattern, lead + answer, flags)
+        except re.error:
+            return None
+        if found is not None and found.groups() and found.group(1) == answer:
+            return lead
+    return None
 
 
 def get_form(name: str) -> AnswerForm:

@@ -62,6 +62,11 @@ class ProbeRecord(StoreRecord):
     ``think_cuts``: the positions inside a step's think block, where the think closer was fed
     before ``cut_tag`` (None: none).
 
+    ``verification_lead``: the text a forced answer follows in its verification copy when not
+    the form's lead: "" for a trajectory that submits its answer with ``submit()`` (the scorer
+    reads the answer alone, as the agent submitted it), a scorer's answer-pattern prefix
+    (:func:`cotaudit.probing.forms.pattern_lead`); None: the form's lead.
+
     ``estimator`` says how the forced answers were read (``sampled``: k answers per prefix,
     ``exact``: their probability by teacher forcing, ``both``) and ``exact_temperature`` the
     temperature the exact probabilities were read at (None without them).
@@ -95,6 +100,7 @@ class ProbeRecord(StoreRecord):
     exact_temperature: float | None = None
     steps: list[StepMark] | None = None
     think_cuts: list[int] | None = None
+    verification_lead: str | None = None
 
     def context(self, name: str) -> ContextAnswers | None:
         return next((c for c in self.contexts if c.name == name), None)
