@@ -122,7 +122,8 @@ def run(target: dict[str, Any], args: argparse.Namespace) -> Result:
     from inspect_ai.model import get_model
 
     if target["model"].startswith("hf-probe/"):
-        get_model(target["model"], **target["model_args"])  # load before the clock starts
+        # the weights load on the engine's first use: load them before the clock starts
+        get_model(target["model"], **target["model_args"]).api.probe_engine
     task_args = {
         "problems": args.problems,
         "conditions": "honest,hinted",
