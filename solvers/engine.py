@@ -7,6 +7,10 @@ from inspect_ai.solver import TaskState
 
 from cotaudit.engine.base import ProbeEngine, seed_for
 
+TOKEN_IDS_KEY = "token_ids"
+"""``ModelOutput.metadata`` key under which the local providers return each choice's token ids
+(:mod:`cotaudit.providers._local`)."""
+
 _generic_engines: dict[tuple[int, str | None], ProbeEngine] = {}
 
 
@@ -45,5 +49,5 @@ def state_seed(seed: int, state: TaskState, *, per_epoch: bool = False) -> int:
 def completion_token_ids(output: ModelOutput, engine: ProbeEngine) -> list[int]:
     """The completion's own token ids when the provider returned them (``hf-probe/``, ``mlx/``,
     ``mlx-server/``), else the engine's tokenisation of its text."""
-    ids_by_choice = (output.metadata or {}).get("token_ids")
+    ids_by_choice = (output.metadata or {}).get(TOKEN_IDS_KEY)
     return list(ids_by_choice[0]) if ids_by_choice else engine.tokenize(output.completion)

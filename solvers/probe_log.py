@@ -38,10 +38,8 @@ from cotaudit.probing.trajectory import (
     submission,
 )
 
+from .engine import TOKEN_IDS_KEY
 from .probe import GenerateCall, Replay, Trace, shown_choices, trace_of
-
-PROVIDER_TOKEN_IDS = "token_ids"
-"""Output metadata key under which the local providers return a completion's token ids."""
 
 
 def plain_message(message: ChatMessage) -> PlainMessage:
@@ -75,7 +73,7 @@ def without_token_ids(output: ModelOutput) -> ModelOutput:
     probing model's tokenizer)."""
     copy = output.model_copy(deep=True)
     if copy.metadata:
-        copy.metadata = {k: v for k, v in copy.metadata.items() if k != PROVIDER_TOKEN_IDS}
+        copy.metadata = {k: v for k, v in copy.metadata.items() if k != TOKEN_IDS_KEY}
     return copy
 
 
