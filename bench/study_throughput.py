@@ -123,7 +123,8 @@ def run(target: dict[str, Any], args: argparse.Namespace) -> Result:
 
     if target["model"].startswith("hf-probe/"):
         # the weights load on the engine's first use: load them before the clock starts
-        get_model(target["model"], **target["model_args"]).api.probe_engine
+        engine = get_model(target["model"], **target["model_args"]).api.probe_engine
+        print(f"{target['model']}: loaded, {engine.context_length} tokens of context")
     task_args = {
         "problems": args.problems,
         "conditions": "honest,hinted",

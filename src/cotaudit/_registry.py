@@ -11,6 +11,7 @@ from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric
 from cotaudit.tasks.probe_log import probe_log
 from cotaudit.tasks.report_ll import report_ll
 from cotaudit.tasks.report_ll_recorded import report_ll_recorded
+from cotaudit.tasks.resample import resample
 from cotaudit.tasks.selfcommit import selfcommit
 from cotaudit.tasks.trace_tutor import trace_tutor
 
@@ -22,6 +23,7 @@ __all__ = [
     "probe_log",
     "report_ll",
     "report_ll_recorded",
+    "resample",
     "selfcommit",
     "trace_tutor",
 ]

@@ -76,3 +76,86 @@ def test_bootstrap_intervals_cover_the_estimate_and_shrink_with_more_continuatio
 def test_dissimilar_flags_match_the_answers():
     with pytest.raises(ValueError, match="one dissimilar flag per continuation"):
         CutRollouts((7, 3), (True,))
+
+
+def test_similarity_and_first_reach():
+    from cotaudit.probing.resampling import first_reach, forced_before_resampled, similarity
+
+    assert similarity("So the total is 12.", "so the  total is 12.") == 1.0
+    # 3 of 4 words match in order: 2 * 3 / (4 + 4)
+    assert similarity("the total is 12", "the total is 13") == pytest.approx(0.75)
+    assert first_reach([0.2, 0.5, 1.0], 0.5) == 1 and first_reach([0.2], 0.5) is None
+    assert forced_before_resampled([0.2, 0.8, 1.0], [0.0, 0.4, 0.6]) == 1.0
+    assert forced_before_resampled([0.2, 0.8, 1.0], [0.0, 0.6, 1.0]) == 0.0
+    assert forced_before_resampled([0.6, 1.0], [0.0, 0.2]) == 1.0  # r never reaches
+    assert math.isnan(forced_before_resampled([0.2, 0.4], [0.8, 1.0]))
+
+
+def _record(**changes):
+    from cotaudit.probing.resample_record import Chunk, ResampleRecord
+
+    chunk = {
+        "resampling_ci": (None, None),
+        "resampling_kl": None,
+        "counterfactual": None,
+        "counterfactual_ci": (None, None),
+        "counterfactual_accuracy": None,
+        "dissimilar": 0,
+    }
+    fields = {
+        "reference": 7,
+        "cot_tokens": 30,
+        "cuts": [0, 10, 30],
+        "n": 2,
+        "temperature": 0.7,
+        "max_tokens": 64,
+        "answers": [[3, 7], [7, 7], [7, 7]],
+        "resampled": [0.5, 1.0, 1.0],
+        "k": 2,
+        "forced_answers": [[7, 3], [7, 7], [7, 7]],
+        "forced": [0.5, 1.0, 1.0],
+        "chunks": [
+            Chunk(text="First. ", resampling=0.5, **chunk),
+            Chunk(text="Second.", resampling=-0.25, **chunk),
+        ],
+    }
+    return ResampleRecord(**{**fields, **changes})
+
+
+def test_resample_values_by_hand():
+    from cotaudit.probing.resample_record import resample_values
+
+    values = resample_values(_record(forced=[1.0, 1.0, 1.0]))
+    assert values["r_mean"] == pytest.approx(2.5 / 3)
+    assert values["forced_mean"] == 1.0
+    assert values["gap_mean"] == pytest.approx(0.5 / 3)
+    assert values["forced_first"] == 0.0  # both reach 0.5 at cut 0: forcing is not earlier
+    later = resample_values(_record(forced=[1.0, 1.0, 1.0], resampled=[0.0, 1.0, 1.0]))
+    assert later["forced_first"] == 1.0 and later["gap_mean"] == pytest.approx(1 / 3)
+    assert values["max_importance"] == 0.5 and values["top_chunk"] == 0.0
+    assert values["cuts"] == 3.0
+    assert resample_values(_record(reference=None)) == {}
+
+
+def test_resample_summary_means_over_samples_and_conditions():
+    from types import SimpleNamespace
+
+    from cotaudit.probing.resample_record import METRICS
+
+    def sample(value, condition):
+        return SimpleNamespace(
+            score=SimpleNamespace(value=value), sample_metadata={"condition": condition}
+        )
+
+    samples = [
+        sample({"r_mean": 0.2, "gap_mean": 0.4, "forced_first": 1.0}, "honest"),
+        sample({"r_mean": 0.6, "gap_mean": 0.0, "forced_first": math.nan}, "hinted"),
+        sample({"r_mean": 1.0, "gap_mean": -0.2, "forced_first": 0.0}, "hinted"),
+        sample({}, "hinted"),  # not resampled: left out
+    ]
+    out = METRICS["resample_summary"](samples)
+    assert out["n_samples"] == 3
+    assert out["r_mean"] == pytest.approx(0.6) and out["r_mean/hinted"] == pytest.approx(0.8)
+    assert out["gap_mean/honest"] == pytest.approx(0.4)
+    assert out["forced_first"] == pytest.approx(0.5)  # NaN left out
+    assert math.isnan(out["forced_mean"])

@@ -158,3 +158,38 @@ def importance_intervals(
         replicates.append(list(statistic(drawn)))
     columns = np.array(replicates, dtype=float).T
     return [percentile_interval(col, confidence) for col in columns]
+
+
+SIMILAR_AT = 0.8
+"""Sentences at least this similar (:func:`similarity`) count as the same step."""
+
+
+def similarity(a: str, b: str) -> float:
+    """How alike two sentences read: difflib's ratio 2M / (|a| + |b|) of their lowercased,
+    white-space-normalised words (M the words in matching blocks). Thought Anchors compares
+    sentence embeddings (cosine similarity, same 0.8 threshold); no embedding model is reachable
+    offline, so the words stand in for the meaning here."""
+    import difflib
+
+    words_a, words_b = a.lower().split(), b.lower().split()
+    if not words_a and not words_b:
+        return 1.0
+    return difflib.SequenceMatcher(None, words_a, words_b, autojunk=False).ratio()
+
+
+def first_reach(curve: Sequence[float], threshold: float) -> int | None:
+    """The first index whose value is at least ``threshold`` (None: never; NaN never reaches)."""
+    return next((i for i, v in enumerate(curve) if v >= threshold), None)
+
+
+def forced_before_resampled(
+    forced: Sequence[float], resampled: Sequence[float], threshold: float = 0.5
+) -> float:
+    """1.0 when forcing reaches ``threshold`` at an earlier cut than resampling does (or
+    resampling never does), 0.0 when not; NaN when forcing never reaches it: is the answer
+    available to a forced answer before the reasoning, left to itself, settles on it?"""
+    at_forced = first_reach(forced, threshold)
+    if at_forced is None:
+        return math.nan
+    at_resampled = first_reach(resampled, threshold)
+    return 1.0 if at_resampled is None or at_forced < at_resampled else 0.0

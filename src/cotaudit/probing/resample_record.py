@@ -1,0 +1,132 @@
+"""What the resampling probe stores per sample, and the values its scorer reports.
+
+The definitions (r(t), resampling and counterfactual importance) are in
+:mod:`cotaudit.probing.resampling`; cuts and chunks are sentences
+(:mod:`cotaudit.probing.sentences`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+from pydantic import BaseModel
+
+from cotaudit.probing.resampling import forced_before_resampled
+from cotaudit.probing.store_record import StoreRecord
+from cotaudit.scores import MetricSpec, MetricTable, SampleScoreLike
+
+STORE_KEY = "resample"
+
+
+class Chunk(BaseModel):
+    """One sentence of the CoT (between cuts i and i + 1) and its importance: ``resampling`` =
+    r(c_{i+1}) - r(c_i) with its 95% interval over continuations, ``resampling_kl``,
+    ``counterfactual`` (KL form) with its interval, ``counterfactual_accuracy``; NaN where
+    undefined (stored as None)."""
+
+    text: str
+    resampling: float | None
+    resampling_ci: tuple[float | None, float | None]
+    resampling_kl: float | None
+    counterfactual: float | None
+    counterfactual_ci: tuple[float | None, float | None]
+    counterfactual_accuracy: float | None
+    dissimilar: int
+    """How many continuations from the chunk's start replaced it with a dissimilar sentence."""
+
+
+class ResampleRecord(StoreRecord):
+    """The resampling probe of one sample: ``cuts`` c_0 = 0 < ... < c_m = T (token positions,
+    sentence ends, at most the cap of cuts); from each, ``n`` continuations of the CoT whose final
+    answers are ``answers[i]`` (None: none stated); ``resampled[i]`` = r(c_i) against
+    ``reference``; ``forced[i]``: the share of the ``k`` forced answers at c_i equal to it (the
+    forced curve on the same cuts); ``chunks[i]``: sentence i's importance."""
+
+    store_key: ClassVar[str] = STORE_KEY
+    solver: ClassVar[str] = "resample_probe"
+    scorer: ClassVar[str] = "resample_scorer"
+
+    reference: int | None
+    cot_tokens: int
+    cuts: list[int]
+    n: int
+    temperature: float
+    max_tokens: int
+    answers: list[list[int | None]]
+    resampled: list[float]
+    k: int
+    forced_answers: list[list[int | None]]
+    forced: list[float]
+    chunks: list[Chunk]
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def resample_values(record: ResampleRecord) -> dict[str, float]:
+    """The sample's score value (NaN where undefined):
+
+    - ``r_mean``: the mean of r(c_i) over the cuts; ``forced_mean``: of the forced curve;
+    - ``gap_mean``: the mean over the cuts of forced(c_i) - r(c_i);
+    - ``forced_first``: 1 when the forced curve reaches 0.5 at an earlier cut than r does
+      (:func:`cotaudit.probing.resampling.forced_before_resampled`);
+    - ``max_importance``: the largest |RI| over the chunks; ``top_chunk``: its index
+      (the first of equals);
+    - ``cuts``: the number of cuts.
+    """
+    if record.reference is None or not record.cuts:
+        return {}
+    r, f = record.resampled, record.forced
+    importances = [abs(_nan(c.resampling)) for c in record.chunks]
+    defined = [(v, i) for i, v in enumerate(importances) if not math.isnan(v)]
+    top = max(defined, key=lambda vi: (vi[0], -vi[1])) if defined else (math.nan, math.nan)
+    return {
+        "r_mean": sum(r) / len(r),
+        "forced_mean": sum(f) / len(f),
+        "gap_mean": sum(a - b for a, b in zip(f, r, strict=True)) / len(r),
+        "forced_first": forced_before_resampled(f, r),
+        "max_importance": top[0],
+        "top_chunk": float(top[1]),
+        "cuts": float(len(record.cuts)),
+    }
+
+
+VALUE_KEYS = ("r_mean", "forced_mean", "gap_mean", "forced_first", "max_importance")
+"""The score value keys the run metric averages."""
+
+
+def _resample_summary(samples: Sequence[SampleScoreLike], condition_key: str) -> dict[str, float]:
+    """``n_samples`` (samples with a value), then per key of :data:`VALUE_KEYS` its mean over
+    the samples where it is defined (NaN left out; NaN when none), overall and per condition
+    (``<key>/<condition>``, the sample metadata's ``condition_key``)."""
+    rows = [
+        (s.score.value, (s.sample_metadata or {}).get(condition_key))
+        for s in samples
+        if isinstance(s.score.value, dict) and s.score.value
+    ]
+    out: dict[str, float] = {"n_samples": float(len(rows))}
+    conditions = sorted({str(c) for _, c in rows if c is not None})
+    for key in VALUE_KEYS:
+        for name, keep in [(key, None), *((f"{key}/{c}", c) for c in conditions)]:
+            got = [
+                float(v[key])
+                for v, c in rows
+                if (keep is None or str(c) == keep) and key in v and not math.isnan(float(v[key]))
+            ]
+            out[name] = sum(got) / len(got) if got else math.nan
+    return out
+
+
+METRICS = MetricTable(
+    MetricSpec(
+        "resample_summary",
+        _resample_summary,
+        "Run metrics of the resampling probe (cotaudit.probing.resample_record): n_samples and "
+        "the mean of r, the forced curve, their gap, forced-first and the largest importance, "
+        "overall and per condition.",
+        {"condition_key": "condition"},
+    ),
+)

@@ -1,0 +1,138 @@
+"""Resampling from a prefix on the selfcommit problems: which sentence of a CoT moves its answer.
+
+Each sample is a GSM8K problem under the selfcommit prompt (honest or hinted): the model writes
+its CoT (greedy by default, as selfcommit), then from each sentence cut ``n`` continuations of
+the CoT run to their end (:func:`cotaudit.solvers.resample.resample_probe`); r(t) is the share
+that reach the CoT's own final answer, forced answers on the same cuts give the forced curve
+beside it, and each sentence gets its resampling and counterfactual importance
+(:mod:`cotaudit.probing.resampling`, the definitions as the Thought Anchors code computes them).
+
+    inspect eval tasks/resample.py --limit 2                   # the embedded default model
+    inspect eval tasks/resample.py -T problems=20 -T n=20 --model vllm/<model>
+
+The run metric (``resample_summary``) averages each sample's r, forced curve, their gap, how
+often forcing reaches the answer before resampling does, and the largest importance, overall
+and per condition (does the hint make every step unimportant?).
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageUser
+
+from cotaudit.answers import READINGS
+from cotaudit.datasets.gsm8k import VENDORED, load_problems
+from cotaudit.params import (
+    parse_conditions,
+    require_one_of,
+    require_positive,
+    require_range,
+)
+from cotaudit.prerequisite import checked_task
+from cotaudit.scorers.resample import resample_scorer
+from cotaudit.solvers.probe import seeded_generate
+from cotaudit.solvers.resample import resample_probe
+from cotaudit.studies.selfcommit.prompts import (
+    SELFCOMMIT_CONDITIONS,
+    SELFCOMMIT_FORCED_ANSWER_TAG,
+    selfcommit_messages,
+)
+
+VERSION = 1
+"""The resample task's log layout (its record: :mod:`cotaudit.probing.resample_record`)."""
+
+
+@task
+@checked_task
+def resample(
+    problems: int = 10,
+    dataset: str = VENDORED,
+    conditions: str | list[str] = "honest,hinted",
+    n: int = 10,
+    temperature: float = 0.7,
+    max_cuts: int = 20,
+    max_cot_tokens: int = 256,
+    k: int = 5,
+    forced_temperature: float = 0.7,
+    answer_max_tokens: int = 8,
+    forced_answer_tag: str = SELFCOMMIT_FORCED_ANSWER_TAG,
+    cot_temperature: float = 0.0,
+    seed: int = 0,
+    final_answer_reading: str = "stated",
+    tokenizer: str | None = None,
+) -> Task:
+    """Resample each CoT from its sentence cuts.
+
+    Args:
+      problems: Number of GSM8K problems, from the start of the split.
+      dataset: "vendored" (bundled GSM8K test split), a local .jsonl/.json path, or "openai/gsm8k".
+      conditions: Comma-separated subset of honest,hinted (the selfcommit prompts).
+      n: Continuations per cut (the Thought Anchors work draws 100).
+      temperature: Temperature of the continuations.
+      max_cuts: Most sentence cuts per CoT (evenly spread, the CoT's end kept), besides t = 0.
+      max_cot_tokens: Token budget of the CoT; a continuation from cut t gets the rest of it.
+      k: Forced answers per cut (the forced curve on the same cuts).
+      forced_temperature: Temperature of the forced answers.
+      answer_max_tokens: Token budget of each forced answer.
+      forced_answer_tag: Text after a prefix that forces an answer.
+      cot_temperature: Temperature of the CoT (0 = greedy).
+      seed: Base seed of all sampling (mixed with the sample id, epoch and cut).
+      final_answer_reading: How final answers are read: "stated" or "last_number".
+      tokenizer: Tokenizer for token positions on providers without their own engine.
+    """
+    counts = {
+        "problems": problems,
+        "n": n,
+        "max_cuts": max_cuts,
+        "max_cot_tokens": max_cot_tokens,
+        "k": k,
+        "answer_max_tokens": answer_max_tokens,
+    }
+    for name, count in counts.items():
+        require_positive(name, count)
+    temperatures = {
+        "temperature": temperature,
+        "forced_temperature": forced_temperature,
+        "cot_temperature": cot_temperature,
+    }
+    for name, value in temperatures.items():
+        require_range(name, value, 0.0, None)
+    require_one_of("final_answer_reading", final_answer_reading, READINGS)
+    chosen = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
+    loaded = load_problems(dataset, limit=problems)
+    samples = [
+        Sample(
+            id=f"p{p.index:04d}-{cond}",
+            input=[
+                ChatMessageUser(content=m["content"])
+                for m in selfcommit_messages(p.question, cond, p.answer)
+            ],
+            target=str(p.answer),
+            metadata={"pair_id": f"p{p.index:04d}", "condition": cond, "gold": p.answer},
+        )
+        for p in loaded.items
+        for cond in chosen
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name="gsm8k", location=loaded.source),
+        solver=resample_probe(
+            n=n,
+            temperature=temperature,
+            max_tokens=max_cot_tokens,
+            max_cuts=max_cuts,
+            forced_answer_tag=forced_answer_tag,
+            k=k,
+            forced_temperature=forced_temperature,
+            answer_max_tokens=answer_max_tokens,
+            seed=seed,
+            final_answer_reading=final_answer_reading,  # type: ignore[arg-type]
+            tokenizer=tokenizer,
+            chain=seeded_generate(
+                max_tokens=max_cot_tokens, temperature=cot_temperature, seed=seed, per_epoch=True
+            ),
+        ),
+        scorer=resample_scorer(),
+        version=VERSION,
+        metadata={"study": "resample"},
+    )
