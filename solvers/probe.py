@@ -56,6 +56,7 @@ from cotaudit.probing.exact import (
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.record import ContextAnswers, ProbeKind, ProbeRecord
 from cotaudit.probing.references import final_reference, target_reference
+from cotaudit.probing.sentences import capped, sentence_ends
 from cotaudit.probing.store_record import StoreRecord
 from cotaudit.probing.sweep import fit_to_context
 from cotaudit.probing.think import (
@@ -215,6 +216,9 @@ class Trace(NamedTuple):
     final: str | None = None
     steps: tuple[Step, ...] = ()
     submitted: bool = False
+    span: tuple[int, int] | None = None
+    """The token span [start, end) of ``ids`` that is cut (the think block when one is), as the
+    sweep hands the trace to its planner; None before."""
 
 
 def trace_of(
@@ -485,6 +489,7 @@ def sweep_solver(
             else (0, len(trace.ids))
         )
         tag = cut_tag(forced_answer_tag, inside_think=split.think, think_close=think_close)
+        trace = trace._replace(span=(start, end))
         planned = await plan(state, trace)
         fitted, context_truncated = trace.ids[:end], False
         if fit_context:
@@ -764,6 +769,12 @@ def probe_sweep(
         if schedule.kind == "steps":
             sample_schedule = schedule.model_copy(
                 update={"steps": tuple(ends) if ends else (len(trace.ids),)}
+            )
+        elif schedule.kind == "sentences":
+            start, stop = trace.span or (0, len(trace.ids))
+            sentence_cuts = sentence_ends(trace.ids[start:stop], engine.detokenize)
+            sample_schedule = schedule.model_copy(
+                update={"steps": tuple(capped(sentence_cuts, schedule.max_cuts)) or (0,)}
             )
         cut = at_schedule(sample_schedule)
         if any(THINK_OPEN in step.text for step in trace.steps):  # reasoning inside the steps

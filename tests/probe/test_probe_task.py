@@ -37,7 +37,7 @@ from cotaudit.probing.forms import clip, extract_letter, normalize_string
 from cotaudit.probing.record import ProbeRecord
 from cotaudit.probing.summaries import pass_rates
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
-from cotaudit.solvers.engine import sample_seed
+from cotaudit.solvers.engine import completion_token_ids, sample_seed
 from cotaudit.studies.trace_tutor.stats import trace_auc
 from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric
 
@@ -521,3 +521,31 @@ def test_the_final_answers_verification_copy_keeps_its_stop_reason():
     cut = asyncio.run(verifier.score(text, "max_tokens"))
     assert (finished.answer, finished.value) == ("18", "C")
     assert (cut.answer, cut.value) == (None, "I")
+
+
+@pytest.mark.model
+def test_default_model_trace_cut_at_sentences(tmp_path):
+    """``-T cuts=sentences``: the cuts are the ends of the response's sentences (capped), read
+    from the model's own tokens, and every forced answer is the engine's at that cut."""
+    from cotaudit.probing.sentences import capped, sentence_ends
+
+    log = _eval(
+        cotaudit.probe(
+            gsm8k_numeric(problems=1, conditions="honest"), "trace", cuts="sentences", max_cuts=3
+        ),
+        "hf-probe/default",
+        tmp_path,
+        max_tokens=120,
+    )
+    engine = _engine("hf-probe/default")
+    [sample] = log.samples
+    rec = _record(sample)
+    ids = completion_token_ids(sample.output, engine)
+    expected = capped(sentence_ends(ids, engine.detokenize), 3)
+    assert rec.schedule.kind == "sentences" and rec.positions == expected
+    assert len(expected) == 3 and expected[-1] == len(ids)  # the response has more sentences
+    assert rec.context("own").answers == _replayed_answers(engine, sample, rec, "own")
+    with pytest.raises(ParameterError, match="^-T max_cuts: applies to -T cuts=sentences"):
+        cotaudit.probe("cotaudit/capitals", max_cuts=3)
+    with pytest.raises(ParameterError, match="^-T stride: does not apply to -T cuts=sentences"):
+        cotaudit.probe("cotaudit/capitals", cuts="sentences", stride=5)

@@ -152,7 +152,11 @@ def log_file(tmp_path: Path) -> str:
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"cuts": "sentences"}, "-T cuts=sentences: cutting at sentence ends is not available yet"),
+        (
+            {"cuts": "sentences", "fractions": "0.5,1"},
+            "-T fractions: does not apply to -T cuts=sentences",
+        ),
+        ({"max_cuts": 4}, "-T max_cuts: applies to -T cuts=sentences only"),
         ({"cuts": "lines"}, "-T cuts: must be one of"),
         ({"task_args": "{limit: 2}"}, "-T task_args: a recorded log has no task to create"),
         ({"scorer_args": "{numeric: true}"}, "-T scorer_args: needs -T scorer"),

@@ -17,21 +17,11 @@ from typing import Any, Literal
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs (types-PyYAML not installed)
 from pydantic import Field, field_validator, model_validator
 
-from cotaudit.params import ParameterError, require_one_of
-from cotaudit.probing.positions import Schedule
+from cotaudit.params import ParameterError
 from cotaudit.probing.settings import ProbeSettings
 from cotaudit.probing.trajectory import parse_sample_ids
 
-Cuts = Literal["steps", "tokens", "fractions"]
-CUTS: tuple[str, ...] = ("steps", "tokens", "fractions")
-SCHEDULE_KINDS: dict[str, Literal["steps", "stride", "fractions"]] = {
-    "steps": "steps",
-    "tokens": "stride",
-    "fractions": "fractions",
-}
-"""``-T cuts`` -> the :class:`~cotaudit.probing.positions.Schedule` kind it cuts with."""
-NOT_YET_CUTS: tuple[str, ...] = ("sentences",)
-"""``-T cuts`` values named but not available yet (refused with their own message)."""
+LogCuts = Literal["steps", "tokens", "fractions", "sentences"]
 NOT_FOR_LOGS: tuple[str, ...] = ("task_args",)
 """Generic probe parameters a recorded log has no use for (no task is created)."""
 
@@ -46,16 +36,16 @@ class ProbeLogSettings(ProbeSettings):
         ``@scorer``) verifying the forced answers instead of the one the log records.
       scorer_args: Its arguments (a mapping or YAML text, e.g. ``'{numeric: true}'``).
       cuts: Where to cut: ``tokens`` (every ``stride`` tokens), ``fractions`` (of the trace's
-        tokens) or ``steps`` (after each step of a trajectory: assistant turn, tool call, tool
-        result); default: the probe's own schedule (``fractions`` for trace, ``tokens`` for
-        selfcommit).
+        tokens), ``sentences`` (at sentence ends, at most ``max_cuts``) or ``steps`` (after each
+        step of a trajectory: assistant turn, tool call, tool result); default: the probe's own
+        schedule (``fractions`` for trace, ``tokens`` for selfcommit).
     """
 
     log: str
     samples: list[str] | None = None
     scorer: str | None = None
     scorer_args: dict[str, Any] = Field(default=None, validate_default=True)
-    cuts: Cuts | None = None
+    cuts: LogCuts | None = None  # type: ignore[assignment]  # the generic cuts and steps
 
     @classmethod
     def signature(
@@ -96,42 +86,13 @@ class ProbeLogSettings(ProbeSettings):
             )
         return parsed
 
-    @field_validator("cuts", mode="before")
-    @classmethod
-    def _cuts(cls, value: Any) -> Any:
-        if value in NOT_YET_CUTS:
-            raise ParameterError(
-                f"-T cuts={value}: cutting at sentence ends is not available yet; "
-                f"choose one of {CUTS}"
-            )
-        return None if value is None else require_one_of("cuts", value, CUTS)
-
     @model_validator(mode="after")
     def _log_only(self) -> ProbeLogSettings:
         if self.task_args:
             raise ParameterError("-T task_args: a recorded log has no task to create")
         if self.scorer_args and self.scorer is None:
             raise ParameterError("-T scorer_args: needs -T scorer naming the scorer they are for")
-        given = {"stride": self.stride, "fractions": self.fractions}
-        excluded = {
-            "steps": ("stride", "fractions"),
-            "tokens": ("fractions",),
-            "fractions": ("stride",),
-        }
-        for name in excluded.get(self.cuts or "", ()):
-            if given[name] is not None:
-                raise ParameterError(f"-T {name}: does not apply to -T cuts={self.cuts}")
         return self
-
-    def schedule(self) -> Schedule:
-        """Where to cut: ``cuts=steps`` cuts after each step (positions filled in per sample),
-        ``tokens`` every ``stride`` tokens, ``fractions`` at the fractions; no ``cuts``: the
-        probe's own schedule (:meth:`ProbeSettings.schedule`)."""
-        base = super().schedule()
-        kind = SCHEDULE_KINDS.get(self.cuts or "")
-        if kind is None or kind == base.kind:
-            return base
-        return Schedule(kind=kind, zero_probe=base.zero_probe)
 
 
 def probe_log_settings(log: str, **params: Any) -> ProbeLogSettings:
@@ -140,4 +101,4 @@ def probe_log_settings(log: str, **params: Any) -> ProbeLogSettings:
     return ProbeLogSettings.of({"log": log, **params})
 
 
-__all__ = ["CUTS", "Cuts", "ProbeLogSettings", "probe_log_settings"]
+__all__ = ["LogCuts", "ProbeLogSettings", "probe_log_settings"]

@@ -7,6 +7,10 @@
 - ``steps``: t = the token position where each step of a recorded trajectory ends
   (:mod:`cotaudit.probing.trajectory`), min(end, T); the sample's ends are filled in per sample
   (``steps``).
+- ``sentences``: t = the token position where each sentence of the trace ends
+  (:func:`cotaudit.probing.sentences.sentence_ends`), at most ``max_cuts`` of them evenly spread
+  with the trace's end kept (:func:`cotaudit.probing.sentences.capped`); filled in per sample
+  (``steps``) like a trajectory's step ends.
 
 The empty prefix t = 0 (the prompt alone) is no point of either curve; ``zero_probe`` probes it
 apart.
@@ -17,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator, model_validator
 
@@ -27,21 +31,30 @@ DEFAULT_STRIDE = 30
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.10, 0.25, 0.50, 0.75, 1.00)
 
 
-class Schedule(BaseModel, frozen=True):
-    """Where to cut: ``kind`` ``stride`` (every ``stride`` tokens), ``fractions`` or ``steps``
-    (at the token ends ``steps`` of a trajectory's steps, one sample's)."""
+DEFAULT_MAX_CUTS = 20
+"""Most sentence cuts per trace (``sentences``), unless ``max_cuts`` says otherwise."""
 
-    kind: Literal["stride", "fractions", "steps"]
+ScheduleKind = Literal["stride", "fractions", "steps", "sentences"]
+
+
+class Schedule(BaseModel, frozen=True):
+    """Where to cut: ``kind`` ``stride`` (every ``stride`` tokens), ``fractions``, ``steps``
+    (at the token ends ``steps`` of a trajectory's steps, one sample's) or ``sentences`` (at
+    the ends of the trace's sentences, at most ``max_cuts``, filled into ``steps`` per
+    sample)."""
+
+    kind: ScheduleKind
     stride: int = DEFAULT_STRIDE
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     zero_probe: bool = False
     steps: tuple[int, ...] = ()
+    max_cuts: int = DEFAULT_MAX_CUTS
 
-    @field_validator("stride")
+    @field_validator("stride", "max_cuts")
     @classmethod
-    def _positive(cls, v: int) -> int:
+    def _positive(cls, v: int, info: Any) -> int:
         if v <= 0:
-            raise ValueError(f"stride must be positive, got {v}")
+            raise ValueError(f"{info.field_name} must be positive, got {v}")
         return v
 
     @model_validator(mode="after")
@@ -57,7 +70,7 @@ class Schedule(BaseModel, frozen=True):
         """The curve's cut positions for a trace of ``length`` tokens (t = 0 excluded)."""
         if self.kind == "stride":
             return prefix_positions(length, self.stride)
-        if self.kind == "steps":
+        if self.kind in ("steps", "sentences"):
             return list(dict.fromkeys(min(end, length) for end in self.steps))
         return [round(f * length) for f in self.fractions]
 

@@ -11,20 +11,28 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs (types-PyYAML not installed)
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from cotaudit.params import ParameterError, TaskSettings, parse_thetas, require_one_of
+from cotaudit.params import (
+    ParameterError,
+    TaskSettings,
+    parse_thetas,
+    require_one_of,
+    require_positive,
+)
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import ESTIMATORS, Estimator
 from cotaudit.probing.forms import FORM_NAMES, FormName
 from cotaudit.probing.metrics import METRIC_SETS, MetricSet
 from cotaudit.probing.positions import (
     DEFAULT_FRACTIONS,
+    DEFAULT_MAX_CUTS,
     DEFAULT_STRIDE,
     Schedule,
+    ScheduleKind,
     parse_fractions,
 )
 from cotaudit.probing.record import PROBE_KINDS, ProbeKind
@@ -38,6 +46,23 @@ PROBE_DEFAULTS: dict[str, dict[str, Any]] = {
 self-commitment: every 30 tokens, five answers at temperature 0.7)."""
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+Cuts = Literal["tokens", "fractions", "sentences"]
+CUT_KINDS: dict[str, ScheduleKind] = {
+    "steps": "steps",
+    "tokens": "stride",
+    "fractions": "fractions",
+    "sentences": "sentences",
+}
+"""``-T cuts`` -> the :class:`~cotaudit.probing.positions.Schedule` kind it cuts with
+(``steps``: a recorded log's, :mod:`cotaudit.probing.log_settings`)."""
+EXCLUDED_BY_CUTS: dict[str, tuple[str, ...]] = {
+    "steps": ("stride", "fractions"),
+    "sentences": ("stride", "fractions"),
+    "tokens": ("fractions",),
+    "fractions": ("stride",),
+}
+"""``-T`` parameters that do not apply with each ``-T cuts`` value."""
 
 DEFAULT_THETAS_TEXT = ",".join(f"{t:g}" for t in DEFAULT_THETAS)
 """``-T thetas`` default: :data:`cotaudit.probing.curves.DEFAULT_THETAS` as text."""
@@ -61,6 +86,12 @@ class ProbeSettings(TaskSettings):
       fractions: Cut at these fractions of the trace (default for ``trace``).
       stride: Cut every ``stride`` tokens (default 30 for ``selfcommit``); excludes
         ``fractions``.
+      cuts: Where to cut: ``tokens`` (every ``stride`` tokens), ``fractions`` (of the trace's
+        tokens) or ``sentences`` (at the ends of the trace's sentences,
+        :mod:`cotaudit.probing.sentences`); default: ``fractions`` or ``stride`` as given, else
+        the probe's own schedule.
+      max_cuts: With ``cuts=sentences``: the most sentence cuts per trace (default 20), evenly
+        spread, the trace's end kept.
       zero_probe: Also probe the empty prefix (default: on for trace, off for selfcommit).
       k: Forced answers per prefix (default 1 for trace, 5 for selfcommit); positive, and
         k > 1 needs a temperature > 0 (greedy answers are identical).
@@ -98,6 +129,8 @@ class ProbeSettings(TaskSettings):
     forced_answer_tag: str | None = None
     fractions: str | tuple[float, ...] | None = None
     stride: int | None = None
+    cuts: Cuts | None = None
+    max_cuts: int | None = None
     zero_probe: bool | None = None
     k: int | None = None
     temperature: float | None = None
@@ -205,10 +238,29 @@ class ProbeSettings(TaskSettings):
             )
         return parsed
 
+    @field_validator("cuts", mode="before")
+    @classmethod
+    def _cuts(cls, value: Any, info: Any) -> Any:
+        known = get_args(get_args(cls.model_fields["cuts"].annotation)[0])
+        return None if value is None else require_one_of("cuts", value, known)
+
+    @field_validator("max_cuts", mode="before")
+    @classmethod
+    def _max_cuts(cls, value: Any) -> Any:
+        if value is not None:
+            require_positive("max_cuts", value)
+        return value
+
     @model_validator(mode="after")
     def _resolved(self) -> ProbeSettings:
         if self.fractions is not None and self.stride is not None:
             raise ParameterError("-T fractions and -T stride exclude each other; give one")
+        given = {"stride": self.stride, "fractions": self.fractions}
+        for name in EXCLUDED_BY_CUTS.get(self.cuts or "", ()):
+            if given[name] is not None:
+                raise ParameterError(f"-T {name}: does not apply to -T cuts={self.cuts}")
+        if self.max_cuts is not None and self.cuts != "sentences":
+            raise ParameterError("-T max_cuts: applies to -T cuts=sentences only")
         self.schedule()  # raises for bad fractions or stride
         k, temperature = self.answers_k, self.answer_temperature
         if k <= 0:
@@ -229,11 +281,14 @@ class ProbeSettings(TaskSettings):
         return float(default if self.temperature is None else self.temperature)
 
     def schedule(self) -> Schedule:
-        """Where to cut: ``stride`` if given, else ``fractions`` if given, else the probe's
-        default schedule (:data:`PROBE_DEFAULTS`), with the zero probe as given or by default."""
+        """Where to cut: ``cuts`` if given, else ``stride`` if given, else ``fractions`` if
+        given, else the probe's default schedule (:data:`PROBE_DEFAULTS`), with the zero probe
+        as given or by default."""
         defaults = PROBE_DEFAULTS[self.probe]
-        kind: Literal["stride", "fractions"] = (
-            "stride"
+        kind: ScheduleKind = (
+            CUT_KINDS[self.cuts]
+            if self.cuts is not None
+            else "stride"
             if self.stride is not None
             else "fractions"
             if self.fractions is not None
@@ -249,6 +304,7 @@ class ProbeSettings(TaskSettings):
                     else DEFAULT_FRACTIONS
                 ),
                 zero_probe=defaults["zero_probe"] if self.zero_probe is None else self.zero_probe,
+                max_cuts=DEFAULT_MAX_CUTS if self.max_cuts is None else self.max_cuts,
             )
         except ValueError as e:
             raise ParameterError(f"-T fractions/stride: {e}") from e
