@@ -53,3 +53,55 @@ def test_greedy_resampling_reproduces_the_cot(tmp_path, monkeypatch):
     value = sample.scores["resample_scorer"].value
     assert value["r_mean"] == 1.0 and value["max_importance"] == 0.0
     assert value["gap_mean"] == pytest.approx(sum(record.forced) / len(record.forced) - 1.0)
+    # cotaudit report reads the log: its metric recomputed equal, the figure along the trace
+    from cotaudit.report import build_report
+    from cotaudit.report.resample import importance_along
+
+    report = build_report([log.location], tmp_path / "report")
+    [section] = report.sections["resample"]
+    assert section.consistency.ok and section.consistency.n_checked > 0
+    assert section.recomputed["r_mean"] == 1.0
+    assert all(f.path.exists() for f in section.figures.values())
+    _, means = importance_along([("hinted", record)])
+    assert {v for v in means["hinted"] if v == v} == {0.0}  # every chunk's RI is 0
+
+
+def test_importance_along_the_trace_by_hand():
+    from cotaudit.probing.resample_record import Chunk, ResampleRecord
+    from cotaudit.report.resample import importance_along
+
+    def chunk(ri):
+        return Chunk(
+            text="s.",
+            resampling=ri,
+            resampling_ci=(None, None),
+            resampling_kl=None,
+            counterfactual=None,
+            counterfactual_ci=(None, None),
+            counterfactual_accuracy=None,
+            dissimilar=0,
+        )
+
+    def record(cuts, ris):
+        return ResampleRecord(
+            reference=1,
+            cot_tokens=cuts[-1],
+            cuts=cuts,
+            n=1,
+            temperature=0.7,
+            max_tokens=10,
+            answers=[[1]] * len(cuts),
+            resampled=[1.0] * len(cuts),
+            k=1,
+            forced_answers=[[1]] * len(cuts),
+            forced=[1.0] * len(cuts),
+            chunks=[chunk(r) for r in ris],
+        )
+
+    # midpoints 0.1, 0.6 (T = 100) and 0.15, 0.65 (T = 20): bins of width 0.5
+    centres, means = importance_along(
+        [("a", record([0, 20, 100], [0.5, -0.5])), ("a", record([0, 6, 20], [0.25, None]))],
+        bins=2,
+    )
+    assert centres == [0.25, 0.75]
+    assert means["a"] == [0.375, -0.5]

@@ -338,3 +338,30 @@ def line_panels(
     axes[0].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     return _save(fig, path, panels, caption)
+
+
+def signed_lines(
+    x: Sequence[float],
+    series: Sequence[tuple[str, Sequence[float]]],
+    path: Path,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    caption: str = "",
+) -> FigureInfo | None:
+    """One line per entry of ``series`` over ``x``, y over [-1, 1] with a line at 0 (NaN points
+    are gaps)."""
+    if not series:
+        return None
+    fig = _figure(WIDTH, 2.8)
+    ax = fig.subplots()
+    ax.axhline(0.0, color="#999999", lw=0.8)
+    for i, (label, y) in enumerate(series):
+        ax.plot(x, y, marker="o", ms=3, color=COLORS[i % len(COLORS)], label=label)
+    ax.set_ylim(-1.03, 1.03)
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel(ylabel, fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path, [(title, [label for label, _ in series])], caption)
