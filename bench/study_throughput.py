@@ -9,9 +9,9 @@ Columns (``COLUMNS``; a column whose backend is not available prints ``n/a``):
 - ``unbatched``: ``hf-probe/default`` in process (transformers, fp32) with ``-M
   max_batch_rows=1 -M pad_rows=false``: samples run concurrently but each decode job runs
   alone, as before cross-sample batching (a lone CoT decodes at 1 row);
-- ``batched``: ``hf-probe/default`` with its default ``max_batch_rows`` (64): concurrent
-  samples' CoTs and prefix sweeps decode in one batch (rows padded to a multiple of 4, see
-  :mod:`cotaudit.engine.hf_batch`);
+- ``batched``: ``hf-probe/default`` with its default ``max_batch_rows`` (64; or
+  ``--max-batch-rows``): concurrent samples' CoTs and prefix sweeps decode in one batch (rows
+  padded to a multiple of 16, see :mod:`cotaudit.engine.hf_batch`);
 - ``vllm``: Inspect's ``vllm/`` provider against a real vLLM server (the CPU build, started here
   with ``scripts/vllm_cpu_server.py`` unless ``--vllm-url`` names a running one) serving the
   same model folder.
@@ -76,7 +76,8 @@ def _unbatched(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _batched(args: argparse.Namespace) -> dict[str, Any]:
-    return {"model": "hf-probe/default", "model_args": {}}
+    rows = {} if args.max_batch_rows is None else {"max_batch_rows": args.max_batch_rows}
+    return {"model": "hf-probe/default", "model_args": rows}
 
 
 def _vllm(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -162,6 +163,9 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--answer-max-tokens", type=int, default=8)
     parser.add_argument("--max-connections", type=int, default=16)
+    parser.add_argument(
+        "--max-batch-rows", type=int, help="the batched column's max_batch_rows (default: 64)"
+    )
     parser.add_argument("--vllm-url", help="a running vLLM server's .../v1 URL")
     parser.add_argument("--vllm-model", help="its served model name (with --vllm-url)")
     parser.add_argument(
