@@ -28,7 +28,12 @@ import pytest
 
 from cotaudit.engine.base import EngineCapabilityError, LocalEngine, PrefixRequest, ProbeEngine
 from cotaudit.engine.chat import render_chat
-from cotaudit.engine.inspect_prefill import DeadServerError, InspectPrefillEngine
+from cotaudit.engine.inspect_prefill import (
+    ROUTING_HEADER,
+    ROUTING_KEY_ENV,
+    DeadServerError,
+    InspectPrefillEngine,
+)
 from cotaudit.probing.sweep import context_room
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -250,6 +255,7 @@ class FaultyVLLM:
     def __init__(self, failures: int | None, health: int) -> None:
         self.failures, self.health = failures, health
         self.requests: list[dict] = []
+        self.routing: list[str | None] = []  # each POST's routing header (None: absent)
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -267,6 +273,7 @@ class FaultyVLLM:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append(body)
+                fake.routing.append(self.headers.get(ROUTING_HEADER))
                 if fake.failures is None or fake.failures > 0:
                     if fake.failures:
                         fake.failures -= 1
@@ -427,3 +434,39 @@ def tiny_path_of() -> Path:
     from cotaudit.models.tiny import tiny_model_path
 
     return Path(tiny_model_path())
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_every_request_of_a_sample_carries_its_routing_key(faulty, tmp_path, monkeypatch, keyed):
+    """A selfcommit run of 4 samples: the CoT (chat) and every prefix (completions) request
+    carries the ``X-Session-ID`` header, one value per sample, 4 values in all; with
+    ``COTAUDIT_ROUTING_KEY=off`` none does."""
+    from inspect_ai import eval as inspect_eval
+
+    server = faulty(failures=0, health=200)
+    monkeypatch.chdir(ROOT)
+    if not keyed:
+        monkeypatch.setenv(ROUTING_KEY_ENV, "off")
+    [log] = inspect_eval(
+        "tasks/selfcommit.py",
+        model=server.model,
+        model_base_url=server.url,
+        model_args={"api_key": "test"},
+        task_args={
+            "problems": 2,
+            "max_cot_tokens": 16,
+            "k": 1,
+            "temperature": 0.0,
+            "tokenizer": str(tiny_path_of()),
+        },
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    paths = {"messages" in body for body in server.requests}
+    assert paths == {True, False}  # chat (the CoTs) and completions (the prefixes)
+    if keyed:
+        assert None not in server.routing
+        assert len(set(server.routing)) == len(log.samples) == 4
+    else:
+        assert set(server.routing) == {None}

@@ -33,6 +33,12 @@ as written (Inspect's ``vllm`` provider would merge consecutive user messages), 
 answers HTTP 5xx while its ``/health`` fails stops the run at once with
 :class:`DeadServerError` instead of being retried for minutes.
 
+Every request of one sample carries the sample's routing key (:func:`routing_key`) in the
+:data:`ROUTING_HEADER` header: the CoT and report scorings through the provider's own requests
+(:func:`route_by_sample`), the prefix sweeps and exact scores on the completions endpoint. A
+session-affine router in front of several replicas (vllm-router's ``consistent_hash`` policy)
+then keeps the sample on one replica, whose prefix cache holds its prompt and CoT.
+
 Greedy requests (temperature 0) carry no ``seed``: it cannot change them, and on vLLM's CPU
 build a seeded sampling request is what can kill the engine (see
 ``scripts/vllm_cpu_server.py``). The exact scores' sampling requests carry none either: only
@@ -42,8 +48,11 @@ their log-probabilities are read.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,6 +77,52 @@ logger = logging.getLogger(__name__)
 
 MAX_TOKEN_IDS = 128
 """The most ``logprob_token_ids`` one vLLM request may list (``MAX_LOGPROB_TOKEN_IDS``)."""
+
+
+ROUTING_HEADER = "X-Session-ID"
+"""The header that carries a sample's routing key: the first hash key vllm-router's
+``consistent_hash`` policy reads (before ``X-User-ID``, the body's ``session_params`` and
+``user``). Without any key it hashes what it reads of the request: every chat request the same
+(it reads no text from them), every token-id prompt by its length, so a sample's requests are
+spread over the replicas by length, not kept together."""
+
+ROUTING_KEY_ENV = "COTAUDIT_ROUTING_KEY"
+"""Environment variable: ``off`` sends no routing key (to measure a router without it)."""
+
+
+def routing_key() -> str | None:
+    """The active Inspect sample's routing key, ``None`` outside a sample or when
+    :data:`ROUTING_KEY_ENV` is ``off``: the first 32 hex digits of the SHA-256 of the JSON list
+    ``[task name, sample id, epoch]``. Stable across requests, runs and ``eval-retry`` of the
+    same sample; hex, so any sample id is a valid header value."""
+    from inspect_ai.log._samples import sample_active
+
+    active = sample_active()
+    if active is None or os.environ.get(ROUTING_KEY_ENV) == "off":
+        return None
+    ident = json.dumps([active.task, str(active.sample.id), active.epoch])
+    return hashlib.sha256(ident.encode()).hexdigest()[:32]
+
+
+def routing_headers() -> dict[str, str]:
+    """``{ROUTING_HEADER: routing_key()}``, or no header when there is no key."""
+    key = routing_key()
+    return {ROUTING_HEADER: key} if key is not None else {}
+
+
+def route_by_sample(api: Any) -> None:
+    """Make every request ``api`` sends itself (Inspect's chat requests: the CoT, report
+    scorings) carry :func:`routing_headers`, through the OpenAI-compatible providers'
+    ``request_headers`` (merged beneath a request's own ``extra_headers``)."""
+    original = getattr(api, "request_headers", None)
+    if original is None or getattr(original, "_cotaudit_routed", False):
+        return
+
+    def request_headers(config: GenerateConfig) -> dict[str, str]:
+        return {**original(config), **routing_headers()}
+
+    request_headers._cotaudit_routed = True  # type: ignore[attr-defined]
+    api.request_headers = request_headers
 
 
 class DeadServerError(RuntimeError):
@@ -163,6 +218,7 @@ class InspectPrefillEngine:
         if api is not None:
             keep_turns_as_written(api)
             fail_fast_on_dead_server(api)
+            route_by_sample(api)
 
     @classmethod
     def for_model(cls, model: Model, tokenizer: str | None = None) -> InspectPrefillEngine:
@@ -258,12 +314,14 @@ class InspectPrefillEngine:
         return [c.text for c in sorted(out.choices, key=lambda c: c.index)]
 
     async def _create_completion(self, client: Any, **params: Any) -> Any:
-        """``client.completions.create`` for the served model; a dead server gets its own
-        error."""
+        """``client.completions.create`` for the served model, with the sample's routing
+        header; a dead server gets its own error."""
         api = self.model.api
         name = api.service_model_name() if hasattr(api, "service_model_name") else api.model_name
         try:
-            return await client.completions.create(model=name, **params)
+            return await client.completions.create(
+                model=name, extra_headers=routing_headers(), **params
+            )
         except Exception as e:  # noqa: BLE001 - a dead server gets its own error
             dead = dead_server_error(api, e)
             if dead is not None:
