@@ -252,8 +252,9 @@ class FaultyVLLM:
         }
     }
 
-    def __init__(self, failures: int | None, health: int) -> None:
-        self.failures, self.health = failures, health
+    def __init__(self, failures: int | None, health: int, readiness: int = 404) -> None:
+        # readiness: a router's /readiness (200 while one replica is healthy); vLLM has none
+        self.failures, self.health, self.readiness = failures, health, readiness
         self.requests: list[dict] = []
         self.routing: list[str | None] = []  # each POST's routing header (None: absent)
         fake = self
@@ -262,6 +263,8 @@ class FaultyVLLM:
             def do_GET(self):
                 if self.path == "/health":
                     return self._send(fake.health, None)
+                if self.path == "/readiness":
+                    return self._send(fake.readiness, None)
                 self._send(
                     200,
                     {
@@ -330,8 +333,8 @@ def faulty():
     pytest.importorskip("openai")
     servers: list[FaultyVLLM] = []
 
-    def make(failures: int | None, health: int) -> FaultyVLLM:
-        servers.append(FaultyVLLM(failures, health))
+    def make(failures: int | None, health: int, readiness: int = 404) -> FaultyVLLM:
+        servers.append(FaultyVLLM(failures, health, readiness))
         return servers[-1]
 
     yield make
@@ -395,6 +398,17 @@ def test_a_500_from_a_healthy_server_is_still_retried(faulty, tokenizer):
     out = asyncio.run(engine.generate(CONTEXT, max_tokens=4))
     assert out.text == " 4"
     assert len(server.requests) == 2  # the OpenAI client's own retry
+
+
+def test_a_500_from_a_router_with_a_healthy_replica_is_retried(faulty, tokenizer):
+    """vllm-router answers /health with 503 as soon as one replica is down, /readiness with 200
+    while one is healthy: its 500s are retried (by Inspect, after the OpenAI client's own three
+    tries), not taken for a dead engine."""
+    server = faulty(failures=3, health=503, readiness=200)
+    engine = _engine(server, tokenizer)
+    out = asyncio.run(engine.generate(CONTEXT, max_tokens=4))
+    assert out.text == " 4"
+    assert len(server.requests) == 4
 
 
 def test_turns_reach_the_server_as_written(faulty, tokenizer):

@@ -153,11 +153,18 @@ def server_root(api: Any) -> str | None:
 
 
 def server_health(root: str, timeout: float = 5.0) -> str | None:
-    """``None`` if ``GET {root}/health`` answers 200, else what it answered instead."""
+    """``None`` if ``GET {root}/health`` answers 200, or if it does not but ``GET
+    {root}/readiness`` does; else what ``/health`` answered instead.
+
+    A router over replicas (vllm-router) answers ``/health`` with 503 as soon as one replica is
+    down, while ``/readiness`` answers 200 as long as one is healthy: its requests then go to
+    the healthy ones, so a 5xx from it stays retryable. A vLLM server has no ``/readiness``."""
     import httpx
 
     try:
         status = httpx.get(f"{root}/health", timeout=timeout).status_code
+        if status != 200 and httpx.get(f"{root}/readiness", timeout=timeout).status_code == 200:
+            return None
     except httpx.HTTPError as e:
         return f"{type(e).__name__}: {e}"
     return None if status == 200 else f"HTTP {status}"
