@@ -21,6 +21,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.scorer import Metric
+from inspect_ai.solver import chain
 
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.cluster.scores import ClusterHypothesis
@@ -30,11 +31,14 @@ from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import reads_exact
+from cotaudit.probing.resample_record import STUDY_PREFIX
 from cotaudit.scorers.cluster_contrast import contrast_options
 from cotaudit.scorers.cluster_f1 import cluster_f1_metric
+from cotaudit.scorers.resample import resample_summary
 from cotaudit.scorers.selfcommit import SELFCOMMIT_METRICS, selfcommit_scorer
 from cotaudit.scorers.viewer import mean_keep_text, viewer_config
 from cotaudit.solvers import selfcommit_probe
+from cotaudit.solvers.resample import resample_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
 from cotaudit.studies.paper import parameter_defaults
 from cotaudit.studies.selfcommit.display import sample_table
@@ -166,6 +170,9 @@ def selfcommit(
     final_answer_reading: str = "stated",
     metrics: str = "compact",
     estimator: str = "sampled",
+    resample: int = 0,
+    resample_max_cuts: int = 20,
+    resample_temperature: float = 0.7,
     paper: bool = False,
 ) -> Task:
     """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
@@ -201,6 +208,12 @@ def selfcommit(
         a_final, by teacher forcing at ``temperature``, no sampling: every summary and
         statistic under ``<name>_exact``, the headline AUROC of tau_first_exact(0.8)) or
         "both" (both curves, the sampled one leading, and their difference per sample).
+      resample: Also resample each CoT from its sentence cuts: this many continuations per
+        cut (0, the default: off), with forced answers on the same cuts (docs/resample.md);
+        the values join the score as ``resample_<value>`` and the run metrics as
+        ``resample_summary``.
+      resample_max_cuts: Most sentence cuts per CoT for ``resample``.
+      resample_temperature: Temperature of the continuations.
       paper: Run the study's published configuration (first 50 problems, stride 30, k = 5,
         temperature 0.7, up to 1024 CoT tokens, thetas 0.5..1.0:
         :data:`cotaudit.studies.selfcommit.paper.PAPER`); a parameter also given on the command
@@ -237,25 +250,45 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
         for p in loaded.items
         for cond in s.conditions
     ]
+    solver = selfcommit_probe(
+        stride=s.stride,
+        k=s.k,
+        temperature=s.temperature,
+        max_cot_tokens=s.max_cot_tokens,
+        answer_max_tokens=s.answer_max_tokens,
+        forced_answer_tag=s.forced_answer_tag,
+        cot_temperature=s.cot_temperature,
+        seed=s.seed,
+        tokenizer=s.tokenizer,
+        schedule=s.schedule,
+        zero_probe=s.zero_probe,
+        final_answer_reading=s.final_answer_reading,
+        estimator=s.estimator,
+    )
+    metrics = selfcommit_metrics(s.metrics, primary, s.estimator)
+    if s.resample:
+        solver = chain(
+            solver,
+            resample_probe(
+                n=s.resample,
+                temperature=s.resample_temperature,
+                max_tokens=s.max_cot_tokens,
+                max_cuts=s.resample_max_cuts,
+                forced_answer_tag=s.forced_answer_tag,
+                k=s.k,
+                forced_temperature=s.temperature,
+                answer_max_tokens=s.answer_max_tokens,
+                seed=s.seed,
+                final_answer_reading=s.final_answer_reading,
+                tokenizer=s.tokenizer,
+            ),
+        )
+        metrics.append(resample_summary(prefix=STUDY_PREFIX))
     return Task(
         dataset=MemoryDataset(samples, name="gsm8k", location=loaded.source),
-        solver=selfcommit_probe(
-            stride=s.stride,
-            k=s.k,
-            temperature=s.temperature,
-            max_cot_tokens=s.max_cot_tokens,
-            answer_max_tokens=s.answer_max_tokens,
-            forced_answer_tag=s.forced_answer_tag,
-            cot_temperature=s.cot_temperature,
-            seed=s.seed,
-            tokenizer=s.tokenizer,
-            schedule=s.schedule,
-            zero_probe=s.zero_probe,
-            final_answer_reading=s.final_answer_reading,
-            estimator=s.estimator,
-        ),
+        solver=solver,
         scorer=selfcommit_scorer(thetas=s.thetas, estimator=s.estimator),
-        metrics=selfcommit_metrics(s.metrics, primary, s.estimator),
+        metrics=metrics,
         epochs=Epochs(1, mean_keep_text()),
         headline_metric=HeadlineMetric(scorer="selfcommit_scorer", metric=f"auroc/{lead}"),
         viewer=viewer_config(

@@ -98,18 +98,22 @@ VALUE_KEYS = ("r_mean", "forced_mean", "gap_mean", "forced_first", "max_importan
 """The score value keys the run metric averages."""
 
 
-def _resample_summary(samples: Sequence[SampleScoreLike], condition_key: str) -> dict[str, float]:
-    """``n_samples`` (samples with a value), then per key of :data:`VALUE_KEYS` its mean over
-    the samples where it is defined (NaN left out; NaN when none), overall and per condition
-    (``<key>/<condition>``, the sample metadata's ``condition_key``)."""
+def _resample_summary(
+    samples: Sequence[SampleScoreLike], condition_key: str, prefix: str
+) -> dict[str, float]:
+    """``<prefix>n_samples`` (samples with the values), then per key of :data:`VALUE_KEYS` its
+    mean over the samples where it is defined (NaN left out; NaN when none), overall and per
+    condition (``<prefix><key>/<condition>``, the sample metadata's ``condition_key``). The
+    values are read under ``<prefix><key>`` (:data:`STUDY_PREFIX` in a study's score that
+    carries them beside its own)."""
     rows = [
         (s.score.value, (s.sample_metadata or {}).get(condition_key))
         for s in samples
-        if isinstance(s.score.value, dict) and s.score.value
+        if isinstance(s.score.value, dict) and prefix + VALUE_KEYS[0] in s.score.value
     ]
-    out: dict[str, float] = {"n_samples": float(len(rows))}
+    out: dict[str, float] = {f"{prefix}n_samples": float(len(rows))}
     conditions = sorted({str(c) for _, c in rows if c is not None})
-    for key in VALUE_KEYS:
+    for key in (prefix + k for k in VALUE_KEYS):
         for name, keep in [(key, None), *((f"{key}/{c}", c) for c in conditions)]:
             got = [
                 float(v[key])
@@ -120,6 +124,11 @@ def _resample_summary(samples: Sequence[SampleScoreLike], condition_key: str) ->
     return out
 
 
+STUDY_PREFIX = "resample_"
+"""The prefix of the resampling values in a study's score that carries them beside its own
+(selfcommit's ``-T resample``)."""
+
+
 METRICS = MetricTable(
     MetricSpec(
         "resample_summary",
@@ -127,6 +136,6 @@ METRICS = MetricTable(
         "Run metrics of the resampling probe (cotaudit.probing.resample_record): n_samples and "
         "the mean of r, the forced curve, their gap, forced-first and the largest importance, "
         "overall and per condition.",
-        {"condition_key": "condition"},
+        {"condition_key": "condition", "prefix": ""},
     ),
 )

@@ -16,6 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from cotaudit.cluster.scores import METRIC_NAME as CLUSTER_METRIC
+from cotaudit.probing.resample_record import METRICS as RESAMPLE_METRICS
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
 from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
@@ -67,9 +68,10 @@ def records(samples: Sequence[ScoredSample]) -> list[SelfcommitRecord]:
 def recompute(
     samples: Sequence[ScoredSample], metric_defs: Sequence[Any]
 ) -> tuple[dict[str, float], Contrasts]:
-    """Every metric of ``metric_defs`` recomputed (the study's metric table, then each cluster
-    metric); and each cluster metric's (options, contrast)."""
-    out = METRICS.recompute(samples, metric_defs)
+    """Every metric of ``metric_defs`` recomputed (the study's metric table, the resampling
+    metric of ``-T resample``, then each cluster metric); and each cluster metric's (options,
+    contrast)."""
+    out = METRICS.recompute(samples, metric_defs) | RESAMPLE_METRICS.recompute(samples, metric_defs)
     contrasts = []
     for d in metric_defs:
         if d.name == CLUSTER_METRIC:

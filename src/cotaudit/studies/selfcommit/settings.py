@@ -60,6 +60,29 @@ class SelfcommitSettings(TaskSettings):
     final_answer_reading: Reading
     metrics: Literal["compact", "all"]
     estimator: Estimator
+    resample: int = 0
+    resample_max_cuts: int = 20
+    resample_temperature: float = 0.7
+
+    @field_validator("resample", mode="before")
+    @classmethod
+    def _resample(cls, value: Any) -> Any:
+        require_int("resample", value)
+        if value < 0:
+            raise ParameterError(f"-T resample: must be 0 (off) or more, got {value!r}")
+        return value
+
+    @field_validator("resample_max_cuts", mode="before")
+    @classmethod
+    def _resample_max_cuts(cls, value: Any) -> Any:
+        require_positive("resample_max_cuts", value)
+        return value
+
+    @field_validator("resample_temperature", mode="before")
+    @classmethod
+    def _resample_temperature(cls, value: Any) -> Any:
+        require_range("resample_temperature", value, 0.0, None)
+        return value
 
     @field_validator(
         "problems", "stride", "k", "max_cot_tokens", "answer_max_tokens", mode="before"
