@@ -27,7 +27,7 @@ def test_greedy_resampling_reproduces_the_cot(tmp_path, monkeypatch):
             "temperature": 0.0,
             "k": 1,
             "forced_temperature": 0.0,
-            "max_cuts": 5,
+            "max_cuts": 3,
             "max_cot_tokens": 256,
         },
         log_dir=str(tmp_path),
@@ -37,9 +37,9 @@ def test_greedy_resampling_reproduces_the_cot(tmp_path, monkeypatch):
     [sample] = log.samples
     record = ResampleRecord.model_validate(sample.store["resample"])
     assert record.reference == int(sample.output.completion.split("answer is")[-1].strip(" .$\n"))
-    # cuts: 0, then at most 5 sentence ends, the CoT's end last
+    # cuts: 0, then at most 3 sentence ends, the CoT's end last
     assert record.cuts[0] == 0 and record.cuts[-1] == record.cot_tokens
-    assert 3 <= len(record.cuts) <= 6 and record.cuts == sorted(set(record.cuts))
+    assert len(record.cuts) == 4 and record.cuts == sorted(set(record.cuts))
     # the chunks are the CoT's text between the cuts
     assert "".join(c.text for c in record.chunks) == sample.output.completion
     # greedy continuations are the CoT's own rest: every one reaches the CoT's answer
