@@ -138,10 +138,15 @@ class Replicas:
             raise
         return self
 
-    def route(self, servers: list[vllm_cpu_server.VLLMServer], timeout: float = 60.0) -> Router:
-        """Start a router over ``servers`` (healthy ones) on a free port and wait until it
-        answers ``/v1/models``; it is stopped with the replicas."""
-        port = vllm_cpu_server.free_port()
+    def route(
+        self,
+        servers: list[vllm_cpu_server.VLLMServer],
+        port: int | None = None,
+        timeout: float = 60.0,
+    ) -> Router:
+        """Start a router over ``servers`` (healthy ones) on ``port`` (default: a free one) and
+        wait until it answers ``/v1/models``; it is stopped with the replicas."""
+        port = port or vllm_cpu_server.free_port()
         log = Path(tempfile.mkstemp(prefix="vllm-router-", suffix=".log")[1])
         with log.open("wb") as out:
             process = subprocess.Popen(

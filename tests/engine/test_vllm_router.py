@@ -42,6 +42,16 @@ def _in_repo_root(monkeypatch):
     monkeypatch.chdir(ROOT)
 
 
+@pytest.fixture(scope="module")
+def reference(vllm_replicas, tmp_path_factory):
+    """The run of the stopping tests (2 problems x 2 conditions) on replica 1 alone."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        log = _run(vllm_replicas, vllm_replicas.servers[0].url, tmp_path_factory.mktemp("ref"), 2)
+    assert log.status == "success", log.error
+    return log
+
+
 def _run(replicas, url: str, log_dir: Path, problems: int, **eval_args: Any):
     """One selfcommit eval of ``problems`` x 2 samples against ``url`` (a replica or a router)."""
     replicas_module().forget_base_url(replicas.model)
@@ -105,15 +115,50 @@ def test_through_the_router_the_results_equal_one_server_and_the_key_raises_the_
     assert rates["router, key"] > rates["router, no key"]
 
 
-def test_a_replica_killed_mid_run_the_run_finishes_on_the_other(vllm_replicas, tmp_path):
-    """One sample at a time through the router; once a sample has finished, the replica that
-    is serving the next one is killed (SIGKILL to its process group). The router takes it out
-    of its ring and retries, Inspect retries what still fails; where the run stopped anyway,
+def test_a_run_stopped_mid_way_resumes_with_eval_retry_keeping_its_finished_samples(
+    vllm_replicas, reference, tmp_path
+):
+    """One sample at a time through the router; once a sample has finished, the router itself
+    is killed: nothing answers, and the run stops with the samples it finished. A router
+    started again on the same address, ``eval_retry`` resumes the run: the finished samples are
+    kept as they were (same uuids), the others run, and every sample has the results of the
+    one-replica run."""
+    router = vllm_replicas.route(vllm_replicas.servers)
+    port = int(router.root.rsplit(":", 1)[1])
+    start = served(vllm_replicas)
+
+    def kill_router() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if sum(served(vllm_replicas)) - sum(start) >= 12:
+                assert router.process is not None
+                os.killpg(router.process.pid, signal.SIGKILL)
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_router, daemon=True)
+    killer.start()
+    log = _run(vllm_replicas, router.url, tmp_path, problems=2, max_samples=1)
+    killer.join(timeout=10)
+    assert log.status == "error"
+    finished = {str(s.id): s.uuid for s in log.samples or [] if s.error is None}
+    assert 0 < len(finished) < 4
+    vllm_replicas.route(vllm_replicas.servers, port=port)
+    replicas_module().forget_base_url(vllm_replicas.model)
+    [resumed] = eval_retry(log, log_dir=str(tmp_path), display="none")
+    assert resumed.status == "success", resumed.error
+    assert {str(s.id): s.uuid for s in resumed.samples if str(s.id) in finished} == finished
+    assert len(resumed.samples) == len({s.id for s in resumed.samples}) == 4
+    assert _results(resumed) == _results(reference)
+
+
+def test_a_replica_killed_mid_run_the_run_finishes_on_the_other(vllm_replicas, reference, tmp_path):
+    """One sample at a time through the router; once a sample has finished, a replica that is
+    serving the run is killed (SIGKILL to its process group). The router marks it unhealthy and
+    retries on the other, Inspect retries what still fails; where the run stopped anyway,
     ``eval_retry`` resumes it. The other replica serves the rest, every sample ends once with
     the results of the run on one healthy replica, and the samples finished before the kill
     are kept, not redone. Last in this module: it kills a replica of the shared fixture."""
-    reference = _run(vllm_replicas, vllm_replicas.servers[0].url, tmp_path / "ref", problems=2)
-    assert reference.status == "success", reference.error
     router = vllm_replicas.route(vllm_replicas.servers)
     start = served(vllm_replicas)
     at_kill: list[float] = []
@@ -121,19 +166,30 @@ def test_a_replica_killed_mid_run_the_run_finishes_on_the_other(vllm_replicas, t
 
     def kill_when_busy() -> None:
         """After the first sample's requests (a CoT and ~9 prefixes): kill a replica that has
-        requests running."""
+        requests running or waiting, else the one whose count of finished requests has just
+        grown (the one serving the current sample)."""
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not killed:
+        before = start
+        while time.monotonic() < deadline:
             now = served(vllm_replicas)
             if sum(now) - sum(start) >= 12:
-                for i, server in enumerate(vllm_replicas.servers):
-                    if metric_sum(server.root, "vllm:num_requests_running") > 0:
-                        assert server.process is not None
-                        os.killpg(server.process.pid, signal.SIGKILL)
-                        at_kill.extend(now)
-                        killed.append(i)
-                        return
-            time.sleep(0.05)
+                busy = [
+                    i
+                    for i, server in enumerate(vllm_replicas.servers)
+                    if metric_sum(server.root, "vllm:num_requests_running")
+                    + metric_sum(server.root, "vllm:num_requests_waiting")
+                    > 0
+                ]
+                grown = [i for i, (a, b) in enumerate(zip(now, before, strict=True)) if a > b]
+                for i in busy or grown:
+                    process = vllm_replicas.servers[i].process
+                    assert process is not None
+                    os.killpg(process.pid, signal.SIGKILL)
+                    at_kill.extend(now)
+                    killed.append(i)
+                    return
+            before = now
+            time.sleep(0.02)
 
     killer = threading.Thread(target=kill_when_busy, daemon=True)
     killer.start()
