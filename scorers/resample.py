@@ -5,6 +5,7 @@ and an explanation listing the CoT's sentences, the most important first, each w
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
@@ -13,6 +14,7 @@ from cotaudit.display.text import bar, fmt_number, md_text, sparkline
 from cotaudit.probing.resample_record import (
     METRICS,
     STORE_KEY,
+    STUDY_PREFIX,
     ResampleRecord,
     resample_values,
 )
@@ -24,7 +26,7 @@ SHOWN_SENTENCES = 12
 """Sentences listed in a sample's explanation (the most important first)."""
 
 
-def explanation(record: ResampleRecord) -> str:
+def explanation_of(record: ResampleRecord) -> str:
     """Markdown: the two curves as sparklines, then the sentences by |RI| (largest first), each
     with a bar of |RI|, RI with its 95% interval over continuations, and the sentence (escaped)."""
     lines = [
@@ -48,6 +50,21 @@ def explanation(record: ResampleRecord) -> str:
     return "\n".join(lines)
 
 
+def beside_study_score(
+    state: TaskState, value: dict[str, Any], metadata: dict[str, Any], explanation: str
+) -> str:
+    """A study score with ``-T resample``: the resampling values join ``value`` as
+    ``resample_<key>`` and the record ``metadata`` as ``resample`` (both in place); returns the
+    explanation with the sentences by importance after it (unchanged when nothing was
+    resampled)."""
+    if state.store.get(STORE_KEY) is None:
+        return explanation
+    record = ResampleRecord.from_store(state.store)
+    value |= {STUDY_PREFIX + k: v for k, v in resample_values(record).items()}
+    metadata["resample"] = record.model_dump(mode="json")
+    return explanation + "\n\n**Resampling from sentence cuts**\n\n" + explanation_of(record)
+
+
 @scorer(metrics=[resample_summary()])
 def resample_scorer() -> Scorer:
     """The resampling probe's record read back: value = the sample's values (empty when the CoT
@@ -60,7 +77,7 @@ def resample_scorer() -> Scorer:
         return Score(
             value=resample_values(record),
             answer=str(record.reference),
-            explanation=explanation(record),
+            explanation=explanation_of(record),
             metadata={"resample": record.model_dump(mode="json")},
         )
 

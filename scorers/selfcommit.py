@@ -12,10 +12,8 @@ from inspect_ai.solver import TaskState
 from cotaudit.display.text import cell_sparkline, fmt_number
 from cotaudit.probing.curves import DEFAULT_THETAS, Curve, summarize, summarize_probabilities
 from cotaudit.probing.exact import Estimator, reads_exact, samples
-from cotaudit.probing.resample_record import STORE_KEY as RESAMPLE_KEY
-from cotaudit.probing.resample_record import STUDY_PREFIX, ResampleRecord, resample_values
 from cotaudit.scorers.metric_table import inspect_metrics
-from cotaudit.scorers.resample import explanation as resample_explanation
+from cotaudit.scorers.resample import beside_study_score
 from cotaudit.studies.selfcommit.display import (
     selfcommit_curve_markdown,
     selfcommit_exact_markdown,
@@ -164,14 +162,7 @@ def selfcommit_scorer(
                 "exact_gap_abs": math.nan if meta.exact_gap_abs is None else meta.exact_gap_abs,
             }
         metadata = meta.model_dump(mode="json")
-        explanation = head + "\n\n" + body
-        if state.store.get(RESAMPLE_KEY) is not None:  # -T resample: its values beside c(t)'s
-            resampled = ResampleRecord.from_store(state.store)
-            value |= {STUDY_PREFIX + k: v for k, v in resample_values(resampled).items()}
-            metadata["resample"] = resampled.model_dump(mode="json")
-            explanation += "\n\n**Resampling from sentence cuts**\n\n" + resample_explanation(
-                resampled
-            )
+        explanation = beside_study_score(state, value, metadata, head + "\n\n" + body)
         return Score(
             value=value,
             answer=None if rec.a_final is None else str(rec.a_final),

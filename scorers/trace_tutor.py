@@ -30,6 +30,7 @@ from inspect_ai.solver import TaskState
 
 from cotaudit.display.text import cell_sparkline
 from cotaudit.scorers.metric_table import inspect_metrics
+from cotaudit.scorers.resample import beside_study_score
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.studies.trace_tutor.display import (
     TRACE_PRIMARY,
@@ -227,11 +228,15 @@ def trace_tutor_scorer() -> Scorer:
             + "\n\n"
             + "\n\n".join(summary)
         )
+        score_value, metadata = shown | fields | value, logged(meta)
+        explanation = beside_study_score(
+            state, score_value, metadata, head + "\n\n" + render_curves(rec, meta)
+        )
         return Score(
-            value=shown | fields | value,
+            value=score_value,
             answer=None if final is None else str(final),
-            explanation=head + "\n\n" + render_curves(rec, meta),
-            metadata=logged(meta),
+            explanation=explanation,
+            metadata=metadata,
         )
 
     return score

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from inspect_ai.model import get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -56,6 +57,7 @@ def resample_probe(
     final_answer_reading: Reading = "stated",
     tokenizer: str | None = None,
     chain: Solver | None = None,
+    reference: Literal["own", "gold"] = "own",
 ) -> Solver:
     """Resample the sample's CoT from its sentence cuts.
 
@@ -65,7 +67,8 @@ def resample_probe(
     most ``max_tokens - c_i`` tokens (the CoT's own budget) at ``temperature``, seeded per
     sample and epoch and per cut; each continuation's final answer is read from ``cot[:c_i]``
     followed by it, as the CoT's own (``final_answer_reading``; one that used its whole budget
-    is read as truncated). r(c_i) = the share equal to the CoT's own final answer. On the same
+    is read as truncated). r(c_i) = the share equal to the reference: the CoT's own final
+    answer (``reference="own"``) or the sample's target (``"gold"``, TRACE's). On the same
     cuts, ``k`` forced answers after ``forced_answer_tag`` (the forced curve). A continuation
     from c_i is *dissimilar* when its first sentence is less than
     :data:`~cotaudit.probing.resampling.SIMILAR_AT` similar to sentence i. The record
@@ -82,10 +85,14 @@ def resample_probe(
                 return state
         trace = trace_of(state, engine, reasoning=False)
         truncated = trace.stop_reason == "max_tokens"
-        reference = extract_final_answer(trace.text, final_answer_reading, truncated)
-        if reference is None:
-            note("No final answer in the CoT: nothing for continuations to reach, none drawn.")
-            return state
+        if reference == "gold":
+            target = int(state.target.text)
+        else:
+            own = extract_final_answer(trace.text, final_answer_reading, truncated)
+            if own is None:
+                note("No final answer in the CoT: nothing for continuations to reach, none drawn.")
+                return state
+            target = own
         ids = trace.ids
         ends = sentence_ends(ids, engine.detokenize)
         cuts = [0, *capped(ends, max_cuts)]
@@ -102,8 +109,8 @@ def resample_probe(
                 max_tokens=answer_max_tokens,
                 temperature=forced_temperature,
                 seed=seed_of_sample,
-                judge=lambda a: (extract_forced_answer(a), extract_forced_answer(a) == reference),
-                a_final=reference,
+                judge=lambda a: (extract_forced_answer(a), extract_forced_answer(a) == target),
+                a_final=target,
             )
             # one request per cut (each its own budget), all at once: they batch together
             requests = [
@@ -144,11 +151,11 @@ def resample_probe(
                 else ()
             )
             rollouts.append(CutRollouts(answers, flags))
-        importance = chunk_importance(rollouts, reference)
+        importance = chunk_importance(rollouts, target)
 
         def per_chunk(key: str) -> Callable[[Sequence[CutRollouts]], list[float]]:
             """The statistic of one importance field, for every chunk."""
-            return lambda drawn: [getattr(c, key) for c in chunk_importance(drawn, reference)]
+            return lambda drawn: [getattr(c, key) for c in chunk_importance(drawn, target)]
 
         ri_ci = importance_intervals(
             rollouts, per_chunk("resampling"), n_boot=BOOTSTRAP_REPLICATES, seed=seed_of_sample
@@ -173,17 +180,17 @@ def resample_probe(
         ]
         forced_answers = [[extract_forced_answer(a) for a in row] for row in rows]
         ResampleRecord(
-            reference=reference,
+            reference=target,
             cot_tokens=len(ids),
             cuts=cuts,
             n=n,
             temperature=temperature,
             max_tokens=max_tokens,
             answers=[[a if isinstance(a, int) else None for a in r.answers] for r in rollouts],
-            resampled=reach_curve(rollouts, reference),
+            resampled=reach_curve(rollouts, target),
             k=k,
             forced_answers=forced_answers,
-            forced=[reach_share(row, reference) for row in forced_answers],
+            forced=[reach_share(row, target) for row in forced_answers],
             chunks=chunks,
         ).save(state.store)
         return state

@@ -19,6 +19,7 @@ from typing import Any
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
+from inspect_ai.solver import Solver, chain
 
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.cluster.scores import ClusterHypothesis
@@ -28,11 +29,14 @@ from cotaudit.engine.chat import to_inspect
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
 from cotaudit.probing.exact import exact_temperature, reads_exact
+from cotaudit.probing.resample_record import STUDY_PREFIX
 from cotaudit.scorers.cluster_contrast import contrast_options
 from cotaudit.scorers.cluster_f1 import cluster_f1_metric
+from cotaudit.scorers.resample import resample_summary
 from cotaudit.scorers.trace_tutor import run_metrics, trace_tutor_scorer
 from cotaudit.scorers.viewer import mean_keep_text, viewer_config
 from cotaudit.solvers import trace_tutor_probe
+from cotaudit.solvers.resample import resample_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
 from cotaudit.studies.paper import parameter_defaults
 from cotaudit.studies.trace_tutor.display import sample_table
@@ -138,6 +142,9 @@ def trace_tutor(
     contrast_model: str | None = None,
     metrics: str = "compact",
     estimator: str = "sampled",
+    resample: int = 0,
+    resample_max_cuts: int = 20,
+    resample_temperature: float = 0.7,
     paper: bool = False,
 ) -> Task:
     """The trace_tutor study on the first ``problems`` GSM8K test problems.
@@ -167,6 +174,12 @@ def trace_tutor(
         (the probability that a forced answer parses to the gold answer, by teacher forcing,
         at the forced-answer temperature, T = 1 for greedy probes; no answer is sampled) or
         "both"; the exact curves' scores and metrics are named ``*_exact``.
+      resample: Also resample each explanation from its sentence cuts: this many
+        continuations per cut (0, the default: off), r(t) against the gold answer, with forced
+        answers on the same cuts (docs/resample.md); the values join the score as
+        ``resample_<value>`` and the run metrics as ``resample_summary``.
+      resample_max_cuts: Most sentence cuts per explanation for ``resample``.
+      resample_temperature: Temperature of the continuations.
       paper: Run the study's published configuration (1000 problems, the study's system prompt
         and forced-answer tag, token limits, fractions, k, bootstrap resamples;
         :data:`cotaudit.studies.trace_tutor.paper.PAPER`); a parameter also given on the command
@@ -233,6 +246,29 @@ def _cluster_metric(metric_set: str, probe: str, curves: CurveEstimator) -> Any:
     return cluster_f1_metric(hypothesis, prefix=prefix, keys=keys)
 
 
+def _with_resampling(settings: TraceTutorSettings, probe: Solver) -> Solver:
+    """``probe``, then with ``-T resample`` the resampling of each explanation from its sentence
+    cuts against the gold answer (forced answers on the same cuts with the study's tag)."""
+    if not settings.resample:
+        return probe
+    return chain(
+        probe,
+        resample_probe(
+            n=settings.resample,
+            temperature=settings.resample_temperature,
+            max_tokens=settings.max_explanation_tokens,
+            max_cuts=settings.resample_max_cuts,
+            forced_answer_tag=settings.forced_answer_tag,
+            k=settings.probe_samples,
+            forced_temperature=settings.temperature,
+            answer_max_tokens=settings.answer_max_tokens,
+            seed=settings.seed,
+            tokenizer=settings.tokenizer,
+            reference="gold",
+        ),
+    )
+
+
 def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) -> Task:
     """The task of :func:`trace_tutor` from its checked settings (``paper_configuration``: the
     log record of the paper configuration applied, or None)."""
@@ -248,17 +284,20 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
         dataset=MemoryDataset(
             _samples(settings, loaded.items), name="gsm8k", location=loaded.source
         ),
-        solver=trace_tutor_probe(
-            fractions=fracs,
-            probe_samples=settings.probe_samples,
-            temperature=settings.temperature,
-            max_explanation_tokens=settings.max_explanation_tokens,
-            answer_max_tokens=settings.answer_max_tokens,
-            forced_answer_tag=settings.forced_answer_tag,
-            system_prompt=settings.system_prompt,
-            seed=settings.seed,
-            tokenizer=settings.tokenizer,
-            estimator=settings.estimator,
+        solver=_with_resampling(
+            settings,
+            trace_tutor_probe(
+                fractions=fracs,
+                probe_samples=settings.probe_samples,
+                temperature=settings.temperature,
+                max_explanation_tokens=settings.max_explanation_tokens,
+                answer_max_tokens=settings.answer_max_tokens,
+                forced_answer_tag=settings.forced_answer_tag,
+                system_prompt=settings.system_prompt,
+                seed=settings.seed,
+                tokenizer=settings.tokenizer,
+                estimator=settings.estimator,
+            ),
         ),
         scorer=trace_tutor_scorer(),
         metrics=[
@@ -269,6 +308,7 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
                 estimator=settings.estimator,
             ),
             *_cluster_metrics(settings.metrics, settings.estimator),
+            *([resample_summary(prefix=STUDY_PREFIX)] if settings.resample else []),
         ],
         epochs=Epochs(1, mean_keep_text()),
         headline_metric=HeadlineMetric(

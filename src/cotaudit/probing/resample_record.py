@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
+from cotaudit.params import ParameterError, require_int, require_positive, require_range
 from cotaudit.probing.resampling import forced_before_resampled
 from cotaudit.probing.store_record import StoreRecord
 from cotaudit.scores import MetricSpec, MetricTable, SampleScoreLike
@@ -139,3 +140,33 @@ METRICS = MetricTable(
         {"condition_key": "condition", "prefix": ""},
     ),
 )
+
+
+class ResampleOptions(BaseModel):
+    """A study task's ``-T resample`` options (its settings model inherits them): ``resample``
+    continuations per sentence cut (0: off), at most ``resample_max_cuts`` cuts, at
+    ``resample_temperature``."""
+
+    resample: int = 0
+    resample_max_cuts: int = 20
+    resample_temperature: float = 0.7
+
+    @field_validator("resample", mode="before")
+    @classmethod
+    def _resample(cls, value: Any) -> Any:
+        require_int("resample", value)
+        if value < 0:
+            raise ParameterError(f"-T resample: must be 0 (off) or more, got {value!r}")
+        return value
+
+    @field_validator("resample_max_cuts", mode="before")
+    @classmethod
+    def _resample_max_cuts(cls, value: Any) -> Any:
+        require_positive("resample_max_cuts", value)
+        return value
+
+    @field_validator("resample_temperature", mode="before")
+    @classmethod
+    def _resample_temperature(cls, value: Any) -> Any:
+        require_range("resample_temperature", value, 0.0, None)
+        return value

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from cotaudit.bootstrap import percentile_bounds, resample_indices
+from cotaudit.probing.resample_record import METRICS as RESAMPLE_METRICS
 from cotaudit.report import cluster, compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
 from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
@@ -95,6 +96,7 @@ def recompute(
     )
     cluster_metrics, contrasts = cluster.recompute(samples, metric_defs)
     as_logged.update(cluster_metrics)
+    as_logged.update(RESAMPLE_METRICS.recompute(samples, metric_defs))  # -T resample
     boot = next(
         {**FULL_METRICS[d.name].options, **d.options} for d in defs if FULL_METRICS[d.name].options
     )

@@ -25,6 +25,7 @@ from cotaudit.params import (
     require_text,
 )
 from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
+from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_CONDITIONS
 
@@ -32,7 +33,7 @@ SCHEDULES = ("full", "adaptive")
 """Values of ``-T schedule``."""
 
 
-class SelfcommitSettings(TaskSettings):
+class SelfcommitSettings(ResampleOptions, TaskSettings):
     """The resolved parameters of a selfcommit run (the ``selfcommit`` task's arguments but
     ``paper``; their meaning: the task's docstring). ``conditions`` and ``thetas`` parsed from
     their comma-separated text; a positive integer for ``problems``, ``stride``, ``k``,
@@ -60,29 +61,6 @@ class SelfcommitSettings(TaskSettings):
     final_answer_reading: Reading
     metrics: Literal["compact", "all"]
     estimator: Estimator
-    resample: int = 0
-    resample_max_cuts: int = 20
-    resample_temperature: float = 0.7
-
-    @field_validator("resample", mode="before")
-    @classmethod
-    def _resample(cls, value: Any) -> Any:
-        require_int("resample", value)
-        if value < 0:
-            raise ParameterError(f"-T resample: must be 0 (off) or more, got {value!r}")
-        return value
-
-    @field_validator("resample_max_cuts", mode="before")
-    @classmethod
-    def _resample_max_cuts(cls, value: Any) -> Any:
-        require_positive("resample_max_cuts", value)
-        return value
-
-    @field_validator("resample_temperature", mode="before")
-    @classmethod
-    def _resample_temperature(cls, value: Any) -> Any:
-        require_range("resample_temperature", value, 0.0, None)
-        return value
 
     @field_validator(
         "problems", "stride", "k", "max_cot_tokens", "answer_max_tokens", mode="before"

@@ -19,6 +19,7 @@ from cotaudit.params import (
     require_range,
 )
 from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
+from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
 from cotaudit.studies.trace_tutor.prompts import TUTOR_CONDITIONS
 from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS, Condition
@@ -46,7 +47,7 @@ DEFAULT_CONDITIONS = ",".join(TUTOR_CONDITIONS)
 DEFAULT_FRACTIONS = ",".join(f"{f:g}" for f in PREFIX_FRACTIONS)
 
 
-class TraceTutorSettings(TaskSettings):
+class TraceTutorSettings(ResampleOptions, TaskSettings):
     """The parameters of :func:`trace_tutor`, checked: each check raises
     :class:`cotaudit.params.ParameterError` naming its ``-T`` parameter (:meth:`of`).
 
