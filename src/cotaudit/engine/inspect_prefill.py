@@ -280,7 +280,8 @@ class InspectPrefillEngine:
             answers: list[str] = []
             attempt = 0
             while len(answers) < request.k:
-                n = request.k - len(answers)
+                # greedy answers are identical: one is asked for (vLLM refuses n > 1 greedy)
+                n = request.k - len(answers) if request.temperature else 1
                 seed = seed_for(request.seed, t, attempt) if request.temperature else None
                 if client is not None:
                     ids = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids
@@ -289,7 +290,7 @@ class InspectPrefillEngine:
                     got = await self._complete_prefill(request, t, n, seed)
                 if not got:
                     raise RuntimeError(f"{self.model} returned no choices for prefix t={t}")
-                answers += got[:n]
+                answers += got[:n] if request.temperature else got[:1] * request.k
                 attempt += 1
             return answers
 
