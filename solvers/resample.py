@@ -151,6 +151,14 @@ def resample_probe(
                 else ()
             )
             rollouts.append(CutRollouts(answers, flags))
+            note(
+                f"Continuations from t = {t}: final answers {list(answers)}, "
+                f"r = {reach_share(answers, target):.3g} against {target}; "
+                f"{sum(flags)} of {len(flags)} replaced the next sentence with a dissimilar one."
+                if flags
+                else f"Continuations from t = {t} (the CoT's end): final answers "
+                f"{list(answers)}, r = {reach_share(answers, target):.3g} against {target}."
+            )
         importance = chunk_importance(rollouts, target)
 
         def per_chunk(key: str) -> Callable[[Sequence[CutRollouts]], list[float]]:
