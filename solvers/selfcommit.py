@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from inspect_ai.model import get_model
 from inspect_ai.solver import Solver, TaskState, solver
 
 from cotaudit.answers import Reading, extract_final_answer, extract_forced_answer
 from cotaudit.probing.exact import Estimator, ExactReference, reads_exact, samples
 from cotaudit.probing.positions import Schedule
+from cotaudit.probing.sentences import capped, sentence_ends
 from cotaudit.studies.selfcommit.record import STORE_KEY, SelfcommitProbe
 from cotaudit.studies.selfcommit.schedule import (
     EXACT_PIN_TOLERANCE,
@@ -21,6 +23,7 @@ from cotaudit.studies.selfcommit.schedule import (
 )
 
 from .audit import note
+from .engine import probe_engine
 from .probe import Force, Sweep, SweepPlan, SweptPrompt, Trace, seeded_generate, sweep_solver
 
 __all__ = ["STORE_KEY", "selfcommit_probe"]
@@ -42,6 +45,8 @@ def selfcommit_probe(
     zero_probe: bool = False,
     final_answer_reading: Reading = "stated",
     estimator: Estimator = "sampled",
+    cuts: Literal["tokens", "sentences"] = "tokens",
+    max_cuts: int = 20,
 ) -> Solver:
     """Generate the CoT (recorded as a model call), then force k answers after every prefix.
 
@@ -81,12 +86,24 @@ def selfcommit_probe(
         last number, truncated or not); see :func:`cotaudit.answers.extract_final_answer`.
       estimator: ``sampled`` (k answers, the study's), ``exact`` (c_exact by teacher forcing)
         or ``both``.
+      cuts: ``tokens`` (every ``stride`` tokens, the study's) or ``sentences`` (at the ends of
+        the CoT's sentences, at most ``max_cuts``, :mod:`cotaudit.probing.sentences`; with the
+        ``full`` schedule).
+      max_cuts: The most sentence cuts per CoT with ``cuts=sentences``.
     """
     stride_cuts = Schedule(kind="stride", stride=stride)
     zero = [0] if zero_probe else []
 
     async def plan(state: TaskState, trace: Trace) -> SweepPlan:
         truncated = trace.stop_reason == "max_tokens"
+        cut_at = stride_cuts
+        if cuts == "sentences":
+            start, stop = trace.span or (0, len(trace.ids))
+            detokenize = probe_engine(get_model(), tokenizer).detokenize
+            ends = sentence_ends(trace.ids[start:stop], detokenize)
+            cut_at = Schedule(
+                kind="sentences", max_cuts=max_cuts, steps=tuple(capped(ends, max_cuts)) or (0,)
+            )
         a_final = extract_final_answer(
             state.output.completion, reading=final_answer_reading, truncated=truncated
         )
@@ -105,7 +122,7 @@ def selfcommit_probe(
                     "no prefix probed."
                 )
                 return
-            full = stride_cuts.positions(length)  # stride, 2*stride, ..., T
+            full = cut_at.positions(length)  # stride, 2*stride, ..., T (or sentence ends)
             if schedule == "full":
                 await force(sorted(set(zero + full)))
                 return
@@ -125,7 +142,7 @@ def selfcommit_probe(
                 await force(refined)
 
         def record(sweep: Sweep) -> SelfcommitProbe:
-            full = stride_cuts.positions(sweep.length)
+            full = cut_at.positions(sweep.length)
             answers = dict(zip(sweep.probed, sweep.answers["own"], strict=True))
             sampled = samples(estimator) and bool(answers)
             probed = {t: matches_of(row) for t, row in answers.items()} if sampled else {}

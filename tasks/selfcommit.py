@@ -96,6 +96,10 @@ POSITIONS_WITH_ZERO = (
     "t = stride, 2*stride, ..., T (T always included); t = 0 probed too (zero_probe) and "
     "reported per sample as c0, not part of c(t) or its summaries"
 )
+SENTENCE_POSITIONS = (
+    "t = the token positions where the CoT's sentences end (cotaudit.probing.sentences), at "
+    "most max_cuts of them evenly spread, T always included; t/T is the curve's x"
+)
 NO_ANSWER_POLICY = (
     "a response with no final answer has no curve (summaries NaN); it and the other "
     "response of its problem are left out of AUROC, wins/ties, best accuracy, medians, the "
@@ -170,6 +174,8 @@ def selfcommit(
     final_answer_reading: str = "stated",
     metrics: str = "compact",
     estimator: str = "sampled",
+    cuts: str = "tokens",
+    max_cuts: int = 20,
     resample: int = 0,
     resample_max_cuts: int = 20,
     resample_temperature: float = 0.7,
@@ -208,6 +214,10 @@ def selfcommit(
         a_final, by teacher forcing at ``temperature``, no sampling: every summary and
         statistic under ``<name>_exact``, the headline AUROC of tau_first_exact(0.8)) or
         "both" (both curves, the sampled one leading, and their difference per sample).
+      cuts: Where c(t) is probed: "tokens" (default, the study's: every ``stride`` tokens) or
+        "sentences" (at the ends of the CoT's sentences, at most ``max_cuts``; not with the
+        adaptive schedule).
+      max_cuts: Most sentence cuts per CoT with ``cuts=sentences``.
       resample: Also resample each CoT from its sentence cuts: this many continuations per
         cut (0, the default: off), with forced answers on the same cuts (docs/resample.md);
         the values join the score as ``resample_<value>`` and the run metrics as
@@ -264,6 +274,8 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
         zero_probe=s.zero_probe,
         final_answer_reading=s.final_answer_reading,
         estimator=s.estimator,
+        cuts=s.cuts,
+        max_cuts=s.max_cuts,
     )
     metrics = selfcommit_metrics(s.metrics, primary, s.estimator)
     if s.resample:
@@ -299,7 +311,13 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
             "study": "selfcommit",
             "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": s.forced_answer_tag},
             "non_integer_dropped": loaded.non_integer_dropped,
-            "positions": POSITIONS_WITH_ZERO if s.zero_probe else POSITIONS,
+            "positions": (
+                SENTENCE_POSITIONS
+                if s.cuts == "sentences"
+                else POSITIONS_WITH_ZERO
+                if s.zero_probe
+                else POSITIONS
+            ),
             "no_answer": NO_ANSWER_POLICY,
             "final_answer_reading": FINAL_ANSWER_READINGS[s.final_answer_reading],
             "paired_wins": PAIRED_WINS,

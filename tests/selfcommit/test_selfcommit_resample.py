@@ -1,5 +1,6 @@
-"""selfcommit with ``-T resample``: the resampling probe's values beside c(t) in the same score,
-its run metric in the log, and the report's recomputation of it (embedded model)."""
+"""selfcommit with ``-T resample`` and ``-T cuts=sentences``: c(t) cut at sentence ends, the
+resampling probe's values beside it in the same score, its run metric in the log, and the
+report's recomputation of it (embedded model)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ def test_bad_resample_parameters_are_one_line():
         selfcommit(resample=-1)
     with pytest.raises(ParameterError, match="^-T resample_max_cuts: must be a positive"):
         selfcommit(resample=2, resample_max_cuts=0)
+    with pytest.raises(ParameterError, match="^-T schedule=adaptive refines a token stride"):
+        selfcommit(cuts="sentences", schedule="adaptive")
+    with pytest.raises(ParameterError, match="^-T cuts: must be one of tokens, sentences"):
+        selfcommit(cuts="lines")
 
 
 @pytest.mark.model
@@ -41,12 +46,25 @@ def test_greedy_resampling_beside_the_curve(tmp_path, monkeypatch):
             "resample": 1,
             "resample_temperature": 0.0,
             "resample_max_cuts": 3,
+            "cuts": "sentences",
+            "max_cuts": 2,
         },
         log_dir=str(tmp_path),
         display="none",
     )
     assert log.status == "success", log.error
     [sample] = log.samples
+    # c(t) itself cut at the sentence ends: the last of the two is T
+    from cotaudit.probing.sentences import capped, sentence_ends
+    from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
+    from cotaudit.solvers.engine import completion_token_ids
+
+    engine = _load_engine(resolve_model_path("default"), "float32", "cpu")
+    ids = completion_token_ids(sample.output, engine)
+    probe = sample.store["selfcommit"]
+    assert probe["positions"] == capped(sentence_ends(ids, engine.detokenize), 2)
+    assert len(probe["positions"]) == 2 and probe["positions"][-1] == len(ids)
+    assert log.eval.metadata["positions"].startswith("t = the token positions where")
     score = sample.scores["selfcommit_scorer"]
     record = ResampleRecord.model_validate(score.metadata["resample"])
     assert record.reference == score.metadata["a_final"] is not None

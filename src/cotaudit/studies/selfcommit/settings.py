@@ -25,6 +25,7 @@ from cotaudit.params import (
     require_text,
 )
 from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
+from cotaudit.probing.positions import DEFAULT_MAX_CUTS
 from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_CONDITIONS
@@ -61,6 +62,19 @@ class SelfcommitSettings(ResampleOptions, TaskSettings):
     final_answer_reading: Reading
     metrics: Literal["compact", "all"]
     estimator: Estimator
+    cuts: Literal["tokens", "sentences"] = "tokens"
+    max_cuts: int = DEFAULT_MAX_CUTS
+
+    @field_validator("cuts", mode="before")
+    @classmethod
+    def _cuts(cls, value: Any) -> Any:
+        return require_one_of("cuts", value, ("tokens", "sentences"))
+
+    @field_validator("max_cuts", mode="before")
+    @classmethod
+    def _max_cuts(cls, value: Any) -> Any:
+        require_positive("max_cuts", value)
+        return value
 
     @field_validator(
         "problems", "stride", "k", "max_cot_tokens", "answer_max_tokens", mode="before"
@@ -146,5 +160,9 @@ class SelfcommitSettings(ResampleOptions, TaskSettings):
                 f"-T k: k = {self.k} forced answers at -T temperature=0 are {self.k} copies of "
                 "one greedy answer (c(t) can only be 0 or 1); use k=1, or a temperature above 0 "
                 "(the study: k=5 at 0.7)"
+            )
+        if self.cuts == "sentences" and self.schedule == "adaptive":
+            raise ParameterError(
+                "-T schedule=adaptive refines a token stride; not with -T cuts=sentences"
             )
         return self
