@@ -18,8 +18,7 @@ and per condition (does the hint make every step unimportant?).
 from __future__ import annotations
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageUser
+from inspect_ai.dataset import MemoryDataset
 
 from cotaudit.answers import READINGS
 from cotaudit.datasets.gsm8k import VENDORED, load_problems
@@ -36,8 +35,8 @@ from cotaudit.solvers.resample import resample_probe
 from cotaudit.studies.selfcommit.prompts import (
     SELFCOMMIT_CONDITIONS,
     SELFCOMMIT_FORCED_ANSWER_TAG,
-    selfcommit_messages,
 )
+from cotaudit.tasks.selfcommit import selfcommit_samples
 
 VERSION = 1
 """The resample task's log layout (its record: :mod:`cotaudit.probing.resample_record`)."""
@@ -101,21 +100,10 @@ def resample(
     require_one_of("final_answer_reading", final_answer_reading, READINGS)
     chosen = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
     loaded = load_problems(dataset, limit=problems)
-    samples = [
-        Sample(
-            id=f"p{p.index:04d}-{cond}",
-            input=[
-                ChatMessageUser(content=m["content"])
-                for m in selfcommit_messages(p.question, cond, p.answer)
-            ],
-            target=str(p.answer),
-            metadata={"pair_id": f"p{p.index:04d}", "condition": cond, "gold": p.answer},
-        )
-        for p in loaded.items
-        for cond in chosen
-    ]
     return Task(
-        dataset=MemoryDataset(samples, name="gsm8k", location=loaded.source),
+        dataset=MemoryDataset(
+            selfcommit_samples(loaded.items, chosen), name="gsm8k", location=loaded.source
+        ),
         solver=resample_probe(
             n=n,
             temperature=temperature,

@@ -16,6 +16,8 @@ the run statistics with its pair, and counted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
@@ -25,7 +27,7 @@ from inspect_ai.solver import chain
 
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.cluster.scores import ClusterHypothesis
-from cotaudit.datasets.gsm8k import VENDORED, load_problems
+from cotaudit.datasets.gsm8k import VENDORED, Problem, load_problems
 from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
@@ -240,14 +242,10 @@ def selfcommit(
     )
 
 
-def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) -> Task:
-    """The task of :func:`selfcommit` from its checked parameters (``paper_configuration``: the
-    log record of the paper configuration applied, or None)."""
-    s = settings
-    primary = primary_summary(s.thetas)
-    lead = lead_summary(primary, s.estimator)
-    loaded = load_problems(s.dataset, limit=s.problems)
-    samples = [
+def selfcommit_samples(problems: Sequence[Problem], conditions: Sequence[str]) -> list[Sample]:
+    """One sample per problem and condition under the selfcommit prompt (id
+    ``p<index>-<condition>``; metadata ``pair_id``, ``condition``, ``gold``)."""
+    return [
         Sample(
             id=f"p{p.index:04d}-{cond}",
             input=[
@@ -257,9 +255,19 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
             target=str(p.answer),
             metadata={"pair_id": f"p{p.index:04d}", "condition": cond, "gold": p.answer},
         )
-        for p in loaded.items
-        for cond in s.conditions
+        for p in problems
+        for cond in conditions
     ]
+
+
+def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) -> Task:
+    """The task of :func:`selfcommit` from its checked parameters (``paper_configuration``: the
+    log record of the paper configuration applied, or None)."""
+    s = settings
+    primary = primary_summary(s.thetas)
+    lead = lead_summary(primary, s.estimator)
+    loaded = load_problems(s.dataset, limit=s.problems)
+    samples = selfcommit_samples(loaded.items, s.conditions)
     solver = selfcommit_probe(
         stride=s.stride,
         k=s.k,
