@@ -21,13 +21,14 @@ does not change what is probed.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from inspect_ai.dataset import Sample
+from inspect_ai.log import EvalSample
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -107,6 +108,35 @@ class _Captured(Exception):
         self.choices = shown_choices(state.choices)
 
 
+S = TypeVar("S", Sample, EvalSample)
+
+
+class Siblings(Generic[S]):
+    """Samples by (``pair_key``, ``condition_key``) metadata: the sibling of a sample under
+    another condition of the same problem (``where``: the samples' source, named in the error
+    when there is none)."""
+
+    def __init__(self, samples: Iterable[S], pair_key: str, condition_key: str, where: str):
+        self.pair_key, self.condition_key, self.where = pair_key, condition_key, where
+        self.index: dict[tuple[str, str], S] = {}
+        for s in samples:
+            meta = s.metadata or {}
+            if pair_key in meta and condition_key in meta:
+                self.index[(str(meta[pair_key]), str(meta[condition_key]))] = s
+
+    def of(self, state: TaskState, condition: str) -> S:
+        """The sibling of ``state``'s sample under ``condition``; one clear error without one."""
+        pair = (state.metadata or {}).get(self.pair_key)
+        sibling = self.index.get((str(pair), condition))
+        if sibling is None:
+            raise ValueError(
+                f"replay_under={condition!r}: sample {state.sample_id!r} has no sibling with "
+                f"metadata {self.pair_key}={pair!r} and {self.condition_key}={condition!r} in "
+                f"{self.where}"
+            )
+        return sibling
+
+
 class SiblingPrompts:
     """Another condition's prompt for the same problem, as the task's own solver chain builds it,
     with that sibling's target and choices.
@@ -122,24 +152,12 @@ class SiblingPrompts:
         self, samples: Sequence[Sample], chain: Solver, *, pair_key: str, condition_key: str
     ) -> None:
         self.chain = chain
-        self.pair_key, self.condition_key = pair_key, condition_key
-        self.index: dict[tuple[str, str], Sample] = {}
-        for s in samples:
-            meta = s.metadata or {}
-            if pair_key in meta and condition_key in meta:
-                self.index[(str(meta[pair_key]), str(meta[condition_key]))] = s
+        self.siblings = Siblings(samples, pair_key, condition_key, "the task's dataset")
 
     async def __call__(self, state: TaskState, condition: str) -> Replay:
         from inspect_ai._eval.task.util import sample_messages
 
-        pair = (state.metadata or {}).get(self.pair_key)
-        sibling = self.index.get((str(pair), condition))
-        if sibling is None:
-            raise ValueError(
-                f"replay_under={condition!r}: sample {state.sample_id!r} has no sibling with "
-                f"metadata {self.pair_key}={pair!r} and {self.condition_key}={condition!r} in "
-                "the task's dataset"
-            )
+        sibling = self.siblings.of(state, condition)
         fresh = TaskState(
             model=state.model,
             sample_id=sibling.id or 0,

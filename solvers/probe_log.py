@@ -39,7 +39,7 @@ from cotaudit.probing.trajectory import (
 )
 
 from .engine import TOKEN_IDS_KEY
-from .probe import GenerateCall, Replay, Trace, shown_choices, trace_of
+from .probe import GenerateCall, Replay, Siblings, Trace, shown_choices, trace_of
 
 
 def plain_message(message: ChatMessage) -> PlainMessage:
@@ -134,22 +134,12 @@ class RecordedSiblings:
     def __init__(
         self, samples: Mapping[str, EvalSample], *, pair_key: str, condition_key: str
     ) -> None:
-        self.pair_key, self.condition_key = pair_key, condition_key
-        self.index: dict[tuple[str, str], EvalSample] = {}
-        for s in samples.values():
-            meta = s.metadata or {}
-            if pair_key in meta and condition_key in meta:
-                self.index[(str(meta[pair_key]), str(meta[condition_key]))] = s
+        self.siblings = Siblings(
+            samples.values(), pair_key, condition_key, "the probed samples of the log"
+        )
 
     async def __call__(self, state: TaskState, condition: str) -> Replay:
-        pair = (state.metadata or {}).get(self.pair_key)
-        sibling = self.index.get((str(pair), condition))
-        if sibling is None:
-            raise ValueError(
-                f"replay_under={condition!r}: sample {state.sample_id!r} has no sibling with "
-                f"metadata {self.pair_key}={pair!r} and {self.condition_key}={condition!r} in "
-                "the probed samples of the log"
-            )
+        sibling = self.siblings.of(state, condition)
         target = sibling.target
         return Replay(
             messages=recorded_prompt(sibling),
