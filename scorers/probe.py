@@ -209,13 +209,15 @@ def answer_of(
     return form.extract(score.answer if score.answer is not None else text)
 
 
-async def _verify(
+async def verify_answers(
     verifier: Verifier,
     form: AnswerForm,
     rows: list[list[str]],
     letters_of: Sequence[ShownChoice] | None,
     lead: str | None = None,
 ) -> tuple[list[list[float]], list[list[str | None]]]:
+    """The task scorer's value and the canonical answer of each forced answer in ``rows``, as
+    its verification copy (``lead`` + the answer's first line) reads."""
     values, answers = [], []
     for row in rows:
         texts = [form.verification_text(a, lead) for a in row]
@@ -378,7 +380,7 @@ def probe_scorer(
             sampled: list[float] | None = None
             if ctx.answers is not None:
                 async with verdict_span():
-                    values, answers = await _verify(
+                    values, answers = await verify_answers(
                         verifier, form, ctx.answers, letters_of, rec.verification_lead
                     )
                     record_verdicts(ctx.name, rec.probed, answers, values, reference=a_final)

@@ -1,6 +1,17 @@
-"""Scorer of the resampling probe: the sample's values
+"""Scorers of the resampling probe: the sample's values
 (:func:`cotaudit.probing.resample_record.resample_values`), its record in the score's metadata,
-and an explanation listing the CoT's sentences, the most important first, each with a bar."""
+and an explanation listing the CoT's sentences, the most important first, each with a bar.
+
+:func:`resample_scorer` reads the record a study's solver built; :func:`resample_probe_scorer`
+(the generic probe's, ``-T probe=resample``) first reads every drawn answer with the wrapped
+task's own scorer, as the generic probe verifies forced answers
+(:mod:`cotaudit.scorers.probe`): a continuation's final answer is the canonical answer of a
+copy whose output is the final-answer text of the response up to the cut followed by the
+continuation (after its think block), ended by its token limit when it used its whole budget;
+a forced answer's, of a copy stating it after the form's lead. The reference is the canonical
+answer of the trace's own final-answer text (``own``) or of a copy stating the sample's target
+(``gold``).
+"""
 
 from __future__ import annotations
 
@@ -11,14 +22,21 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from cotaudit.display.text import bar, fmt_number, md_text, sparkline
+from cotaudit.probing.forms import get_form
 from cotaudit.probing.resample_record import (
     METRICS,
     STORE_KEY,
     STUDY_PREFIX,
+    ResampleDraws,
     ResampleRecord,
+    resample_record,
     resample_values,
 )
+from cotaudit.probing.resampling import CutRollouts
+from cotaudit.probing.think import split_trace
 from cotaudit.scorers.metric_table import inspect_metrics
+from cotaudit.scorers.probe import Verifier, answer_of, verify_answers
+from cotaudit.solvers.audit import record_verdicts, verdict_span
 
 resample_summary: Callable[..., Metric] = inspect_metrics(METRICS)["resample_summary"]
 
@@ -77,6 +95,72 @@ def resample_scorer() -> Scorer:
         return Score(
             value=resample_values(record),
             answer=str(record.reference),
+            explanation=explanation_of(record),
+            metadata={"resample": record.model_dump(mode="json")},
+        )
+
+    return score
+
+
+@scorer(metrics=[])  # the run metric is attached by the probe task (its condition key)
+def resample_probe_scorer(task_scorer: Scorer, *, score_key: str | None = None) -> Scorer:
+    """The generic probe's resampling, its answers read by ``task_scorer`` (the module
+    docstring): value = the sample's values (empty without a reference answer), answer = the
+    reference, metadata ``resample`` = the record built from the canonical answers."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        draws = ResampleDraws.from_store(state.store)
+        form = get_form(draws.form)
+        verifier = Verifier(task_scorer, state, target, score_key)
+        letters_of = verifier.choices
+
+        async def canonical(text: str, truncated: bool) -> str | None:
+            scored = await verifier.score(text, "max_tokens" if truncated else "stop")
+            return answer_of(scored, text, form, verifier.selected(text), letters_of)
+
+        if draws.reference == "gold":
+            reference = await canonical(form.verification_text(target.text), False)
+        else:
+            final = draws.final_text
+            reference = (
+                await canonical(final, draws.generation_truncated) if final.strip() else None
+            )
+        if reference is None:
+            return Score(
+                value={},
+                explanation=f"No {draws.reference} final answer: nothing to reach, not resampled.",
+                metadata={"resample_draws": draws.model_dump(mode="json")},
+            )
+        async with verdict_span():
+            values, forced = await verify_answers(
+                verifier, form, draws.forced, letters_of, draws.verification_lead
+            )
+            record_verdicts("own", draws.cuts, forced, values, reference=reference)
+        rollouts = []
+        for prefix, texts, used, flags in zip(
+            draws.prefix_texts, draws.continuations, draws.truncated, draws.dissimilar, strict=True
+        ):
+            answers = []
+            for text, truncated in zip(texts, used, strict=True):
+                whole = split_trace(prefix + text, opened_by_prompt=draws.think_opened_by_prompt)
+                answers.append(await canonical(whole.final_text, truncated))
+            rollouts.append(CutRollouts(tuple(answers), tuple(flags)))
+        record = resample_record(
+            reference=reference,
+            cuts=draws.cuts,
+            cot_tokens=draws.cot_tokens,
+            rollouts=rollouts,
+            chunk_texts=draws.chunk_texts,
+            forced_answers=forced,
+            n=draws.n,
+            temperature=draws.temperature,
+            max_tokens=draws.max_tokens,
+            k=draws.k,
+            seed=draws.seed,
+        )
+        return Score(
+            value=resample_values(record),
+            answer=reference,
             explanation=explanation_of(record),
             metadata={"resample": record.model_dump(mode="json")},
         )

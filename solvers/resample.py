@@ -2,44 +2,119 @@
 to their end, where their final answers land, and which sentence moved them
 (:mod:`cotaudit.probing.resampling`); forced answers on the same cuts beside them.
 
-It runs after a solver that wrote the CoT (the last assistant message): for selfcommit, after
-its sweep (``-T resample=N``).
+- :func:`resample_probe` runs after a solver that wrote the CoT (the last assistant message)
+  and reads final answers as a study does (selfcommit's and trace_tutor's ``-T resample=N``,
+  the resample task);
+- :func:`resample_sweep` is the generic probe's (``-T probe=resample`` on any task): it cuts
+  the trace's think block (else the whole response) through the probe core's sweep and stores
+  the raw draws; the task's own scorer reads their answers
+  (:func:`cotaudit.scorers.resample.resample_probe_scorer`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from inspect_ai.model import get_model
+from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.answers import Reading, extract_final_answer, extract_forced_answer
-from cotaudit.engine.base import PrefixRequest
-from cotaudit.probing.resample_record import Chunk, ResampleRecord
-from cotaudit.probing.resampling import (
-    SIMILAR_AT,
-    CutRollouts,
-    chunk_importance,
-    importance_intervals,
-    reach_curve,
-    reach_share,
-    similarity,
-)
+from cotaudit.engine.base import Message, PrefixRequest, ProbeEngine
+from cotaudit.probing.resample_record import ResampleDraws, resample_record
+from cotaudit.probing.resampling import SIMILAR_AT, CutRollouts, reach_share, similarity
 from cotaudit.probing.sentences import capped, sentence_ends, sentences
+from cotaudit.probing.think import DEFAULT_THINK_CLOSE
 
 from .audit import force_and_record, note, probe_span
 from .engine import probe_engine, state_seed
-from .probe import trace_of
+from .probe import (
+    Force,
+    Sweep,
+    SweepPlan,
+    SweptPrompt,
+    Trace,
+    final_text_of,
+    prompt_opens_think,
+    sweep_solver,
+    trace_of,
+)
 
-BOOTSTRAP_REPLICATES = 1000
-"""Replicates of the intervals over continuations."""
+DEFAULT_MAX_TOKENS = 1024
+"""The token budget of a response the generic probe resamples when neither ``-T
+resample_max_tokens`` nor the run's ``max_tokens`` sets one."""
 
 
-def _or_none(value: float) -> float | None:
-    return None if math.isnan(value) else value
+async def draw_continuations(
+    engine: ProbeEngine,
+    prompt: Sequence[Message],
+    ids: Sequence[int],
+    cuts: Sequence[int],
+    *,
+    n: int,
+    temperature: float,
+    budget: int,
+    seed: int,
+) -> tuple[list[list[str]], list[list[bool]]]:
+    """``n`` continuations of ``prompt ++ ids[:c]`` from each absolute cut c, each of at most
+    ``budget - c`` tokens (the response's own budget), seeded with ``seed`` (the engine mixes
+    in the cut and the row), and for each whether it used its whole budget. A cut with no
+    budget left (a response cut by its token limit, at its end) continues with nothing. One
+    request per cut, all at once: the engine batches them and shares each cut's prefix."""
+    budgets = [budget - c for c in cuts]
+
+    async def draw(c: int, left: int) -> list[str]:
+        if left <= 0:
+            return [""] * n
+        request = PrefixRequest(
+            list(prompt),
+            list(ids),
+            [c],
+            "",
+            k=n,
+            max_tokens=left,
+            temperature=temperature,
+            seed=seed,
+        )
+        return (await engine.continue_prefixes(request))[0]
+
+    texts = await asyncio.gather(*(draw(c, b) for c, b in zip(cuts, budgets, strict=True)))
+    truncated = [
+        [len(engine.tokenize(t)) >= b for t in row] for row, b in zip(texts, budgets, strict=True)
+    ]
+    return list(texts), truncated
+
+
+def text_between(
+    engine: ProbeEngine, ids: Sequence[int], cuts: Sequence[int]
+) -> tuple[list[str], list[str]]:
+    """The text of ``ids[:c]`` for each cut c, and the chunks: the text between consecutive
+    cuts (one fewer)."""
+    at = [engine.detokenize(list(ids[:c])) for c in cuts]
+    return at, [b[len(a) :] for a, b in zip(at, at[1:], strict=False)]
+
+
+def dissimilar_flags(texts: Sequence[str], replaced: str | None) -> tuple[bool, ...]:
+    """Per continuation, whether its first sentence is less than
+    :data:`~cotaudit.probing.resampling.SIMILAR_AT` similar to the chunk it replaced (none
+    when nothing was replaced: the last cut)."""
+    if replaced is None:
+        return ()
+    return tuple(similarity((sentences(t) or [""])[0], replaced) < SIMILAR_AT for t in texts)
+
+
+def note_cut(t: int, answers: Sequence[Any], target: Any, flags: Sequence[bool]) -> None:
+    """The transcript's line for the continuations from one cut."""
+    r = reach_share(answers, target)
+    note(
+        f"Continuations from t = {t}: final answers {list(answers)}, r = {r:.3g} against "
+        f"{target}; {sum(flags)} of {len(flags)} replaced the next sentence with a dissimilar one."
+        if flags
+        else f"Continuations from t = {t} (the CoT's end): final answers {list(answers)}, "
+        f"r = {r:.3g} against {target}."
+    )
 
 
 @solver
@@ -84,11 +159,12 @@ def resample_probe(
             if state.completed:
                 return state
         trace = trace_of(state, engine, reasoning=False)
-        truncated = trace.stop_reason == "max_tokens"
         if reference == "gold":
             target = int(state.target.text)
         else:
-            own = extract_final_answer(trace.text, final_answer_reading, truncated)
+            own = extract_final_answer(
+                trace.text, final_answer_reading, trace.stop_reason == "max_tokens"
+            )
             if own is None:
                 note("No final answer in the CoT: nothing for continuations to reach, none drawn.")
                 return state
@@ -112,95 +188,148 @@ def resample_probe(
                 judge=lambda a: (extract_forced_answer(a), extract_forced_answer(a) == target),
                 a_final=target,
             )
-            # one request per cut (each its own budget), all at once: they batch together
-            requests = [
-                PrefixRequest(
-                    trace.prompt,
-                    ids,
-                    [t],
-                    "",
-                    k=n,
-                    max_tokens=max(1, max_tokens - t),
-                    temperature=temperature,
-                    seed=seed_of_sample,
-                )
-                for t in cuts
-            ]
-            replies = await asyncio.gather(*(engine.continue_prefixes(r) for r in requests))
-            continuations = [reply[0] for reply in replies]
-        text_at = [engine.detokenize(ids[:t]) for t in cuts]
-        chunk_texts = [text[len(a) :] for a, text in zip(text_at, text_at[1:], strict=False)]
+            continuations, used_budget = await draw_continuations(
+                engine,
+                trace.prompt,
+                ids,
+                cuts,
+                n=n,
+                temperature=temperature,
+                budget=max_tokens,
+                seed=seed_of_sample,
+            )
+        text_at, chunk_texts = text_between(engine, ids, cuts)
         rollouts = []
         for i, (t, texts) in enumerate(zip(cuts, continuations, strict=True)):
-            budget = max(1, max_tokens - t)
             answers = tuple(
-                extract_final_answer(
-                    text_at[i] + text,
-                    final_answer_reading,
-                    truncated=len(engine.tokenize(text)) >= budget,
-                )
-                for text in texts
+                extract_final_answer(text_at[i] + text, final_answer_reading, cut)
+                for text, cut in zip(texts, used_budget[i], strict=True)
             )
-            replaced = chunk_texts[i] if i < len(chunk_texts) else None
-            flags = (
-                tuple(
-                    similarity((sentences(text) or [""])[0], replaced) < SIMILAR_AT
-                    for text in texts
-                )
-                if replaced is not None
-                else ()
-            )
+            flags = dissimilar_flags(texts, chunk_texts[i] if i < len(chunk_texts) else None)
             rollouts.append(CutRollouts(answers, flags))
-            note(
-                f"Continuations from t = {t}: final answers {list(answers)}, "
-                f"r = {reach_share(answers, target):.3g} against {target}; "
-                f"{sum(flags)} of {len(flags)} replaced the next sentence with a dissimilar one."
-                if flags
-                else f"Continuations from t = {t} (the CoT's end): final answers "
-                f"{list(answers)}, r = {reach_share(answers, target):.3g} against {target}."
-            )
-        importance = chunk_importance(rollouts, target)
-
-        def per_chunk(key: str) -> Callable[[Sequence[CutRollouts]], list[float]]:
-            """The statistic of one importance field, for every chunk."""
-            return lambda drawn: [getattr(c, key) for c in chunk_importance(drawn, target)]
-
-        ri_ci = importance_intervals(
-            rollouts, per_chunk("resampling"), n_boot=BOOTSTRAP_REPLICATES, seed=seed_of_sample
-        )
-        cf_ci = importance_intervals(
-            rollouts, per_chunk("counterfactual"), n_boot=BOOTSTRAP_REPLICATES, seed=seed_of_sample
-        )
-        chunks = [
-            Chunk(
-                text=text,
-                resampling=_or_none(imp.resampling),
-                resampling_ci=(_or_none(ri[0]), _or_none(ri[1])),
-                resampling_kl=_or_none(imp.resampling_kl),
-                counterfactual=_or_none(imp.counterfactual),
-                counterfactual_ci=(_or_none(cf[0]), _or_none(cf[1])),
-                counterfactual_accuracy=_or_none(imp.counterfactual_accuracy),
-                dissimilar=sum(bool(d) for d in rollouts[i].dissimilar),
-            )
-            for i, (text, imp, ri, cf) in enumerate(
-                zip(chunk_texts, importance, ri_ci, cf_ci, strict=True)
-            )
-        ]
-        forced_answers = [[extract_forced_answer(a) for a in row] for row in rows]
-        ResampleRecord(
+            note_cut(t, answers, target, flags)
+        resample_record(
             reference=target,
-            cot_tokens=len(ids),
             cuts=cuts,
+            cot_tokens=len(ids),
+            rollouts=rollouts,
+            chunk_texts=chunk_texts,
+            forced_answers=[[extract_forced_answer(a) for a in row] for row in rows],
             n=n,
             temperature=temperature,
             max_tokens=max_tokens,
-            answers=[[a if isinstance(a, int) else None for a in r.answers] for r in rollouts],
-            resampled=reach_curve(rollouts, target),
             k=k,
-            forced_answers=forced_answers,
-            forced=[reach_share(row, target) for row in forced_answers],
-            chunks=chunks,
+            seed=seed_of_sample,
         ).save(state.store)
         return state
 
     return solve
+
+
+@solver
+def resample_sweep(
+    *,
+    chain: Solver,
+    form: str,
+    forced_answer_tag: str,
+    max_cuts: int,
+    k: int,
+    temperature: float,
+    answer_max_tokens: int,
+    n: int,
+    resample_temperature: float,
+    resample_max_tokens: int | None = None,
+    reference: Literal["own", "gold"] = "own",
+    seed: int = 0,
+    tokenizer: str | None = None,
+    think_close: str = DEFAULT_THINK_CLOSE,
+    verification_lead: str | None = None,
+) -> Solver:
+    """The generic resampling probe: run the task's ``chain``, cut its trace's span (the think
+    block, else the whole response) at c_0 = 0 and its sentence ends (at most ``max_cuts``,
+    evenly spread, the span's end kept), force ``k`` answers at each cut as the generic probe
+    does (``forced_answer_tag``, after ``think_close`` inside a think block), and draw ``n``
+    continuations of the response from each cut to its end at ``resample_temperature``, each of
+    at most ``resample_max_tokens`` minus the tokens before the cut (None: the run's
+    ``max_tokens``, else :data:`DEFAULT_MAX_TOKENS`). Seeds mix ``seed`` with the sample id and
+    epoch (and, in the engine, the cut and row). The draws are stored raw
+    (:class:`~cotaudit.probing.resample_record.ResampleDraws`); a trace whose final-answer text
+    is empty draws no continuations for ``reference="own"`` (there is nothing to reach)."""
+
+    async def plan(state: TaskState, trace: Trace) -> SweepPlan:
+        engine = probe_engine(get_model(), tokenizer)
+        start, stop = trace.span or (0, len(trace.ids))
+        ends = sentence_ends(trace.ids[start:stop], engine.detokenize)
+        cuts = [0, *capped(ends, max_cuts)]
+        budget = resample_max_tokens or active_generate_config().max_tokens or DEFAULT_MAX_TOKENS
+        sample_seed = state_seed(seed, state, per_epoch=True)
+        drawn: dict[str, Any] = {}
+
+        async def cut(length: int, force: Force) -> None:
+            positions = [t for t in cuts if t <= length]
+            forced = await force(positions)
+            drawn["cuts"], drawn["forced"] = positions, forced.answers["own"]
+            drawn["final_text"] = final = final_text_of(trace, tokenizer)
+            if reference == "own" and not final.strip():
+                note("No final-answer text after the trace: nothing to reach, none drawn.")
+                drawn["continuations"] = drawn["truncated"] = [[] for _ in positions]
+                return
+            absolute = [start + t for t in positions]
+            drawn["continuations"], drawn["truncated"] = await draw_continuations(
+                engine,
+                trace.prompt,
+                trace.ids,
+                absolute,
+                n=n,
+                temperature=resample_temperature,
+                budget=budget,
+                seed=sample_seed,
+            )
+            drawn["prefix_texts"], drawn["chunk_texts"] = text_between(engine, trace.ids, absolute)
+
+        def record(sweep: Sweep) -> ResampleDraws:
+            positions = drawn["cuts"]
+            chunks = drawn.get("chunk_texts") or [""] * max(0, len(positions) - 1)
+            continuations = drawn["continuations"]
+            return ResampleDraws(
+                form=form,
+                reference=reference,
+                tag=sweep.tag,
+                think_source=sweep.split.source,
+                think_opened_by_prompt=prompt_opens_think(engine, trace.prompt),
+                final_text=drawn["final_text"],
+                generation_truncated=trace.stop_reason == "max_tokens",
+                offset=sweep.start,
+                cot_tokens=sweep.length,
+                cuts=positions,
+                prefix_texts=drawn.get("prefix_texts") or [],
+                chunk_texts=chunks,
+                n=n,
+                temperature=resample_temperature,
+                max_tokens=budget,
+                continuations=continuations,
+                truncated=drawn["truncated"],
+                dissimilar=[
+                    list(dissimilar_flags(row, chunks[i] if i < len(chunks) else None))
+                    for i, row in enumerate(continuations)
+                ],
+                k=k,
+                forced=drawn["forced"],
+                seed=sample_seed,
+                verification_lead="" if trace.submitted else verification_lead,
+            )
+
+        return SweepPlan([SweptPrompt("own", trace.prompt)], cut, record)
+
+    return sweep_solver(
+        chain=chain,
+        plan=plan,
+        forced_answer_tag=forced_answer_tag,
+        k=k,
+        temperature=temperature,
+        answer_max_tokens=answer_max_tokens,
+        seed=seed,
+        per_epoch_seed=True,
+        tokenizer=tokenizer,
+        think_close=think_close,
+    )

@@ -3,7 +3,8 @@
 probe its prefixes.
 
 The explanation is generated through Inspect (so the call is in the log). Its tokens are then
-cut at t = 0 and t = round(f * T) for each prefix fraction f, and an answer is forced after each
+cut at t = 0 and t = round(f * T) for each prefix fraction f (with ``cuts="sentences"``, each
+cut moved forward to the end of the sentence it falls in), and an answer is forced after each
 cumulative prefix, once with the generation context (key **visible**) and, for keyed
 conditions, once more under the question-only prompt with the *same* token ids (key
 **masked**). p(f) is the share of the forced answers equal to the gold answer; with the exact
@@ -15,17 +16,30 @@ for the study's greedy probes), that a forced answer parses to the gold answer.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
+from inspect_ai.model import get_model
 from inspect_ai.solver import Solver, TaskState, solver
 
 from cotaudit.answers import extract_boxed_answer, extract_forced_answer
 from cotaudit.probing.exact import Estimator, ExactReference, samples
 from cotaudit.probing.positions import Schedule
+from cotaudit.probing.sentences import completed_sentences, sentence_ends
 from cotaudit.studies.trace_tutor.prompts import TUTOR_SYSTEM, tutor_messages
 from cotaudit.studies.trace_tutor.record import STORE_KEY, ContextProbe, TutorProbe
 from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS
 
-from .probe import Sweep, SweepPlan, SweptPrompt, Trace, at_schedule, seeded_generate, sweep_solver
+from .engine import probe_engine
+from .probe import (
+    Force,
+    Sweep,
+    SweepPlan,
+    SweptPrompt,
+    Trace,
+    at_schedule,
+    seeded_generate,
+    sweep_solver,
+)
 
 __all__ = ["STORE_KEY", "trace_tutor_probe"]
 
@@ -43,6 +57,7 @@ def trace_tutor_probe(
     seed: int = 0,
     tokenizer: str | None = None,
     estimator: Estimator = "sampled",
+    cuts: Literal["fractions", "sentences"] = "fractions",
 ) -> Solver:
     """Generate the tutor explanation (greedy), then probe its prefixes, key visible and masked.
 
@@ -69,6 +84,9 @@ def trace_tutor_probe(
       tokenizer: Tokenizer for token positions on providers without their own engine.
       estimator: ``sampled`` (k forced answers), ``exact`` (the probability that a forced
         answer parses to the gold answer, by teacher forcing) or ``both``.
+      cuts: ``fractions`` (cut at round(f * T), the study's) or ``sentences`` (each such cut
+        moved forward to the first sentence end at or after it, so no prefix stops inside a
+        sentence; the curve stays indexed by the fractions).
     """
     fractions = tuple(float(f) for f in fractions)
     schedule = Schedule(kind="fractions", fractions=fractions, zero_probe=True)
@@ -107,13 +125,20 @@ def trace_tutor_probe(
                     else None
                 ),
                 estimator=sweep.estimator,
+                cuts=cuts,
                 exact_temperature=sweep.exact_temperature if sweep.exact else None,
                 p_exact={n: [p.p for p in pts] for n, pts in sweep.exact.items()} or None,
                 covered_exact={n: [p.covered for p in pts] for n, pts in sweep.exact.items()}
                 or None,
             )
 
-        return SweepPlan(prompts, at_schedule(schedule), record)
+        async def at_sentences(length: int, force: Force) -> None:
+            engine = probe_engine(get_model(), tokenizer)
+            ends = sentence_ends(trace.ids[:length], engine.detokenize)
+            await force(completed_sentences(schedule.probed(length), ends))
+
+        cut = at_sentences if cuts == "sentences" else at_schedule(schedule)
+        return SweepPlan(prompts, cut, record)
 
     return sweep_solver(
         chain=seeded_generate(max_tokens=max_explanation_tokens, temperature=0.0, seed=seed),

@@ -9,6 +9,11 @@ with the task's own scorer:
   Pass@first, first pass (fractions 10/25/50/75/100% plus a 0% probe, k = 1, greedy).
 - ``probe=selfcommit``: c(t) = share of forced answers equal to the model's own final answer
   as the task's scorer extracts it (stride 30 tokens, k = 5, temperature 0.7).
+- ``probe=resample``: from c_0 = 0 and each sentence end of the trace, ``-T resample``
+  continuations of the trace to its end (default 10, temperature 0.7); r(t) = share whose final
+  answer, as the task's scorer reads it, equals the trace's own (or the target:
+  ``-T resample_reference=gold``), each sentence's resampling and counterfactual importance, and
+  k forced answers on the same cuts beside them (docs/resample.md).
 - ``replay_under=<condition>``: also force answers with the same trace tokens under the prompt
   of the sample's sibling of that condition (same ``pair_id``), e.g. hinted traces under the
   honest prompt; those answers are verified against the sibling's target and choices (in the
@@ -43,17 +48,19 @@ from inspect_ai.dataset import Sample
 from inspect_ai.log import HeadlineMetric
 
 from cotaudit.answers import normalize_number
-from cotaudit.display.headline import HEADLINES_KEY
+from cotaudit.display.headline import HEADLINES_KEY, HeadlineSpec
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
 from cotaudit.probing.display import sample_table
 from cotaudit.probing.exact import exact_temperature, reads_exact
-from cotaudit.probing.forms import get_form
+from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.settings import ProbeSettings, probe_settings
 from cotaudit.probing.summaries import EXACT_SUFFIX, Headline, value_keys
 from cotaudit.scorers.probe import probe_metrics, probe_scorer
+from cotaudit.scorers.resample import resample_probe_scorer, resample_summary
 from cotaudit.scorers.viewer import viewer_config
 from cotaudit.solvers.probe import ReplayPrompt, SiblingPrompts, TraceReader, probe_sweep
+from cotaudit.solvers.resample import resample_sweep
 from cotaudit.studies.selfcommit.metrics import primary_summary
 
 PROBE_VERSION = 1
@@ -227,6 +234,8 @@ def probe_of(
     form = get_form(detect_form(wrapped, samples) if s.answer == "auto" else s.answer)
     schedule = s.schedule()
     tag = form.tag if s.forced_answer_tag is None else s.forced_answer_tag
+    if s.probe == "resample":
+        return resample_of(wrapped, s, form, tag, verification_lead)
     if s.replay_under is not None and replay_prompt is None:
         replay_prompt = SiblingPrompts(
             samples, wrapped.solver, pair_key=s.pair_key, condition_key=s.condition_key
@@ -315,6 +324,79 @@ def probe_of(
             "study": f"probe_{s.probe}",
             "probe": record,
             HEADLINES_KEY: [h.spec().record() for h in headlines],
+        },
+    )
+
+
+RESAMPLE_HEADLINE = HeadlineSpec("r_mean", "n_samples", "sample", "samples", bounds=(0.0, 1.0))
+"""The resampling probe's headline: the mean over samples of each sample's mean r(c_i)."""
+
+
+def resample_of(
+    wrapped: Task,
+    settings: ProbeSettings,
+    form: AnswerForm,
+    tag: str,
+    verification_lead: str | None = None,
+) -> Task:
+    """``wrapped`` with the resampling probe (``-T probe=resample``) after its solver chain,
+    scored by :func:`cotaudit.scorers.resample.resample_probe_scorer` with the task's own
+    scorer; the task's scorers keep their metrics."""
+    s = settings
+    assert wrapped.scorer
+    schedule = s.schedule()
+    options = {
+        "n": s.resampling("resample"),
+        "temperature": s.resampling("resample_temperature"),
+        "max_tokens": s.resample_max_tokens,
+        "reference": s.resampling("resample_reference"),
+        "max_cuts": schedule.max_cuts,
+    }
+    sweep = resample_sweep(
+        chain=wrapped.solver,
+        form=form.name,
+        forced_answer_tag=tag,
+        max_cuts=schedule.max_cuts,
+        k=s.answers_k,
+        temperature=s.answer_temperature,
+        answer_max_tokens=s.answer_max_tokens or form.answer_max_tokens,
+        n=options["n"],
+        resample_temperature=options["temperature"],
+        resample_max_tokens=s.resample_max_tokens,
+        reference=options["reference"],
+        seed=s.seed,
+        tokenizer=s.tokenizer,
+        think_close=s.think_close,
+        verification_lead=verification_lead,
+    )
+    verifier = resample_probe_scorer(wrapped.scorer[0], score_key=s.score_key)
+    resolve_scorer_metrics([verifier], [resample_summary(condition_key=s.condition_key)])
+    return task_with(
+        wrapped,
+        solver=sweep,
+        scorer=[verifier, *wrapped.scorer],
+        metrics=None,
+        headline_metric=HeadlineMetric(
+            scorer="resample_probe_scorer", metric=RESAMPLE_HEADLINE.metric
+        ),
+        name=f"{wrapped.name}_resample",
+        version=PROBE_VERSION,
+        metadata=(wrapped.metadata or {})
+        | {
+            "study": "probe_resample",
+            "probe": {
+                "probe": "resample",
+                "wrapped_task": wrapped.name,
+                "answer_form": form.name,
+                "forced_answer_tag": tag,
+                "think_close": s.think_close,
+                "k": s.answers_k,
+                "temperature": s.answer_temperature,
+                "seed": s.seed,
+                "condition_key": s.condition_key,
+                "resample": options,
+            },
+            HEADLINES_KEY: [RESAMPLE_HEADLINE.record()],
         },
     )
 

@@ -130,6 +130,7 @@ def trace_tutor(
     dataset: str = VENDORED,
     conditions: str | list[str] = DEFAULT_CONDITIONS,
     fractions: str | list[float] = DEFAULT_FRACTIONS,
+    cuts: str = "fractions",
     probe_samples: int = 1,
     temperature: float = 0.0,
     max_explanation_tokens: int = 768,
@@ -155,6 +156,10 @@ def trace_tutor(
       conditions: Comma-separated subset of question_only,answer_key,wrong_key.
       fractions: Comma-separated prefix fractions in (0, 1], increasing, with 0.1 and 1.0
         (a 0% probe is always added).
+      cuts: "fractions" (the study's: the prefix at f ends at token round(f * T)) or
+        "sentences" (each such prefix runs on to the end of the sentence that token falls in,
+        so no forced answer interrupts a sentence; TRACE AUC and the tables stay over the
+        fractions, docs/trace_tutor.md).
       probe_samples: Forced answers per prefix (k); p(f) becomes a rate over k samples.
       temperature: Forced-answer temperature (0 = greedy; k > 1 needs temperature > 0).
       max_explanation_tokens: Token budget of the (greedy) explanation.
@@ -297,6 +302,7 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
                 seed=settings.seed,
                 tokenizer=settings.tokenizer,
                 estimator=settings.estimator,
+                cuts=settings.cuts,
             ),
         ),
         scorer=trace_tutor_scorer(),
@@ -320,6 +326,7 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
             "study": "trace_tutor",
             "prompts": tutor_prompt_texts(settings.system_prompt, settings.forced_answer_tag),
             "fractions": list(fracs),
+            "cuts": settings.cuts,
             "non_integer_dropped": loaded.non_integer_dropped,
             "definitions": DEFINITIONS | (exact if reads_exact(settings.estimator) else {}),
             **exact_metadata,

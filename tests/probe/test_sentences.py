@@ -134,3 +134,14 @@ def test_a_real_greedy_cot_splits_at_its_sentence_ends(default_engine):
     for part, t in zip(parts, cuts, strict=True):
         done += part
         assert done.rstrip().startswith(default_engine.detokenize(ids[:t]).rstrip())
+
+
+def test_completed_sentences_moves_each_cut_to_its_sentences_end():
+    from cotaudit.probing.sentences import completed_sentences
+
+    ends = [5, 12, 20]
+    # 0 stays; a cut on an end stays; one inside a sentence runs on to its end; past the last
+    # end (no sentence closes there) stays
+    assert completed_sentences([0, 1, 5, 6, 12, 19, 20], ends) == [0, 5, 5, 12, 12, 20, 20]
+    assert completed_sentences([3, 25], ends) == [5, 25]
+    assert completed_sentences([4], []) == [4]

@@ -8,13 +8,21 @@ The definitions (r(t), resampling and counterfactual importance) are in
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, field_validator
 
 from cotaudit.params import ParameterError, require_int, require_positive, require_range
-from cotaudit.probing.resampling import forced_before_resampled
+from cotaudit.probing.resampling import (
+    Answer,
+    CutRollouts,
+    chunk_importance,
+    forced_before_resampled,
+    importance_intervals,
+    reach_curve,
+    reach_share,
+)
 from cotaudit.probing.store_record import StoreRecord
 from cotaudit.scores import MetricSpec, MetricTable, SampleScoreLike
 
@@ -49,18 +57,139 @@ class ResampleRecord(StoreRecord):
     solver: ClassVar[str] = "resample_probe"
     scorer: ClassVar[str] = "resample_scorer"
 
-    reference: int | None
+    reference: int | str | None
     cot_tokens: int
     cuts: list[int]
     n: int
     temperature: float
     max_tokens: int
-    answers: list[list[int | None]]
+    answers: list[list[int | str | None]]
     resampled: list[float]
     k: int
-    forced_answers: list[list[int | None]]
+    forced_answers: list[list[int | str | None]]
     forced: list[float]
     chunks: list[Chunk]
+
+
+BOOTSTRAP_REPLICATES = 1000
+"""Replicates of the importance intervals over continuations."""
+
+
+def _or_none(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def resample_record(
+    *,
+    reference: Answer,
+    cuts: Sequence[int],
+    cot_tokens: int,
+    rollouts: Sequence[CutRollouts],
+    chunk_texts: Sequence[str],
+    forced_answers: Sequence[Sequence[Answer]],
+    n: int,
+    temperature: float,
+    max_tokens: int,
+    k: int,
+    seed: int,
+) -> ResampleRecord:
+    """The record of one sample's resampling: r(c_i) of ``rollouts`` (one per cut) against
+    ``reference``, the forced curve of ``forced_answers`` (k per cut) against it, and per chunk
+    (``chunk_texts[i]``, between cuts i and i + 1) its importance
+    (:func:`cotaudit.probing.resampling.chunk_importance`) with 95% percentile intervals of
+    :data:`BOOTSTRAP_REPLICATES` replicates over continuations (numpy seed ``seed``)."""
+
+    def per_chunk(key: str) -> Callable[[Sequence[CutRollouts]], list[float]]:
+        """The statistic of one importance field, for every chunk."""
+        return lambda drawn: [getattr(c, key) for c in chunk_importance(drawn, reference)]
+
+    importance = chunk_importance(rollouts, reference)
+    intervals = {
+        key: importance_intervals(rollouts, per_chunk(key), n_boot=BOOTSTRAP_REPLICATES, seed=seed)
+        for key in ("resampling", "counterfactual")
+    }
+    chunks = [
+        Chunk(
+            text=text,
+            resampling=_or_none(imp.resampling),
+            resampling_ci=(_or_none(ri[0]), _or_none(ri[1])),
+            resampling_kl=_or_none(imp.resampling_kl),
+            counterfactual=_or_none(imp.counterfactual),
+            counterfactual_ci=(_or_none(cf[0]), _or_none(cf[1])),
+            counterfactual_accuracy=_or_none(imp.counterfactual_accuracy),
+            dissimilar=sum(bool(d) for d in rollouts[i].dissimilar),
+        )
+        for i, (text, imp, ri, cf) in enumerate(
+            zip(
+                chunk_texts,
+                importance,
+                intervals["resampling"],
+                intervals["counterfactual"],
+                strict=True,
+            )
+        )
+    ]
+    return ResampleRecord(
+        reference=_stored(reference),
+        cot_tokens=cot_tokens,
+        cuts=list(cuts),
+        n=n,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        answers=[[_stored(a) for a in r.answers] for r in rollouts],
+        resampled=reach_curve(rollouts, reference),
+        k=k,
+        forced_answers=[[_stored(a) for a in row] for row in forced_answers],
+        forced=[reach_share(row, reference) for row in forced_answers],
+        chunks=chunks,
+    )
+
+
+def _stored(answer: Answer) -> int | str | None:
+    """An answer as the record stores it: an integer or a canonical string (None: none)."""
+    return answer if answer is None or isinstance(answer, int | str) else str(answer)
+
+
+DRAWS_KEY = "resample_draws"
+
+
+class ResampleDraws(StoreRecord):
+    """What the generic probe's resampling drew for one sample, before the task's scorer reads
+    the answers: the trace's span (``offset``, ``cot_tokens``: its think block, else the whole
+    response), the cuts in it (c_0 = 0, then sentence ends), the text of the response up to
+    each cut (``prefix_texts``), ``n`` continuations from each (``continuations[i]``, with
+    ``truncated[i][j]``: continuation j used its whole budget), ``dissimilar[i][j]``: whether its
+    first sentence differs in meaning from chunk i (none for the last cut), the ``k`` forced
+    answers at each cut (``forced``, raw), and how the scorer reads a final answer: the answer
+    form, whether the prompt opens a think block, the trace's final-answer text, and
+    ``reference`` (``own``: the trace's final answer; ``gold``: the sample's target)."""
+
+    store_key: ClassVar[str] = DRAWS_KEY
+    solver: ClassVar[str] = "resample_sweep"
+    scorer: ClassVar[str] = "resample_probe_scorer"
+
+    form: str
+    reference: str
+    tag: str
+    think_source: str
+    think_opened_by_prompt: bool
+    final_text: str
+    generation_truncated: bool
+    offset: int
+    cot_tokens: int
+    cuts: list[int]
+    prefix_texts: list[str]
+    chunk_texts: list[str]
+    n: int
+    temperature: float
+    max_tokens: int
+    continuations: list[list[str]]
+    truncated: list[list[bool]]
+    dissimilar: list[list[bool]]
+    k: int
+    forced: list[list[str]]
+    seed: int
+    verification_lead: str | None = None
 
 
 def _nan(value: float | None) -> float:

@@ -28,6 +28,7 @@ with the next sentence), so a cut is a prefix of the very token ids the model wr
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 ABBREVIATIONS = frozenset(
@@ -142,6 +143,17 @@ def sentence_ends(
     if cuts[-1] != len(token_ids):
         cuts.append(len(token_ids))
     return cuts
+
+
+def completed_sentences(positions: Sequence[int], ends: Sequence[int]) -> list[int]:
+    """Each position moved forward to the first of the sentence ``ends`` at or after it (a cut
+    inside a sentence keeps the rest of that sentence); 0 stays 0, and a position past the last
+    end stays where it is."""
+    out = []
+    for t in positions:
+        i = bisect_left(ends, t)
+        out.append(t if t == 0 or i == len(ends) else ends[i])
+    return out
 
 
 def capped(cuts: Sequence[int], cap: int) -> list[int]:

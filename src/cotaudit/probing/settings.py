@@ -22,6 +22,7 @@ from cotaudit.params import (
     parse_thetas,
     require_one_of,
     require_positive,
+    require_range,
 )
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import ESTIMATORS, Estimator
@@ -41,9 +42,25 @@ from cotaudit.probing.think import DEFAULT_THINK_CLOSE
 PROBE_DEFAULTS: dict[str, dict[str, Any]] = {
     "trace": {"schedule": "fractions", "zero_probe": True, "k": 1, "temperature": 0.0},
     "selfcommit": {"schedule": "stride", "zero_probe": False, "k": 5, "temperature": 0.7},
+    "resample": {"schedule": "sentences", "zero_probe": True, "k": 5, "temperature": 0.7},
 }
 """Per probe: the studies' defaults (TRACE: fractions, 0% probe, one greedy answer;
-self-commitment: every 30 tokens, five answers at temperature 0.7)."""
+self-commitment: every 30 tokens, five answers at temperature 0.7; resampling: the empty prefix
+and the sentence ends, five forced answers at temperature 0.7 beside the continuations)."""
+
+SettingsProbe = ProbeKind | Literal["resample"]
+SETTINGS_PROBES: tuple[str, ...] = (*PROBE_KINDS, "resample")
+"""The generic probe's ``-T probe`` values: the forced-answer probes and ``resample``."""
+
+RESAMPLE_DEFAULTS: dict[str, Any] = {
+    "resample": 10,
+    "resample_temperature": 0.7,
+    "resample_reference": "own",
+}
+"""``-T probe=resample``: continuations per cut, their temperature, what they should reach."""
+NOT_WITH_RESAMPLE = ("replay_under", "stride", "fractions", "zero_probe", "reference_condition")
+"""``-T`` parameters that do not apply to ``-T probe=resample`` (it cuts at c_0 = 0 and the
+sentence ends, under the trace's own prompt)."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,8 +94,10 @@ class ProbeSettings(TaskSettings):
     """The probe's parameters, checked (the wrapped task and ``replay_prompt`` apart).
 
     Fields:
-      probe: ``trace`` (verify forced answers with the task's scorer) or ``selfcommit``
-        (compare them with the model's own final answer).
+      probe: ``trace`` (verify forced answers with the task's scorer), ``selfcommit``
+        (compare them with the model's own final answer) or ``resample`` (continue the trace
+        from each sentence cut and read where the continuations' final answers land,
+        :func:`cotaudit.solvers.resample.resample_sweep`; forced answers on the same cuts).
       replay_under: Also probe each trace under the prompt of its sibling sample of this
         condition (same ``pair_key`` metadata).
       answer: Answer form: ``integer``, ``letter``, ``string`` or ``auto`` (detect).
@@ -112,6 +131,13 @@ class ProbeSettings(TaskSettings):
         by the task's scorer; the default), ``exact`` (the probability that a forced answer's
         canonical form is the reference, by teacher forcing: :mod:`cotaudit.probing.exact`)
         or ``both``.
+      resample: With ``probe=resample``: continuations per cut (default 10; the Thought
+        Anchors work draws 100).
+      resample_temperature: Their temperature (default 0.7).
+      resample_max_tokens: A response's token budget; a continuation from a cut gets the rest
+        of it (default: the run's ``max_tokens``, else 1024).
+      resample_reference: What r(t) counts continuations reaching: ``own`` (the trace's final
+        answer as the task's scorer reads it; the default) or ``gold`` (the sample's target).
       metrics: ``compact`` (the default: the headline, n_samples, the main summaries overall
         and per condition and the replay gaps, NaN left out but the headline's:
         :func:`cotaudit.probing.summaries.compact_metrics`) or ``all`` (every run metric).
@@ -123,7 +149,7 @@ class ProbeSettings(TaskSettings):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    probe: ProbeKind = "trace"
+    probe: SettingsProbe = "trace"
     replay_under: str | None = None
     answer: Literal["auto"] | FormName = "auto"
     forced_answer_tag: str | None = None
@@ -146,6 +172,10 @@ class ProbeSettings(TaskSettings):
     task_args: dict[str, Any] = Field(default=None, validate_default=True)
     estimator: Estimator = "sampled"
     metrics: MetricSet = "compact"
+    resample: int | None = None
+    resample_temperature: float | None = None
+    resample_max_tokens: int | None = None
+    resample_reference: Literal["own", "gold"] | None = None
 
     @classmethod
     def signature(
@@ -183,9 +213,28 @@ class ProbeSettings(TaskSettings):
     @field_validator("probe", mode="before")
     @classmethod
     def _probe(cls, value: Any) -> Any:
-        if value not in PROBE_KINDS:
-            raise ParameterError(f"-T probe: must be one of {PROBE_KINDS}, got {value!r}")
+        return require_one_of("probe", value, SETTINGS_PROBES)
+
+    @field_validator("resample", "resample_max_tokens", mode="before")
+    @classmethod
+    def _resample_counts(cls, value: Any, info: Any) -> Any:
+        if value is not None:
+            require_positive(info.field_name, value)
         return value
+
+    @field_validator("resample_temperature", mode="before")
+    @classmethod
+    def _resample_temperature(cls, value: Any) -> Any:
+        if value is not None:
+            require_range("resample_temperature", value, 0.0, None)
+        return value
+
+    @field_validator("resample_reference", mode="before")
+    @classmethod
+    def _resample_reference(cls, value: Any) -> Any:
+        return (
+            None if value is None else require_one_of("resample_reference", value, ("own", "gold"))
+        )
 
     @field_validator("estimator", mode="before")
     @classmethod
@@ -253,13 +302,25 @@ class ProbeSettings(TaskSettings):
 
     @model_validator(mode="after")
     def _resolved(self) -> ProbeSettings:
+        if self.probe == "resample":
+            for name in NOT_WITH_RESAMPLE:
+                if getattr(self, name) is not None:
+                    raise ParameterError(f"-T {name}: does not apply to -T probe=resample")
+            if self.cuts not in (None, "sentences"):
+                raise ParameterError("-T cuts: -T probe=resample cuts at sentences only")
+            if self.estimator != "sampled":
+                raise ParameterError("-T estimator: -T probe=resample samples its answers")
+        else:
+            for name in (*RESAMPLE_DEFAULTS, "resample_max_tokens"):
+                if getattr(self, name) is not None:
+                    raise ParameterError(f"-T {name}: applies to -T probe=resample only")
         if self.fractions is not None and self.stride is not None:
             raise ParameterError("-T fractions and -T stride exclude each other; give one")
         given = {"stride": self.stride, "fractions": self.fractions}
         for name in EXCLUDED_BY_CUTS.get(self.cuts or "", ()):
             if given[name] is not None:
                 raise ParameterError(f"-T {name}: does not apply to -T cuts={self.cuts}")
-        if self.max_cuts is not None and self.cuts != "sentences":
+        if self.max_cuts is not None and self.schedule().kind != "sentences":
             raise ParameterError("-T max_cuts: applies to -T cuts=sentences only")
         self.schedule()  # raises for bad fractions or stride
         k, temperature = self.answers_k, self.answer_temperature
@@ -279,6 +340,11 @@ class ProbeSettings(TaskSettings):
         """Temperature of the forced answers: ``temperature``, else the probe's default."""
         default = PROBE_DEFAULTS[self.probe]["temperature"]
         return float(default if self.temperature is None else self.temperature)
+
+    def resampling(self, name: str) -> Any:
+        """A ``resample*`` parameter as given, else its default (:data:`RESAMPLE_DEFAULTS`)."""
+        value = getattr(self, name)
+        return RESAMPLE_DEFAULTS[name] if value is None else value
 
     def schedule(self) -> Schedule:
         """Where to cut: ``cuts`` if given, else ``stride`` if given, else ``fractions`` if

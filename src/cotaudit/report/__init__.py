@@ -20,8 +20,12 @@ from pathlib import Path
 from cotaudit.report.data import RunData
 from cotaudit.report.sections import FigureInfo, Section
 
-SECTION_ALIASES = {"probe_trace": "probe", "probe_selfcommit": "probe"}
-"""Studies whose report section is another study's module (the generic probe's two probes)."""
+SECTION_ALIASES = {
+    "probe_trace": "probe",
+    "probe_selfcommit": "probe",
+    "probe_resample": "resample",
+}
+"""Studies whose report section is another study's module (the generic probe's probes)."""
 
 
 def section_module(study: str) -> str | None:

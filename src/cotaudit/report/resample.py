@@ -1,4 +1,5 @@
-"""The report section of the resampling probe (study ``resample``, ``tasks/resample.py``).
+"""The report section of the resampling probe (study ``resample``, ``tasks/resample.py``; and
+the generic probe's ``-T probe=resample``, study ``probe_resample``).
 
 Per run: the logged metric (``resample_summary``) recomputed from the samples' values and
 checked against the log; a table of its means overall and per condition; a figure of the mean
@@ -24,7 +25,9 @@ from cotaudit.report.headlines import no_data_text, ran_text
 from cotaudit.report.sections import Section
 from cotaudit.report.tables import Cell, Table
 
-SCORER = "resample_scorer"
+SCORERS = ("resample_scorer", "resample_probe_scorer")
+"""The scorers whose scores the section reads: the resample task's and the generic probe's
+(``-T probe=resample``), whichever the run has."""
 BINS = 10
 """Bins of the trace's length in the importance figure."""
 TOP_SENTENCES = 5
@@ -55,9 +58,10 @@ def importance_along(
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
     """The resampling section of one run (module docstring)."""
     sec = Section(f"{run.study} · {run.label or run.model}", run=run)
-    scorer = run.scorer(SCORER)
+    scorer = next((s for name in SCORERS if (s := run.scorer(name)) is not None), None)
     if scorer is None or not scorer.samples:
-        sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
+        names = " or ".join(f"`{name}`" for name in SCORERS)
+        sec.text(f"_No {names} scores in this log (status {run.status}); nothing to report._")
         return sec
     samples = scorer.samples
     sec.recomputed = METRICS.recompute(samples, scorer.metric_defs)

@@ -74,7 +74,9 @@ def logged(model: BaseModel) -> dict[str, Any]:
 class TutorProbe(StoreRecord):
     """One tutor explanation and its prefix probes.
 
-    ``positions`` = [0] + [round(f * T) for f in ``fractions``] with T = ``length_tokens``;
+    ``positions`` = [0] + [round(f * T) for f in ``fractions``] with T = ``length_tokens``
+    (``cuts="sentences"``: each moved forward to the end of the sentence it falls in,
+    :func:`cotaudit.probing.sentences.completed_sentences`);
     ``probes`` maps ``visible`` (and, for keyed conditions, ``masked``) to its
     :class:`ContextProbe` (None when the ``estimator`` sampled nothing); ``k`` forced answers
     per position; ``final_answer`` the integer in the explanation's last ``\\boxed{}``
@@ -98,6 +100,7 @@ class TutorProbe(StoreRecord):
     positions: list[int]
     k: int
     probes: dict[str, ContextProbe] | None
+    cuts: Literal["fractions", "sentences"] = "fractions"
     estimator: Estimator = "sampled"
     exact_temperature: float | None = None
     p_exact: dict[str, list[float]] | None = None

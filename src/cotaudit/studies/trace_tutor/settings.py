@@ -44,6 +44,9 @@ def parse_fractions(name: str, value: str | list[float]) -> tuple[float, ...]:
 
 
 DEFAULT_CONDITIONS = ",".join(TUTOR_CONDITIONS)
+TUTOR_CUTS = ("fractions", "sentences")
+"""``-T cuts``: where a fraction's prefix ends (the study's round(f * T), or the end of the
+sentence that position falls in)."""
 DEFAULT_FRACTIONS = ",".join(f"{f:g}" for f in PREFIX_FRACTIONS)
 
 
@@ -52,7 +55,9 @@ class TraceTutorSettings(ResampleOptions, TaskSettings):
     :class:`cotaudit.params.ParameterError` naming its ``-T`` parameter (:meth:`of`).
 
     ``conditions``: the conditions run, in the order given (duplicates dropped); ``fractions``:
-    strictly increasing prefix fractions in (0, 1] with 0.1 and 1.0; ``probe_samples`` (k) > 1
+    strictly increasing prefix fractions in (0, 1] with 0.1 and 1.0; ``cuts``: ``fractions``
+    (cut at round(f * T), the study's) or ``sentences`` (each such cut moved forward to the end
+    of the sentence it falls in); ``probe_samples`` (k) > 1
     needs ``temperature`` > 0 (k greedy samples are identical); ``estimator``: how p(f) is read
     (``sampled``, the study's k forced answers; ``exact``, their probability by teacher
     forcing; ``both``)."""
@@ -63,6 +68,7 @@ class TraceTutorSettings(ResampleOptions, TaskSettings):
     dataset: str
     conditions: tuple[Condition, ...]
     fractions: tuple[float, ...]
+    cuts: Literal["fractions", "sentences"] = "fractions"
     probe_samples: int
     temperature: float
     max_explanation_tokens: int
@@ -80,6 +86,11 @@ class TraceTutorSettings(ResampleOptions, TaskSettings):
     @classmethod
     def _estimator(cls, value: Any) -> Any:
         return require_one_of("estimator", value, ESTIMATORS)
+
+    @field_validator("cuts", mode="before")
+    @classmethod
+    def _cuts(cls, value: Any) -> Any:
+        return require_one_of("cuts", value, TUTOR_CUTS)
 
     @field_validator("conditions", mode="before")
     @classmethod
