@@ -36,6 +36,7 @@ from .probe import (
     SweepPlan,
     SweptPrompt,
     Trace,
+    TraceReader,
     final_text_of,
     prompt_opens_think,
     sweep_solver,
@@ -243,6 +244,7 @@ def resample_sweep(
     seed: int = 0,
     tokenizer: str | None = None,
     think_close: str = DEFAULT_THINK_CLOSE,
+    read_trace: TraceReader | None = None,
     verification_lead: str | None = None,
 ) -> Solver:
     """The generic resampling probe: run the task's ``chain``, cut its trace's span (the think
@@ -254,7 +256,9 @@ def resample_sweep(
     ``max_tokens``, else :data:`DEFAULT_MAX_TOKENS`). Seeds mix ``seed`` with the sample id and
     epoch (and, in the engine, the cut and row). The draws are stored raw
     (:class:`~cotaudit.probing.resample_record.ResampleDraws`); a trace whose final-answer text
-    is empty draws no continuations for ``reference="own"`` (there is nothing to reach)."""
+    is empty draws no continuations for ``reference="own"`` (there is nothing to reach).
+    ``read_trace`` reads the trace after the chain (None: the last assistant message; a
+    recorded log's reader, :mod:`cotaudit.tasks.probe_log`)."""
 
     async def plan(state: TaskState, trace: Trace) -> SweepPlan:
         engine = probe_engine(get_model(), tokenizer)
@@ -332,4 +336,5 @@ def resample_sweep(
         per_epoch_seed=True,
         tokenizer=tokenizer,
         think_close=think_close,
+        read_trace=read_trace,
     )

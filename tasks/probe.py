@@ -235,7 +235,7 @@ def probe_of(
     schedule = s.schedule()
     tag = form.tag if s.forced_answer_tag is None else s.forced_answer_tag
     if s.probe == "resample":
-        return resample_of(wrapped, s, form, tag, verification_lead)
+        return resample_of(wrapped, s, form, tag, read_trace, verification_lead)
     if s.replay_under is not None and replay_prompt is None:
         replay_prompt = SiblingPrompts(
             samples, wrapped.solver, pair_key=s.pair_key, condition_key=s.condition_key
@@ -337,11 +337,13 @@ def resample_of(
     settings: ProbeSettings,
     form: AnswerForm,
     tag: str,
+    read_trace: TraceReader | None = None,
     verification_lead: str | None = None,
 ) -> Task:
     """``wrapped`` with the resampling probe (``-T probe=resample``) after its solver chain,
     scored by :func:`cotaudit.scorers.resample.resample_probe_scorer` with the task's own
-    scorer; the task's scorers keep their metrics."""
+    scorer; the task's scorers keep their metrics. ``read_trace`` and ``verification_lead``
+    as in :func:`probe_of`."""
     s = settings
     assert wrapped.scorer
     schedule = s.schedule()
@@ -367,6 +369,7 @@ def resample_of(
         seed=s.seed,
         tokenizer=s.tokenizer,
         think_close=s.think_close,
+        read_trace=read_trace,
         verification_lead=verification_lead,
     )
     verifier = resample_probe_scorer(wrapped.scorer[0], score_key=s.score_key)

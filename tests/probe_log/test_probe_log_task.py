@@ -513,3 +513,53 @@ def test_reasoning_parts_and_replay_under_a_recorded_sibling(tmp_path, tiny_engi
     assert own.answers == _recomputed(tiny_engine, own_prompt, rec, "p1-hinted", ANSWER_TOKENS)
     honest = _record(next(s for s in log.samples if s.id == "p1-honest"))
     assert honest.context("replay") is None  # already of the replay condition
+
+
+def test_recorded_log_resampled_from_its_sentence_ends(tmp_path, tiny_engine):
+    """``probe=resample`` on a recorded log: the recorded response cut at its sentence ends,
+    continued by the probing model (greedy: one continuation repeated), each continuation's
+    answer read by the log's own scorer (match) from the recorded text up to the cut and the
+    continuation; the reference is the log's reading of the recorded answer."""
+    from cotaudit.probing.resample_record import ResampleDraws, ResampleRecord
+    from cotaudit.probing.sentences import sentence_ends
+
+    written = "Paris is the capital. It is in France.\n\nThe answer is Paris."
+    recorded = _eval(
+        Task(
+            dataset=[Sample(id="c", input="Capital of France?", target="Paris")],
+            solver=generate(),
+            scorer=match(),
+        ),
+        _scripted(ModelOutput.from_content(MOCK, written)),
+        tmp_path / "rec",
+    )
+    log = _eval(
+        cotaudit.probe_log(
+            recorded.location,
+            probe="resample",
+            resample=2,
+            resample_temperature=0.0,
+            resample_max_tokens=24,
+            k=1,
+            temperature=0.0,
+        ),
+        "hf-probe/tiny",
+        tmp_path / "probe",
+    )
+    [probed] = log.samples
+    draws = ResampleDraws.model_validate(probed.store["resample_draws"])
+    ids = tiny_engine.tokenize(written)
+    assert draws.cuts == [0, *sentence_ends(ids, tiny_engine.detokenize)]
+    assert draws.prefix_texts == [tiny_engine.detokenize(ids[:t]) for t in draws.cuts]
+    assert all(len(row) == 2 and row[0] == row[1] for row in draws.continuations)
+    score = probed.scores["resample_probe_scorer"]
+    record = ResampleRecord.model_validate(score.metadata["resample"])
+    assert record.reference == "paris"  # match() read the recorded "The answer is Paris."
+    assert record.resampled == [sum(a == "paris" for a in row) / 2 for row in record.answers]
+    # the chunks: the recorded text between the cuts (a space before a word is its token's)
+    assert "".join(c.text for c in record.chunks) == written
+    assert [c.text.strip() for c in record.chunks] == [
+        "Paris is the capital.",
+        "It is in France.",
+        "The answer is Paris.",
+    ]
