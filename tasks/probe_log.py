@@ -8,8 +8,9 @@ continuation of the prompt, :mod:`cotaudit.probing.trajectory`); the forced answ
 the probing model (``--model``, which may differ from the model that wrote the log: a
 *transfer* probe) and are verified by the log's own scorer, re-created from the log's record of
 it (``-T scorer=`` names another). Everything else is the generic probe's
-(:mod:`cotaudit.tasks.probe`): ``probe=trace|selfcommit``, its schedules, estimators and
-metrics, and ``-T cuts=steps`` cuts after each step of a trajectory.
+(:mod:`cotaudit.tasks.probe`): ``probe=trace|selfcommit|resample``, its schedules, estimators
+and metrics, and ``-T cuts=steps`` cuts after each step of a trajectory (``probe=resample``
+continues the recorded text from its sentence ends with the probing model).
 
     inspect eval cotaudit/probe_log -T log=logs/my_run.eval -T probe=trace --model hf-probe/default
     inspect eval cotaudit/probe_log -T log=agent.eval -T cuts=steps -T probe=selfcommit
