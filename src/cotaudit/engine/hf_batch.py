@@ -17,9 +17,11 @@ Row independence of those products: a BLAS may pick a different kernel for a dif
 of rows, which changes the float rounding of a row. MKL (x86 CPUs) computes a row identically
 for any row count that is a multiple of 4 (found by :func:`rows_independent`, measured at
 start), but differently for 1-3 rows (a matrix-vector kernel) and, with 2 threads, for the
-last rows of 5-11. So every step is padded to a multiple of ``ROW_MULTIPLE`` rows (inert rows:
-token 0, no attention), alone or batched: a row's floats then do not depend on which other rows
-share its batch, and greedy CoTs and seeded samples are identical batched and unbatched.
+last rows of 5-11. So every step is padded to a multiple of ``ROW_MULTIPLE`` rows (16 for the
+written-out step over MKL; none over oneDNN's packed weights, whose rows are independent at
+any count, :mod:`cotaudit.engine.hf_step`; inert rows: token 0, no attention), alone or
+batched: a row's floats then do not depend on which other rows share its batch, and greedy
+CoTs and seeded samples are identical batched and unbatched.
 ``pad_rows=False`` (``-M pad_rows=false``) turns the padding off: a lone job then decodes at its
 own row count (a 1-row CoT at ~1.6x the speed of a padded one on this CPU), and results
 may differ from a run with another batch composition in the last float bits.
@@ -37,7 +39,6 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from cotaudit.engine import hf_step
 from cotaudit.engine.hf_step import DecoderStep
 from cotaudit.engine.shared_prefix import SharedPrefixCache, shared_prefix_attention
 
@@ -47,7 +48,8 @@ if TYPE_CHECKING:
 ATTENTION_NAME = "cotaudit_jobs"
 ROW_MULTIPLE = 4
 """Decode steps through transformers' forward pass run on a multiple of this many rows (see
-the module docstring; the written-out step's is :data:`cotaudit.engine.hf_step.ROW_MULTIPLE`)."""
+the module docstring; the written-out step's is its ``row_multiple``,
+:mod:`cotaudit.engine.hf_step`)."""
 
 
 def padded_rows(rows: int, multiple: int = ROW_MULTIPLE) -> int:
@@ -349,10 +351,9 @@ class HFStepper:
         self.decoder_step = DecoderStep.of(engine.model)
         """The written-out step (:mod:`cotaudit.engine.hf_step`), or None: transformers'
         forward pass with :func:`jobs_attention`."""
-        written = self.decoder_step is not None
-        self.product = hf_step.product if written else linear
+        self.product = self.decoder_step.product if self.decoder_step is not None else linear
         """The matrix product of the step's weights."""
-        self.multiple = hf_step.ROW_MULTIPLE if written else ROW_MULTIPLE
+        self.multiple = self.decoder_step.row_multiple if self.decoder_step else ROW_MULTIPLE
         """The row multiple at which :attr:`product` is row-independent (where it is)."""
         self.row_multiple = self.multiple if pad_rows else 1
 

@@ -13,9 +13,11 @@ For ``B`` rows of one token each (token ids ``x``, position ids ``p``), with ``N
     logits = N(h) W_lm^T
 
 ``W_qkv`` stacks the q, k and v projections and ``W_gu`` the gate and up projections (one
-matrix product each instead of three and two); every product is :func:`product`. The same
-step, the same per-job attention and the same padding (to :data:`ROW_MULTIPLE` rows) serve a
-job decoding alone and in a batch, so a row's floats do not depend on its batch wherever the
+matrix product each instead of three and two); every product is the step's
+:attr:`DecoderStep.product`: on a CPU with oneDNN and float32 weights, :func:`packed_product`
+over weights reordered once for it (:func:`pack`), else :func:`product`. The same step, the
+same per-job attention and the same padding (to :attr:`DecoderStep.row_multiple` rows) serve
+a job decoding alone and in a batch, so a row's floats do not depend on its batch wherever the
 products are row-independent (:func:`cotaudit.engine.hf_batch.rows_independent`). The prefill
 (many tokens of one job) stays transformers' forward pass.
 
@@ -38,9 +40,46 @@ SUPPORTED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2"})
 """``config.model_type`` values whose decoder layer is the one written out here."""
 
 ROW_MULTIPLE = 16
-"""The step runs on a multiple of this many rows: :func:`product` gives a row the same bits
-at any such row count and any position in the batch (MKL, checked at start by
-:func:`cotaudit.engine.hf_batch.rows_independent`), not at other multiples of 4 or 8."""
+"""The step over MKL's :func:`product` runs on a multiple of this many rows: it gives a row the
+same bits at any such row count and any position in the batch (checked at start by
+:func:`cotaudit.engine.hf_batch.rows_independent`), not at other multiples of 4 or 8. Over
+:func:`packed_product` a row's bits hold at any row count: no padding (a multiple of 1)."""
+
+
+PACKED_ENV = "COTAUDIT_PACKED_WEIGHTS"
+"""Set to ``0`` to keep the decode step's products on MKL (:func:`product`) where oneDNN's
+packed weights would serve them."""
+
+PACKED_FOR_ROWS = 16
+"""The row count oneDNN lays the packed weights out for (the step's usual batch)."""
+
+
+def packs(weight: torch.Tensor) -> bool:
+    """Whether the step packs its weights for oneDNN: float32 on the CPU, torch built with
+    oneDNN, and not switched off by ``COTAUDIT_PACKED_WEIGHTS=0``."""
+    import os
+
+    return (
+        weight.dtype == torch.float32
+        and weight.device.type == "cpu"
+        and torch.backends.mkldnn.is_available()
+        and hasattr(torch.ops.mkldnn, "_reorder_linear_weight")
+        and os.environ.get(PACKED_ENV, "1") != "0"
+    )
+
+
+def pack(weight: torch.Tensor) -> torch.Tensor:
+    """``weight`` [out, in] reordered once into oneDNN's blocked layout for
+    :func:`packed_product` (a copy: the model's own weight stays for the prefill)."""
+    return torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), PACKED_FOR_ROWS)
+
+
+def packed_product(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``x W^T`` [rows, out] by oneDNN's float32 inner product over a :func:`pack`-ed ``W``.
+    At 16 rows of the default model it takes 0.3-0.6x the time of :func:`product`
+    (``bench/decode_step.py``), and a row's floats do not depend on the other rows or their
+    number (:func:`cotaudit.engine.hf_batch.rows_independent` checks it at start)."""
+    return torch.ops.mkldnn._linear_pointwise(x, weight, None, "none", [], "")
 
 
 def product(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -82,8 +121,13 @@ class DecoderStep:
         self.embed = inner.embed_tokens.weight
         self.rotary = inner.rotary_emb
         self.final_norm = inner.norm.weight
-        self.lm_head = model.lm_head.weight
-        self.layers = [self._layer(layer) for layer in inner.layers]
+        packed = packs(self.embed)
+        self.product = packed_product if packed else product
+        """The step's matrix product ``(x, W) -> x W^T`` over its weights' layout."""
+        self.row_multiple = 1 if packed else ROW_MULTIPLE
+        """The row multiple at which :attr:`product` is row-independent."""
+        self.lm_head = self._laid_out(model.lm_head.weight.detach(), packed)
+        self.layers = [self._layer(layer, packed) for layer in inner.layers]
         self.kernel: Any = None
         """The decode attention kernel (:mod:`cotaudit.engine.hf_kernel`) for jobs whose
         ``KERNEL_ATTENTION`` is True, where it applies (float32 on the CPU, head size a
@@ -117,20 +161,28 @@ class DecoderStep:
         return DecoderStep(model)
 
     @staticmethod
-    def _layer(layer: Any) -> LayerWeights:
+    def _laid_out(weight: torch.Tensor, packed: bool) -> torch.Tensor:
+        """A weight in the step's layout: :func:`pack`-ed for :func:`packed_product`, else as
+        is."""
+        return pack(weight) if packed else weight
+
+    @classmethod
+    def _layer(cls, layer: Any, packed: bool) -> LayerWeights:
         attn, mlp = layer.self_attn, layer.mlp
         projections = (attn.q_proj, attn.k_proj, attn.v_proj)
         bias = None
         if attn.q_proj.bias is not None:
             bias = torch.cat([p.bias.detach() for p in projections]).contiguous()
+        qkv = torch.cat([p.weight.detach() for p in projections]).contiguous()
+        gate_up = torch.cat([mlp.gate_proj.weight.detach(), mlp.up_proj.weight.detach()])
         return LayerWeights(
             norm1=layer.input_layernorm.weight.detach(),
-            qkv=torch.cat([p.weight.detach() for p in projections]).contiguous(),
+            qkv=cls._laid_out(qkv, packed),
             qkv_bias=bias,
-            o=attn.o_proj.weight.detach(),
+            o=cls._laid_out(attn.o_proj.weight.detach(), packed),
             norm2=layer.post_attention_layernorm.weight.detach(),
-            gate_up=torch.cat([mlp.gate_proj.weight.detach(), mlp.up_proj.weight.detach()]),
-            down=mlp.down_proj.weight.detach(),
+            gate_up=cls._laid_out(gate_up, packed),
+            down=cls._laid_out(mlp.down_proj.weight.detach(), packed),
             module=attn,
             scaling=float(attn.scaling),
         )
@@ -167,6 +219,7 @@ class DecoderStep:
         h = self.embed[tokens]
         cos, sin = self.rotary(h, positions[:, None])  # [B, 1, d]
         half = d // 2
+        product = self.product
         for index, layer in enumerate(self.layers):
             qkv = product(self.norm(h, layer.norm1), layer.qkv)
             if layer.qkv_bias is not None:
@@ -200,4 +253,4 @@ class DecoderStep:
             h += product(F.silu(gate, inplace=True).mul_(up), layer.down)
         for job in kernel_jobs:
             job.cache.lengths = [n + 1 for n in job.cache.lengths]
-        return product(self.norm(h, self.final_norm), self.lm_head)
+        return self.product(self.norm(h, self.final_norm), self.lm_head)
