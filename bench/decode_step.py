@@ -15,7 +15,8 @@ written-out step (:mod:`cotaudit.engine.hf_step`). Its parts are timed alone, on
 weights, rows and caches:
 
 - ``proj+MLP``: the four matrix products of every layer (q/k/v, o, gate/up, down) at the
-  step's padded row count (a multiple of 16, :data:`cotaudit.engine.hf_step.ROW_MULTIPLE`);
+  step's padded row count (the step's ``row_multiple``: 1 over oneDNN's packed weights, 16
+  over MKL, :mod:`cotaudit.engine.hf_step`);
 - ``LM head``: the logits product;
 - ``attention``: every job's attention over its own cache, every layer: one kernel call per
   layer (which also writes the new keys and values), or the per-job loop without it;

@@ -11,7 +11,7 @@ Columns (``COLUMNS``; a column whose backend is not available prints ``n/a``):
   alone, as before cross-sample batching (a lone CoT decodes at 1 row);
 - ``batched``: ``hf-probe/default`` with its default ``max_batch_rows`` (64; or
   ``--max-batch-rows``): concurrent samples' CoTs and prefix sweeps decode in one batch (rows
-  padded to a multiple of 16, see :mod:`cotaudit.engine.hf_batch`);
+  padded where the step's products need it, see :mod:`cotaudit.engine.hf_batch`);
 - ``vllm``: Inspect's ``vllm/`` provider against a real vLLM server (the CPU build, started here
   with ``scripts/vllm_cpu_server.py`` unless ``--vllm-url`` names a running one) serving the
   same model folder.

@@ -11,8 +11,9 @@ Model names: a local folder or hub id, ``default`` (the embedded SmolLM2-135M-In
 or probe call, not when the provider starts. Model args: ``-M dtype=float32|bfloat16|
 float16|auto``, ``-M device=cpu|cuda|mps``, ``-M max_batch_rows=N`` (rows decoding together
 across concurrently running samples, default 64; 1 decodes one sample's job at a time),
-``-M pad_rows=false`` (decode steps at their own row count instead of a multiple of 4: faster
-one job at a time, but results then depend on the batch in the last float bits). With
+``-M pad_rows=false`` (decode steps at their own row count where the step's products need a
+multiple, :mod:`cotaudit.engine.hf_batch`: faster one job at a time, but results then depend
+on the batch in the last float bits). With
 batching, ``--max-connections N`` lets up to N samples' CoTs decode in one batch.
 """
 
