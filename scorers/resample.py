@@ -37,6 +37,7 @@ from cotaudit.probing.think import split_trace
 from cotaudit.scorers.metric_table import inspect_metrics
 from cotaudit.scorers.probe import Verifier, answer_of, verify_answers
 from cotaudit.solvers.audit import record_verdicts, verdict_span
+from cotaudit.solvers.resample import note_cut
 
 resample_summary: Callable[..., Metric] = inspect_metrics(METRICS)["resample_summary"]
 
@@ -137,14 +138,23 @@ def resample_probe_scorer(task_scorer: Scorer, *, score_key: str | None = None) 
             )
             record_verdicts("own", draws.cuts, forced, values, reference=reference)
         rollouts = []
-        for prefix, texts, used, flags in zip(
-            draws.prefix_texts, draws.continuations, draws.truncated, draws.dissimilar, strict=True
-        ):
-            answers = []
-            for text, truncated in zip(texts, used, strict=True):
-                whole = split_trace(prefix + text, opened_by_prompt=draws.think_opened_by_prompt)
-                answers.append(await canonical(whole.final_text, truncated))
-            rollouts.append(CutRollouts(tuple(answers), tuple(flags)))
+        async with verdict_span():
+            for t, prefix, texts, used, flags in zip(
+                draws.cuts,
+                draws.prefix_texts,
+                draws.continuations,
+                draws.truncated,
+                draws.dissimilar,
+                strict=True,
+            ):
+                answers = []
+                for text, truncated in zip(texts, used, strict=True):
+                    whole = split_trace(
+                        prefix + text, opened_by_prompt=draws.think_opened_by_prompt
+                    )
+                    answers.append(await canonical(whole.final_text, truncated))
+                rollouts.append(CutRollouts(tuple(answers), tuple(flags)))
+                note_cut(t, answers, reference, flags)
         record = resample_record(
             reference=reference,
             cuts=draws.cuts,
