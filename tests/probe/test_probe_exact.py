@@ -15,9 +15,9 @@ from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import read_eval_log
-from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput
 from inspect_ai.scorer import choice, match
-from inspect_ai.solver import Generate, TaskState, generate, multiple_choice, solver
+from inspect_ai.solver import generate, multiple_choice
+from written_trace import written_trace
 
 import cotaudit
 from cotaudit.datasets.shipped import load_capitals, load_gsm8k_mc
@@ -275,21 +275,6 @@ def test_both_estimators_scores_metrics_viewer_and_report(mc_both, tmp_path):
     gaps = section.tables["exact_gaps"]
     assert len(gaps.rows) == 3  # hinted own and replayed, honest own
     assert "n = 2 samples, 3 curves" in gaps.note
-
-
-@solver
-def written_trace(text: str):
-    """A solver chain that writes a fixed response (as a replayed transcript would)."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        message = ChatMessageAssistant(content=text, model="written")
-        state.messages.append(message)
-        state.output = ModelOutput(
-            model="written", choices=[ChatCompletionChoice(message=message, stop_reason="stop")]
-        )
-        return state
-
-    return solve
 
 
 @pytest.mark.model

@@ -9,9 +9,8 @@ import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput
 from inspect_ai.scorer import match
-from inspect_ai.solver import Generate, TaskState, solver
+from written_trace import written_trace
 
 import cotaudit
 from cotaudit.params import ParameterError
@@ -126,19 +125,6 @@ def test_greedy_continuations_reach_the_traces_answer(tmp_path, monkeypatch):
     assert section.consistency.ok and section.recomputed["r_mean"] == 1.0
 
 
-@solver
-def _written(text: str):
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        message = ChatMessageAssistant(content=text, model="written")
-        state.messages.append(message)
-        state.output = ModelOutput(
-            model="written", choices=[ChatCompletionChoice(message=message, stop_reason="stop")]
-        )
-        return state
-
-    return solve
-
-
 THINK = "She has 16 eggs. She uses 7 of them. So 9 are sold at 2 dollars each.\n"
 
 
@@ -151,7 +137,7 @@ def test_think_block_cuts_and_gold_reference_tiny(tmp_path):
     task = cotaudit.probe(
         Task(
             dataset=MemoryDataset([Sample(id="p0", input="Janet's ducks?", target="18")]),
-            solver=_written(written),
+            solver=written_trace(written),
             scorer=match(numeric=True),
         ),
         "resample",

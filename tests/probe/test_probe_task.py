@@ -15,16 +15,10 @@ from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import read_eval_log
-from inspect_ai.model import (
-    ChatCompletionChoice,
-    ChatMessageAssistant,
-    ContentReasoning,
-    ContentText,
-    ModelOutput,
-)
 from inspect_ai.scorer import choice, match
-from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.solver import TaskState
 from transcript_audit import audit_of, clipped_rows
+from written_trace import written_trace
 
 import cotaudit
 from cotaudit.answers import extract_final_answer
@@ -172,26 +166,6 @@ def test_think_template_model_cuts_inside_the_block_tiny(tmp_path):
     if not closed:
         assert rec.final_text == ""
     assert rec.context("own").answers == _replayed_answers(engine, sample, rec, "own")
-
-
-@solver
-def written_trace(text: str, reasoning: str | None = None):
-    """A solver chain that writes a fixed response (as a replayed transcript would)."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        content = (
-            text
-            if reasoning is None
-            else [ContentReasoning(reasoning=reasoning), ContentText(text=text)]
-        )
-        message = ChatMessageAssistant(content=content, model="written")
-        state.messages.append(message)
-        state.output = ModelOutput(
-            model="written", choices=[ChatCompletionChoice(message=message, stop_reason="stop")]
-        )
-        return state
-
-    return solve
 
 
 JANET = (
