@@ -85,7 +85,8 @@ class VerificationError(RuntimeError):
 class Verifier:
     """The wrapped task's scorer applied to verification copies of one sample's state, against the
     target and choices of the prompt the answers were forced under (``choices`` in the order
-    that prompt shows them; None: the state's own)."""
+    that prompt shows them; None: the state's own). ``kept_under``: the sample store key that
+    holds the model's answers, named when the task's scorer fails on one."""
 
     def __init__(
         self,
@@ -94,8 +95,10 @@ class Verifier:
         target: Target,
         score_key: str | None,
         choices: Sequence[ShownChoice] | None = None,
+        kept_under: str = "probe",
     ) -> None:
         self.task_scorer, self.state, self.target = task_scorer, state, target
+        self.kept_under = kept_under
         self.score_key = score_key
         self.choices = list(choices) if choices is not None else shown_choices(state.choices)
         self._cache: dict[tuple[str, StopReason], Score] = {}
@@ -130,9 +133,9 @@ class Verifier:
             except Exception as e:
                 raise VerificationError(
                     f"sample {self.state.sample_id!r}: the task's scorer raised on the "
-                    f"verification copy {text!r} ({type(e).__name__}: {e}); the forced answers "
-                    "are kept in the sample's store under 'probe', so a fixed scorer can "
-                    "rescore the log without running the model again"
+                    f"verification copy {text!r} ({type(e).__name__}: {e}); the model's answers "
+                    f"are kept in the sample's store under {self.kept_under!r}, so a fixed "
+                    "scorer can rescore the log without running the model again"
                 ) from e
             if score is None:
                 raise ValueError("the task's scorer returned no score for a verification copy")

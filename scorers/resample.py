@@ -24,6 +24,7 @@ from inspect_ai.solver import TaskState
 from cotaudit.display.text import bar, fmt_number, md_text, sparkline
 from cotaudit.probing.forms import get_form
 from cotaudit.probing.resample_record import (
+    DRAWS_KEY,
     METRICS,
     STORE_KEY,
     STUDY_PREFIX,
@@ -112,7 +113,7 @@ def resample_probe_scorer(task_scorer: Scorer, *, score_key: str | None = None) 
     async def score(state: TaskState, target: Target) -> Score:
         draws = ResampleDraws.from_store(state.store)
         form = get_form(draws.form)
-        verifier = Verifier(task_scorer, state, target, score_key)
+        verifier = Verifier(task_scorer, state, target, score_key, kept_under=DRAWS_KEY)
         letters_of = verifier.choices
 
         async def canonical(text: str, truncated: bool) -> str | None:

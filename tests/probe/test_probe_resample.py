@@ -170,3 +170,39 @@ def test_think_block_cuts_and_gold_reference_tiny(tmp_path):
     assert [c.text for c in record.chunks] == [
         b[len(a) :] for a, b in zip(draws.prefix_texts, draws.prefix_texts[1:], strict=False)
     ]
+
+
+@pytest.mark.model
+def test_task_scorer_raising_on_a_continuation_names_where_the_draws_are(tmp_path):
+    """A task scorer that fails on a continuation's copy: the sample's error names the sample
+    and the store key that keeps the continuations, which stay in the log."""
+    from inspect_ai.scorer import Score, accuracy, scorer
+    from inspect_ai.solver import TaskState
+
+    @scorer(metrics=[accuracy()])
+    def fragile():
+        async def score(state: TaskState, target) -> Score:
+            if state.output.completion != "The answer is Paris.":  # not the trace itself
+                raise KeyError("no such answer key")
+            return Score(value=1, answer="Paris")
+
+        return score
+
+    task = Task(
+        dataset=MemoryDataset([Sample(id="c", input="Capital of France?", target="Paris")]),
+        solver=written_trace("The answer is Paris."),
+        scorer=fragile(),
+    )
+    [log] = inspect_eval(
+        cotaudit.probe(task, "resample", resample=2, resample_max_tokens=12, k=1),
+        model="hf-probe/tiny",
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "error"
+    [sample] = log.samples
+    message = sample.error.message
+    assert "the task's scorer raised on the verification copy" in message
+    assert "KeyError" in message and "'c'" in message and "'resample_draws'" in message
+    draws = ResampleDraws.model_validate(sample.store["resample_draws"])
+    assert [len(row) for row in draws.continuations] == [2] * len(draws.cuts)
