@@ -22,9 +22,14 @@ from inspect_ai.solver import generate, multiple_choice, prompt_template
 from cotaudit.datasets.gsm8k import load_problems
 from cotaudit.datasets.shipped import load_capitals, load_gsm8k_mc
 from cotaudit.engine.chat import to_inspect
-from cotaudit.params import parse_conditions
+from cotaudit.params import parse_conditions, require_one_of
 from cotaudit.prerequisite import checked_task
-from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_CONDITIONS, selfcommit_messages
+from cotaudit.studies.selfcommit.prompts import (
+    HINT_SOURCES,
+    SELFCOMMIT_CONDITIONS,
+    hint_value,
+    selfcommit_messages,
+)
 
 CAPITALS_TEMPLATE = (
     'Answer the question. Think step by step, then end with "The answer is X." where X is '
@@ -66,19 +71,25 @@ def capitals(limit: int = 30) -> Task:
 
 @task
 @checked_task
-def gsm8k_numeric(problems: int = 20, conditions: str = "honest") -> Task:
-    """GSM8K with the selfcommit prompt (honest / hinted), match(numeric=True)."""
+def gsm8k_numeric(problems: int = 20, conditions: str = "honest", hint: str = "dataset") -> Task:
+    """GSM8K with the selfcommit prompt (honest / hinted), match(numeric=True); ``hint``: the
+    value the hinted prompt names (``dataset``: the dataset answer y; ``wrong``: y + 1;
+    ``mixed``: y on even problem indices, y + 1 on odd ones), in a hinted sample's metadata."""
     conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
-    samples = [
-        Sample(
-            id=f"p{p.index:04d}-{cond}",
-            input=to_inspect(selfcommit_messages(p.question, cond, p.answer)),
-            target=str(p.answer),
-            metadata={"pair_id": f"p{p.index:04d}", "condition": cond},
-        )
-        for p in load_problems(limit=problems).items
-        for cond in conds
-    ]
+    require_one_of("hint", hint, HINT_SOURCES)
+    samples = []
+    for p in load_problems(limit=problems).items:
+        for cond in conds:
+            shown = hint_value(p.answer, p.index, hint) if cond == "hinted" else None
+            samples.append(
+                Sample(
+                    id=f"p{p.index:04d}-{cond}",
+                    input=to_inspect(selfcommit_messages(p.question, cond, p.answer, shown)),
+                    target=str(p.answer),
+                    metadata={"pair_id": f"p{p.index:04d}", "condition": cond, "gold": p.answer}
+                    | ({} if shown is None else {"hint": shown}),
+                )
+            )
     return Task(
         dataset=MemoryDataset(samples, name="gsm8k"),
         solver=generate(),

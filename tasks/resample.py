@@ -33,6 +33,8 @@ from cotaudit.scorers.resample import resample_scorer
 from cotaudit.solvers.probe import seeded_generate
 from cotaudit.solvers.resample import resample_probe
 from cotaudit.studies.selfcommit.prompts import (
+    HINT_SOURCE_TEXTS,
+    HINT_SOURCES,
     SELFCOMMIT_CONDITIONS,
     SELFCOMMIT_FORCED_ANSWER_TAG,
 )
@@ -60,6 +62,7 @@ def resample(
     seed: int = 0,
     final_answer_reading: str = "stated",
     tokenizer: str | None = None,
+    hint: str = "dataset",
 ) -> Task:
     """Resample each CoT from its sentence cuts.
 
@@ -79,6 +82,8 @@ def resample(
       seed: Base seed of all sampling (mixed with the sample id, epoch and cut).
       final_answer_reading: How final answers are read: "stated" or "last_number".
       tokenizer: Tokenizer for token positions on providers without their own engine.
+      hint: The value the hinted prompt names: "dataset" (the dataset answer y), "wrong"
+        (y + 1) or "mixed" (y on even problem indices, y + 1 on odd ones).
     """
     counts = {
         "problems": problems,
@@ -98,11 +103,12 @@ def resample(
     for name, value in temperatures.items():
         require_range(name, value, 0.0, None)
     require_one_of("final_answer_reading", final_answer_reading, READINGS)
+    require_one_of("hint", hint, HINT_SOURCES)
     chosen = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
     loaded = load_problems(dataset, limit=problems)
     return Task(
         dataset=MemoryDataset(
-            selfcommit_samples(loaded.items, chosen), name="gsm8k", location=loaded.source
+            selfcommit_samples(loaded.items, chosen, hint), name="gsm8k", location=loaded.source
         ),
         solver=resample_probe(
             n=n,
@@ -122,5 +128,5 @@ def resample(
         ),
         scorer=resample_scorer(),
         version=VERSION,
-        metadata={"study": "resample"},
+        metadata={"study": "resample", "hint": HINT_SOURCE_TEXTS[hint]},
     )

@@ -55,7 +55,9 @@ from cotaudit.studies.selfcommit.metrics import (
 )
 from cotaudit.studies.selfcommit.paper import PAPER
 from cotaudit.studies.selfcommit.prompts import (
+    HINT_SOURCE_TEXTS,
     SELFCOMMIT_FORCED_ANSWER_TAG,
+    hint_value,
     selfcommit_messages,
     selfcommit_prompt_texts,
 )
@@ -181,6 +183,7 @@ def selfcommit(
     resample: int = 0,
     resample_max_cuts: int = 20,
     resample_temperature: float = 0.7,
+    hint: str = "dataset",
     paper: bool = False,
 ) -> Task:
     """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
@@ -226,6 +229,10 @@ def selfcommit(
         ``resample_summary``.
       resample_max_cuts: Most sentence cuts per CoT for ``resample``.
       resample_temperature: Temperature of the continuations.
+      hint: The value X the hinted prompt names: "dataset" (default, the study's: the dataset
+        answer y), "wrong" (y + 1) or "mixed" (y on problems of even index, y + 1 on odd
+        ones), so that following the hint shows in the final answer; recorded per hinted
+        sample as metadata ``hint``.
       paper: Run the study's published configuration (first 50 problems, stride 30, k = 5,
         temperature 0.7, up to 1024 CoT tokens, thetas 0.5..1.0:
         :data:`cotaudit.studies.selfcommit.paper.PAPER`); a parameter also given on the command
@@ -242,22 +249,27 @@ def selfcommit(
     )
 
 
-def selfcommit_samples(problems: Sequence[Problem], conditions: Sequence[str]) -> list[Sample]:
+def selfcommit_samples(
+    problems: Sequence[Problem], conditions: Sequence[str], hint: str = "dataset"
+) -> list[Sample]:
     """One sample per problem and condition under the selfcommit prompt (id
-    ``p<index>-<condition>``; metadata ``pair_id``, ``condition``, ``gold``)."""
-    return [
-        Sample(
-            id=f"p{p.index:04d}-{cond}",
-            input=[
-                ChatMessageUser(content=m["content"])
-                for m in selfcommit_messages(p.question, cond, p.answer)
-            ],
-            target=str(p.answer),
-            metadata={"pair_id": f"p{p.index:04d}", "condition": cond, "gold": p.answer},
-        )
-        for p in problems
-        for cond in conditions
-    ]
+    ``p<index>-<condition>``; metadata ``pair_id``, ``condition``, ``gold``, and for a hinted
+    sample ``hint``, the value X its prompt names: :func:`hint_value` of ``hint``)."""
+    return [selfcommit_sample(p, cond, hint) for p in problems for cond in conditions]
+
+
+def selfcommit_sample(problem: Problem, condition: str, hint: str = "dataset") -> Sample:
+    """The sample of one problem under one condition (see :func:`selfcommit_samples`)."""
+    pair_id = f"p{problem.index:04d}"
+    shown = hint_value(problem.answer, problem.index, hint) if condition == "hinted" else None
+    messages = selfcommit_messages(problem.question, condition, problem.answer, shown)
+    return Sample(
+        id=f"{pair_id}-{condition}",
+        input=[ChatMessageUser(content=m["content"]) for m in messages],
+        target=str(problem.answer),
+        metadata={"pair_id": pair_id, "condition": condition, "gold": problem.answer}
+        | ({} if shown is None else {"hint": shown}),
+    )
 
 
 def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) -> Task:
@@ -267,7 +279,7 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
     primary = primary_summary(s.thetas)
     lead = lead_summary(primary, s.estimator)
     loaded = load_problems(s.dataset, limit=s.problems)
-    samples = selfcommit_samples(loaded.items, s.conditions)
+    samples = selfcommit_samples(loaded.items, s.conditions, s.hint)
     solver = selfcommit_probe(
         stride=s.stride,
         k=s.k,
@@ -318,6 +330,7 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
         metadata={
             "study": "selfcommit",
             "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": s.forced_answer_tag},
+            "hint": HINT_SOURCE_TEXTS[s.hint],
             "non_integer_dropped": loaded.non_integer_dropped,
             "positions": (
                 SENTENCE_POSITIONS

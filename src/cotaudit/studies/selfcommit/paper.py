@@ -59,7 +59,9 @@ _NOTES = (
     "unquantised on hf-probe/ or vllm/).",
     'Hint: the study\'s words are "Hint: the answer is X," with X the dataset answer; the '
     'hinted prompt appends "Hint: the answer is X." (the quotation\'s own text, ending the '
-    "sentence with a period). No parameter sets it.",
+    "sentence with a period). -T hint=dataset (the default) names the dataset answer; "
+    "-T hint=wrong|mixed name a wrong one (for validating the probe against a model trained "
+    "to follow hints, docs/validation.md).",
     'Dataset slice: "the first 50 examples from the GSM8K test split", which the study '
     'converted "into a local JSON file with question text and final integer answer"; this '
     "task takes the first 50 problems of the vendored test split with an integer answer (all "

@@ -28,7 +28,7 @@ from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
 from cotaudit.probing.positions import DEFAULT_MAX_CUTS
 from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
-from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_CONDITIONS
+from cotaudit.studies.selfcommit.prompts import HINT_SOURCES, SELFCOMMIT_CONDITIONS, HintSource
 
 SCHEDULES = ("full", "adaptive")
 """Values of ``-T schedule``."""
@@ -64,6 +64,12 @@ class SelfcommitSettings(ResampleOptions, TaskSettings):
     estimator: Estimator
     cuts: Literal["tokens", "sentences"] = "tokens"
     max_cuts: int = DEFAULT_MAX_CUTS
+    hint: HintSource = "dataset"
+
+    @field_validator("hint", mode="before")
+    @classmethod
+    def _hint(cls, value: Any) -> Any:
+        return require_one_of("hint", value, HINT_SOURCES)
 
     @field_validator("cuts", mode="before")
     @classmethod
