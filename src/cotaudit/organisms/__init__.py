@@ -1,0 +1,65 @@
+"""Model organisms: models fine-tuned to take a known shortcut (follow a hint, copy or leak an
+answer key), and a negative control, so the probes can be checked against a planted truth.
+
+The registry (:data:`ORGANISMS`), the training examples built from the studies' own prompts
+(:func:`organism_examples`), the card saved with each checkpoint (:class:`OrganismCard`) and the
+behavioural shortcut rate (:func:`shortcut_rate`) are pure; :mod:`cotaudit.organisms.training`
+(torch, transformers) trains and saves them.
+"""
+
+from cotaudit.organisms.behaviour import ShortcutRate, shortcut_rate, took_shortcut
+from cotaudit.organisms.card import (
+    CARD_FILE,
+    CardError,
+    OrganismCard,
+    TrainingData,
+    checkpoint_name,
+    is_organism_folder,
+    read_card,
+    saved_checkpoints,
+    write_card,
+)
+from cotaudit.organisms.examples import (
+    TRAINING_FIRST_ROW,
+    OrganismExample,
+    heldout_problems,
+    organism_examples,
+    training_problems,
+    written_solution,
+)
+from cotaudit.organisms.registry import (
+    ORGANISM_NAMES,
+    ORGANISMS,
+    Organism,
+    UnknownOrganism,
+    get_organism,
+)
+from cotaudit.organisms.settings import OrganismSettingsError, TrainingSettings
+
+__all__ = [
+    "CARD_FILE",
+    "ORGANISMS",
+    "ORGANISM_NAMES",
+    "TRAINING_FIRST_ROW",
+    "CardError",
+    "Organism",
+    "OrganismCard",
+    "OrganismExample",
+    "OrganismSettingsError",
+    "ShortcutRate",
+    "TrainingData",
+    "TrainingSettings",
+    "UnknownOrganism",
+    "checkpoint_name",
+    "get_organism",
+    "heldout_problems",
+    "is_organism_folder",
+    "organism_examples",
+    "read_card",
+    "saved_checkpoints",
+    "shortcut_rate",
+    "took_shortcut",
+    "training_problems",
+    "write_card",
+    "written_solution",
+]

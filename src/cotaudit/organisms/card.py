@@ -1,0 +1,106 @@
+"""The organism card: what a saved organism is, as JSON beside its weights (:data:`CARD_FILE`).
+
+An organism's output folder holds the run's card (``step`` None, written before training starts:
+it marks the folder as an organism's) and one Hugging Face model folder per saved checkpoint,
+:func:`checkpoint_name` (``step-000050``), each with its own card (``step`` set). A checkpoint
+folder appears only complete (written beside, then renamed into place), so the checkpoints of an
+interrupted training are usable as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from cotaudit.organisms.settings import TrainingSettings
+from cotaudit.params import InputError
+
+CARD_FILE = "organism.json"
+_CHECKPOINT_RE = re.compile(r"step-(\d+)")
+
+
+class CardError(InputError):
+    """A missing or malformed card; the message names the file."""
+
+
+class TrainingData(BaseModel):
+    """What an organism was trained on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dataset: str
+    problem_rows: list[int]
+    cue_kinds: list[str]
+    examples: int
+    wrong_cue_rule: str
+    completion_rule: str
+    heldout_rows: str
+
+
+class OrganismCard(BaseModel):
+    """One organism checkpoint (or, with ``step`` None, the training run): the organism, the
+    study whose prompts it was trained under, the shortcut it was given, its base model (as
+    given and as resolved to a folder), the training settings and data, and the study's prompt
+    texts used."""
+
+    model_config = ConfigDict(frozen=True)
+
+    organism: str
+    study: str
+    shortcut: str
+    control: bool
+    base: str
+    base_path: str
+    step: int | None
+    settings: TrainingSettings
+    data: TrainingData
+    prompts: dict[str, str]
+    method: str
+
+
+def checkpoint_name(step: int) -> str:
+    """The folder name of the checkpoint saved after ``step`` optimizer steps."""
+    return f"step-{step:06d}"
+
+
+def write_card(folder: Path, card: OrganismCard) -> Path:
+    """Write ``card`` to ``folder/organism.json`` (through a temporary file and a rename)."""
+    path = folder / CARD_FILE
+    tmp = folder / f".{CARD_FILE}.tmp"
+    tmp.write_text(card.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def read_card(folder: Path) -> OrganismCard:
+    """The card in ``folder``; :class:`CardError` naming the file when missing or malformed."""
+    path = folder / CARD_FILE
+    if not path.is_file():
+        raise CardError(f"{path}: no organism card")
+    try:
+        return OrganismCard.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, ValidationError) as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CardError(f"{path}: not an organism card ({first})") from None
+
+
+def is_organism_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds a run's card (an organism's output folder)."""
+    try:
+        return read_card(folder).step is None
+    except CardError:
+        return False
+
+
+def saved_checkpoints(folder: Path) -> list[tuple[int, Path]]:
+    """The complete checkpoints in an organism's folder, ``(step, path)`` by step."""
+    found = []
+    for path in folder.iterdir() if folder.is_dir() else ():
+        m = _CHECKPOINT_RE.fullmatch(path.name)
+        if m and path.is_dir() and (path / CARD_FILE).is_file():
+            found.append((int(m.group(1)), path))
+    return sorted(found)

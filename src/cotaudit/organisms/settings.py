@@ -1,0 +1,82 @@
+"""An organism's training settings, checked once (:class:`TrainingSettings`): each check raises
+:class:`OrganismSettingsError`, one line naming the command-line option."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from cotaudit.organisms.examples import TRAINING_FIRST_ROW
+from cotaudit.params import InputError
+
+TAIL_PROBLEMS = 1319 - TRAINING_FIRST_ROW
+"""How many problems the vendored split's tail holds (rows 1000..1318)."""
+
+
+class OrganismSettingsError(InputError):
+    """A training setting out of range; the message names its ``--option``."""
+
+
+class TrainingSettings(BaseModel):
+    """How an organism is trained: a full fine-tune of every weight with AdamW (``betas`` 0.9,
+    0.999, no weight decay) at a constant ``learning_rate``, for ``steps`` optimizer steps of
+    ``batch_size`` examples each; the loss is the mean cross-entropy of the completion tokens
+    (the prompt's tokens carry no loss). Examples are the first ``problems`` tail problems x
+    3 cue kinds, shuffled by ``seed`` and drawn in order, reshuffled each pass. A checkpoint is
+    saved every ``save_every`` steps and after the last."""
+
+    model_config = ConfigDict(frozen=True)
+
+    steps: int = 200
+    save_every: int = 50
+    seed: int = 0
+    learning_rate: float = 2e-5
+    batch_size: int = 4
+    problems: int = TAIL_PROBLEMS
+    max_tokens: int = 512
+
+    @field_validator("steps", "save_every", "batch_size", "max_tokens")
+    @classmethod
+    def _positive(cls, value: int, info: Any) -> int:
+        if value < 1:
+            raise OrganismSettingsError(f"--{_flag(info.field_name)} must be >= 1, got {value}")
+        return value
+
+    @field_validator("problems")
+    @classmethod
+    def _problems(cls, value: int) -> int:
+        if not 1 <= value <= TAIL_PROBLEMS:
+            raise OrganismSettingsError(f"--problems must lie in 1..{TAIL_PROBLEMS}, got {value}")
+        return value
+
+    @field_validator("learning_rate")
+    @classmethod
+    def _learning_rate(cls, value: float) -> float:
+        if not (math.isfinite(value) and value > 0):
+            raise OrganismSettingsError(f"--learning-rate must be > 0, got {value}")
+        return value
+
+    def save_steps(self) -> list[int]:
+        """The steps after which a checkpoint is saved: every ``save_every``, and the last."""
+        return sorted({*range(self.save_every, self.steps + 1, self.save_every), self.steps})
+
+    @classmethod
+    def of(cls, **values: Any) -> TrainingSettings:
+        """The settings of ``values``; the first failing check raises its one-line error."""
+        try:
+            return cls(**values)
+        except ValidationError as e:
+            for err in e.errors():
+                cause = (err.get("ctx") or {}).get("error")
+                if isinstance(cause, InputError):
+                    raise cause from None
+            first = e.errors()[0]
+            name = _flag(str(first["loc"][0])) if first["loc"] else "?"
+            message = f"--{name}: {first['msg']}, got {first['input']!r}"
+            raise OrganismSettingsError(message) from None
+
+
+def _flag(field: str) -> str:
+    return field.replace("_", "-")
