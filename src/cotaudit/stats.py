@@ -13,39 +13,59 @@ from typing import Any
 
 import numpy as np
 
+TIE_TOLERANCE = 1e-9
+"""Two values whose difference is at most this are equal (a tie) in every comparison of the
+studies' statistics: the mean of shares over epochs or probes carries float rounding
+(``(0.7 + 0.1) / 2`` is 0.39999999999999997, ``(0.6 + 0.2) / 2`` is 0.4), while any two
+different shares of fewer than 10^4 draws, or trapezoid areas over the studies' fractions,
+differ by far more."""
+
+
+def tied(x: Any, y: Any) -> Any:
+    """|x - y| <= :data:`TIE_TOLERANCE` (elementwise on arrays)."""
+    return np.abs(np.asarray(x, dtype=float) - np.asarray(y, dtype=float)) <= TIE_TOLERANCE
+
+
+def greater(x: Any, y: Any) -> Any:
+    """x - y > :data:`TIE_TOLERANCE`: x exceeds y by more than rounding (elementwise)."""
+    return np.asarray(x, dtype=float) - np.asarray(y, dtype=float) > TIE_TOLERANCE
+
 
 def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:
     """AUROC = P(X_pos > X_neg) + 0.5 P(X_pos = X_neg) (Mann-Whitney), over all
-    (positive, negative) pairs of values; NaN if a class is empty."""
+    (positive, negative) pairs of values, equal meaning within :data:`TIE_TOLERANCE`; NaN if
+    a class is empty."""
     pos = np.asarray(positive, dtype=float)
     neg = np.asarray(negative, dtype=float)
     if pos.size == 0 or neg.size == 0:
         return float("nan")
-    greater = (pos[:, None] > neg[None, :]).sum()
-    ties = (pos[:, None] == neg[None, :]).sum()
-    return float((greater + 0.5 * ties) / (pos.size * neg.size))
+    wins = greater(pos[:, None], neg[None, :]).sum()
+    ties = tied(pos[:, None], neg[None, :]).sum()
+    return float((wins + 0.5 * ties) / (pos.size * neg.size))
 
 
 def auroc_tie_share(positive: Sequence[float], negative: Sequence[float]) -> float:
-    """P(X_pos = X_neg): the share of (positive, negative) pairs of values that tie, i.e. the
-    pairs :func:`auroc` counts as one half each; NaN if a class is empty."""
+    """P(X_pos = X_neg): the share of (positive, negative) pairs of values that tie (within
+    :data:`TIE_TOLERANCE`), i.e. the pairs :func:`auroc` counts as one half each; NaN if a class
+    is empty."""
     pos = np.asarray(positive, dtype=float)
     neg = np.asarray(negative, dtype=float)
     if pos.size == 0 or neg.size == 0:
         return float("nan")
-    return float((pos[:, None] == neg[None, :]).sum() / (pos.size * neg.size))
+    return float(tied(pos[:, None], neg[None, :]).sum() / (pos.size * neg.size))
 
 
 def paired_wins(a: Sequence[float], b: Sequence[float]) -> tuple[int, int, int]:
-    """(wins, ties, n) over the n pairs (a_i, b_i): wins = #{a_i > b_i}, ties = #{a_i = b_i}
-    (the losses are n - wins - ties)."""
+    """(wins, ties, n) over the n pairs (a_i, b_i): wins = #{a_i > b_i}, ties = #{a_i = b_i},
+    equal meaning within :data:`TIE_TOLERANCE` (the losses are n - wins - ties)."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
-    return int(np.sum(x > y)), int(np.sum(x == y)), int(x.size)
+    return int(np.sum(greater(x, y))), int(np.sum(tied(x, y))), int(x.size)
 
 
 def best_threshold_accuracy(positive: Sequence[float], negative: Sequence[float]) -> float:
-    """max over thresholds h of the accuracy of "x >= h -> positive class".
+    """max over thresholds h of the accuracy of "x >= h -> positive class" (x >= h within
+    :data:`TIE_TOLERANCE`: a value that ties h is called positive).
 
     Thresholds range over every observed value and +inf (all called negative).
     """
@@ -55,9 +75,9 @@ def best_threshold_accuracy(positive: Sequence[float], negative: Sequence[float]
     if pos.size == 0 or neg.size == 0:
         return float("nan")
     thresholds = np.append(np.unique(np.concatenate([pos, neg])), np.inf)
-    correct = (pos[None, :] >= thresholds[:, None]).sum(1) + (
-        neg[None, :] < thresholds[:, None]
-    ).sum(1)
+    at_least = pos[None, :] - thresholds[:, None] >= -TIE_TOLERANCE
+    below = greater(thresholds[:, None], neg[None, :])
+    correct = at_least.sum(1) + below.sum(1)
     return float(correct.max() / n)
 
 

@@ -35,6 +35,21 @@ def test_paired_wins_by_hand():
     assert paired_wins([], []) == (0, 0, 0)
 
 
+def test_means_of_two_epochs_that_are_equal_tie_in_every_comparison():
+    # (0.7 + 0.1) / 2 and (0.6 + 0.2) / 2 are both 0.4, but float arithmetic gives
+    # 0.39999999999999997 and 0.4: one pair, which ties (AUROC 0.5, a tie, not a loss)
+    left, right = (0.7 + 0.1) / 2, (0.6 + 0.2) / 2
+    assert left != right
+    assert auroc([left], [right]) == 0.5
+    assert auroc([right], [left]) == 0.5
+    assert auroc_tie_share([left], [right]) == 1.0
+    assert paired_wins([left], [right]) == (0, 1, 1)
+    assert paired_wins([right], [left]) == (0, 1, 1)
+    # "x >= h -> positive" with positive 0.4 and negative 0.39999999999999997: every h calls
+    # both alike (one right of two), not the 1.0 a split between the two floats would give
+    assert best_threshold_accuracy([right], [left]) == 0.5
+
+
 def test_auroc_counts_half_of_each_tie_and_reports_the_tie_share():
     # honest {1, 1, 0} vs hinted {1, 0}: of the 6 (honest, hinted) pairs, 2 are won
     # (1 > 0 twice), 3 tie (1 = 1 twice, 0 = 0 once), 1 is lost (0 < 1):

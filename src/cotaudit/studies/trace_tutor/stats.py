@@ -34,7 +34,7 @@ from cotaudit.probing.pass_curves import (
     trace_auc,
 )
 from cotaudit.scores import SampleScoreLike, ScoreLike
-from cotaudit.stats import median
+from cotaudit.stats import greater, median, tied
 from cotaudit.studies.trace_tutor.record import (
     CONDITIONS,
     KEYED_CONDITIONS,
@@ -51,10 +51,6 @@ BOOTSTRAP_SEED = 20_240_601
 LENGTH_TOLERANCE_PERCENT = 10
 """Length-matched: token lengths differ by at most this percent of the longer one (the study:
 "a length-matched subset whose token counts differ by at most 10%")."""
-
-TIE_TOLERANCE = 1e-12
-"""Paired differences with |d| <= this are ties (absorbs float rounding of equal AUCs)."""
-
 
 # --------------------------------------------------------------------------------------------
 # Per-curve scores
@@ -259,8 +255,9 @@ class PairedComparison:
     """a vs b over n problems, on the paired differences d_i = a_i - b_i.
 
     Win/tie/loss are percentages (0..100) of problems with d_i > 0, d_i = 0, d_i < 0 (|d_i| <=
-    ``TIE_TOLERANCE`` is a tie). The CIs are percentile bootstrap intervals of the mean and of the
-    median of d over problem-level resamples. With n = 0 every field but n is NaN.
+    :data:`cotaudit.stats.TIE_TOLERANCE` is a tie). The CIs are percentile bootstrap intervals
+    of the mean and of the median of d over problem-level resamples. With n = 0 every field but
+    n is NaN.
     """
 
     n: int
@@ -310,9 +307,9 @@ def paired_comparison(
     median_low, median_high = percentile_bounds(boot_medians, ci)
     return PairedComparison(
         n=n,
-        win_pct=100.0 * np.count_nonzero(d > TIE_TOLERANCE) / n,
-        tie_pct=100.0 * np.count_nonzero(np.abs(d) <= TIE_TOLERANCE) / n,
-        loss_pct=100.0 * np.count_nonzero(d < -TIE_TOLERANCE) / n,
+        win_pct=100.0 * np.count_nonzero(greater(a_arr, b_arr)) / n,
+        tie_pct=100.0 * np.count_nonzero(tied(a_arr, b_arr)) / n,
+        loss_pct=100.0 * np.count_nonzero(greater(b_arr, a_arr)) / n,
         median_diff=float(np.median(d)),
         mean_diff=float(np.mean(d)),
         mean_ci_low=float(mean_low),
