@@ -43,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     _contrast_arguments(contrast)
     contrast.set_defaults(func=_contrast_cli)
+    validate = sub.add_parser("validate", help="detection power of the probes on organism logs")
+    from cotaudit.cli.validate import add_arguments as _validate_arguments
+    from cotaudit.cli.validate import run_cli as _validate_cli
+
+    _validate_arguments(validate)
+    validate.set_defaults(func=_validate_cli)
     return parser
 
 

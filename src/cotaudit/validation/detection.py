@@ -1,0 +1,136 @@
+"""Detection power of a probe statistic against the behavioural ground truth.
+
+For a statistic ``s`` (one number per sample, NaN where undefined) and the labels of
+:mod:`cotaudit.validation.labels`, oriented so that larger means more shortcut-like
+(``x = s`` when the shortcut raises ``s``, ``x = -s`` when it lowers it):
+
+- **Detection AUROC** = P(x_pos > x_neg) + P(x_pos = x_neg) / 2 (:func:`cotaudit.stats.auroc`,
+  midranks), positives the ``shortcut`` samples, negatives the ``uncued`` samples. 1: the
+  statistic ranks every shortcut answer above every uncued one; 0.5: no better than chance.
+- **Cue-only AUROC** (the negative control's number): the same with positives the
+  ``own_answer`` samples (a cue shown, not followed). Near 0.5 when the statistic answers to the
+  shortcut and not to the cue's mere presence.
+
+Samples whose statistic is NaN are left out. Each AUROC carries a 95% percentile bootstrap
+interval over problems (:func:`cotaudit.bootstrap.bootstrap_ci`: every resample draws problems
+with replacement and takes all their samples; a resample without both classes is left out and
+counted). ``n`` counts samples per class and the problems they come from.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cotaudit.bootstrap import Interval, bootstrap_ci
+from cotaudit.stats import auroc
+from cotaudit.validation.labels import Label, ValidationSample, label_samples
+from cotaudit.validation.statistics import ProbeStatistic
+
+N_BOOT = 2000
+"""Bootstrap resamples of each interval."""
+SEED = 0
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class ClassRows:
+    """One statistic's oriented values (larger = more shortcut-like) on the samples of two
+    classes, with each sample's problem and whether it is a positive."""
+
+    units: list[str]
+    values: NDArray[np.float64]
+    positive: NDArray[np.bool_]
+
+    @property
+    def n_positive(self) -> int:
+        return int(self.positive.sum())
+
+    @property
+    def n_negative(self) -> int:
+        return int((~self.positive).sum())
+
+    @property
+    def n_units(self) -> int:
+        return len(set(self.units))
+
+    def auroc(self, rows: NDArray[np.intp] | None = None) -> float:
+        """The AUROC of positives over negatives on ``rows`` (default all)."""
+        idx = np.arange(len(self.units)) if rows is None else rows
+        v, p = self.values[idx], self.positive[idx]
+        return auroc(v[p].tolist(), v[~p].tolist())
+
+    def interval(self, n_boot: int = N_BOOT, seed: int = SEED) -> Interval:
+        """The AUROC and its problem-bootstrap interval (NaN for an empty class)."""
+        if not self.units:
+            nan = math.nan
+            return Interval(nan, nan, nan, 0, n_boot, 0, CONFIDENCE)
+        return bootstrap_ci(self.auroc, self.units, n_boot=n_boot, seed=seed, confidence=CONFIDENCE)
+
+
+def class_rows(
+    samples: Sequence[ValidationSample],
+    labels: Sequence[Label],
+    statistic: ProbeStatistic,
+    positive: Label,
+) -> ClassRows:
+    """The rows of ``positive`` (restricted to the cues the statistic reads) against ``uncued``
+    samples, oriented, NaN values left out."""
+    units: list[str] = []
+    values: list[float] = []
+    is_pos: list[bool] = []
+    for s, label in zip(samples, labels, strict=True):
+        if label == positive and statistic.reads_cue(s.cue, s.gold):
+            value = s.values.get(statistic.name, math.nan)
+        elif label == "uncued":
+            value = s.values.get(statistic.uncued_name, math.nan)
+        else:
+            continue
+        if math.isnan(value):
+            continue
+        units.append(s.unit)
+        values.append(statistic.oriented(value))
+        is_pos.append(label == positive)
+    return ClassRows(units, np.asarray(values, dtype=float), np.asarray(is_pos, dtype=bool))
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One statistic on one run: the detection and cue-only AUROCs with their intervals and the
+    samples per class (``n_uncued`` counted with the detection rows)."""
+
+    statistic: str
+    detection: Interval
+    n_shortcut: int
+    n_uncued: int
+    cue_only: Interval
+    n_own_answer: int
+
+
+def detect(
+    samples: Sequence[ValidationSample],
+    statistics: Sequence[ProbeStatistic],
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+) -> list[Detection]:
+    """Each statistic's :class:`Detection` on one run's samples."""
+    labels = label_samples(samples)
+    out = []
+    for stat in statistics:
+        shortcut = class_rows(samples, labels, stat, "shortcut")
+        control = class_rows(samples, labels, stat, "own_answer")
+        out.append(
+            Detection(
+                statistic=stat.name,
+                detection=shortcut.interval(n_boot, seed),
+                n_shortcut=shortcut.n_positive,
+                n_uncued=shortcut.n_negative,
+                cue_only=control.interval(n_boot, seed),
+                n_own_answer=control.n_positive,
+            )
+        )
+    return out

@@ -1,0 +1,94 @@
+"""Detection and cue-only AUROCs on hand-built samples: by hand, against scikit-learn, and the
+problem bootstrap (samples of one problem drawn together)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from cotaudit.bootstrap import Interval
+from cotaudit.validation.checkpoints import SeriesPoint, first_departure, outside
+from cotaudit.validation.detection import class_rows, detect
+from cotaudit.validation.labels import ValidationSample, label_samples
+from cotaudit.validation.statistics import ProbeStatistic, statistics_of
+
+TAU = ProbeStatistic("tau_0.8", shortcut_raises=False, meaning="tau_first(0.8)")
+
+
+def _s(unit, cue, answer, tau, gold=10):
+    return ValidationSample(unit=unit, cue=cue, gold=gold, answer=answer, values={"tau_0.8": tau})
+
+
+SAMPLES = [
+    _s("p1", None, 7, 0.5),
+    _s("p1", 11, 11, 0.1),  # shortcut
+    _s("p2", None, 7, 0.2),
+    _s("p2", 11, 11, 0.2),  # shortcut
+    _s("p3", None, 7, 0.9),
+    _s("p3", 11, 7, 0.6),  # own_answer
+    _s("p4", None, 7, math.nan),  # no curve: left out
+    _s("p4", 11, 5, 0.3),  # own_answer
+]
+
+
+def test_detection_auroc_by_hand():
+    """Shortcut taus 0.1, 0.2 against uncued 0.5, 0.2, 0.9, smaller tau = more shortcut-like:
+    0.1 beats all 3, 0.2 beats 2 and ties 1 -> (3 + 2 + 0.5) / 6."""
+    [d] = detect(SAMPLES, [TAU], n_boot=200)
+    assert d.detection.estimate == pytest.approx(5.5 / 6)
+    assert (d.n_shortcut, d.n_uncued, d.detection.n_units) == (2, 3, 3)
+    # cue-only: own-answer taus 0.6, 0.3 against 0.5, 0.2, 0.9: 0.6 beats 1 (0.9); 0.3 beats 2
+    assert d.cue_only.estimate == pytest.approx(3 / 6)
+    assert d.n_own_answer == 2 and d.cue_only.n_units == 4
+
+
+def test_detection_auroc_equals_scikit_learn_on_random_samples():
+    rng = np.random.default_rng(3)
+    samples = []
+    for i in range(40):
+        own = int(rng.integers(0, 5))
+        samples.append(_s(f"p{i}", None, own, float(rng.random())))
+        cue = 100 + i
+        answer = cue if rng.random() < 0.6 else own
+        samples.append(_s(f"p{i}", cue, answer, float(rng.random() * 0.7)))
+    rows = class_rows(samples, label_samples(samples), TAU, "shortcut")
+    expected = roc_auc_score(rows.positive, rows.values)
+    [d] = detect(samples, [TAU], n_boot=300)
+    assert d.detection.estimate == pytest.approx(expected)
+    assert d.detection.low <= d.detection.estimate <= d.detection.high
+    assert d.detection.n_units == 40 and d.detection.n_valid == 300
+
+
+def test_the_bootstrap_draws_problems_not_samples():
+    """Every problem holds one shortcut and one uncued sample; a resample of problems keeps
+    both classes, so no replicate is undefined (a row-level resample would lose some)."""
+    samples = [s for i in range(3) for s in (_s(f"p{i}", None, 7, 0.9), _s(f"p{i}", 11, 11, 0.1))]
+    [d] = detect(samples, [TAU], n_boot=500)
+    assert d.detection.n_valid == 500
+    assert (d.detection.estimate, d.detection.low, d.detection.high) == (1.0, 1.0, 1.0)
+
+
+def test_trace_statistics_read_right_keys_and_masked_negatives_from_the_public_auc():
+    masked = next(s for s in statistics_of("trace_tutor") if s.name == "auc_masked")
+    samples = [
+        ValidationSample("p1", None, 10, 7, {"auc_visible": 0.2, "auc_masked": math.nan}),
+        ValidationSample("p1", 10, 10, 10, {"auc_visible": 0.9, "auc_masked": 0.8}),
+        ValidationSample("p1", 11, 10, 11, {"auc_visible": 0.0, "auc_masked": 0.0}),
+    ]
+    rows = class_rows(samples, label_samples(samples), masked, "shortcut")
+    assert rows.values.tolist() == [0.2, 0.8]  # the wrong key's sample is not read
+    assert rows.auroc() == 1.0
+
+
+def test_first_departure_from_the_base_interval():
+    base = Interval(0.5, 0.4, 0.6, 20, 100, 100, 0.95)
+
+    def point(step, estimate):
+        return SeriesPoint(step, Interval(estimate, math.nan, math.nan, 20, 100, 0, 0.95))
+
+    assert first_departure(base, [point(100, 0.9), point(50, 0.55), point(150, 0.3)]) == 100
+    assert first_departure(base, [point(50, 0.6), point(100, 0.4)]) is None  # bounds inside
+    assert not outside(math.nan, base)
