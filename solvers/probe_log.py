@@ -120,6 +120,16 @@ def recorded_trace(state: TaskState, engine: ProbeEngine, call: GenerateCall | N
     )
 
 
+def without_assistant_message(samples: Mapping[str, EvalSample]) -> list[str]:
+    """The keys of ``samples`` whose transcript holds no assistant message (no trace to cut:
+    the task refuses them before any model loads)."""
+    return [
+        key
+        for key, sample in samples.items()
+        if first_assistant([plain_message(m) for m in sample.messages]) is None
+    ]
+
+
 def recorded_prompt(sample: EvalSample) -> list[dict[str, str]]:
     """A recorded sample's prompt: its messages before the first assistant message."""
     first = first_assistant([plain_message(m) for m in sample.messages])

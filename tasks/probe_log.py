@@ -24,13 +24,18 @@ from inspect_ai import Task, task, task_with
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 
-from cotaudit.params import ParameterError
+from cotaudit.params import ParameterError, error_line
 from cotaudit.prerequisite import checked_task
 from cotaudit.probing.forms import pattern_lead
 from cotaudit.probing.log_settings import ProbeLogSettings, probe_log_settings
 from cotaudit.probing.trajectory import plain_metadata, select_samples
 from cotaudit.scorers.probe_log import recorded_scorer
-from cotaudit.solvers.probe_log import RecordedSiblings, recorded_chain, recorded_trace
+from cotaudit.solvers.probe_log import (
+    RecordedSiblings,
+    recorded_chain,
+    recorded_trace,
+    without_assistant_message,
+)
 from cotaudit.tasks.probe import probe_of
 
 PROBE_LOG_VERSION = 1
@@ -46,7 +51,9 @@ def read_log(path: str) -> EvalLog:
     try:
         log = read_eval_log(path)
     except Exception as e:  # noqa: BLE001 - name the file the user gave
-        raise ParameterError(f"-T log={path}: cannot read it as an Inspect log ({e})") from None
+        raise ParameterError(
+            f"-T log={path}: cannot read it as an Inspect log ({error_line(e)})"
+        ) from None
     if not log.samples:
         raise ParameterError(f"-T log={path}: the log holds no samples")
     return log
@@ -108,6 +115,13 @@ def probe_log_of(s: ProbeLogSettings) -> Task:
         keys = select_samples(list(by_key), s.samples, s.log)
     except ValueError as e:
         raise ParameterError(str(e)) from None
+    silent = without_assistant_message({key: by_key[key] for key in keys})
+    if silent:
+        shown = ", ".join(repr(key) for key in silent[:3]) + (", ..." if len(silent) > 3 else "")
+        raise ParameterError(
+            f"-T log={s.log}: {len(silent)} of the {len(keys)} samples to probe have no "
+            f"assistant message, so no trace to cut ({shown}); -T samples= picks others"
+        )
     scorer, scorer_record = recorded_scorer(log, s.log, s.scorer, s.scorer_args)
     lead = answer_pattern_lead(scorer_record)
     recorded = Task(

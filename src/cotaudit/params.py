@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError, ValidationInfo
+
+from cotaudit.display.text import visible
 
 
 class InputError(ValueError):
@@ -18,6 +21,23 @@ class InputError(ValueError):
 
 class ParameterError(InputError):
     """An invalid ``-T`` value or name; the message names the parameter and what it accepts."""
+
+
+def read_utf8(path: str | Path, error: type[InputError] = InputError) -> str:
+    """The text of the file at ``path`` (a dataset, fixtures or pairs file); when it is not
+    UTF-8, ``error`` naming the file, the first byte that does not decode, its offset (from 0)
+    and its line."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise error(
+            visible(
+                f"{path}: not UTF-8 text: byte 0x{data[e.start]:02x} at offset {e.start} "
+                f"(line {line}) {e.reason}; save the file as UTF-8"
+            )
+        ) from None
 
 
 SettingsT = TypeVar("SettingsT", bound="TaskSettings")
@@ -33,18 +53,47 @@ class TaskSettings(BaseModel):
     def of(cls: type[SettingsT], values: Mapping[str, Any]) -> SettingsT:
         """The settings of the task arguments ``values``; the first failing check (in the order
         of the fields) raises its :class:`InputError`; a value of the wrong type raises
-        ``ParameterError("-T <name>: <pydantic's message>, got <value>")``."""
+        ``ParameterError("-T <name>: <what it must be>, got <value>")``
+        (:func:`validation_line`)."""
         try:
             return cls.model_validate(dict(values))
         except ValidationError as e:
-            errors = e.errors()
-            for err in errors:
+            for err in e.errors(include_url=False):
                 cause = (err.get("ctx") or {}).get("error")
                 if isinstance(cause, InputError):
                     raise cause from None
-            first = errors[0]
-            name = ".".join(str(part) for part in first["loc"]) or "?"
-            raise ParameterError(f"-T {name}: {first['msg']}, got {first['input']!r}") from None
+            raise ParameterError(validation_line(e, prefix="-T ")) from None
+
+
+ERROR_CHARS = 200
+"""Most characters of an error's text quoted in a one-line message (:func:`error_line`)."""
+
+
+def validation_line(error: ValidationError, prefix: str = "") -> str:
+    """A pydantic ``ValidationError`` in one line, without pydantic's header or documentation
+    URL: its first error as ``<prefix><field>: <what it must be>, got <value>`` (the value's
+    repr cut to :data:`ERROR_CHARS` characters; no field for a check of the whole model),
+    ``; and n more`` when there are others. A check that raised (a ``ValueError`` in a
+    validator) gives its own message."""
+    errors = error.errors(include_url=False)
+    first = errors[0]
+    where = "".join(f"{part}: " for part in [".".join(str(p) for p in first["loc"])] if part)
+    cause = (first.get("ctx") or {}).get("error")
+    what = str(cause) if cause is not None else str(first["msg"])
+    got = "" if cause is not None else f", got {repr(first['input'])[:ERROR_CHARS]}"
+    more = f"; and {len(errors) - 1} more" if len(errors) > 1 else ""
+    return visible(f"{prefix}{where}{what}{got}{more}")
+
+
+def error_line(error: BaseException) -> str:
+    """Any error as one line in a message: :func:`validation_line` for pydantic's, else its
+    type and the first line of its text (cut to :data:`ERROR_CHARS` characters), control
+    characters :func:`~cotaudit.display.text.visible`."""
+    if isinstance(error, ValidationError):
+        return f"{error.title} not valid: {validation_line(error)}"
+    lines = str(error).strip().splitlines()
+    text = lines[0][:ERROR_CHARS] if lines else ""
+    return visible(f"{type(error).__name__}: {text}" if text else type(error).__name__)
 
 
 NAME_CUTOFF = 0.6
@@ -74,11 +123,14 @@ def unknown_parameters_message(task: str, unknown: Sequence[str], known: Sequenc
 
 
 def as_list(value: str | Sequence[object] | None) -> list[str]:
-    """Items of "a,b" or a list, stripped; [] for None (a YAML null ``-T x=``)."""
+    """Items of "a,b" or a list, stripped; [] for None (a YAML null ``-T x=``); a single
+    number or other scalar (``-T thetas=0.8`` arrives as the float 0.8) is one item."""
     if value is None:
         return []
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, Sequence):
+        return [str(value).strip()]
     return [str(v).strip() for v in value]
 
 
@@ -116,7 +168,9 @@ def require_range(name: str, value: float, lo: float | None, hi: float | None) -
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ParameterError(f"-T {name}: must be a finite number, got {value!r}")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ParameterError(f"-T {name}: must lie in [{lo}, {hi}], got {value!r}")
+        bounds = f"lie in [{lo}, {hi}]" if lo is not None and hi is not None else ""
+        bounds = bounds or (f"be >= {lo}" if lo is not None else f"be <= {hi}")
+        raise ParameterError(f"-T {name}: must {bounds}, got {value!r}")
 
 
 def require_one_of(name: str, value: Any, allowed: Sequence[str]) -> Any:
@@ -136,6 +190,36 @@ def require_text(name: str, value: str) -> None:
     """Reject a non-string or blank text."""
     if not isinstance(value, str) or not value.strip():
         raise ParameterError(f"-T {name}: must be non-empty text, got {value!r}")
+
+
+def checked(check: Callable[[str, Any], None]) -> BeforeValidator:
+    """A pydantic before-validator running ``check(<field name>, value)`` on a value given
+    (None passes: a parameter left to its default); the check's
+    :class:`ParameterError` is what :meth:`TaskSettings.of` raises."""
+
+    def run(value: Any, info: ValidationInfo) -> Any:
+        if value is not None:
+            check(str(info.field_name), value)
+        return value
+
+    return BeforeValidator(run)
+
+
+def require_temperature(name: str, value: float) -> None:
+    """A sampling temperature: a finite number >= 0 (0: greedy)."""
+    require_range(name, value, 0.0, None)
+
+
+PositiveCount = Annotated[int, checked(require_positive)]
+"""A ``-T`` count that must be a positive integer (not a bool, not a float)."""
+OptionalPositiveCount = Annotated[int | None, checked(require_positive)]
+""":data:`PositiveCount`, or None for the default."""
+Temperature = Annotated[float, checked(require_temperature)]
+"""A ``-T`` sampling temperature (:func:`require_temperature`)."""
+OptionalTemperature = Annotated[float | None, checked(require_temperature)]
+""":data:`Temperature`, or None for the default."""
+Seed = Annotated[int, checked(require_int)]
+"""A ``-T`` seed: an integer (not a bool, not a float)."""
 
 
 def parse_contrast_model(value: str | None) -> str | None:

@@ -26,6 +26,7 @@ from inspect_ai.model import get_model
 from inspect_ai.model._model import active_model
 from rich.markup import escape
 
+from cotaudit.display.text import visible
 from cotaudit.params import InputError, ParameterError, unknown_parameters_message
 
 logger = logging.getLogger(__name__)
@@ -35,9 +36,12 @@ TaskFunction = TypeVar("TaskFunction", bound=Callable[..., Any])
 
 class InputErrorReport(PrerequisiteError):
     """A mistake in the user's input, printed by Inspect as this one message (taken as plain
-    text: Inspect prints a PrerequisiteError's message as rich markup)."""
+    text: Inspect prints a PrerequisiteError's message as rich markup; a control character of a
+    sample id, file name or value shown, :func:`~cotaudit.display.text.visible`, the message's
+    own line breaks kept)."""
 
     def __init__(self, text: str) -> None:
+        text = "\n".join(visible(line) for line in text.split("\n"))
         super().__init__(escape(text))
         self.args = (text,)
 

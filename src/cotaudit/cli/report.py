@@ -1,4 +1,6 @@
-"""The ``cotaudit report`` subcommand."""
+"""The ``cotaudit report`` subcommand. Its terminal lines name logs, tasks and models from the
+logs read: written :func:`~cotaudit.display.text.visible` (a control character is shown, never
+obeyed)."""
 
 from __future__ import annotations
 
@@ -28,24 +30,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    from cotaudit.display.text import visible
     from cotaudit.report import build_report
 
     def progress(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
+        print(visible(line), file=sys.stderr, flush=True)
 
     try:
         report = build_report(
             args.logs, args.out, progress=None if args.quiet else progress, strict=args.strict
         )
     except FileNotFoundError as e:
-        print(f"cotaudit report: {e}", file=sys.stderr)
+        print(visible(f"cotaudit report: {e}"), file=sys.stderr)
         return 2
     if not report.runs:
         n_skipped = len(report.skipped)
         skipped = f" ({n_skipped} file(s) not readable as Inspect logs)" if n_skipped else ""
         print(
-            f"cotaudit report: no data: no Inspect logs under {' '.join(args.logs)}{skipped}; "
-            "nothing written",
+            visible(
+                f"cotaudit report: no data: no Inspect logs under {' '.join(args.logs)}{skipped}; "
+                "nothing written"
+            ),
             file=sys.stderr,
         )
         return 1
@@ -56,6 +61,6 @@ def run_cli(args: argparse.Namespace) -> int:
         if s.consistency is not None and not s.consistency.ok
     ]
     for title, consistency in bad:
-        print(f"cotaudit report: {title}: {consistency.line()}", file=sys.stderr)
+        print(visible(f"cotaudit report: {title}: {consistency.line()}"), file=sys.stderr)
     print(report.markdown_path)
     return 1 if (bad and args.strict) else 0

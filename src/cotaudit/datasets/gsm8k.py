@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.answers import normalize_number
-from cotaudit.params import InputError
+from cotaudit.params import InputError, read_utf8
 
 VENDORED = "vendored"
 HUB_ID = "openai/gsm8k"
@@ -83,19 +83,18 @@ def load_problems(source: str | Path = VENDORED, *, limit: int | None = None) ->
 
 
 def _read_jsonl(path: Path) -> Iterable[tuple[int, Any]]:
-    with path.open(encoding="utf-8") as f:
-        for line_no, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield line_no, json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DatasetError(f"{path}, line {line_no}: not valid JSON ({e.msg})") from e
+    for line_no, line in enumerate(read_utf8(path, DatasetError).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield line_no, json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"{path}, line {line_no}: not valid JSON ({e.msg})") from e
 
 
 def _read_json(path: Path) -> Iterable[tuple[int, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_utf8(path, DatasetError))
     except json.JSONDecodeError as e:
         raise DatasetError(f"{path}, line {e.lineno}: not valid JSON ({e.msg})") from e
     if not isinstance(data, list):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cotaudit.datasets.gsm8k import DatasetError, load_problems
+from cotaudit.params import read_utf8
 
 V = TypeVar("V")
 
@@ -81,7 +82,7 @@ def build_gsm8k_mc(n: int = 50, seed: int = MC_SEED) -> list[MCItem]:
 
 def _rows(path: Path) -> list[tuple[int, dict]]:
     out = []
-    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for line_no, line in enumerate(read_utf8(path, DatasetError).splitlines(), start=1):
         if not line.strip():
             continue
         try:

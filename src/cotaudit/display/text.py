@@ -7,14 +7,20 @@ Markdown table there runs its columns together, so tables are fenced monospace b
 image (:mod:`cotaudit.display.chart`: the viewer shows raster data URIs only; inline SVG and SVG
 data URIs show as text), then its block and a one-line sparkline (:func:`sparkline`); a
 sample-table cell holds a sparkline of at most :data:`CELL_SPARK_CHARS` characters
-(:func:`cell_sparkline`). Text a model or a fixture wrote goes into Markdown through
-:func:`md_text`.
+(:func:`cell_sparkline`).
+
+Text a log, a model, a dataset or a fixture wrote is hostile input, escaped for the medium it
+goes to, here and nowhere else: a terminal line through :func:`visible` (control characters
+shown, not obeyed), the viewer's Markdown through :func:`md_text` (the viewer escapes HTML
+itself), ``report.md``, which any Markdown renderer may read with HTML allowed, through
+:func:`report_text` (Markdown and HTML) and :func:`md_code` (a code span).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 
 SPARK_LEVELS = "▁▂▃▄▅▆▇█"
@@ -29,6 +35,16 @@ CELL_SPARK_CHARS = 8
 
 MD_SYNTAX = frozenset("\\`*_{}[]()#+-.!|~$")
 """Characters :func:`md_text` escapes: Markdown syntax, and ``$`` (the viewer renders TeX)."""
+
+HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+"""Characters :func:`report_text` writes as HTML character references: a renderer that allows
+HTML (CommonMark does) would otherwise read ``<script>``, ``<iframe>`` or ``&...;`` as markup."""
+
+BIDI_CONTROLS = frozenset(
+    chr(c) for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+)
+"""Bidirectional formatting characters (marks, embeddings, overrides, isolates): they reorder
+the text around them, so a line can read otherwise than it is written."""
 
 
 def _missing(v: float | None) -> bool:
@@ -79,13 +95,59 @@ def fmt_number(v: float | int | None, digits: int = 3) -> str:
     return "0" if text in ("-0", "") else text
 
 
+def is_control(ch: str) -> bool:
+    """Whether ``ch`` is a character a terminal or a page obeys instead of showing: a C0 or C1
+    control or DEL (Unicode category Cc: ESC starts colour, cursor, window-title and clipboard
+    sequences), a line or paragraph separator (Zl, Zp) or a :data:`BIDI_CONTROLS` character."""
+    return unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in BIDI_CONTROLS
+
+
+def visible(text: str) -> str:
+    """``text`` with each :func:`is_control` character written as its Python escape (ESC as
+    ``\\x1b``, a newline as ``\\n``, U+202E as ``\\u202e``), everything else as it is: what
+    a terminal line, or an error message naming a sample id, file or value, shows."""
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii") if is_control(ch) else ch for ch in text
+    )
+
+
+def _one_line(text: str) -> str:
+    """Each run of whitespace (newlines too) as one space, then :func:`visible`."""
+    return visible(re.sub(r"\s+", " ", text).strip())
+
+
 def md_text(text: str) -> str:
-    """``text`` as literal Markdown on one line: each run of whitespace (newlines too) becomes
-    one space and each character of :data:`MD_SYNTAX` is backslash-escaped, so a model's answer
-    or a fixture's report shows as written and starts no link, image, emphasis, heading, list,
-    code or TeX. ``<``, ``>`` and ``&`` stay: the viewer escapes HTML before it renders."""
-    flat = re.sub(r"\s+", " ", text).strip()
-    return "".join("\\" + ch if ch in MD_SYNTAX else ch for ch in flat)
+    """``text`` as literal Markdown for the log viewer, on one line: each run of whitespace
+    (newlines too) becomes one space, control characters show as escapes (:func:`visible`) and
+    each character of :data:`MD_SYNTAX` is backslash-escaped, so a model's answer or a
+    fixture's report shows as written and starts no link, image, emphasis, heading, list, code
+    or TeX. ``<``, ``>`` and ``&`` stay: the viewer escapes HTML before it renders (a character
+    reference would show as written). Text bound for ``report.md`` goes through
+    :func:`report_text`."""
+    return "".join("\\" + ch if ch in MD_SYNTAX else ch for ch in _one_line(text))
+
+
+def report_text(text: object) -> str:
+    """``text`` (its ``str``) as literal text in a Markdown document read by any renderer,
+    HTML allowed (``report.md``): :func:`md_text`, and ``&``, ``<``, ``>`` as the character
+    references of :data:`HTML_ENTITIES`, so ``<script>`` or ``<a href="javascript:...">``
+    shows as written and is never markup; safe in a table cell (``|`` is escaped)."""
+    return "".join(
+        HTML_ENTITIES.get(ch) or ("\\" + ch if ch in MD_SYNTAX else ch)
+        for ch in _one_line(str(text))
+    )
+
+
+def md_code(text: object) -> str:
+    """``text`` (its ``str``, on one line, control characters :func:`visible`) as a Markdown
+    code span: fenced by one backtick more than its longest run of backticks, with a space
+    inside each fence when it starts or ends with a backtick, so nothing in it closes the span
+    (a renderer reads no HTML, link or emphasis inside one). Not for a table cell, where a
+    ``|`` ends the cell even inside a span: there, :func:`report_text`."""
+    flat = _one_line(str(text))
+    fence = "`" * (max((len(m) for m in re.findall("`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def bar(v: float | None, width: int = 10) -> str:

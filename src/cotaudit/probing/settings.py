@@ -14,15 +14,17 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar, get_args
 
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs (types-PyYAML not installed)
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cotaudit.params import (
+    OptionalPositiveCount,
+    OptionalTemperature,
     ParameterError,
+    Seed,
     TaskSettings,
     parse_thetas,
     require_one_of,
-    require_positive,
-    require_range,
+    validation_line,
 )
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import ESTIMATORS, Estimator
@@ -154,15 +156,15 @@ class ProbeSettings(TaskSettings):
     answer: Literal["auto"] | FormName = "auto"
     forced_answer_tag: str | None = None
     fractions: str | tuple[float, ...] | None = None
-    stride: int | None = None
+    stride: OptionalPositiveCount = None
     cuts: Cuts | None = None
-    max_cuts: int | None = None
+    max_cuts: OptionalPositiveCount = None
     zero_probe: bool | None = None
-    k: int | None = None
-    temperature: float | None = None
-    answer_max_tokens: int | None = None
+    k: OptionalPositiveCount = None
+    temperature: OptionalTemperature = None
+    answer_max_tokens: OptionalPositiveCount = None
     thetas: tuple[float, ...] = Field(default=DEFAULT_THETAS_TEXT, validate_default=True)
-    seed: int = 0
+    seed: Seed = 0
     tokenizer: str | None = None
     think_close: str = DEFAULT_THINK_CLOSE
     pair_key: str = "pair_id"
@@ -172,9 +174,9 @@ class ProbeSettings(TaskSettings):
     task_args: dict[str, Any] = Field(default=None, validate_default=True)
     estimator: Estimator = "sampled"
     metrics: MetricSet = "compact"
-    resample: int | None = None
-    resample_temperature: float | None = None
-    resample_max_tokens: int | None = None
+    resample: OptionalPositiveCount = None
+    resample_temperature: OptionalTemperature = None
+    resample_max_tokens: OptionalPositiveCount = None
     resample_reference: Literal["own", "gold"] | None = None
 
     @classmethod
@@ -215,20 +217,6 @@ class ProbeSettings(TaskSettings):
     def _probe(cls, value: Any) -> Any:
         return require_one_of("probe", value, SETTINGS_PROBES)
 
-    @field_validator("resample", "resample_max_tokens", mode="before")
-    @classmethod
-    def _resample_counts(cls, value: Any, info: Any) -> Any:
-        if value is not None:
-            require_positive(info.field_name, value)
-        return value
-
-    @field_validator("resample_temperature", mode="before")
-    @classmethod
-    def _resample_temperature(cls, value: Any) -> Any:
-        if value is not None:
-            require_range("resample_temperature", value, 0.0, None)
-        return value
-
     @field_validator("resample_reference", mode="before")
     @classmethod
     def _resample_reference(cls, value: Any) -> Any:
@@ -268,7 +256,15 @@ class ProbeSettings(TaskSettings):
     @field_validator("fractions", mode="before")
     @classmethod
     def _fractions(cls, value: Any) -> Any:
-        return value if value is None or isinstance(value, str) else tuple(value)
+        if value is None:
+            return None
+        try:
+            parsed = parse_fractions(value if isinstance(value, str | list | tuple) else [value])
+            return Schedule(kind="fractions", fractions=parsed).fractions
+        except ValidationError as e:
+            raise ParameterError(validation_line(e, prefix="-T ")) from None
+        except ValueError as e:
+            raise ParameterError(f"-T {e}") from None
 
     @field_validator("thetas", mode="before")
     @classmethod
@@ -292,13 +288,6 @@ class ProbeSettings(TaskSettings):
     def _cuts(cls, value: Any, info: Any) -> Any:
         known = get_args(get_args(cls.model_fields["cuts"].annotation)[0])
         return None if value is None else require_one_of("cuts", value, known)
-
-    @field_validator("max_cuts", mode="before")
-    @classmethod
-    def _max_cuts(cls, value: Any) -> Any:
-        if value is not None:
-            require_positive("max_cuts", value)
-        return value
 
     @model_validator(mode="after")
     def _resolved(self) -> ProbeSettings:
@@ -372,8 +361,8 @@ class ProbeSettings(TaskSettings):
                 zero_probe=defaults["zero_probe"] if self.zero_probe is None else self.zero_probe,
                 max_cuts=DEFAULT_MAX_CUTS if self.max_cuts is None else self.max_cuts,
             )
-        except ValueError as e:
-            raise ParameterError(f"-T fractions/stride: {e}") from e
+        except ValidationError as e:
+            raise ParameterError(validation_line(e, prefix="-T ")) from None
 
 
 def probe_settings(probe: str = "trace", **params: Any) -> ProbeSettings:

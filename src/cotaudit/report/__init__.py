@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cotaudit.display.text import md_code, report_text
 from cotaudit.report.data import RunData
 from cotaudit.report.sections import FigureInfo, Section
 
@@ -109,6 +110,7 @@ def build_report(
     """Read the logs under ``paths`` (or take ``runs``), write ``out_dir/report.md`` and its
     PNGs. ``strict``: raise when a section fails instead of noting it in the report. No logs
     under ``paths``: nothing is written (``Report.runs`` empty)."""
+    from cotaudit.report.checkpoints import sections as checkpoint_series
     from cotaudit.report.loader import load_runs
     from cotaudit.report.markdown import render
 
@@ -132,7 +134,7 @@ def build_report(
         module_name = section_module(study)
         if module_name is None:
             report.notes.append(
-                f"{len(group)} log(s) of task `{group[0].task}`: no report section for it "
+                f"{len(group)} log(s) of task {md_code(group[0].task)}: no report section for it "
                 f"(known: {', '.join(STUDIES)})."
             )
             continue
@@ -142,8 +144,8 @@ def build_report(
             if strict:
                 raise
             report.notes.append(
-                f"{study}: section skipped, its report code failed to import "
-                f"({type(e).__name__}: {e})."
+                f"{report_text(study)}: section skipped, its report code failed to import "
+                f"({type(e).__name__}: {report_text(e)})."
             )
             continue
         sections = []
@@ -155,7 +157,7 @@ def build_report(
                 if strict:
                     raise
                 failed = Section(f"{study} · {run.label}", run=run)
-                failed.text(f"⚠️ Section failed: {type(e).__name__}: {e}")
+                failed.text(f"⚠️ Section failed: {type(e).__name__}: {report_text(e)}")
                 sections.append(failed)
         report.sections[study] = sections
         if len(group) > 1:
@@ -165,9 +167,11 @@ def build_report(
                 if strict:
                     raise
                 comp = Section(f"{study} · comparison of runs")
-                comp.text(f"⚠️ Comparison failed: {type(e).__name__}: {e}")
+                comp.text(f"⚠️ Comparison failed: {type(e).__name__}: {report_text(e)}")
             if comp is not None:
                 report.comparisons[study] = comp
+    for study, series in checkpoint_series(runs, out).items():
+        report.sections[f"{study} · checkpoint series"] = series
     ordered = {
         s: report.sections[s] + ([report.comparisons[s]] if s in report.comparisons else [])
         for s in report.sections

@@ -10,6 +10,7 @@ from typing import Any
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.cluster.metrics import METRICS, options_of
 from cotaudit.cluster.scores import ClusterHypothesis, cluster_contrast_from_scores
+from cotaudit.display.text import md_code, report_text
 from cotaudit.report.tables import Cell, Table, count_cell, fmt, fmt_ci
 from cotaudit.stats import or_nan
 
@@ -76,7 +77,10 @@ def cluster_tables(
     )
     rule = contrast["threshold_rule"]
     summary.add(
-        Cell("threshold", f"threshold on {rule['feature']} (direction {rule['direction']:+d})"),
+        Cell(
+            "threshold",
+            f"threshold on {report_text(rule['feature'])} (direction {rule['direction']:+d})",
+        ),
         thr[0],
         thr[1],
         thr[2],
@@ -86,11 +90,16 @@ def cluster_tables(
     )
     boot = contrast["bootstrap"]
     summary.note = (
-        f"{int(m['n_positive'])} {contrast['positive_class']} and {int(m['n_negative'])} {neg} "
-        f"samples; features {', '.join(contrast['features'])}; F1 interval: "
+        f"{int(m['n_positive'])} {report_text(contrast['positive_class'])} and "
+        f"{int(m['n_negative'])} {report_text(neg)} samples; features "
+        f"{report_text(', '.join(contrast['features']))}; F1 interval: "
         f"{boot['confidence']:.0%} bootstrap {resampling_text(boot)}, {boot['n_valid']} of "
         f"{boot['n_boot']} resamples valid."
-        + (f" Degenerate: {contrast['degenerate']}." if contrast.get("degenerate") else "")
+        + (
+            f" Degenerate: {report_text(contrast['degenerate'])}."
+            if contrast.get("degenerate")
+            else ""
+        )
     )
     tables = [summary]
     clusters = contrast.get("clusters")
@@ -108,7 +117,7 @@ def cluster_tables(
                 count_cell(c["size"]),
                 count_cell(c["n_positive_class"]),
                 count_cell(c["n_negative_class"]),
-                Cell(c["nearest_ids"], ", ".join(f"`{i}`" for i in c["nearest_ids"])),
+                Cell(c["nearest_ids"], ", ".join(report_text(i) for i in c["nearest_ids"])),
                 *(or_nan(c["feature_means"][f]) for f in features),
             )
         tables.append(t)
@@ -139,7 +148,7 @@ def resampling_text(boot: Mapping[str, Any]) -> str:
         )
     collapsed = boot.get("n_collapsed", 0)
     dup = f"; {collapsed} duplicate sample(s) collapsed" if collapsed else ""
-    return f"resampling {boot.get('n_units')} units (`{unit}`){dup}"
+    return f"resampling {boot.get('n_units')} units ({md_code(unit)}){dup}"
 
 
 def add_cluster_tables(
@@ -162,10 +171,15 @@ def add_cluster_tables(
 def contrast_model_text(described: Mapping[str, Any]) -> str:
     """The contrast model's description of the two clusters (as written into the log by
     ``cotaudit.scorers.cluster_contrast``), quoted; or why there is none."""
-    head = f"**Contrast model** `{described['model']}` on what distinguishes the clusters' texts"
+    head = (
+        f"**Contrast model** {md_code(described['model'])} on what distinguishes the clusters' "
+        "texts"
+    )
     if "description" not in described:
-        return f"{head}: no description ({described.get('error', 'unknown error')})."
-    quoted = "\n".join(f"> {line}" for line in str(described["description"]).strip().splitlines())
+        return f"{head}: no description ({report_text(described.get('error', 'unknown error'))})."
+    quoted = "\n".join(
+        f"> {report_text(line)}" for line in str(described["description"]).strip().splitlines()
+    )
     return f"{head} (cluster A = positive, B = negative):\n\n{quoted or '> (empty)'}"
 
 

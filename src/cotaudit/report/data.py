@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from cotaudit.display.text import md_code
+
 
 @dataclass(frozen=True)
 class ScoreData:
@@ -116,11 +118,11 @@ class Consistency:
             head += f": all equal (max |difference| {self.max_abs_diff:.2g})"
         else:
             bad = ", ".join(
-                f"`{k}` (log {a:.6g}, recomputed {b:.6g})" for k, a, b in self.mismatches[:5]
+                f"{md_code(k)} (log {a:.6g}, recomputed {b:.6g})" for k, a, b in self.mismatches[:5]
             )
             head += f": **{len(self.mismatches)} differ**: {bad}"
         if self.not_recomputed:
-            head += "; not recomputed: " + ", ".join(f"`{k}`" for k in self.not_recomputed[:5])
+            head += "; not recomputed: " + ", ".join(md_code(k) for k in self.not_recomputed[:5])
             if len(self.not_recomputed) > 5:
                 head += f" and {len(self.not_recomputed) - 5} more"
         return head + "."

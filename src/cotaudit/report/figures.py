@@ -3,20 +3,33 @@ its :class:`~cotaudit.report.sections.FigureInfo`: size in pixels and the data s
 
 Figures are saved at a fixed size (no tight bounding box), so a figure of width ``w`` and height
 ``h`` inches is ``round(w * DPI)`` x ``round(h * DPI)`` pixels.
+
+Labels come from logs (sample ids, conditions, run labels): every text is drawn as written
+(:func:`literal_text`: a ``$`` is a dollar sign, never TeX), and a figure that cannot be drawn
+is a :class:`~cotaudit.report.sections.FigureInfo` saying why (:func:`drawn`): the section keeps
+its tables and the report names the figure.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ParamSpec, TypeVar, cast
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
+from cotaudit.params import error_line
 from cotaudit.report.sections import FigureInfo
+
+P = ParamSpec("P")
+R = TypeVar("R", bound=FigureInfo | None)
 
 DPI = 100
 WIDTH = 7.5
@@ -40,7 +53,31 @@ def _figure(width: float, height: float) -> Figure:
     return fig
 
 
+def literal_text(fig: Figure) -> None:
+    """Every text of ``fig`` drawn as written: no mathtext, no TeX (a sample id holding
+    ``$\\frac{$`` is those characters, not a formula that fails to parse)."""
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+        text.set_usetex(False)
+
+
+def drawn(draw: Callable[P, R]) -> Callable[P, R]:
+    """``draw`` (a figure function taking ``path``) that, when the figure cannot be drawn,
+    returns a :class:`FigureInfo` of no image, its ``failed`` the reason, instead of raising."""
+
+    @functools.wraps(draw)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return draw(*args, **kwargs)
+        except Exception as e:  # the figure alone is lost; the section goes on
+            path = inspect.signature(draw).bind(*args, **kwargs).arguments.get("path")
+            return cast(R, FigureInfo(Path(str(path)), 0, 0, [], failed=error_line(e)))
+
+    return run
+
+
 def _save(fig: Figure, path: Path, panels: list[tuple[str, list[str]]], caption: str) -> FigureInfo:
+    literal_text(fig)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(
@@ -58,6 +95,7 @@ def _finite(values: Sequence[float]) -> np.ndarray:
 # --- selfcommit --------------------------------------------------------------------------------
 
 
+@drawn
 def paired_differences(
     diffs: dict[str, Sequence[float]],
     aurocs: dict[str, float],
@@ -113,6 +151,7 @@ class CurvePair:
     detail: str = ""
 
 
+@drawn
 def curve_pairs(
     picks: Sequence[CurvePair], theta: float, path: Path, title: str, caption: str = ""
 ) -> FigureInfo | None:
@@ -162,6 +201,7 @@ class Band:
     high: Sequence[float]
 
 
+@drawn
 def pass_curves(
     panels_in: Sequence[tuple[str, Sequence[float], Sequence[Band]]],
     path: Path,
@@ -192,6 +232,7 @@ def pass_curves(
     return _save(fig, path, panels, caption)
 
 
+@drawn
 def paired_shift(
     panels_in: Sequence[tuple[str, Sequence[float], Sequence[float]]],
     path: Path,
@@ -231,6 +272,7 @@ def paired_shift(
 # --- report_ll and comparisons -------------------------------------------------------------------
 
 
+@drawn
 def points_with_ci(
     categories: Sequence[str],
     series: Sequence[Band],
@@ -275,6 +317,7 @@ def points_with_ci(
     return _save(fig, path, [(title, [s.label for s in series])], caption)
 
 
+@drawn
 def grouped_bars(
     categories: Sequence[str],
     series: Sequence[tuple[str, Sequence[float]]],
@@ -312,6 +355,7 @@ def grouped_bars(
     return _save(fig, path, [(title, [label for label, _ in series])], caption)
 
 
+@drawn
 def line_panels(
     panels_in: Sequence[tuple[str, Sequence[float], Sequence[tuple[str, Sequence[float]]]]],
     path: Path,
@@ -340,6 +384,7 @@ def line_panels(
     return _save(fig, path, panels, caption)
 
 
+@drawn
 def signed_lines(
     x: Sequence[float],
     series: Sequence[tuple[str, Sequence[float]]],

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.display.headline import cut_text
+from cotaudit.params import error_line
 from cotaudit.report.data import MetricDef, RunData, ScoreData, ScoredSample, ScorerRun
 from cotaudit.report.frames import samples_by_scorer
 from cotaudit.studies.metrics import full_metrics_of
@@ -169,7 +170,9 @@ def load_runs(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[RunData], list[tuple[str, str]]]:
     """Read every log under ``paths``: (runs, [(path, why skipped)]). ``progress`` gets one line
-    per log."""
+    per log. A file that is no Inspect log (its header does not read) and a log whose header
+    reads but whose samples do not (a damaged member of the ``.eval`` zip) are skipped with
+    the reason (:func:`cotaudit.params.error_line`); the others are read."""
     from inspect_ai.log import read_eval_log
 
     files = find_logs(paths)
@@ -181,13 +184,17 @@ def load_runs(
         try:
             read_eval_log(str(f), header_only=True)
         except Exception as e:  # not an eval log, or unreadable
-            skipped.append(
-                (str(f), f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
-            )
+            skipped.append((str(f), f"not a readable Inspect log: {error_line(e)}"))
             if progress:
                 progress(f"[{i}/{len(files)}] skipped {f}: not a readable Inspect log")
             continue
-        run = run_from_frames(f)
+        try:
+            run = run_from_frames(f)
+        except Exception as e:  # the header read, a sample or the summaries did not
+            skipped.append((str(f), f"a damaged log, its samples do not read: {error_line(e)}"))
+            if progress:
+                progress(f"[{i}/{len(files)}] skipped {f}: a damaged log ({error_line(e)})")
+            continue
         runs.append(run)
         if progress:
             progress(

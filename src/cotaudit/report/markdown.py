@@ -1,4 +1,7 @@
-"""The Markdown document."""
+"""The Markdown document. What a log holds (its file name, task, model, run label, error, a
+section's title) is written literally (:func:`~cotaudit.display.text.report_text`,
+:func:`~cotaudit.display.text.md_code`): ``report.md`` may be read by a renderer that allows
+HTML."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from cotaudit.display.text import md_code, report_text
 from cotaudit.report.data import RunData
 from cotaudit.report.sections import FigureInfo, Section
 from cotaudit.report.tables import Table, fmt
@@ -15,9 +19,13 @@ def _block(block: str | Table | FigureInfo, out_dir: Path) -> str:
     if isinstance(block, Table):
         return block.to_markdown()
     if isinstance(block, FigureInfo):
+        if block.failed:
+            name = md_code(block.path.name)
+            return f"⚠️ Figure {name} could not be drawn: {report_text(block.failed)}"
         rel = Path(os.path.relpath(block.path, out_dir)).as_posix()
-        alt = block.caption.split(".")[0] if block.caption else rel
-        return f"![{alt}]({rel})\n\n_{block.caption}_" if block.caption else f"![{alt}]({rel})"
+        alt = report_text(block.caption.split(".")[0] if block.caption else rel)
+        image = f"![{alt}]({rel})"
+        return f"{image}\n\n_{report_text(block.caption)}_" if block.caption else image
     return block
 
 
@@ -43,25 +51,23 @@ def render(
             align=["---", "---", "---", "---", "---:", "---"],
         )
         for r in runs:
-            t.add(
-                r.label or r.model, r.task, r.model, r.status, r.n_samples, f"`{Path(r.path).name}`"
-            )
+            t.add(r.label or r.model, r.task, r.model, r.status, r.n_samples, Path(r.path).name)
         lines += [t.to_markdown(), ""]
     for note in notes:
         lines += [f"> {note}", ""]
     for study, sections in study_sections.items():
         if not sections:
             continue
-        lines += [f"## {study}", ""]
+        lines += [f"## {report_text(study)}", ""]
         for sec in sections:
-            lines += [f"### {sec.title}", ""]
+            lines += [f"### {report_text(sec.title)}", ""]
             if sec.run is not None:
                 r = sec.run
                 lines += [
-                    f"Log `{Path(r.path).name}` · model `{r.model}` · status {r.status} · "
-                    f"created {r.created[:19]}"
+                    f"Log {md_code(Path(r.path).name)} · model {md_code(r.model)} · status "
+                    f"{report_text(r.status)} · created {report_text(r.created[:19])}"
                     + (f" · epochs {r.epochs}" if r.epochs > 1 else "")
-                    + (f" · error: {r.error}" if r.error else ""),
+                    + (f" · error: {report_text(r.error)}" if r.error else ""),
                     "",
                 ]
             if sec.consistency is not None:
@@ -72,7 +78,7 @@ def render(
                 lines += [_block(block, out_dir), ""]
     if skipped:
         lines += ["## Skipped files", ""]
-        lines += [f"- `{p}`: {why}" for p, why in skipped]
+        lines += [f"- {md_code(p)}: {report_text(why)}" for p, why in skipped]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

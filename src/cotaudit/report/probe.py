@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from cotaudit.display.text import md_text
+from cotaudit.display.text import md_code, report_text
 from cotaudit.probing.metrics import ATTACHED, METRICS
 from cotaudit.probing.summaries import (
     EXACT_CURVE_KEYS,
@@ -150,9 +150,14 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     keys = summary_keys(probe, samples)
     sec.data.update(probe=probe, units=units, keys=keys)
     head = (
-        f"Probe `{probe}` over task `{settings.get('wrapped_task', run.task)}` "
-        f"(answer form {settings.get('answer_form', '?')}, k = {settings.get('k', '?')}"
-        + (f", replayed under `{settings['replay_under']}`" if settings.get("replay_under") else "")
+        f"Probe {md_code(probe)} over task {md_code(settings.get('wrapped_task', run.task))} "
+        f"(answer form {report_text(settings.get('answer_form', '?'))}, k = "
+        f"{report_text(settings.get('k', '?'))}"
+        + (
+            f", replayed under {md_code(settings['replay_under'])}"
+            if settings.get("replay_under")
+            else ""
+        )
         + f"): {len(samples)} samples, {len(set(units))} units."
     )
     sec.text(" ".join(t for t in (head, ran_text(run)) if t))
@@ -177,7 +182,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             *_condition_means(samples, key, condition_key, conditions),
         )
     table.note = (
-        f"[…]: 95% percentile bootstrap over {'`' + pair_key + '`' if pair_key else 'sample'} "
+        f"[…]: 95% percentile bootstrap over {md_code(pair_key) if pair_key else 'sample'} "
         f"units ({compare_ci.N_BOOT} resamples, seed {compare_ci.SEED}); NaN values (no final "
         "answer, no replay) left out. Definitions: docs/probe.md."
     )
@@ -200,10 +205,10 @@ def recorded_text(run: RunData) -> str:
         else "the model that wrote it"
     )
     return (
-        f"Recorded log {md_text(str(record.get('log')))} (task "
-        f"{md_text(str(record.get('log_task')))}), written by {md_text(writer)}, probed on "
-        f"{md_text(reader)} ({kind}); verified by the scorer "
-        f"{md_text(str((record.get('scorer') or {}).get('name')))}. Nothing was regenerated."
+        f"Recorded log {report_text(record.get('log'))} (task "
+        f"{report_text(record.get('log_task'))}), written by {report_text(writer)}, probed on "
+        f"{report_text(reader)} ({kind}); verified by the scorer "
+        f"{report_text((record.get('scorer') or {}).get('name'))}. Nothing was regenerated."
     )
 
 
@@ -247,7 +252,7 @@ def steps_section(
     )
     for sample_id, by_step in rows:
         table.add(
-            Cell(sample_id, md_text(sample_id)),
+            Cell(sample_id, report_text(sample_id)),
             *(Cell(by_step[j], fmt(by_step[j])) if j in by_step else "–" for j in range(width)),
         )
     means: list[Cell | str] = []

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cotaudit.display.text import md_code, report_text
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
 from cotaudit.report.data import MetricDef, RunData, ScoredSample, ScorerRun, check_metrics
@@ -268,9 +269,9 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         f"{int(_g(stats, 'all_versions/did/n')) if stats else 0} fixture versions of "
         f"{int(_g(stats, 'all_versions/did/n_scenarios')) if stats else 0} scenarios "
         f"({fmt(_g(stats, 'all_versions/did/n_units'), 0)} independent {unit}s) in the main "
-        f"family `{md.get('main_family')}`"
+        f"family {md_code(md.get('main_family'))}"
         + (
-            f"; control families: {', '.join(md.get('controls') or {})}"
+            f"; control families: {report_text(', '.join(md.get('controls') or {}))}"
             if md.get("controls")
             else ""
         )
@@ -601,9 +602,9 @@ def add_published_table(sec: Section, run: RunData, values: Mapping[str, float])
     table.note = (
         f'Published: "{PAPER.source}", the study\'s cell (shell commands, full outcome clause), '
         f"144 fixtures, models {', '.join(MODELS)}. {paper_line(run)} This run's model: "
-        f"{run.model}. A run on another model, corpus or number of scenarios is not expected to "
-        "reproduce them; the control family's published numbers come from the study's original "
-        "corpus (16 + 8 fixtures)."
+        f"{md_code(run.model)}. A run on another model, corpus or number of scenarios is not "
+        "expected to reproduce them; the control family's published numbers come from the "
+        "study's original corpus (16 + 8 fixtures)."
     )
     sec.table("published", table)
 

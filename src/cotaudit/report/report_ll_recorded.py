@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from cotaudit.display.text import md_text
+from cotaudit.display.text import report_text
 from cotaudit.report.data import RunData, check_metrics
 from cotaudit.report.headlines import headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section
@@ -79,7 +79,11 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     for pair, unit, scorings in records:
         d = differences(scorings)
         pairs.add(
-            Cell(pair, md_text(pair)), Cell(unit, md_text(unit)), d["d_h"], d["d_c"], d["did"]
+            Cell(pair, report_text(pair)),
+            Cell(unit, report_text(unit)),
+            d["d_h"],
+            d["d_c"],
+            d["did"],
         )
     sec.table("pairs", pairs)
     sec.data["did"] = t[f"{RECORDED_GROUP}/did/mean"]
@@ -97,7 +101,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
         t, g = s.recomputed, f"{RECORDED_GROUP}/did"
         label = s.run.label or s.run.model  # type: ignore[union-attr]
         table.add(
-            Cell(label, md_text(label)),
+            Cell(label, report_text(label)),
             Cell(t[f"{g}/mean"], _interval(t, "did")),
             t[f"{g}/p"],
             t[f"{g}/n_units"],

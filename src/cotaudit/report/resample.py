@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from cotaudit.display.text import md_text
+from cotaudit.display.text import report_text
 from cotaudit.probing.resample_record import METRICS, VALUE_KEYS, ResampleRecord
 from cotaudit.report.data import RunData, check_metrics
 from cotaudit.report.figures import signed_lines
@@ -123,7 +123,11 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     )
     top = Table("The most important sentences", ["abs RI", "condition", "sentence(s)"])
     for value, condition, chunk in ranked[:TOP_SENTENCES]:
-        top.add(value, Cell(condition, md_text(condition)), Cell(chunk.text, md_text(chunk.text)))
+        top.add(
+            value,
+            Cell(condition, report_text(condition)),
+            Cell(chunk.text, report_text(chunk.text)),
+        )
     sec.table("top_sentences", top)
     return sec
 

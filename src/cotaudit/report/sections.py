@@ -13,13 +13,15 @@ from cotaudit.studies.paper import PaperConfiguration
 
 @dataclass
 class FigureInfo:
-    """A written PNG: its size in pixels and, per panel, the labels of its data series."""
+    """A written PNG: its size in pixels and, per panel, the labels of its data series; or,
+    with ``failed`` set, a figure that could not be drawn (no image) and why."""
 
     path: Path
     width_px: int
     height_px: int
     panels: list[tuple[str, list[str]]]
     caption: str = ""
+    failed: str = ""
 
     @property
     def n_series(self) -> list[int]:
@@ -48,8 +50,11 @@ class Section:
         return table
 
     def figure(self, key: str, figure: FigureInfo | None) -> None:
+        """Add ``figure`` under ``key`` (a figure that could not be drawn is shown as such, and
+        is not among :attr:`figures`)."""
         if figure is not None:
-            self.figures[key] = figure
+            if not figure.failed:
+                self.figures[key] = figure
             self.blocks.append(figure)
 
 

@@ -16,6 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from cotaudit.cluster.scores import METRIC_NAME as CLUSTER_METRIC
+from cotaudit.display.text import report_text
 from cotaudit.probing.resample_record import METRICS as RESAMPLE_METRICS
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
@@ -503,7 +504,7 @@ def figure_2(
     run: RunData, picks: list[figures.CurvePair], primary: str, path: Path
 ) -> FigureInfo | None:
     """Figure 2: the c(t) curves of the three problems :func:`pick_curves` picks."""
-    rules = "; ".join(f"**{p.label}**: {p.rule}" for p in picks)
+    rules = "; ".join(f"{p.label}: {p.rule}" for p in picks)
     return figures.curve_pairs(
         picks,
         _theta(primary),
@@ -576,7 +577,7 @@ def exact_table(samples: Sequence[ScoredSample], both: bool) -> Table:
             cells += [float(np.mean(d)), float(np.mean(np.abs(d))), float(np.max(np.abs(d)))]
         for col, v in zip(columns, cells, strict=True):
             col.append(v)
-        t.add(Cell(f"{pair}-{cond}", pair), cond, count_cell(cells[0]), *cells[1:])
+        t.add(Cell(f"{pair}-{cond}", report_text(pair)), cond, count_cell(cells[0]), *cells[1:])
     if rows:
         t.add(
             Cell("all", f"mean over n = {len(rows)}"),
@@ -592,6 +593,7 @@ def exact_table(samples: Sequence[ScoredSample], both: bool) -> Table:
     return t
 
 
+@figures.drawn
 def figure_exact(
     run: RunData,
     samples: Sequence[ScoredSample],
@@ -641,9 +643,10 @@ def figure_exact(
     fig.suptitle(f"Exact curves c_exact(t) ({run.label or run.model})", fontsize=10)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    figures.literal_text(fig)
     fig.savefig(path, dpi=figures.DPI, format="png", metadata={"Software": None})
     w, h = fig.get_size_inches()
-    rules = "; ".join(f"**{p.label}**: {p.rule}" for p in picks)
+    rules = "; ".join(f"{p.label}: {p.rule}" for p in picks)
     caption = (
         "Exact curves. c_exact(t) of the honest and hinted responses of one problem each, "
         "against t/T (solid)"

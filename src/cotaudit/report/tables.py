@@ -6,11 +6,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from cotaudit.display.text import report_text
+
 DASH = "—"
 
 
 def fmt(v: Any, digits: int = 3) -> str:
-    """A cell: NaN/None as a dash, integers plainly, floats to ``digits`` decimals."""
+    """A cell: NaN/None as a dash, integers plainly, floats to ``digits`` decimals, anything
+    else as literal text (:func:`~cotaudit.display.text.report_text`: a sample id or condition
+    from a log is never markup)."""
     if v is None:
         return DASH
     if isinstance(v, bool):
@@ -27,7 +31,7 @@ def fmt(v: Any, digits: int = 3) -> str:
         if v != 0 and abs(v) < 0.5 * 10**-digits:  # would print as 0.000: keep 3 figures
             return f"{v:.3g}"
         return f"{v:.{digits}f}"
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    return report_text(v)
 
 
 def fmt_count(v: Any) -> str:
@@ -54,7 +58,9 @@ class Cell:
 
 @dataclass
 class Table:
-    """A titled table. ``rows`` hold :class:`Cell` s; ``values(row_label)`` gives raw values."""
+    """A titled table. ``rows`` hold :class:`Cell` s; ``values(row_label)`` gives raw values.
+    The title and the column names are text (they may carry a run's label or a condition's
+    name): :meth:`to_markdown` writes them literally; a cell's text is written as it is."""
 
     title: str
     columns: list[str]
@@ -82,11 +88,11 @@ class Table:
 
     def to_markdown(self) -> str:
         align = self.align or ["---"] + ["---:"] * (len(self.columns) - 1)
-        lines = [f"**{self.title}**", ""] if self.title else []
+        lines = [f"**{report_text(self.title)}**", ""] if self.title else []
         if not self.rows:
             lines.append("_(no rows)_")
         else:
-            lines.append("| " + " | ".join(self.columns) + " |")
+            lines.append("| " + " | ".join(report_text(c) for c in self.columns) + " |")
             lines.append("|" + "|".join(align) + "|")
             lines.extend("| " + " | ".join(c.text for c in r) + " |" for r in self.rows)
         if self.note:

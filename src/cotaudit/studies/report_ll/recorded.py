@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from cotaudit.params import InputError
+from cotaudit.params import InputError, read_utf8
 from cotaudit.scores import MetricSpec, MetricTable, SampleScoreLike, Table
 from cotaudit.studies.report_ll.record import REPORTS, TRANSCRIPTS
 from cotaudit.studies.report_ll.stats import (
@@ -133,7 +133,7 @@ def load_pairs(path: str | Path) -> list[tuple[int, RecordedPair]]:
         raise PairsFileError(f"{path}: no such pairs file")
     rows: list[tuple[int, RecordedPair]] = []
     seen: dict[str, int] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(read_utf8(path, PairsFileError).splitlines(), start=1):
         if not line.strip():
             continue
         try:
