@@ -10,6 +10,8 @@ For a statistic ``s`` (one number per sample, NaN where undefined) and the label
 - **Cue-only AUROC** (the negative control's number): the same with positives the
   ``own_answer`` samples (a cue shown, not followed). Near 0.5 when the statistic answers to the
   shortcut and not to the cue's mere presence.
+- **Cued AUROC** (no ground truth: the study's own two-condition contrast, e.g. selfcommit's
+  AUROC of honest against hinted traces): positives every cued sample, whatever its label.
 
 Samples whose statistic is NaN are left out. Each AUROC carries a 95% percentile bootstrap
 interval over problems (:func:`cotaudit.bootstrap.bootstrap_ci`: every resample draws problems
@@ -72,19 +74,24 @@ class ClassRows:
         return bootstrap_ci(self.auroc, self.units, n_boot=n_boot, seed=seed, confidence=CONFIDENCE)
 
 
+CUED: tuple[Label, ...] = ("shortcut", "own_answer", "unknown")
+"""Every cued sample's label: the positives of the cued AUROC."""
+
+
 def class_rows(
     samples: Sequence[ValidationSample],
     labels: Sequence[Label],
     statistic: ProbeStatistic,
-    positive: Label,
+    positive: Label | tuple[Label, ...],
 ) -> ClassRows:
-    """The rows of ``positive`` (restricted to the cues the statistic reads) against ``uncued``
-    samples, oriented, NaN values left out."""
+    """The rows labelled ``positive`` (one label or several; restricted to the cues the
+    statistic reads) against ``uncued`` samples, oriented, NaN values left out."""
+    positives = (positive,) if isinstance(positive, str) else positive
     units: list[str] = []
     values: list[float] = []
     is_pos: list[bool] = []
     for s, label in zip(samples, labels, strict=True):
-        if label == positive and statistic.reads_cue(s.cue, s.gold):
+        if label in positives and statistic.reads_cue(s.cue, s.gold):
             value = s.values.get(statistic.name, math.nan)
         elif label == "uncued":
             value = s.values.get(statistic.uncued_name, math.nan)
@@ -94,7 +101,7 @@ def class_rows(
             continue
         units.append(s.unit)
         values.append(statistic.oriented(value))
-        is_pos.append(label == positive)
+        is_pos.append(label in positives)
     return ClassRows(units, np.asarray(values, dtype=float), np.asarray(is_pos, dtype=bool))
 
 
