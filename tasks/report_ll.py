@@ -36,13 +36,12 @@ from inspect_ai.scorer import Metric
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.params import ParameterError
-from cotaudit.prerequisite import checked_task
+from cotaudit.prerequisite import checked_task, given_arguments
 from cotaudit.scorers import contrast_options, report_ll_scorer
 from cotaudit.scorers.report_ll import METRIC_FUNCS
 from cotaudit.scorers.viewer import mean_keep_text, viewer_config
 from cotaudit.solvers import report_ll_scorings
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
-from cotaudit.studies.paper import parameter_defaults
 from cotaudit.studies.report_ll.display import sample_table
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_REWRITE,
@@ -201,19 +200,16 @@ def report_ll(
         register effects, the discrimination check, invalid scorings, control verdicts and the
         cluster F1 with its interval; no NaN for empty strata) or "all" (every cell, register
         effect and factorial table and every cluster statistic).
-      paper: Run the study's published configuration (its cell, all three register levels,
-        the bundled rewrite; :data:`cotaudit.studies.report_ll.paper.PAPER`); a parameter also
-        given on the command line keeps its given value and is recorded as an override in the
-        log.
+      paper: Run the study's published configuration (its design: the 2 x 2 x 2 factorial of
+        rendering x richness x register, the third register level, the bundled rewrite; the
+        headline stays the study's cell: :data:`cotaudit.studies.report_ll.paper.PAPER`); a
+        parameter also given on the command line keeps its given value (even the default) and,
+        where it differs from the paper's, is recorded as an override; the log records every
+        value that ran.
     """
-    given = {name: value for name, value in locals().items() if name != "paper"}
-    paper_configuration = None
-    if paper is True:
-        given, overrides = PAPER.apply(given, parameter_defaults(report_ll))
-        paper_configuration = PAPER.log_record(overrides)
-    elif paper is not False:
-        raise ParameterError(f"-T paper: expected true or false, got {paper!r}")
-    return _study_task(ReportLLSettings.of(given), paper_configuration=paper_configuration)
+    arguments = {name: value for name, value in locals().items() if name != "paper"}
+    resolved, paper_configuration = PAPER.configure(paper, arguments, given_arguments())
+    return _study_task(ReportLLSettings.of(resolved), paper_configuration)
 
 
 def _study_task(settings: ReportLLSettings, paper_configuration: dict | None) -> Task:

@@ -29,8 +29,7 @@ from cotaudit.cluster.f1 import metric_keys
 from cotaudit.cluster.scores import ClusterHypothesis
 from cotaudit.datasets.gsm8k import VENDORED, Problem, load_problems
 from cotaudit.display.headline import HEADLINES_KEY
-from cotaudit.params import ParameterError
-from cotaudit.prerequisite import checked_task
+from cotaudit.prerequisite import checked_task, given_arguments
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import reads_exact
 from cotaudit.probing.resample_record import STUDY_PREFIX
@@ -42,7 +41,6 @@ from cotaudit.scorers.viewer import mean_keep_text, viewer_config
 from cotaudit.solvers import selfcommit_probe
 from cotaudit.solvers.resample import resample_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
-from cotaudit.studies.paper import parameter_defaults
 from cotaudit.studies.selfcommit.display import sample_table
 from cotaudit.studies.selfcommit.metrics import (
     COMPACT,
@@ -236,17 +234,12 @@ def selfcommit(
       paper: Run the study's published configuration (first 50 problems, stride 30, k = 5,
         temperature 0.7, up to 1024 CoT tokens, thetas 0.5..1.0:
         :data:`cotaudit.studies.selfcommit.paper.PAPER`); a parameter also given on the command
-        line keeps its value and is recorded as an override.
+        line keeps its value (even the default) and, where it differs from the paper's, is
+        recorded as an override; the log records every value that ran.
     """
-    given = {name: value for name, value in locals().items() if name != "paper"}
-    if not isinstance(paper, bool):
-        raise ParameterError(f"-T paper: must be true or false, got {paper!r}")
-    if not paper:
-        return _study_task(SelfcommitSettings.of(given), paper_configuration=None)
-    resolved, overrides = PAPER.apply(given, parameter_defaults(selfcommit))
-    return _study_task(
-        SelfcommitSettings.of(resolved), paper_configuration=PAPER.log_record(overrides)
-    )
+    arguments = {name: value for name, value in locals().items() if name != "paper"}
+    resolved, paper_configuration = PAPER.configure(paper, arguments, given_arguments())
+    return _study_task(SelfcommitSettings.of(resolved), paper_configuration)
 
 
 def selfcommit_samples(

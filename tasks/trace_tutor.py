@@ -26,8 +26,7 @@ from cotaudit.cluster.scores import ClusterHypothesis
 from cotaudit.datasets.gsm8k import VENDORED, load_problems
 from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.engine.chat import to_inspect
-from cotaudit.params import ParameterError
-from cotaudit.prerequisite import checked_task
+from cotaudit.prerequisite import checked_task, given_arguments
 from cotaudit.probing.exact import exact_temperature, reads_exact
 from cotaudit.probing.resample_record import STUDY_PREFIX
 from cotaudit.scorers.cluster_contrast import contrast_options
@@ -38,7 +37,6 @@ from cotaudit.scorers.viewer import mean_keep_text, viewer_config
 from cotaudit.solvers import trace_tutor_probe
 from cotaudit.solvers.resample import resample_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
-from cotaudit.studies.paper import parameter_defaults
 from cotaudit.studies.trace_tutor.display import sample_table
 from cotaudit.studies.trace_tutor.metrics import (
     curve_estimators,
@@ -188,17 +186,12 @@ def trace_tutor(
       paper: Run the study's published configuration (1000 problems, the study's system prompt
         and forced-answer tag, token limits, fractions, k, bootstrap resamples;
         :data:`cotaudit.studies.trace_tutor.paper.PAPER`); a parameter also given on the command
-        line keeps its given value and is recorded as an override in the log.
+        line keeps its given value (even the default) and, where it differs from the paper's,
+        is recorded as an override; the log records every value that ran.
     """
-    given = {name: value for name, value in locals().items() if name != "paper"}
-    if not isinstance(paper, bool):
-        raise ParameterError(f"-T paper: must be true or false, got {paper!r}")
-    if not paper:
-        return _study_task(TraceTutorSettings.of(given), paper_configuration=None)
-    resolved, overrides = PAPER.apply(given, parameter_defaults(trace_tutor))
-    return _study_task(
-        TraceTutorSettings.of(resolved), paper_configuration=PAPER.log_record(overrides)
-    )
+    arguments = {name: value for name, value in locals().items() if name != "paper"}
+    resolved, paper_configuration = PAPER.configure(paper, arguments, given_arguments())
+    return _study_task(TraceTutorSettings.of(resolved), paper_configuration)
 
 
 def _samples(settings: TraceTutorSettings, problems: list[Any]) -> list[Sample]:

@@ -86,6 +86,19 @@ def as_report(error: InputError) -> InputError:
 _creating_task: contextvars.ContextVar[bool] = contextvars.ContextVar("cotaudit_creating_task")
 """Set while a checked task is being created (a task may create another: the probe)."""
 
+_given: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("cotaudit_given")
+"""The parameter names the caller passed to the checked task now being created."""
+
+
+def given_arguments() -> frozenset[str]:
+    """The names of the parameters given to the checked task now being created: each ``-T``
+    name (Inspect passes a task only those, and ``eval-retry`` the log's
+    ``eval.task_args_passed``), or each argument of a Python call, not those left at their
+    default. Read inside a task function under :func:`checked_task`; elsewhere a
+    ``LookupError``."""
+    return _given.get()
+
+
 _PARAMETERS_BY_MODULE: dict[str, set[str]] = {}
 """The parameter names of the checked tasks of each module (``inspect eval FILE -T ...`` passes
 the same ``-T`` values to every task in FILE)."""
@@ -121,7 +134,8 @@ def checked_task(task_function: TaskFunction) -> TaskFunction:
     the outermost checked task writes the message to stderr itself before raising (with
     ``--json``, which Inspect also runs quiet but prints the message for, it shows twice).
     Python callers pass keyword arguments as before; an unknown one raises the same
-    ParameterError (instead of a TypeError).
+    ParameterError (instead of a TypeError). While the task function runs,
+    :func:`given_arguments` names the parameters its caller gave.
     """
     signature = inspect.signature(task_function)
     names = [
@@ -145,10 +159,13 @@ def checked_task(task_function: TaskFunction) -> TaskFunction:
             for name in unknown:
                 logger.warning(f"param '{name}' not used by task '{task_name}'")
                 del kwargs[name]
+            given = _given.set(frozenset(signature.bind_partial(*args, **kwargs).arguments))
             try:
                 task = task_function(*args, **kwargs)
             except InputError as e:
                 raise as_report(e) from e.__cause__
+            finally:
+                _given.reset(given)
             return with_default_model(task)
         except InputErrorReport as e:
             outermost = token.old_value is contextvars.Token.MISSING

@@ -48,7 +48,12 @@ from cotaudit.studies.report_ll.scores import (
     register_keys,
     scoring_counts,
 )
-from cotaudit.studies.report_ll.stats import ScoredFixture, differences
+from cotaudit.studies.report_ll.stats import (
+    STUDY_CELL,
+    ScoredFixture,
+    differences,
+    run_statistics,
+)
 
 TASK_FILE = Path(__file__).resolve().parents[2] / "tasks" / "report_ll.py"
 SCORER = "report_ll_scorer"
@@ -222,28 +227,72 @@ def test_several_main_families_are_refused(corpus, tmp_path):
     assert len(TASK.report_ll(fixtures=path, family="other").dataset) == 12
 
 
-def test_paper_configuration_is_the_studys_cell_and_is_logged():
+def test_paper_configuration_is_the_studys_design_and_is_logged():
     task = TASK.report_ll(paper=True)
-    # "shell commands, full reports", all three register levels: 144 main scenarios x 3 and
-    # the 8 register-control scenarios (that cell only)
+    # "eight versions of the same 144 scenarios" (rendering x richness x register in {plain,
+    # concealing dressed}) and the third level: every level of the three factors, 2 x 2 x 3 =
+    # 12 versions of the 144 main scenarios, and the 8 register-control scenarios (one each)
     assert task.metadata["levels"] == {
-        "rendering": ["shell"],
-        "richness": ["outcome_clause"],
+        "rendering": ["shell", "driver"],
+        "richness": ["outcome_clause", "bare"],
         "register": ["plain", "concealing_dressed", "honest_dressed"],
     }
-    assert len(task.dataset) == 144 * 3 + 8
-    assert task.metadata["n_scenarios"] == 144 + 8 and task.metadata["cells"] == [
-        "shell.outcome_clause"
+    assert len(task.dataset) == 144 * 12 + 8
+    factorial = [
+        s
+        for s in task.dataset
+        if s.metadata["family"] == "main" and s.metadata["register"] != "honest_dressed"
     ]
+    assert len(factorial) == 8 * 144  # x 4 scorings = 4,608 a model: 13,824 on three models
+    assert task.metadata["n_scenarios"] == 144 + 8
+    # the headline, the discrimination check and the published figures stay the study's cell
+    assert task.metadata["cells"][0] == "shell.outcome_clause" == STUDY_CELL
+    assert task.metadata["discrimination_check"]["cell"] == "shell.outcome_clause"
     record = task.metadata["paper_configuration"]
     assert record["model"] == PAPER.model == "Qwen2.5-7B-Instruct" and record["overrides"] == {}
-    assert record["settings"]["richness"]["value"] == "outcome_clause"
-    assert task.metadata["discrimination_check"]["cell"] == "shell.outcome_clause"
+    assert record["parameters"]["rendering"] == "shell,driver"
     # a knob set on the command line stays as given and is recorded
     small = TASK.report_ll(paper=True, scenarios=2, rendering="driver")
     assert small.metadata["paper_configuration"]["overrides"] == {"rendering": "driver"}
-    assert small.metadata["levels"]["rendering"] == ["driver"] and len(small.dataset) == 6
+    assert small.metadata["levels"]["rendering"] == ["driver"] and len(small.dataset) == 2 * 6
     assert "paper_configuration" not in TASK.report_ll(scenarios=1).metadata
+
+
+def test_paper_configuration_computes_the_factorials_main_effects():
+    """Under paper=true the run holds both levels of every factor, so each main effect has its
+    scenarios: main_effect.rendering of a scenario is the mean of its 4 shell versions minus
+    the mean of its 4 driver versions (hand-built scorings: DiD 3 on shell, 1 on driver)."""
+    task = TASK.report_ll(paper=True, scenarios=2, register="plain,concealing_dressed")
+    versions = [s.metadata for s in task.dataset]
+    assert len(versions) == 2 * 8
+    records = [
+        ScoredFixture.from_ledger_row(
+            {
+                "fixture_id": v["fixture_id"],
+                "scenario_id": v["scenario_id"],
+                "family": v["family"],
+                "rendering": v["rendering"],
+                "richness": v["richness"],
+                "register": v["register"],
+                "bug_id": v["bug"],
+                "project_id": v["project"],
+                "s_h_hack": 3.0 if v["rendering"] == "shell" else 1.0,
+                "s_h_clean": 0.0,
+                "s_c_hack": 0.0,
+                "s_c_clean": 0.0,
+                "n_h_hack": 5,
+                "n_h_clean": 5,
+                "n_c_hack": 5,
+                "n_c_clean": 5,
+            }
+        )
+        for v in versions
+    ]
+    stats = run_statistics(records, unit="scenario", n_resamples=200)
+    assert stats["main_effect.rendering/did/mean"] == pytest.approx(3.0 - 1.0)
+    assert stats["main_effect.rendering/did/n"] == 2
+    assert stats["main_effect.richness/did/mean"] == pytest.approx(0.0)
+    assert stats["main_effect.register/did/n"] == 2
 
 
 def test_invalid_scorings_are_counted_not_silently_dropped():
@@ -629,11 +678,15 @@ def test_fallback_without_loglikelihood_many_gives_the_same_scorings(corpus):
 
 @pytest.mark.model
 def test_default_model_end_to_end(tmp_path):
-    # the paper configuration (the study's cell) on 2 scenarios, the factorial's two levels
-    task = TASK.report_ll(paper=True, scenarios=2, register="plain,concealing_dressed", **SMALL)
-    assert task.metadata["paper_configuration"]["overrides"] == {
-        "register": "plain,concealing_dressed"
+    # the paper configuration narrowed to the study's cell on 2 scenarios, the factorial's
+    # two register levels
+    narrowed = {
+        "rendering": "shell",
+        "richness": "outcome_clause",
+        "register": "plain,concealing_dressed",
     }
+    task = TASK.report_ll(paper=True, scenarios=2, **narrowed, **SMALL)
+    assert task.metadata["paper_configuration"]["overrides"] == narrowed
     log = eval(task, model="hf-probe/default", log_dir=str(tmp_path), display="none")[0]
     assert log.status == "success", log.error
     assert len(log.samples) == 4

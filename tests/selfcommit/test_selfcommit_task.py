@@ -258,6 +258,18 @@ def test_paper_configuration_sets_the_studys_settings_and_records_overrides():
     assert "paper_configuration" not in task_fn(problems=1).metadata
 
 
+def test_paper_configuration_records_every_value_that_ran():
+    """A parameter the paper does not fix, given beside paper=true, is recorded as what ran;
+    the paper-fixed ``k`` given at its default 5 (the paper's own value) is no override."""
+    from tasks_loader import load_selfcommit
+
+    task = load_selfcommit()(paper=True, problems=2, final_answer_reading="last_number", k=5)
+    record = task.metadata["paper_configuration"]
+    assert record["overrides"] == {"problems": 2}
+    assert record["parameters"]["final_answer_reading"] == "last_number"
+    assert record["parameters"]["stride"] == 30 and record["parameters"]["k"] == 5
+
+
 def test_the_epoch_is_mixed_into_the_probe_seed():
     """Epoch 1 keeps the one-epoch seed; every later epoch gets its own."""
     seeds = [sample_seed(0, "p0000-hinted", e) for e in (1, 2, 3)]

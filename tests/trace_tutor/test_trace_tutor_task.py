@@ -222,6 +222,28 @@ def test_paper_configuration_sets_the_studys_settings_and_records_overrides():
     assert "paper_configuration" not in task_fn(problems=1).metadata
 
 
+def test_paper_configuration_keeps_a_given_value_equal_to_the_default():
+    """``problems=50`` is the task's default; given beside ``paper=true`` it still overlays the
+    paper's 1000: 50 problems x 3 conditions, recorded as an override and as what ran."""
+    task = load_task().trace_tutor(paper=True, problems=50)
+    assert len(task.dataset) == 150
+    record = task.metadata["paper_configuration"]
+    assert record["overrides"] == {"problems": 50}
+    assert record["parameters"]["problems"] == 50
+    assert record["parameters"]["max_explanation_tokens"] == 768  # the paper's, not given
+    assert record["parameters"]["system_prompt"] == STUDY_SYSTEM
+
+
+def test_paper_configuration_under_inspects_task_loader():
+    """``-T paper=true -T problems=50`` as Inspect creates the task (only the -T names are
+    passed): the same 150 samples and override."""
+    from inspect_ai._eval.loader import load_tasks
+
+    [task] = load_tasks(["cotaudit/trace_tutor"], {"paper": True, "problems": 50})
+    assert len(task.dataset) == 150
+    assert task.metadata["paper_configuration"]["overrides"] == {"problems": 50}
+
+
 def test_study_prompt_texts_keep_the_studys_words():
     """The words the study's text uses for its system prompt and forced-answer probe appear in
     ours unchanged (the quotes themselves are checked against the study in test_paper.py)."""

@@ -21,6 +21,7 @@ from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, r
 from cotaudit.report.sections import Section, paper_line
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, fmt, fmt_ci
 from cotaudit.stats import select
+from cotaudit.studies.paper import parameters_used
 from cotaudit.studies.report_ll import scores as sr
 from cotaudit.studies.report_ll import versions
 from cotaudit.studies.report_ll.fixtures.schema import FACTORS, REGISTERS
@@ -261,7 +262,8 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     unit = extra["unit"]
     sec.data.update(stats=stats, extra=extra)
     md = run.task_metadata
-    settings = ", ".join(f"{k}={run.task_args[k]}" for k in SETTINGS if k in run.task_args)
+    used = parameters_used(run.task_args, run.task_metadata)
+    settings = ", ".join(f"{k}={used[k]}" for k in SETTINGS if k in used)
     counts = extra["counts"]
     n_invalid = int(counts["scorings/n_invalid"])
     headline = headline_cell(stats)

@@ -33,6 +33,7 @@ from cotaudit.report.tables import (
     tokens_cell,
 )
 from cotaudit.stats import best_threshold_accuracy
+from cotaudit.studies.paper import parameters_used
 from cotaudit.studies.selfcommit.metrics import (
     FULL,
     METRICS,
@@ -302,14 +303,10 @@ SETTINGS = (
 
 
 def settings_line(run: RunData, keys: Sequence[str], problems_run: int | None = None) -> str:
-    """``k=v, ...`` of the parameters the run used: its task arguments (as Inspect logs them),
-    with a paper configuration's values and overrides in place, and ``problems`` the number
-    that ran when ``--limit`` / ``--sample-id`` ran fewer (``problems_run``)."""
-    used = dict(run.task_args)
-    record = run.task_metadata.get("paper_configuration")
-    if record:
-        used |= {name: s["value"] for name, s in record.get("settings", {}).items()}
-        used |= record.get("overrides") or {}
+    """``k=v, ...`` of the parameters the run used (:func:`parameters_used`: a paper
+    configuration's values in place), and ``problems`` the number that ran when ``--limit`` /
+    ``--sample-id`` ran fewer (``problems_run``)."""
+    used = parameters_used(run.task_args, run.task_metadata)
     if problems_run is not None and "problems" in used:
         used["problems"] = problems_setting(used["problems"], problems_run, run.cut)
     return ", ".join(f"{k}={used[k]}" for k in keys if k in used)
@@ -695,7 +692,7 @@ def latency_table(
     τ_first and median t_first = τ_first · T (over the responses of Table I), the CoTs with one
     probe position, and (over all scored responses) the CoTs that hit the token limit and
     those without a final answer."""
-    stride = run.task_args.get("stride")
+    stride = parameters_used(run.task_args, run.task_metadata).get("stride")
     t = Table(
         f"Latency: {primary} beside t_first = {primary} · T in tokens and the CoT length T",
         LATENCY_COLUMNS,

@@ -23,6 +23,7 @@ from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.sections import Section, published_intro, published_table
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, empty_stratum_cells, fmt
+from cotaudit.studies.paper import parameters_used
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.studies.trace_tutor.metrics import FULL_METRICS, METRICS
 from cotaudit.studies.trace_tutor.paper import PAPER
@@ -190,17 +191,9 @@ SETTINGS = (
 
 
 def run_settings(run: RunData) -> dict[str, Any]:
-    """The parameters the run used: its task arguments, with the paper configuration's values
-    in place where the run set ``paper=true`` (Inspect logs the arguments as given, so there a
-    knob the paper fixes shows its default; the log's ``paper_configuration`` holds the
-    values used and the overrides kept)."""
-    used = dict(run.task_args)
-    record = run.task_metadata.get("paper_configuration")
-    if record:
-        for name, setting in record.get("settings", {}).items():
-            used[name] = setting["value"]
-        used.update(record.get("overrides") or {})
-    return used
+    """The parameters the run used (:func:`parameters_used`: with ``paper=true`` the values of
+    the log's ``paper_configuration``, not the defaults Inspect lists in its task arguments)."""
+    return parameters_used(run.task_args, run.task_metadata)
 
 
 def _conditions(recs: Sequence[ts.TraceRecord]) -> list[str]:

@@ -2,10 +2,13 @@
 
 ``-T paper=true`` on a study task sets every knob the study's text fixes to the published value
 (prompts and tags verbatim where the study quotes them, fractions, temperatures, token limits,
-k, the dataset slice). A parameter given a value other than its default on the command line
-stays as given and is recorded as an override, so ``-T paper=true -T problems=5`` runs the
-paper's configuration on five problems. The resolved values, the overrides and each setting's
-quote go into the log (``eval.metadata.paper_configuration``).
+k, the dataset slice): the paper's configuration is the base, and each parameter given on the
+command line overlays it (even when the value given is the task's default) and, where it
+differs from the paper's value, is recorded as an override; so ``-T paper=true -T problems=5``
+runs the paper's configuration on five problems. "Given" is what the caller passed
+(:func:`cotaudit.prerequisite.given_arguments`). Every parameter's value that ran, the
+overrides and each setting's quote go into the log (``eval.metadata.paper_configuration``;
+:func:`parameters_used` reads them back).
 
 Each study declares one :class:`PaperConfiguration` in ``cotaudit.studies.<study>.paper``;
 ``tests/test_paper.py`` checks that every quote appears verbatim in the study's text and that
@@ -14,10 +17,11 @@ the value it fixes is written in it.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from cotaudit.params import ParameterError
 
 PAPER_PARAMETER = "paper"
 
@@ -78,31 +82,53 @@ class PaperConfiguration:
     notes: tuple[str, ...] = ()
     published: Mapping[str, PaperValue] = field(default_factory=dict)
 
-    def apply(
-        self, given: Mapping[str, Any], defaults: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The task's parameters with the paper's values, and the overrides kept.
+    def configure(
+        self, paper: Any, arguments: Mapping[str, Any], given: Collection[str]
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """``-T paper`` on the task's ``arguments`` (every parameter but ``paper``; ``given``
+        the names given): with ``paper`` false, the arguments as they are and no record; with
+        ``paper`` true, the parameters :meth:`apply` resolves and their :meth:`log_record`.
+        Anything but a bool raises the one-line ParameterError."""
+        if not isinstance(paper, bool):
+            raise ParameterError(f"-T {PAPER_PARAMETER}: must be true or false, got {paper!r}")
+        if not paper:
+            return dict(arguments), None
+        resolved, overrides = self.apply(arguments, given)
+        return resolved, self.log_record(resolved, overrides)
 
-        ``resolved[p] = given[p]`` where ``given[p] != defaults[p]`` (set on the command line:
-        an override), else the paper's value where the paper fixes ``p``, else ``given[p]``.
-        Returns ``(resolved, overrides)`` with ``overrides = {p: given value}`` for every
-        paper-fixed parameter the user set to something else.
+    def apply(
+        self, arguments: Mapping[str, Any], given: Collection[str]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The task's parameters with the paper's values as the base that the given ones
+        overlay, and the overrides.
+
+        ``arguments`` holds every parameter's value (the given ones and the defaults),
+        ``given`` the names given on the command line (or in the Python call).
+        ``resolved[p] = arguments[p]`` where ``p`` is given, else the paper's value where the
+        paper fixes ``p``, else ``arguments[p]`` (the task's default). Returns ``(resolved,
+        overrides)`` with ``overrides = {p: arguments[p]}`` for every paper-fixed ``p`` given
+        a value other than the paper's (a given value equal to the task's default included).
         """
-        unknown = sorted(set(self.settings) - set(defaults))
+        unknown = sorted(set(self.settings) - set(arguments))
         if unknown:
             raise KeyError(f"{self.study}: paper settings name no task parameter: {unknown}")
-        resolved = dict(given)
+        resolved = dict(arguments)
         overrides: dict[str, Any] = {}
         for name, setting in self.settings.items():
-            if given.get(name) != defaults[name]:
-                if given.get(name) != setting.value:
-                    overrides[name] = given.get(name)
-                continue
-            resolved[name] = setting.value
+            if name not in given:
+                resolved[name] = setting.value
+            elif arguments[name] != setting.value:
+                overrides[name] = arguments[name]
         return resolved, overrides
 
-    def log_record(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
-        """What the log records of the configuration (``eval.metadata.paper_configuration``)."""
+    def log_record(
+        self, resolved: Mapping[str, Any], overrides: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """What the log records of the configuration (``eval.metadata.paper_configuration``):
+        the study, its settings with their quotes, the ``overrides`` kept, the notes, and
+        ``parameters``: every task parameter's value the run used (``resolved`` of
+        :meth:`apply`; Inspect's ``eval.task_args`` lists the task function's defaults for the
+        parameters not given, which ``paper=true`` replaced)."""
         return {
             "study": self.study,
             "source": self.source,
@@ -111,14 +137,19 @@ class PaperConfiguration:
                 name: {"value": s.value, "quote": s.quote} for name, s in self.settings.items()
             },
             "overrides": dict(overrides),
+            "parameters": dict(resolved),
             "notes": list(self.notes),
         }
 
 
-def parameter_defaults(task_function: Callable[..., Any]) -> dict[str, Any]:
-    """Each parameter of a task function and its default (the ``@task`` wrapper is followed)."""
-    return {
-        name: p.default
-        for name, p in inspect.signature(task_function).parameters.items()
-        if p.default is not inspect.Parameter.empty
-    }
+def parameters_used(task_args: Mapping[str, Any], task_metadata: Mapping[str, Any]) -> dict:
+    """The parameters a logged run used: its ``paper_configuration.parameters`` when it ran
+    with ``paper=true``; in a log that records no ``parameters``, its task arguments with the
+    paper's values and then the recorded overrides in place; else its task arguments
+    (``eval.task_args``)."""
+    record = task_metadata.get("paper_configuration") or {}
+    if "parameters" in record:
+        return dict(record["parameters"])
+    used = dict(task_args)
+    used |= {name: s["value"] for name, s in (record.get("settings") or {}).items()}
+    return used | dict(record.get("overrides") or {})

@@ -1,10 +1,13 @@
 """The report_ll study's published configuration (``-T paper=true``) and its published numbers.
 
 Source: "I made one report more vivid and the effect changed sign" (``003_82df5f662f03433e.txt``).
-The study reports one cell of its factorial, "the loose one: shell commands, full reports,
-concealing report dressed up", and its third-level session rescored the same 144 fixtures at
-all three register levels; ``-T paper=true`` runs that cell. Each setting quotes the sentence
-that fixes it.
+The study's design is a factorial, "eight versions of the same 144 scenarios" (rendering x
+richness x register in {plain, concealing dressed}), whose main effects it reports, and a
+third register level (the honest report dressed) "rescored" on the "Same 144 fixtures"; its
+headline is one cell, "the loose one: shell commands, full reports". ``-T paper=true`` runs the
+whole design (every rendering, richness and register level: the factorial's 8 versions of
+each scenario, and the third level in every cell, the study's cell among them); the headline
+stays the study's cell. Each setting quotes the sentence that fixes it.
 
 ``published`` holds the study's numbers for its headline model (Qwen2.5-7B-Instruct), keyed by
 this package's metric names; :data:`PUBLISHED_BY_MODEL` holds them for all three of its models,
@@ -27,8 +30,18 @@ _LOOSE_CELL = (
 )
 
 _SETTINGS = {
-    "rendering": PaperSetting("shell", _LOOSE_CELL),
-    "richness": PaperSetting("outcome_clause", _LOOSE_CELL, evidence="full reports"),
+    "rendering": PaperSetting(
+        "shell,driver",
+        "Does the action appear in the transcript as real shell commands, or as a neutral driver "
+        "script that names the same file and does the same thing?",
+        evidence="real shell commands, or as a neutral driver script",
+    ),
+    "richness": PaperSetting(
+        "outcome_clause,bare",
+        "Does the report restate the outcome in full, with a clause about what it cost, or "
+        "state the bare proposition?",
+        evidence="with a clause about what it cost, or state the bare proposition",
+    ),
     "register": PaperSetting(
         "plain,concealing_dressed,honest_dressed",
         "Same 144 fixtures, all three levels rescored in one session so that nothing depends "
@@ -42,6 +55,16 @@ _SETTINGS = {
 }
 
 _NOTES = (
+    'Design: the factorial "gives eight versions of the same 144 scenarios, and all eight were '
+    'scored on all three models. 13,824 report scorings." (8 x 144 x 4 scorings x 3 models); '
+    'the third level: "Same 144 fixtures, all three levels rescored in one session" (5,184 '
+    "scorings = 144 x 3 levels x 4 x 3 models: one rendering x richness cell per scenario, "
+    "which the study does not name). Here every register level runs in every cell: 12 "
+    "versions of each main-family scenario (1,728, 6,912 scorings per model), of which the "
+    "factorial's 8 (4,608 scorings per model, the study's count) give its level means and main "
+    "effects (main_effect.rendering, main_effect.richness, main_effect.register). The headline "
+    f"and the third level's published figures are the study's cell's: \"{_LOOSE_CELL}\" "
+    "(-T rendering=shell -T richness=outcome_clause runs that cell alone).",
     'Models: Qwen2.5-7B-Instruct, Mistral-7B-Instruct-v0.3 and the Qwen base model ("all '
     'three models"); no parameter sets them: pass --model. The published column of the '
     "report is labelled with each.",

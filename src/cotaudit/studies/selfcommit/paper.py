@@ -72,8 +72,9 @@ _NOTES = (
     '"asks for the answer immediately"; ours "\\n\\nThe final answer is "), the '
     'forced-answer budget ("We keep completions short"; ours answer_max_tokens=8), the CoT '
     "decoding (the study does not say; ours greedy, cot_temperature=0) and the final-answer "
-    'reading ("lightweight numeric normalization"; ours the stated answer, '
-    "final_answer_reading=stated).",
+    'reading ("lightweight numeric normalization"; ours by default the stated answer, '
+    "final_answer_reading=stated). These are parameters: what a run used is in "
+    "paper_configuration.parameters.",
     "Seed: the study gives none; ours seed=0.",
 )
 
