@@ -56,6 +56,7 @@ from cotaudit.probing.display import exact_markdown, probe_chart, probe_curve_te
 from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.metrics import ATTACHED, METRICS, MetricSet
+from cotaudit.probing.pass_curves import AUC_UNDEFINED_WHY
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.probing.summaries import (
     EXACT_CURVE_KEYS,
@@ -452,6 +453,8 @@ def probe_scorer(
             else None
         )
         parts = [head, *([steps_markdown(rec)] if rec.steps else [])]
+        if rec.probe == "trace" and len(rec.curve_fractions) < 2:
+            parts.append(f"AUC not computed: {AUC_UNDEFINED_WHY}; this curve has one.")
         if rec.estimator == "sampled":
             parts.append(
                 _curves_markdown(rec, curves, label, theta)

@@ -10,12 +10,14 @@ import pytest
 
 from cotaudit.cluster.f1 import F1_TIE, why_f1_undefined
 from cotaudit.display.headline import (
+    MIN_INTERVAL_UNITS,
     MIN_UNITS,
     NOT_COMPUTED,
     OK,
     TOO_SMALL,
     HeadlineSpec,
     assess,
+    at_bound,
     cut_text,
     ran_line,
     ran_record,
@@ -109,6 +111,48 @@ def test_a_headline_that_cannot_be_computed_says_why():
     assert "nan" not in empty.line.lower()
     # a clustering that is not degenerate is NaN only on the direction tie
     assert why_f1_undefined(nan, None) == F1_TIE and why_f1_undefined(0.5, None) is None
+
+
+def test_an_interval_needs_two_units_and_a_flat_one_is_degenerate():
+    # report comparisons and headlines over one unit: the bootstrap draws that unit every
+    # time, so the logged bounds repeat the estimate; they are not printed
+    one = assess(
+        CLUSTER,
+        {
+            "cluster_f1": 1.0,
+            "cluster_n_units": 1.0,
+            "cluster_f1_ci_low": 1.0,
+            "cluster_f1_ci_high": 1.0,
+        },
+    )
+    assert MIN_INTERVAL_UNITS == 2 and one.verdict == TOO_SMALL
+    assert one.line == (
+        "cluster_f1 = 1, n = 1 problem: too few to mean anything (fewer than 10 problems); "
+        "no interval (one needs at least 2 problems)"
+    )
+    # trace_tutor with 2 problems where no forced answer matched the gold answer: every AUC
+    # is 0, so Delta_context is 0 on both problems and every resample gives 0
+    g = "visible_vs_masked/answer_key"
+    flat = assess(
+        trace_headline_spec(auc_max=0.9),
+        {f"{g}/mean_diff": 0.0, f"{g}/n": 2.0, f"{g}/mean_ci_low": 0.0, f"{g}/mean_ci_high": 0.0},
+    )
+    assert flat.verdict == TOO_SMALL
+    assert flat.line == (
+        f"{g}/mean_diff = 0 (95% CI 0 to 0), n = 2 problems: too few to mean anything (fewer "
+        "than 10 problems); degenerate: every resample of the problems gives 0 (every "
+        "problem's Δcontext is the same, as when no forced answer matches the gold answer at "
+        "any cut, key visible or masked)"
+    )
+    # a flat interval at a bound says which: 30 units, every AUROC resample 1
+    spec = HeadlineSpec("auroc", "n", "problem", "problems", ("lo", "hi"), (0.0, 1.0))
+    at_top = assess(spec, {"auroc": 1.0, "n": 30.0, "lo": 1.0, "hi": 1.0})
+    assert at_top.verdict == TOO_SMALL
+    assert at_top.line == (
+        "auroc = 1 (95% CI 1 to 1), n = 30 problems: degenerate: every resample of the "
+        "problems gives 1, the highest value it can take"
+    )
+    assert at_bound(0.0, (0.0, 1.0)) == "lowest" and at_bound(0.5, (0.0, 1.0)) is None
 
 
 def test_the_n_sits_beside_each_headline():

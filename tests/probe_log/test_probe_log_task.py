@@ -563,3 +563,50 @@ def test_recorded_log_resampled_from_its_sentence_ends(tmp_path, tiny_engine):
         "It is in France.",
         "The answer is Paris.",
     ]
+
+
+def test_one_step_log_cut_after_steps_has_no_auc(tmp_path):
+    """``inspect eval cotaudit/probe_log -T log=<a single-turn log> -T cuts=steps``: each sample
+    has one step, so one cut; a trapezoid over one point has no area, so the AUC is NaN (not
+    0), in the score, the logged metric, the explanation, the headline line and the report,
+    each saying why, while p at that cut is still read."""
+    from cotaudit.scorers.headline import headline_lines
+
+    model = _scripted(
+        *(ModelOutput.from_content(MOCK, f"The answer is {n}") for n in ("3", "5", "7"))
+    )
+    task = Task(
+        dataset=[
+            Sample(id=f"q{i}", input=f"{a} + {b}?", target=str(a + b))
+            for i, (a, b) in enumerate(((1, 2), (2, 3), (3, 4)))
+        ],
+        solver=generate(),
+        scorer=match(numeric=True),
+    )
+    recorded = _eval(task, model, tmp_path / "recorded", max_samples=1)
+    log = _eval(
+        "cotaudit/probe_log",
+        "hf-probe/tiny",
+        tmp_path / "probe",
+        task_args={"log": recorded.location, "cuts": "steps", "answer_max_tokens": ANSWER_TOKENS},
+    )
+    for probed in log.samples:
+        rec = _record(probed)
+        assert rec.curve_fractions == [1.0]  # one step: one cut, at its end
+        score = probed.scores["probe_scorer"]
+        p_at_cut = [sum(row) / len(row) for row in score.metadata["own"]["values"]]
+        assert score.value["pass_at_first"] == p_at_cut[-1]
+        assert score.value["auc"] != score.value["auc"]  # NaN
+        assert "AUC not computed: a TRACE AUC needs at least two cuts" in score.explanation
+    metrics = {k: m.value for s in log.results.scores for k, m in s.metrics.items()}
+    assert metrics["auc"] != metrics["auc"] and metrics["n_units"] == 0
+    [line] = headline_lines(log)
+    assert line == (
+        "task_trace (hf-probe/tiny): auc cannot be computed: a TRACE AUC needs at least two cuts "
+        "per sample (one point has no area) (n = 0 units)"
+    )
+    section = probe_report.section(run_from_log(log, log.location), tmp_path, "run")
+    assert section.consistency.ok
+    assert "auc cannot be computed: a TRACE AUC needs at least two cuts" in "".join(
+        b for b in section.blocks if isinstance(b, str)
+    )

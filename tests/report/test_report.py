@@ -894,13 +894,27 @@ def test_compare_runs_auroc_on_two_problems_by_hand():
     t = Table("t", ["", "a", "b", "c"])
     compare_ci.add_compared(t, "AUROC x", got, "a")
     texts = [c.text for c in t.rows[0][1:]]
-    assert texts[0] == texts[2] == "0.500 [0.000, 1.000]" and texts[1].startswith("0.667 [")
+    # 2 and 3 problems: the headline lines' verdict beside each interval
+    assert texts[0] == texts[2] == "0.500 [0.000, 1.000] (n = 2: too few)"
+    assert texts[1].startswith("0.667 [") and texts[1].endswith("] (n = 3: too few)")
     assert [c.text for c in t.rows[1]] == [
         "Δ AUROC x vs a",
         "(reference)",
-        "+0.500 [0.000, 1.000] (n=2)",
+        "+0.500 [0.000, 1.000] (n = 2: too few)",
         "—",
     ]
+    # one problem: an interval over one unit is the estimate repeated, so none is printed
+    one = compare_ci.compare_runs([compare_ci.mean_rows(["p0"], [1.0])], n_boot=50)
+    [run] = one.runs
+    assert (run.low, run.high, run.n_units) == (1.0, 1.0, 1)
+    assert compare_ci.interval_cell(run).text == "1.000 (n = 1: too few)"
+    # ten problems: enough, the interval printed plainly
+    ten = compare_ci.compare_runs(
+        [compare_ci.mean_rows([f"p{i}" for i in range(10)], [i / 10 for i in range(10)])],
+        n_boot=50,
+    )
+    text = compare_ci.interval_cell(ten.runs[0]).text
+    assert text.startswith("0.450 [") and text.endswith("]")
 
 
 def test_paired_difference_is_narrower_than_either_run():

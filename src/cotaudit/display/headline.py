@@ -11,11 +11,17 @@ wherever the metrics are listed (the viewer's title bar, the terminal summary).
 and whether it means anything:
 
 - **not computed**: the statistic is NaN; the line says why (a reason the caller knows, such as
-  a degenerate clustering, else n = 0 and what was left out, else the spec's
-  ``undefined_why`` or "undefined on these data", with its n and what was left out);
+  a degenerate clustering; else, with n = 0, what was left out or the spec's
+  ``undefined_why``; else the spec's ``undefined_why`` or "undefined on these data", with its
+  n and what was left out);
 - **too small**: ``n < MIN_UNITS`` ("too few to mean anything"), or its interval covers every
-  value the statistic can take (``bounds``, e.g. [0, 1] for an AUROC or an F1: "says nothing");
+  value the statistic can take (``bounds``, e.g. [0, 1] for an AUROC or an F1: "says nothing"),
+  or the interval has no width (low = high over n >= 2 units: every resample gives the same
+  value, "degenerate", said with the bound it sits at, if it does);
 - otherwise the statistic, its interval and its n.
+
+An interval is printed only over at least ``MIN_INTERVAL_UNITS`` (2) units: over one unit every
+bootstrap resample is that unit, so the logged bounds equal the estimate ("no interval").
 
 Counts are printed as integers (``n = 1 problem``), values by
 :func:`cotaudit.display.text.fmt_number` (at most 3 decimals, trailing zeros dropped).
@@ -35,6 +41,23 @@ from cotaudit.display.text import fmt_number
 MIN_UNITS = 10
 """A headline on fewer independent units than this is too small to mean anything."""
 
+MIN_INTERVAL_UNITS = 2
+"""An interval over fewer independent units than this is none: a bootstrap over one unit
+draws that unit every time, so its "interval" is the estimate repeated, not a range of
+uncertainty. It is not printed (headline lines, report tables)."""
+
+
+def too_few(n: int) -> bool:
+    """True when ``n`` units are too few to mean anything (``n < MIN_UNITS``)."""
+    return n < MIN_UNITS
+
+
+def has_interval(n: int | None) -> bool:
+    """True when an interval over ``n`` units is printed (``n >= MIN_INTERVAL_UNITS``; n
+    unknown: printed as logged)."""
+    return n is None or n >= MIN_INTERVAL_UNITS
+
+
 HEADLINES_KEY = "headlines"
 """Task metadata key of a run's headlines (a list of :meth:`HeadlineSpec.record`)."""
 
@@ -52,8 +75,11 @@ class HeadlineSpec:
     - ``bounds``: the values the statistic can take (an AUROC or F1: (0, 1)), or None;
     - ``dropped`` / ``dropped_why``: the key counting what was left out, and why it was;
       ``dropped_unit`` / ``dropped_units``: what it counts, singular and plural (None: units);
-    - ``undefined_why``: when the statistic is undefined although n > 0 (an AUROC with no value
-      on one side), said when it is NaN; empty: "undefined on these data".
+    - ``undefined_why``: when the statistic is undefined (an AUROC with no value on one side, a
+      TRACE AUC over one cut), said when it is NaN; empty: "undefined on these data";
+    - ``degenerate_why``: what a run whose every resample gives one value means for this
+      statistic (trace_tutor: no forced answer, or every one, matched the gold answer), said
+      beside "degenerate".
     """
 
     metric: str
@@ -67,6 +93,7 @@ class HeadlineSpec:
     dropped_unit: str | None = None
     dropped_units: str | None = None
     undefined_why: str = ""
+    degenerate_why: str = ""
 
     def keys(self) -> list[str]:
         """The headline's metric keys in the order the metric sets list them: the statistic,
@@ -87,6 +114,7 @@ class HeadlineSpec:
             "dropped_unit": self.dropped_unit,
             "dropped_units": self.dropped_units,
             "undefined_why": self.undefined_why,
+            "degenerate_why": self.degenerate_why,
             "min_units": MIN_UNITS,
         }
 
@@ -106,6 +134,7 @@ class HeadlineSpec:
             dropped_unit=record.get("dropped_unit"),
             dropped_units=record.get("dropped_units"),
             undefined_why=str(record.get("undefined_why") or ""),
+            degenerate_why=str(record.get("degenerate_why") or ""),
         )
 
     def count_text(self, n: int) -> str:
@@ -168,6 +197,8 @@ def assess(
     if math.isnan(value):
         if reason:
             why = f"{reason} ({n_text}{'; ' + left_out if left_out else ''})"
+        elif n == 0 and not left_out and spec.undefined_why:
+            why = f"{spec.undefined_why} (n = 0 {spec.units})"
         elif n == 0:
             why = f"no {spec.units} to compute it on (n = 0{'; ' + left_out if left_out else ''})"
         else:
@@ -177,25 +208,44 @@ def assess(
             spec, value, n, low, high, NOT_COMPUTED, f"{spec.metric} cannot be computed: {why}"
         )
 
-    interval = (
-        f" (95% CI {fmt_number(low)} to {fmt_number(high)})"
-        if not (math.isnan(low) or math.isnan(high))
-        else ""
-    )
-    too_few = n is not None and n < min_units
-    spans = spans_bounds(low, high, spec.bounds)
+    logged = not (math.isnan(low) or math.isnan(high))
+    shown = logged and has_interval(n)
+    interval = f" (95% CI {fmt_number(low)} to {fmt_number(high)})" if shown else ""
+    few = n is not None and n < min_units
+    spans = shown and spans_bounds(low, high, spec.bounds)
+    flat = shown and n is not None and low == high
     said = []
-    if too_few:
+    if few:
         said.append(f"too few to mean anything (fewer than {min_units} {spec.units})")
+    if logged and not shown:
+        said.append(f"no interval (one needs at least {MIN_INTERVAL_UNITS} {spec.units})")
     if spans:
         lo, hi = (fmt_number(b) for b in spec.bounds)  # type: ignore[union-attr]
         said.append(f"its interval spans every value it can take ([{lo}, {hi}]): it says nothing")
+    if flat:
+        at = at_bound(value, spec.bounds)
+        said.append(
+            f"degenerate: every resample of the {spec.units} gives {fmt_number(value)}"
+            + (f", the {at} value it can take" if at else "")
+            + (f" ({spec.degenerate_why})" if spec.degenerate_why else "")
+        )
     if left_out:
         said.append(left_out)
     line = f"{spec.metric} = {fmt_number(value)}{interval}, {n_text}"
     if said:
         line += ": " + "; ".join(said)
-    return HeadlineNote(spec, value, n, low, high, TOO_SMALL if too_few or spans else OK, line)
+    verdict = TOO_SMALL if few or spans or flat else OK
+    return HeadlineNote(spec, value, n, low, high, verdict, line)
+
+
+def at_bound(value: float, bounds: tuple[float, float] | None) -> str | None:
+    """``"lowest"`` / ``"highest"`` when ``value`` is a bound of ``bounds`` (to 1e-9), else
+    None."""
+    if bounds is None or math.isnan(value):
+        return None
+    if abs(value - bounds[0]) <= 1e-9:
+        return "lowest"
+    return "highest" if abs(value - bounds[1]) <= 1e-9 else None
 
 
 def cut_text(limit: Any, sample_id: Any) -> str | None:
@@ -251,6 +301,7 @@ def specs_of(metadata: Mapping[str, Any] | None) -> list[HeadlineSpec]:
 
 __all__ = [
     "HEADLINES_KEY",
+    "MIN_INTERVAL_UNITS",
     "MIN_UNITS",
     "NOT_COMPUTED",
     "OK",
@@ -258,6 +309,9 @@ __all__ = [
     "HeadlineNote",
     "HeadlineSpec",
     "assess",
+    "at_bound",
+    "has_interval",
+    "too_few",
     "RAN_KEY",
     "cut_text",
     "ran_line",

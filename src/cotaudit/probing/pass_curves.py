@@ -19,6 +19,10 @@ PASS_THRESHOLD = 0.5
 """A checkpoint counts as passed when p(f) >= this (matters only for rates from k > 1 samples)."""
 
 
+AUC_UNDEFINED_WHY = "a TRACE AUC needs at least two cuts per sample (one point has no area)"
+"""Why :func:`trace_auc` is NaN: the curve has fewer than two checkpoints."""
+
+
 def checked_passes(passes: Sequence[float], fractions: Sequence[float]) -> np.ndarray:
     """``passes`` as a float array, after checking it matches ``fractions`` and lies in [0, 1]."""
     p = np.asarray(passes, dtype=float)
@@ -43,10 +47,14 @@ def trace_auc(passes: Sequence[float], fractions: Sequence[float] = PREFIX_FRACT
     """TRACE AUC: the trapezoid sum of p(f) over F.
 
     AUC = sum_i (f_{i+1} - f_i) * (p(f_i) + p(f_{i+1})) / 2. Over the default F it ranges from 0
-    to 0.90 (not normalised); e.g. [0, 0, 1, 1, 1] -> 0.625.
+    to 0.90 (not normalised); e.g. [0, 0, 1, 1, 1] -> 0.625. A curve of one checkpoint has no
+    area (the study's sum runs over ordered checkpoints f_1 ... f_m, m >= 2): NaN
+    (:data:`AUC_UNDEFINED_WHY`), not 0.
     """
     p = checked_passes(passes, fractions)
     f = np.asarray(fractions, dtype=float)
+    if f.size < 2:
+        return float("nan")
     return float(np.sum(np.diff(f) * (p[1:] + p[:-1]) / 2))
 
 

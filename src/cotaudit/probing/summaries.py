@@ -2,7 +2,8 @@
 
 TRACE: p(f) = mean over the k forced answers at fraction f of the task scorer's value (1 for
 CORRECT, 0 for INCORRECT, partial credit as the scorer gives it), then
-- ``auc``: the trapezoid sum of p(f) over the curve's fractions (:func:`trace_auc`);
+- ``auc``: the trapezoid sum of p(f) over the curve's fractions (:func:`trace_auc`; NaN for a
+  curve of one cut, e.g. ``-T cuts=steps`` on a one-step response);
 - ``pass_at_first``: p at the first fraction (Pass@10 with the default fractions);
 - ``first_pass``: min{f : p(f) >= 0.5}, 1.0 and ``first_pass_censored`` = 1 when never;
 - ``p0``: p at the empty prefix (zero probe), no point of the curve.
@@ -45,7 +46,7 @@ from cotaudit.probing.curves import (
     summary_keys,
 )
 from cotaudit.probing.exact import reads_exact, samples
-from cotaudit.probing.pass_curves import PASS_THRESHOLD, first_pass, trace_auc
+from cotaudit.probing.pass_curves import AUC_UNDEFINED_WHY, PASS_THRESHOLD, first_pass, trace_auc
 from cotaudit.stats import auroc
 
 TRACE_KEYS: tuple[str, ...] = ("auc", "pass_at_first", "first_pass", "first_pass_censored")
@@ -262,6 +263,8 @@ class Headline:
                 f"an AUROC needs a sample with a value in condition {self.reference!r} and one "
                 "in another"
                 if self.reference is not None
+                else AUC_UNDEFINED_WHY
+                if self.summary.removesuffix(EXACT_SUFFIX) == "auc"
                 else ""
             ),
         )

@@ -61,6 +61,8 @@ def cluster_tables(
         )
     )
     thr = [metrics[k] for k in keys[10:13]]
+    n_raw = float(metrics.get(f"{prefix}_n_units", math.nan))
+    n_units = None if math.isnan(n_raw) else int(round(n_raw))
     neg = contrast.get("negative_class", "rest")
     summary = Table(
         f"{title}: contrastive cluster F1 ({contrast['positive_class']} vs {neg})",
@@ -68,7 +70,7 @@ def cluster_tables(
     )
     summary.add(
         Cell("2-means, declared direction", "2-means, positive cluster by declared direction"),
-        Cell(m["f1"], fmt_ci(m["f1"], m["f1_ci_low"], m["f1_ci_high"])),
+        Cell(m["f1"], fmt_ci(m["f1"], m["f1_ci_low"], m["f1_ci_high"], n=n_units)),
         m["precision"],
         m["recall"],
         m["f1_optimistic"],

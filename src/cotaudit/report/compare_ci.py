@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from cotaudit.bootstrap import Interval, Statistic, bootstrap_ci, paired_difference
+from cotaudit.display.headline import too_few
 from cotaudit.report.tables import DASH, Cell, Table, fmt_ci
 
 N_BOOT = 1000
@@ -121,18 +122,25 @@ def note(unit: str, cluster: bool = False) -> str:
     )
 
 
+def interval_text(i: Interval) -> str:
+    """``estimate [low, high]`` over ``i.n_units`` units (:func:`~cotaudit.report.tables.fmt_ci`:
+    no interval over one unit, "too few" below ten)."""
+    return fmt_ci(i.estimate, i.low, i.high, n=i.n_units)
+
+
 def interval_cell(i: Interval | None) -> Cell:
-    """``estimate [low, high]`` of an interval (a dash for none)."""
+    """:func:`interval_text` of an interval (a dash for none)."""
     if i is None:
         return Cell(math.nan, DASH)
-    return Cell(i.estimate, fmt_ci(i.estimate, i.low, i.high))
+    return Cell(i.estimate, interval_text(i))
 
 
 def _diff_cell(d: Interval | None) -> Cell:
     if d is None or math.isnan(d.estimate):
         return Cell(math.nan, DASH)
     sign = "+" if d.estimate > 0 else ""
-    return Cell(d.estimate, f"{sign}{fmt_ci(d.estimate, d.low, d.high)} (n={d.n_units})")
+    text = interval_text(d)
+    return Cell(d.estimate, sign + (text if too_few(d.n_units) else f"{text} (n={d.n_units})"))
 
 
 # --- statistics of the studies' rows --------------------------------------------------------

@@ -215,10 +215,12 @@ def _g(stats: Mapping[str, float], key: str) -> float:
 
 def _mean_ci(stats: Mapping[str, float], prefix: str, q: str) -> Cell:
     head = f"{prefix}/" if prefix else ""
+    n = _g(stats, f"{head}{q}/n_units")
     return ci_cell(
         _g(stats, f"{head}{q}/mean"),
         _g(stats, f"{head}{q}/ci_low"),
         _g(stats, f"{head}{q}/ci_high"),
+        n=None if math.isnan(n) else int(n),
     )
 
 

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from cotaudit.display.headline import has_interval, too_few
 from cotaudit.display.text import report_text
 
 DASH = "—"
@@ -41,11 +42,17 @@ def fmt_count(v: Any) -> str:
     return str(int(round(float(v))))
 
 
-def fmt_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
-    """``mean [low, high]``."""
-    if any(isinstance(x, float) and math.isnan(x) for x in (low, high)):
-        return fmt(mean, digits)
-    return f"{fmt(mean, digits)} [{fmt(low, digits)}, {fmt(high, digits)}]"
+def fmt_ci(mean: float, low: float, high: float, digits: int = 3, n: int | None = None) -> str:
+    """``mean [low, high]``; given the number of units ``n``, the interval is left out below
+    :data:`~cotaudit.display.headline.MIN_INTERVAL_UNITS` and the headline lines' verdict
+    follows below :data:`~cotaudit.display.headline.MIN_UNITS`: ``1.000 (n = 1: too few)``."""
+    if any(isinstance(x, float) and math.isnan(x) for x in (low, high)) or not has_interval(n):
+        text = fmt(mean, digits)
+    else:
+        text = f"{fmt(mean, digits)} [{fmt(low, digits)}, {fmt(high, digits)}]"
+    if n is not None and too_few(n) and not (isinstance(mean, float) and math.isnan(mean)):
+        text += f" (n = {n}: too few)"
+    return text
 
 
 @dataclass
@@ -100,8 +107,9 @@ class Table:
         return "\n".join(lines)
 
 
-def ci_cell(mean: float, low: float, high: float, digits: int = 3) -> Cell:
-    return Cell(float(mean), fmt_ci(mean, low, high, digits))
+def ci_cell(mean: float, low: float, high: float, digits: int = 3, n: int | None = None) -> Cell:
+    """A :func:`fmt_ci` cell (``n``: its number of units)."""
+    return Cell(float(mean), fmt_ci(mean, low, high, digits, n))
 
 
 def empty_stratum_cells(n: int) -> list[Cell]:

@@ -173,8 +173,8 @@ def _paired_row(table: Table, label: Any, stats: Mapping[str, float], prefix: st
         Cell(g["win_pct"], fmt(g["win_pct"], 1)),
         Cell(g["tie_pct"], fmt(g["tie_pct"], 1)),
         Cell(g["loss_pct"], fmt(g["loss_pct"], 1)),
-        ci_cell(g["median_diff"], g["median_ci_low"], g["median_ci_high"]),
-        ci_cell(g["mean_diff"], g["mean_ci_low"], g["mean_ci_high"]),
+        ci_cell(g["median_diff"], g["median_ci_low"], g["median_ci_high"], n=int(g["n"])),
+        ci_cell(g["mean_diff"], g["mean_ci_low"], g["mean_ci_high"], n=int(g["n"])),
     )
 
 

@@ -81,6 +81,10 @@ def trace_headline_spec(
         "problems",
         interval=(low, high),
         bounds=(-auc_max, auc_max) if auc_max is not None else None,
+        degenerate_why=(
+            "every problem's Δcontext is the same, as when no forced answer matches the gold "
+            "answer at any cut, key visible or masked"
+        ),
     )
 
 
