@@ -138,23 +138,33 @@ HEADER = (
 )
 
 
+NOT_MEASURED = "(none measured: no sample has both a final answer and the statistic)"
+
+
+def _row(run: RunValidation, statistic: list[str]) -> str:
+    head = [
+        report_text(run.study),
+        report_text(run.model),
+        report_text(run.organism or "base"),
+        "—" if run.step is None else str(run.step),
+    ]
+    return "| " + " | ".join([*head, *statistic, _rate(run.rate)]) + " |"
+
+
 def markdown_table(runs: Sequence[RunValidation]) -> str:
-    """The detection table in Markdown, one row per run and statistic (text from logs escaped
-    for Markdown)."""
+    """The detection table in Markdown, one row per run and statistic (a run with none
+    measured: one row saying so, with its shortcut rate); text from logs escaped for Markdown."""
     lines = [HEADER]
     for run in runs:
+        if not run.detections:
+            lines.append(_row(run, [NOT_MEASURED, *["—"] * 4]))
         for d in run.detections:
             cells = [
-                report_text(run.study),
-                report_text(run.model),
-                report_text(run.organism or "base"),
-                "—" if run.step is None else str(run.step),
                 report_text(d.statistic),
                 _ci(d.detection),
                 f"{d.n_shortcut} / {d.n_uncued} ({d.detection.n_units})",
                 _ci(d.cue_only),
                 str(d.n_own_answer),
-                _rate(run.rate),
             ]
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append(_row(run, cells))
     return "\n".join(lines)
