@@ -70,7 +70,7 @@ def drawn(draw: Callable[P, R]) -> Callable[P, R]:
         try:
             return draw(*args, **kwargs)
         except Exception as e:  # the figure alone is lost; the section goes on
-            path = inspect.signature(draw).bind(*args, **kwargs).arguments.get("path")
+            path = inspect.signature(draw).bind_partial(*args, **kwargs).arguments.get("path")
             return cast(R, FigureInfo(Path(str(path)), 0, 0, [], failed=error_line(e)))
 
     return run
