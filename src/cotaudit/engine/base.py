@@ -141,8 +141,8 @@ class AnswerScoreRequest:
     ``token_sets[set]``. ``prune_below`` (an optimisation an engine may take): a branch from the
     root whose first token has probability below it at every prefix may be left unscored (its
     first token's log-probability is still read; its deeper nodes read -inf and their reads 0),
-    so a sum over the tree loses less than ``prune_below`` per pruned branch and stays a lower
-    bound."""
+    and so may a node whose path has probability below it at one prefix, at that prefix; a sum
+    over the tree loses less than ``prune_below`` per pruned branch and stays a lower bound."""
 
     messages: Sequence[Message]
     cot_token_ids: Sequence[int]

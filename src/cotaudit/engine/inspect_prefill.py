@@ -15,17 +15,22 @@ log-probabilities of the continuation's tokens are the last entries. A provider 
 none fails with :class:`EngineCapabilityError`.
 
 ``score_answers`` (exact answer scores) reads the next-token distribution at the request's
-temperature after every answer-tree node that has children or reads: completions requests with
-the token-id prompt ``render(prompt) ++ cot[:t] ++ tag ++ path(node)``, ``max_tokens=1``,
-``temperature=T`` and ``logprob_token_ids`` (vLLM: the log-probabilities of the listed ids,
-at most :data:`MAX_TOKEN_IDS` a request, so a node's ids are split over several requests). A server
+temperature after every answer-tree node that has children or reads, depth by depth: the nodes
+of one depth, at every cut where their path is at least ``prune_below`` likely, go in one
+completions call per id list, each a list of token-id prompts ``render(prompt) ++ cot[:t] ++
+tag ++ path(node)`` with ``max_tokens=1``, ``temperature=T`` and ``logprob_token_ids`` (vLLM:
+the log-probabilities of the listed ids, at most :data:`MAX_TOKEN_IDS` a request). A server
 started with ``--logprobs-mode processed_logprobs`` returns log_softmax(z / T), the
 distribution the token is sampled from (its default, raw log-probabilities, is log_softmax(z)
 whatever T: a request at T != 1 on such a server fails with :class:`EngineCapabilityError`).
 The ids asked for are the children's tokens and, per read set, the set itself or, when smaller,
-its complement over the vocabulary (mass = 1 - the complement's). These are sampling requests,
-not ``prompt_logprobs`` ones, so the server's prefix cache serves the shared prompt + CoT (vLLM
-skips the cache for a request with ``prompt_logprobs``).
+its complement over the vocabulary (mass = 1 - the complement's). A set too large for one
+request is read by its mass: one id a of it (the anchor) is read as above and again with
+``allowed_token_ids`` = the set, which renormalises q over the set (vLLM's processed
+log-probabilities come after that mask), so mass(set) = q(a) / q(a | set). These are sampling
+requests, not ``prompt_logprobs`` ones, so the server's prefix cache serves the shared prompt +
+CoT (vLLM skips the cache for a request with ``prompt_logprobs``). :attr:`requests` counts the
+calls and prompts sent.
 
 Two provider behaviours are adjusted on the model's API object when the engine is built (see
 :func:`keep_turns_as_written` and :func:`fail_fast_on_dead_server`): the turns reach the server
@@ -53,7 +58,8 @@ import json
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model
@@ -62,6 +68,7 @@ from cotaudit.engine.base import (
     SCORING_BACKENDS,
     AnswerScoreRequest,
     AnswerScores,
+    AnswerTree,
     EngineCapabilityError,
     Generation,
     LoglikResult,
@@ -77,6 +84,16 @@ logger = logging.getLogger(__name__)
 
 MAX_TOKEN_IDS = 128
 """The most ``logprob_token_ids`` one vLLM request may list (``MAX_LOGPROB_TOKEN_IDS``)."""
+
+
+@dataclass
+class ServerRequests:
+    """What the engine has sent to its server's completions endpoint: ``calls`` (HTTP
+    requests) and the token-id ``prompts`` they carried (a call with a list of n prompts is n
+    requests in the server's scheduler, each prefilling what its prefix cache lacks)."""
+
+    calls: int = 0
+    prompts: int = 0
 
 
 ROUTING_HEADER = "X-Session-ID"
@@ -221,6 +238,7 @@ class InspectPrefillEngine:
         self.tokenizer = tokenizer
         self._vocabulary: Vocabulary | None = None
         self._processed_logprobs: bool | None = None
+        self.requests = ServerRequests()
         api = getattr(model, "api", None)  # None: a stand-in model in a unit test
         if api is not None:
             keep_turns_as_written(api)
@@ -326,6 +344,9 @@ class InspectPrefillEngine:
         header; a dead server gets its own error."""
         api = self.model.api
         name = api.service_model_name() if hasattr(api, "service_model_name") else api.model_name
+        prompt = params["prompt"]
+        self.requests.calls += 1
+        self.requests.prompts += len(prompt) if prompt and isinstance(prompt[0], list) else 1
         try:
             return await client.completions.create(
                 model=name, extra_headers=routing_headers(), **params
@@ -336,54 +357,12 @@ class InspectPrefillEngine:
                 raise dead from e
             raise
 
-    async def _next_token_logprobs(
-        self, client: Any, ids: list[int], token_ids: Sequence[int], temperature: float
-    ) -> dict[int, float]:
-        """log q(v) for each v in ``token_ids`` (at most :data:`MAX_TOKEN_IDS`), q the
-        server's next-token distribution after ``ids`` at ``temperature``."""
-        try:
-            out = await self._create_completion(
-                client,
-                prompt=ids,
-                max_tokens=1,
-                temperature=temperature,
-                logprobs=len(token_ids),
-                extra_body={
-                    "logprob_token_ids": list(token_ids),
-                    "return_tokens_as_token_ids": True,
-                },
-            )
-        except Exception as e:  # noqa: BLE001 - name what the exact scores need
-            if getattr(e, "status_code", None) == 400:
-                raise EngineCapabilityError(
-                    f"{self.model} refused a log-probability request ({e}); the exact estimator "
-                    "over vllm/ needs vLLM >= 0.32 (logprob_token_ids) started with "
-                    "--logprobs-mode processed_logprobs (scripts/vllm_cpu_server.py)"
-                ) from e
-            raise
-        top = (
-            out.choices[0].logprobs.top_logprobs
-            if out.choices and out.choices[0].logprobs
-            else None
-        )
-        got = {
-            int(k.removeprefix("token_id:")): float(v) for k, v in (top[0] if top else {}).items()
-        }
-        missing = set(token_ids) - set(got)
-        if missing:
-            raise EngineCapabilityError(
-                f"{self.model} returned no log-probabilities for token ids {sorted(missing)[:5]}: "
-                "the exact estimator needs a vLLM server (logprob_token_ids)"
-            )
-        return got
-
     async def _check_processed_logprobs(self, client: Any, ids: list[int]) -> None:
         """Fail unless the server's log-probabilities are at the request's temperature: the same
         token's value at T = 1 and T = 1/2 differs only then (raw log-probabilities ignore T)."""
         if self._processed_logprobs is None:
-            probe = [0]
-            one = await self._next_token_logprobs(client, ids, probe, 1.0)
-            half = await self._next_token_logprobs(client, ids, probe, 0.5)
+            [one] = await self._next_token_logprobs(client, [ids], [0], 1.0)
+            [half] = await self._next_token_logprobs(client, [ids], [0], 0.5)
             self._processed_logprobs = abs(one[0] - half[0]) > 1e-6
         if not self._processed_logprobs:
             raise EngineCapabilityError(
@@ -421,12 +400,16 @@ class InspectPrefillEngine:
 
     async def score_answers(self, request: AnswerScoreRequest) -> list[AnswerScores]:
         """The tree's scores after each prefix from the server's next-token log-probabilities
-        at the request's temperature (see the module docstring); all requests concurrent.
+        at the request's temperature (see the module docstring), read level by level.
 
         At node n (-1: right after the tag), with q = softmax(z / T) there: a child token's
         log-probability is log q[token]; a read (n, S) is sum over v in S of q[v], or
         1 - sum over v not in S of q[v] when the complement (over the tokenizer's ids) is
-        the smaller set."""
+        the smaller set. Node n is read at cut t only where P(path to n | prefix_t) >=
+        ``request.prune_below`` (the root always): a node left unread reads -inf below it and
+        its reads 0, so p loses less than ``prune_below`` per unread node. The nodes of one
+        depth, at every cut where they are read, go to the server in one completions call
+        (:meth:`_read_level`); depths follow one another, each needing its parents' values."""
         if not request.positions:
             return []
         client = await self._completions_client()
@@ -448,37 +431,128 @@ class InspectPrefillEngine:
             (True, sorted(vocab - s)) if 2 * len(s) > len(vocab) else (False, sorted(s))
             for s in request.token_sets
         ]
-        needs: dict[int, set[int]] = {}
-        for tok, parent in zip(tree.tokens, tree.parents, strict=True):
-            needs.setdefault(parent, set()).add(tok)
-        for node, s in request.reads:
-            needs.setdefault(node, set()).update(asked[s][1])
-        plan = {node: sorted(ids) for node, ids in needs.items()}
+        plan = _node_plan(tree, request.reads, asked, MAX_TOKEN_IDS)
+        floor = math.log(request.prune_below) if request.prune_below > 0 else -math.inf
+        children: dict[int, list[int]] = {}
+        for child, parent in enumerate(tree.parents):
+            children.setdefault(parent, []).append(child)
+        cot = list(request.cot_token_ids)
+        cuts = {t: prompt_ids + cot[:t] + tag_ids for t in request.positions}
+        logq: dict[int, dict[int, dict[int, float]]] = {t: {} for t in cuts}
+        # (t, node, set) -> log q(anchor) with the next token restricted to the set's ids
+        masked: dict[tuple[int, int, int], float] = {}
+        path_lp: dict[int, dict[int, float]] = {t: {-1: 0.0} for t in cuts}
+        for level in _levels(tree, plan):
+            calls = []
+            jobs: list[tuple[int, list[int], int | None]] = []  # node, cuts, set read by mass
+            for n in level:
+                at = [t for t in cuts if n == -1 or path_lp[t].get(n, -math.inf) >= floor]
+                prompts = [cuts[t] + tree.path(n) for t in at]
+                ids, big = plan[n]
+                for i in range(0, len(ids), MAX_TOKEN_IDS):
+                    chunk = ids[i : i + MAX_TOKEN_IDS]
+                    calls.append(self._next_token_logprobs(client, prompts, chunk, temperature))
+                    jobs.append((n, at, None))
+                for read_set in big:
+                    members = asked[read_set][1]
+                    calls.append(
+                        self._next_token_logprobs(
+                            client, prompts, members[:1], temperature, allowed=members
+                        )
+                    )
+                    jobs.append((n, at, read_set))
+            for (n, at, by_mass), found in zip(jobs, await asyncio.gather(*calls), strict=True):
+                for t, got in zip(at, found, strict=True):
+                    if by_mass is None:
+                        logq[t].setdefault(n, {}).update(got)
+                    else:
+                        masked[(t, n, by_mass)] = got[asked[by_mass][1][0]]
+            for n in level:
+                for t in cuts:
+                    if n in logq[t]:
+                        for child in children.get(n, ()):
+                            path_lp[t][child] = path_lp[t][n] + logq[t][n][tree.tokens[child]]
 
-        async def at(t: int, node: int) -> dict[int, float]:
-            ids = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids + tree.path(node)
-            wanted = plan[node]
-            chunks = [wanted[i : i + MAX_TOKEN_IDS] for i in range(0, len(wanted), MAX_TOKEN_IDS)]
-            found: dict[int, float] = {}
-            for got in await asyncio.gather(
-                *(self._next_token_logprobs(client, ids, c, temperature) for c in chunks)
-            ):
-                found.update(got)
-            return found
-
-        async def one(t: int) -> AnswerScores:
-            found = await asyncio.gather(*(at(t, node) for node in plan))
-            logq = dict(zip(plan, found, strict=True))
-            pairs = zip(tree.tokens, tree.parents, strict=True)
-            node_lp = [logq[parent][tok] for tok, parent in pairs]
+        def scores(t: int) -> AnswerScores:
+            read = logq[t]
+            node_lp = [
+                read[parent][tok] if parent in read else -math.inf
+                for tok, parent in zip(tree.tokens, tree.parents, strict=True)
+            ]
             masses = []
             for node, s in request.reads:
                 complemented, ids = asked[s]
-                mass = math.fsum(math.exp(logq[node][v]) for v in ids)
-                masses.append(max(0.0, 1.0 - mass) if complemented else mass)
+                if node not in read:
+                    masses.append(0.0)
+                    continue
+                if (t, node, s) in masked:  # q(anchor) / q(anchor | next in the set)
+                    mass = math.exp(read[node][ids[0]] - masked[(t, node, s)])
+                else:
+                    mass = math.fsum(math.exp(read[node][v]) for v in ids)
+                masses.append(min(1.0, max(0.0, 1.0 - mass if complemented else mass)))
             return AnswerScores(node_lp, masses)
 
-        return list(await asyncio.gather(*(one(t) for t in request.positions)))
+        return [scores(t) for t in request.positions]
+
+    async def _next_token_logprobs(
+        self,
+        client: Any,
+        prompts: list[list[int]],
+        wanted: list[int],
+        temperature: float,
+        allowed: Sequence[int] | None = None,
+    ) -> list[dict[int, float]]:
+        """log q(v) for each v in ``wanted`` (at most :data:`MAX_TOKEN_IDS`) after each prompt,
+        q the server's next-token distribution at ``temperature``, restricted to ``allowed``
+        and renormalised over it when given (``allowed_token_ids``: the server's processed
+        log-probabilities are taken after that mask): one completions call that carries every
+        prompt, with ``wanted`` as its ``logprob_token_ids``. (The whole vocabulary,
+        ``logprobs=-1``, would read any set in one request, but its answer took 3.6-4.0 s
+        against 0.15 s for 13 ids on the CPU server: the server writes 49,152 values.)"""
+        if not prompts:
+            return []
+        body: dict[str, Any] = {"logprob_token_ids": wanted, "return_tokens_as_token_ids": True}
+        if allowed is not None:
+            body["allowed_token_ids"] = list(allowed)
+        try:
+            out = await self._create_completion(
+                client,
+                prompt=prompts,
+                max_tokens=1,
+                temperature=temperature,
+                logprobs=len(wanted),
+                extra_body=body,
+            )
+        except Exception as e:  # noqa: BLE001 - name what the exact scores need
+            if getattr(e, "status_code", None) == 400:
+                raise EngineCapabilityError(
+                    f"{self.model} refused a log-probability request ({e}); the exact estimator "
+                    "over vllm/ needs vLLM >= 0.32 (logprob_token_ids) started with "
+                    "--max-logprobs -1 --logprobs-mode processed_logprobs "
+                    "(scripts/vllm_cpu_server.py)"
+                ) from e
+            raise
+        choices = sorted(out.choices, key=lambda c: c.index)
+        if len(choices) != len(prompts):
+            raise RuntimeError(
+                f"{self.model} answered {len(choices)} choices for {len(prompts)} prompts"
+            )
+        found = []
+        for choice in choices:
+            top = choice.logprobs.top_logprobs if choice.logprobs else None
+            got = {
+                int(k.removeprefix("token_id:")): float(v)
+                for k, v in (top[0] if top else {}).items()
+            }
+            missing = set(wanted) - set(got)
+            if missing:
+                raise EngineCapabilityError(
+                    f"{self.model} returned no log-probabilities for token ids "
+                    f"{sorted(missing)[:5]}: the exact estimator needs a vLLM server "
+                    "(logprob_token_ids)"
+                )
+            found.append(got)
+        return found
 
     async def loglikelihood(self, context: Sequence[Message], continuation: str) -> LoglikResult:
         """log p(continuation | context) from the provider's prompt log-probabilities.
@@ -533,3 +607,42 @@ class InspectPrefillEngine:
             # the tokenizer's own token strings, as the HF and MLX engines record them
             tokens=self.tokenizer.convert_ids_to_tokens(full_ids[-n_cont:]),
         )
+
+
+def _node_plan(
+    tree: AnswerTree,
+    reads: Sequence[tuple[int, int]],
+    asked: Sequence[tuple[bool, list[int]]],
+    most: int,
+) -> dict[int, tuple[list[int], list[int]]]:
+    """Per node with children or reads (-1: the root): (the token ids to read after it, the
+    read sets to take by mass). The ids are its children's tokens and, per read, the ids the
+    read asks for (``asked[set]``) when they all fit in ``most``; otherwise each read whose
+    ids do not fit is taken by mass: only its first id (its anchor) is read, and again with
+    the next token restricted to the read's ids."""
+    kids: dict[int, set[int]] = {}
+    for tok, parent in zip(tree.tokens, tree.parents, strict=True):
+        kids.setdefault(parent, set()).add(tok)
+    own: dict[int, list[int]] = {}
+    for node, s in reads:
+        own.setdefault(node, []).append(s)
+    plan: dict[int, tuple[list[int], list[int]]] = {}
+    for node in kids.keys() | own.keys():
+        ids = set(kids.get(node, set()))
+        sets = sorted(set(own.get(node, [])))
+        if len(ids.union(*(asked[s][1] for s in sets))) <= most:
+            plan[node] = (sorted(ids.union(*(asked[s][1] for s in sets))), [])
+            continue
+        small = [s for s in sets if len(asked[s][1]) <= most // 4]
+        big = [s for s in sets if s not in small]
+        ids = ids.union(*(asked[s][1] for s in small), *(asked[s][1][:1] for s in big))
+        plan[node] = (sorted(ids), big)
+    return plan
+
+
+def _levels(tree: AnswerTree, nodes: Iterable[int]) -> list[list[int]]:
+    """``nodes`` grouped by depth, the root's level first."""
+    by_depth: dict[int, list[int]] = {}
+    for node in nodes:
+        by_depth.setdefault(tree.depth(node), []).append(node)
+    return [by_depth[d] for d in sorted(by_depth)]
