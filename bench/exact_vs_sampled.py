@@ -77,10 +77,12 @@ def main() -> None:
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--model", default="default", help="default, tiny, a hub id or folder")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or mps")
     args = parser.parse_args()
 
     torch.set_num_threads(max(torch.get_num_threads(), 1))
-    engine = _load_engine(resolve_model_path("default"), "float32", "cpu")
+    engine = _load_engine(resolve_model_path(args.model), "float32", args.device)
     classes = token_classes(engine.vocabulary())
     tag = SELFCOMMIT_FORCED_ANSWER_TAG
     rows = []
