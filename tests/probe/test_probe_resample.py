@@ -166,7 +166,11 @@ def test_think_block_cuts_and_gold_reference_tiny(tmp_path):
         for text, answer in zip(row, answers, strict=True):
             if "</think>" not in text:
                 assert answer is None  # still thinking: no final answer
-    assert record.resampled == [sum(a == "18" for a in row) / 3 for row in record.answers]
+    # r: the share of the continuations stating an answer that state 18 (0 when none does)
+    stated = [[a for a in row if a is not None] for row in record.answers]
+    assert record.resampled == [
+        sum(a == "18" for a in row) / len(row) if row else 0.0 for row in stated
+    ]
     assert [c.text for c in record.chunks] == [
         b[len(a) :] for a, b in zip(draws.prefix_texts, draws.prefix_texts[1:], strict=False)
     ]

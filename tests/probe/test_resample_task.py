@@ -14,6 +14,12 @@ from cotaudit.probing.resample_record import ResampleRecord
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def stated_share(answers, reference):
+    """The share of the stated answers equal to ``reference`` (0 when none is stated)."""
+    stated = [a for a in answers if a is not None]
+    return sum(a == reference for a in stated) / len(stated) if stated else 0.0
+
+
 @pytest.mark.model
 def test_greedy_resampling_reproduces_the_cot(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
@@ -45,11 +51,11 @@ def test_greedy_resampling_reproduces_the_cot(tmp_path, monkeypatch):
     # greedy continuations are the CoT's own rest: every one reaches the CoT's answer
     assert record.answers == [[record.reference] * 2 for _ in record.cuts]
     assert record.resampled == [1.0] * len(record.cuts)
-    assert all(c.resampling == 0.0 and c.resampling_kl == 0.0 for c in record.chunks)
-    # the forced curve is the share of its own stored answers
-    assert record.forced == [
-        sum(a == record.reference for a in row) / len(row) for row in record.forced_answers
-    ]
+    *inner, last = record.chunks
+    assert all(c.resampling == 0.0 and c.resampling_kl == 0.0 for c in inner)
+    assert last.resampling is None  # no sentence after the last to resample from
+    # the forced curve is the share of its own stored answers that state one
+    assert record.forced == [stated_share(row, record.reference) for row in record.forced_answers]
     value = sample.scores["resample_scorer"].value
     assert value["r_mean"] == 1.0 and value["max_importance"] == 0.0
     assert value["gap_mean"] == pytest.approx(sum(record.forced) / len(record.forced) - 1.0)

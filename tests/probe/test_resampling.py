@@ -17,8 +17,10 @@ from cotaudit.probing.resampling import (
 )
 
 
-def test_reach_share_counts_the_reference_and_not_missing_answers():
-    assert reach_share([7, 7, None, 3], 7) == 0.5
+def test_reach_share_is_the_share_of_stated_answers():
+    # Thought Anchors' accuracy: correct / answered; a continuation with no answer is left out
+    assert reach_share([7, 7, None, 3], 7) == pytest.approx(2 / 3)
+    assert reach_share([None, None], 7) == 0.0  # none stated: none reached it
     assert reach_share([7, 7], None) == 0.0
     assert math.isnan(reach_share([], 7))
 
@@ -34,38 +36,70 @@ def test_answer_kl_by_hand():
 
 def test_chunk_importance_by_hand():
     cuts = [
-        CutRollouts((3, 3, 7, None), (True, True, False, False)),  # r = 1/4
+        CutRollouts((3, 3, 7, None), (True, True, False, False)),  # r = 1/3 of the 3 stated
         CutRollouts((7, 7, 7, 3), (False, True, False, False)),  # r = 3/4
-        CutRollouts((7, 7, 7, 7)),  # r = 1
+        CutRollouts((7, 7, 7, 7)),  # r = 1 (the cut at T)
     ]
-    assert reach_curve(cuts, 7) == [0.25, 0.75, 1.0]
-    first, second = chunk_importance(cuts, 7)
-    assert first.resampling == pytest.approx(0.5) and second.resampling == pytest.approx(0.25)
+    assert reach_curve(cuts, 7) == pytest.approx([1 / 3, 0.75, 1.0])
+    first, last = chunk_importance(cuts, 7)
+    assert first.resampling == pytest.approx(0.75 - 1 / 3)
     # chunk 0: P_0 over answered (3, 3, 7) = (2/3, 1/3), P_1 = (1/4 for 3, 3/4 for 7)
     kl = 2 / 3 * math.log((2 / 3) / (1 / 4)) + 1 / 3 * math.log((1 / 3) / (3 / 4))
     assert first.resampling_kl == pytest.approx(kl, abs=1e-8)
-    # counterfactual: the dissimilar continuations from cut 0 both answer 3 (r = 0)
-    assert first.counterfactual == pytest.approx(answer_kl([3, 3], cuts[1].answers))
+    # counterfactual: the dissimilar continuations from cut 0 both answer 3, against cut 1's
+    # four answers pooled with the similar one (7): 3 has 1/5 there, so D = ln 5 (up to the
+    # smoothing: the absent 7 adds (a/2) ln(a / 1.6), a = 1e-9, about -1e-8)
+    assert first.counterfactual == pytest.approx(math.log(5), abs=1e-7)
+    assert first.counterfactual_next_only == pytest.approx(math.log(4), abs=1e-7)
     assert first.counterfactual_accuracy == pytest.approx(0.0 - 0.75)
-    # chunk 1: the one dissimilar continuation answers 7; cut 2 all 7: no divergence
-    assert second.counterfactual == pytest.approx(0.0, abs=1e-12)
-    assert second.counterfactual_accuracy == pytest.approx(0.0)
+    # the last sentence has no next sentence start to resample from: undefined
+    assert all(math.isnan(v) for v in vars(last).values())
+
+
+def test_the_definitions_are_thought_anchors_not_shares_of_all_continuations():
+    """A hand-built set where Thought Anchors' definitions and shares of all n continuations
+    differ on every count: (a) r over stated answers, (b) CI pools the next cut's with the
+    similar continuations, (c) the accuracy form leaves out continuations without an answer,
+    (d) the last sentence has no importance (not r(T) - r(c_{m-1}))."""
+    cuts = [
+        CutRollouts((7, None, 3, 3), (True, True, False, True)),
+        CutRollouts((7, 3, None, None), (False, False, False, False)),
+        CutRollouts((7, 7, 7, 7)),
+    ]
+    # (a) r = 1/3 (7 of 7, 3, 3) and 1/2 (7 of 7, 3), not 1/4 and 1/4 of all four
+    assert reach_curve(cuts, 7) == pytest.approx([1 / 3, 1 / 2, 1.0])
+    first, last = chunk_importance(cuts, 7)
+    assert first.resampling == pytest.approx(1 / 2 - 1 / 3)  # 0 over all four
+    # (b) dissimilar stated answers (7, 3) against cut 1's (7, 3) and the similar 3:
+    # P = (1/2, 1/2), Q = (1/3, 2/3): D = 1/2 ln(3/2) + 1/2 ln(3/4) = 1/2 ln(9/8);
+    # against cut 1's alone the two agree, D = 0
+    assert first.counterfactual == pytest.approx(0.5 * math.log(9 / 8), abs=1e-8)
+    assert first.counterfactual_next_only == pytest.approx(0.0, abs=1e-8)
+    # (c) r of the dissimilar (7, 3) = 1/2 minus r(c_1) = 1/2: 0 (1/3 - 1/4 with the None)
+    assert first.counterfactual_accuracy == pytest.approx(0.0)
+    # (d) r(T) - r(c_1) would be 1/2; there is no next sentence
+    assert math.isnan(last.resampling) and math.isnan(last.counterfactual)
 
 
 def test_no_dissimilar_continuation_leaves_counterfactual_undefined():
-    [only] = chunk_importance([CutRollouts((7, 3), (False, False)), CutRollouts((7, 7))], 7)
-    assert math.isnan(only.counterfactual) and math.isnan(only.counterfactual_accuracy)
-    assert only.resampling == pytest.approx(0.5)
+    first, _ = chunk_importance(
+        [CutRollouts((7, 3), (False, False)), CutRollouts((7, 7)), CutRollouts((7,))], 7
+    )
+    assert math.isnan(first.counterfactual) and math.isnan(first.counterfactual_accuracy)
+    assert math.isnan(first.counterfactual_next_only)
+    assert first.resampling == pytest.approx(0.5)
 
 
 def test_bootstrap_intervals_cover_the_estimate_and_shrink_with_more_continuations():
     def statistic(cuts):
         return [c.resampling for c in chunk_importance(cuts, 7)]
 
-    few = [CutRollouts((7, 3) * 5), CutRollouts((7, 7, 7, 3) * 3)]  # r = 0.5, 0.75
-    many = [CutRollouts((7, 3) * 50), CutRollouts((7, 7, 7, 3) * 25)]
-    ((lo_few, hi_few, n_few),) = importance_intervals(few, statistic, n_boot=400)
-    ((lo_many, hi_many, _),) = importance_intervals(many, statistic, n_boot=400)
+    end = CutRollouts((7,) * 4)  # the cut at T: the last chunk's importance is undefined
+    few = [CutRollouts((7, 3) * 5), CutRollouts((7, 7, 7, 3) * 3), end]  # r = 0.5, 0.75
+    many = [CutRollouts((7, 3) * 50), CutRollouts((7, 7, 7, 3) * 25), end]
+    (lo_few, hi_few, n_few), (*_, n_last) = importance_intervals(few, statistic, n_boot=400)
+    (lo_many, hi_many, _), _ = importance_intervals(many, statistic, n_boot=400)
+    assert n_last == 0
     assert n_few == 400
     assert lo_few <= 0.25 <= hi_few and lo_many <= 0.25 <= hi_many
     assert hi_many - lo_many < (hi_few - lo_few) / 2  # ~1/sqrt(10) as wide

@@ -30,10 +30,12 @@ STORE_KEY = "resample"
 
 
 class Chunk(BaseModel):
-    """One sentence of the CoT (between cuts i and i + 1) and its importance: ``resampling`` =
-    r(c_{i+1}) - r(c_i) with its 95% interval over continuations, ``resampling_kl``,
-    ``counterfactual`` (KL form) with its interval, ``counterfactual_accuracy``; NaN where
-    undefined (stored as None)."""
+    """One sentence of the CoT (between cuts i and i + 1) and its importance
+    (:class:`cotaudit.probing.resampling.ChunkImportance`): ``resampling`` = r(c_{i+1}) - r(c_i)
+    with its 95% interval over continuations, ``resampling_kl``, ``counterfactual`` (KL form,
+    against the next cut's and the similar continuations) with its interval,
+    ``counterfactual_accuracy``, ``counterfactual_next_only`` (KL form against the next cut's
+    continuations alone); NaN where undefined (stored as None)."""
 
     text: str
     resampling: float | None
@@ -42,6 +44,7 @@ class Chunk(BaseModel):
     counterfactual: float | None
     counterfactual_ci: tuple[float | None, float | None]
     counterfactual_accuracy: float | None
+    counterfactual_next_only: float | None = None
     dissimilar: int
     """How many continuations from the chunk's start replaced it with a dissimilar sentence."""
 
@@ -117,6 +120,7 @@ def resample_record(
             counterfactual=_or_none(imp.counterfactual),
             counterfactual_ci=(_or_none(cf[0]), _or_none(cf[1])),
             counterfactual_accuracy=_or_none(imp.counterfactual_accuracy),
+            counterfactual_next_only=_or_none(imp.counterfactual_next_only),
             dissimilar=sum(bool(d) for d in rollouts[i].dissimilar),
         )
         for i, (text, imp, ri, cf) in enumerate(

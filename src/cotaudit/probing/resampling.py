@@ -1,33 +1,44 @@
 """Resampling from a prefix: where continuations of a CoT end up, and which sentence moves them.
 
 Cuts ``c_0 < c_1 < ... < c_m`` are token positions of a CoT (``c_0 = 0`` the empty prefix, the
-others sentence ends, :mod:`cotaudit.probing.sentences`); chunk ``i`` is the text between
-``c_i`` and ``c_{i+1}`` (sentence ``i``). From each cut ``c_i`` the model writes ``n``
-continuations of ``cot[:c_i]`` to their end; ``a_ij`` is the final answer of continuation
-``j`` read as the study reads a CoT's answer (``None``: it states none), and ``a_ref`` the
-reference answer (the original CoT's own final answer, or the gold answer for TRACE).
+others sentence ends, ``c_m = T`` the CoT's end: :mod:`cotaudit.probing.sentences`); chunk ``i``
+is the text between ``c_i`` and ``c_{i+1}`` (sentence ``i``), so chunk ``i``'s rollouts in the
+Thought Anchors sense are the continuations from ``c_i`` (resampled from the start of sentence
+``i``). From each cut the model writes ``n`` continuations of ``cot[:c_i]`` to their end;
+``a_ij`` is the final answer of continuation ``j`` read as the study reads a CoT's answer
+(``None``: it states none), and ``a_ref`` the reference answer (the original CoT's own final
+answer, or the gold answer for TRACE). The definitions are those of Thought Anchors (Bogdan et
+al., arXiv 2506.19143) as its code computes them (``analyze_rollouts.py``, default options:
+``use_similar_chunks`` on, answer distributions rather than P(true)):
 
-- **r(c_i)** = #{j : a_ij = a_ref} / n: the share of continuations from cut ``c_i`` that reach
-  the reference (a continuation without an answer does not).
-- **Resampling importance** of chunk ``i`` (Thought Anchors, ``analyze_rollouts.py``,
-  ``calculate_resampling_importance_accuracy``: "next chunk's accuracy minus this chunk's",
-  where chunk ``i``'s rollouts resample from the start of sentence ``i``):
-  ``RI(i) = r(c_{i+1}) - r(c_i)``: what keeping sentence ``i``, instead of resampling from its
-  start, does to the share reaching the reference.
+- **r(c_i)** = #{j : a_ij = a_ref} / #{j : a_ij stated}: the share of the continuations from
+  ``c_i`` that state an answer which reach the reference (the code's chunk accuracy,
+  ``correct / total`` over rollouts with an answer); 0 when none states one (none reached it).
+- **Resampling importance** of chunk ``i`` (``calculate_resampling_importance_accuracy``: the
+  next chunk's accuracy minus this chunk's): ``RI(i) = r(c_{i+1}) - r(c_i)`` for ``i < m - 1``;
+  what keeping sentence ``i``, instead of resampling from its start, does to the share reaching
+  the reference. The last sentence has no next sentence to resample from (the cut at ``T``
+  starts no sentence), so its RI is undefined (NaN; the code reports 0).
 - **Resampling importance, KL form** (``calculate_resampling_importance_kl``): ``D(P_i ||
-  P_{i+1})``, the divergence (:func:`answer_kl`) of the answer distribution of the
-  continuations from ``c_i`` from that of the continuations from ``c_{i+1}``.
-- **Counterfactual importance** (``calculate_counterfactual_importance_kl``): only the
-  continuations from ``c_i`` whose first sentence differs in meaning from sentence ``i``
-  (``dissimilar``; Thought Anchors: cosine similarity of sentence embeddings below 0.8) count:
-  ``CI(i) = D(P_i^dissimilar || P_{i+1})``; its accuracy form
-  ``r^dissimilar(c_i) - r(c_{i+1})`` (``calculate_counterfactual_importance_accuracy``). With no
-  dissimilar continuation CI is undefined here (NaN; Thought Anchors reports 0).
-- :func:`answer_kl` is Thought Anchors' divergence of two answer samples: over the answers seen
-  in either, ``D = max(0, sum_a p(a) log(p~(a) / q~(a)))`` with ``p`` the first sample's shares
-  and ``p~``, ``q~`` both samples' shares smoothed by ``alpha`` per answer:
-  ``p~(a) = (count_1(a) + alpha) / (n_1 + alpha V)``, ``V`` the number of distinct answers.
-  Continuations without an answer are left out of the distributions.
+  P_{i+1})``, the divergence (:func:`answer_kl`) of the answer distribution from ``c_i`` from
+  that from ``c_{i+1}``; undefined for the last sentence likewise.
+- **Counterfactual importance** (``calculate_counterfactual_importance_kl``): of the
+  continuations from ``c_i`` that state an answer, those whose first sentence differs in
+  meaning from sentence ``i`` are ``dissimilar``, the others ``similar`` (Thought Anchors:
+  cosine similarity of sentence embeddings below 0.8); ``CI(i) = D(P_i^dissimilar ||
+  P_{i+1} + P_i^similar)``, the dissimilar answers against the next cut's pooled with the
+  similar ones (``use_similar_chunks``). Its accuracy form
+  (``calculate_counterfactual_importance_accuracy``) ``r(dissimilar at c_i) - r(c_{i+1})``
+  (no pooling there, as in the code). :attr:`ChunkImportance.counterfactual_next_only` is
+  ``D(P_i^dissimilar || P_{i+1})``, the code's ``use_similar_chunks`` off.
+- Undefined: where a set these compare is empty (no dissimilar continuation with an answer, no
+  answer from the next cut, the last sentence) the importance is NaN, left out of means over
+  chunks, where the code reports 0 (a chunk nobody resampled differently is not thereby
+  unimportant).
+- :func:`answer_kl` is the code's ``calculate_kl_divergence`` of two answer samples: over the
+  answers seen in either, ``D = max(0, sum_a p~(a) log(p~(a) / q~(a)))`` with both samples'
+  shares smoothed by ``alpha`` per answer: ``p~(a) = (count_1(a) + alpha) / (n_1 + alpha V)``,
+  ``V`` the number of distinct answers. Continuations without an answer are left out.
 
 Intervals: a percentile bootstrap over continuations (:func:`importance_intervals`): each
 replicate draws, for every cut, ``n`` of that cut's continuations with replacement (the
@@ -53,13 +64,15 @@ KL_ALPHA = 1e-9
 
 
 def reach_share(answers: Sequence[Answer], reference: Answer) -> float:
-    """r = #{j : answers[j] = reference} / n (NaN for no continuations; a None reference is
-    reached by none)."""
+    """r = #{j : answers[j] = reference} / #{j : answers[j] stated}: Thought Anchors' accuracy;
+    0.0 when no answer is stated or the reference is None (none reached it); NaN for no
+    continuations."""
     if not answers:
         return math.nan
-    if reference is None:
+    stated = [a for a in answers if a is not None]
+    if reference is None or not stated:
         return 0.0
-    return sum(a == reference for a in answers) / len(answers)
+    return sum(a == reference for a in stated) / len(stated)
 
 
 def answer_kl(first: Sequence[Answer], second: Sequence[Answer], alpha: float = KL_ALPHA) -> float:
@@ -76,7 +89,7 @@ def answer_kl(first: Sequence[Answer], second: Sequence[Answer], alpha: float = 
     for a in seen:
         smoothed_p = (p[a] + alpha) / (n_p + alpha * vocabulary)
         smoothed_q = (q[a] + alpha) / (n_q + alpha * vocabulary)
-        total += p[a] / n_p * math.log(smoothed_p / smoothed_q)
+        total += smoothed_p * math.log(smoothed_p / smoothed_q)
     return max(0.0, total)
 
 
@@ -97,18 +110,27 @@ class CutRollouts:
         flags = tuple(self.dissimilar[r] for r in rows) if self.dissimilar else ()
         return CutRollouts(tuple(self.answers[r] for r in rows), flags)
 
-    def dissimilar_answers(self) -> list[Answer]:
-        return [a for a, d in zip(self.answers, self.dissimilar, strict=True) if d]
+    def judged(self, flag: bool) -> list[Answer]:
+        """The stated answers of the continuations judged dissimilar (``flag`` True) or
+        similar (False) to the sentence they replaced."""
+        pairs = zip(self.answers, self.dissimilar, strict=True) if self.dissimilar else ()
+        return [a for a, d in pairs if d is flag and a is not None]
 
 
 @dataclass(frozen=True)
 class ChunkImportance:
-    """Per chunk i (between cuts i and i + 1): RI, its KL form, CI and its accuracy form."""
+    """Per chunk i (between cuts i and i + 1): RI, its KL form, CI, its accuracy form, and CI
+    against the next cut's continuations alone (the module docstring; NaN where undefined)."""
 
     resampling: float
     resampling_kl: float
     counterfactual: float
     counterfactual_accuracy: float
+    counterfactual_next_only: float
+
+
+UNDEFINED = ChunkImportance(math.nan, math.nan, math.nan, math.nan, math.nan)
+"""The importance of a chunk with no next cut to compare against (the last sentence)."""
 
 
 def reach_curve(cuts: Sequence[CutRollouts], reference: Answer) -> list[float]:
@@ -117,23 +139,32 @@ def reach_curve(cuts: Sequence[CutRollouts], reference: Answer) -> list[float]:
 
 
 def chunk_importance(cuts: Sequence[CutRollouts], reference: Answer) -> list[ChunkImportance]:
-    """The importance of each chunk between consecutive cuts (m cuts: m - 1 chunks)."""
+    """The importance of each chunk between consecutive cuts (m + 1 cuts: m chunks, the last
+    undefined)."""
     out = []
-    for here, after in zip(cuts, cuts[1:], strict=False):
-        r_here = reach_share(here.answers, reference)
-        r_after = reach_share(after.answers, reference)
-        dissimilar = here.dissimilar_answers() if here.dissimilar else []
+    for here, after in zip(cuts, cuts[1:-1], strict=False):
+        dissimilar, similar = here.judged(True), here.judged(False)
+        next_answers = [a for a in after.answers if a is not None]
+        defined = bool(dissimilar and next_answers)
         out.append(
             ChunkImportance(
-                resampling=r_after - r_here,
+                resampling=reach_share(after.answers, reference)
+                - reach_share(here.answers, reference),
                 resampling_kl=answer_kl(here.answers, after.answers),
-                counterfactual=answer_kl(dissimilar, after.answers) if dissimilar else math.nan,
+                counterfactual=(
+                    answer_kl(dissimilar, next_answers + similar) if defined else math.nan
+                ),
                 counterfactual_accuracy=(
-                    reach_share(dissimilar, reference) - r_after if dissimilar else math.nan
+                    reach_share(dissimilar, reference) - reach_share(next_answers, reference)
+                    if defined
+                    else math.nan
+                ),
+                counterfactual_next_only=(
+                    answer_kl(dissimilar, next_answers) if defined else math.nan
                 ),
             )
         )
-    return out
+    return out + [UNDEFINED] * (len(cuts) > 1)
 
 
 Statistic = Callable[[Sequence[CutRollouts]], Sequence[float]]
