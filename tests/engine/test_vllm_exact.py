@@ -54,3 +54,56 @@ def test_exact_scores_agree_with_hf_probe(vllm_server: Any, default_engine: HFEn
     # CoT the gold one holds a share of that mass
     assert all(plan.point(s).covered > 0.5 for s in theirs)
     assert plan.point(theirs[-1]).p > 0.01
+
+
+def _computed_prompt_tokens(root: str) -> float:
+    """Prompt tokens the server has computed (not served from its prefix cache), from its
+    ``/metrics``: ``vllm:prompt_tokens_total`` - ``vllm:prompt_tokens_cached_total``."""
+    import re
+
+    import httpx
+
+    text = httpx.get(f"{root}/metrics", timeout=30).text
+
+    def total(name: str) -> float:
+        pattern = rf"^{re.escape(name)}(?:\{{[^}}]*\}})? ([0-9.eE+-]+)$"
+        return sum(float(v) for v in re.findall(pattern, text, re.M))
+
+    return total("vllm:prompt_tokens_total") - total("vllm:prompt_tokens_cached_total")
+
+
+def test_exact_scores_cost_about_what_k5_sampling_costs(vllm_server: Any) -> None:
+    """The same 4 cuts scored exactly and sampled k = 5: the exact scores go depth by depth
+    (the root, ``1``, ``18``, ``18.`` and ``18,`` at each cut: ``$`` and ``\\boxed{`` fall below
+    prune_below), one call per id list, and the sets too large for one request (after ``18``:
+    its 48,611 ending tokens; after ``18.`` / ``18,``) by their mass; 8 prompts a cut against
+    sampling's 5 sequences, and at most 2x sampling's computed prompt tokens."""
+    from inspect_ai.model import get_model
+
+    from cotaudit.engine.base import PrefixRequest
+
+    model = get_model(
+        f"vllm/{vllm_server.model}", base_url=vllm_server.url, api_key="test", memoize=False
+    )
+    engine = InspectPrefillEngine.for_model(model)
+    messages = selfcommit_messages(QUESTION, "honest", GOLD)
+    cot = asyncio.run(engine.generate(messages, max_tokens=64)).token_ids
+    n = len(cot)
+    positions = [0, n // 3, 2 * n // 3, n]
+    plan = integer_plan(GOLD, engine.tokenize, token_classes(engine.vocabulary()), 8)
+    request = plan.request(messages, cot, positions, SELFCOMMIT_FORCED_ANSWER_TAG, TEMPERATURE)
+    asyncio.run(engine.score_answers(request))  # the temperature check's requests go first
+    sent = (engine.requests.calls, engine.requests.prompts)
+    before = _computed_prompt_tokens(vllm_server.root)
+    asyncio.run(engine.score_answers(request))
+    exact = _computed_prompt_tokens(vllm_server.root) - before
+    calls, prompts = engine.requests.calls - sent[0], engine.requests.prompts - sent[1]
+    assert (calls, prompts) == (8, 8 * len(positions))
+
+    sampled_request = PrefixRequest(
+        messages, cot, positions, SELFCOMMIT_FORCED_ANSWER_TAG, k=5, temperature=TEMPERATURE
+    )
+    before = _computed_prompt_tokens(vllm_server.root)
+    asyncio.run(engine.continue_prefixes(sampled_request))
+    sampled = _computed_prompt_tokens(vllm_server.root) - before
+    assert 0 < exact <= 2 * sampled
