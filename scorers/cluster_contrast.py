@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.hooks import Hooks, TaskEnd, hooks
+from inspect_ai.hooks import Hooks, TaskEnd
 from inspect_ai.log import (
     EvalLog,
     EvalSample,
@@ -254,10 +254,6 @@ async def write_replacing(log: EvalLog, location: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-@hooks(
-    name="cluster_contrast",
-    description="Writes cotaudit's cluster contrast into the logs of cotaudit tasks.",
-)
 class ClusterContrastHook(Hooks):
     """On the end of a task whose metadata holds ``cluster_contrast_options``, annotate its log
     (:func:`annotate_log`). Logs of other tasks, unfinished runs and runs without a log file are

@@ -9,6 +9,9 @@ or why it cannot be computed (:func:`cotaudit.display.headline.assess`; the reas
 is NaN comes from re-clustering the logged scores). A run that ``--limit`` or ``--sample-id``
 cut gets one more line saying how many of the task's samples and problems ran, also written into
 the log's metadata (``ran``: Inspect logs the task arguments as given, e.g. ``problems: 50``).
+Each verdict other than "ok" also goes into the log's tags (``auroc/tau_0.8: too few (n = 1)``,
+``auc: not computed``): the viewer shows a log's tags in its title area, beside the metrics,
+where a colleague opening the log would otherwise see a bare ``1.0``.
 """
 
 from __future__ import annotations
@@ -19,17 +22,27 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from inspect_ai.hooks import Hooks, TaskEnd, hooks
+from inspect_ai.hooks import Hooks, TaskEnd
 from inspect_ai.log import (
     EvalLog,
+    LogEdit,
     MetadataEdit,
     ProvenanceData,
+    TagsEdit,
     edit_eval_log,
     read_eval_log,
     read_eval_log_async,
 )
 
-from cotaudit.display.headline import RAN_KEY, assess, cut_text, ran_line, ran_record, specs_of
+from cotaudit.display.headline import (
+    RAN_KEY,
+    HeadlineNote,
+    assess,
+    cut_text,
+    ran_line,
+    ran_record,
+    specs_of,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -61,33 +74,53 @@ def cluster_reasons(log: EvalLog) -> dict[str, str]:
     return {f"{r.metric}_f1": why for r in runs if (why := r.result.why_undefined())}
 
 
-async def record_ran(log: EvalLog) -> dict[str, Any] | None:
-    """When ``--limit`` / ``--sample-id`` cut the task's samples, write what ran
-    (:func:`cotaudit.display.headline.ran_record`; problems: the distinct ``pair_id`` of the samples
-    run) into the log's metadata under ``RAN_KEY`` and return it; None when every sample ran
-    or the log is not a local file that was written."""
+def headline_notes(log: EvalLog) -> list[HeadlineNote]:
+    """Each headline the log's task metadata lists, read from its logged metrics
+    (:func:`cotaudit.display.headline.assess`; a NaN cluster F1 with the clustering's reason);
+    [] for a task without headlines or a log without results."""
+    specs = specs_of(log.eval.metadata)
+    if not specs or log.results is None:
+        return []
+    metrics = logged_metrics(log)
+    reasons: Mapping[str, str] = {}
+    if any(s.metric.endswith("_f1") and math.isnan(metrics.get(s.metric, math.nan)) for s in specs):
+        reasons = cluster_reasons(log)
+    return [assess(s, metrics, reasons.get(s.metric)) for s in specs]
+
+
+async def annotate(log: EvalLog, notes: list[HeadlineNote]) -> dict[str, Any] | None:
+    """Write into the log file, in one edit (provenance ``cotaudit``): each headline's verdict
+    that is not "ok" as a tag (``HeadlineNote.tag``: the viewer's title area shows a log's
+    tags beside the metrics), and, when ``--limit`` / ``--sample-id`` cut the task's samples,
+    what ran (:func:`cotaudit.display.headline.ran_record`; problems: the distinct ``pair_id``
+    of the samples run) into the log's metadata under ``RAN_KEY``. Returns what ran (None when
+    every sample ran); ``log`` gets the same tags and metadata."""
     from cotaudit.scorers.cluster_contrast import AUTHOR, write_replacing
 
+    tags = [n.tag for n in notes if n.tag]
     cut = cut_text(log.eval.config.limit, log.eval.config.sample_id)
     total = int(log.eval.dataset.samples or 0)
-    if cut is None or log.results is None or log.results.total_samples >= total:
+    was_cut = cut is not None and log.results is not None and log.results.total_samples < total
+    if not was_cut and not tags:
         return None
     full = await read_eval_log_async(log.location)  # with earlier hooks' edits
-    given = log.eval.task_args.get("problems")
-    pairs = {(s.metadata or {}).get("pair_id") for s in full.samples or []}
-    counted = isinstance(given, int) and bool(pairs) and None not in pairs
-    record = ran_record(
-        full.results.total_samples if full.results else 0,
-        total,
-        cut,
-        len(pairs) if counted else None,
-        given if counted else None,
-    )
-    edited = edit_eval_log(
-        full,
-        [MetadataEdit(metadata_set={RAN_KEY: record})],
-        ProvenanceData(author=AUTHOR, reason=f"what ran: {cut} cut the task's samples"),
-    )
+    edits: list[LogEdit] = [TagsEdit(tags_add=tags)] if tags else []
+    record = None
+    if was_cut:
+        given = log.eval.task_args.get("problems")
+        pairs = {(s.metadata or {}).get("pair_id") for s in full.samples or []}
+        counted = isinstance(given, int) and bool(pairs) and None not in pairs
+        record = ran_record(
+            full.results.total_samples if full.results else 0,
+            total,
+            cut,
+            len(pairs) if counted else None,
+            given if counted else None,
+        )
+        edits.append(MetadataEdit(metadata_set={RAN_KEY: record}))
+    reason = "the headlines' verdicts"
+    reason += f"; what ran: {cut} cut the task's samples" if was_cut else ""
+    edited = edit_eval_log(full, edits, ProvenanceData(author=AUTHOR, reason=reason))
     await write_replacing(edited, log.location)
     log.log_updates = edited.log_updates
     log.recompute_tags_and_metadata()
@@ -97,39 +130,36 @@ async def record_ran(log: EvalLog) -> dict[str, Any] | None:
 def headline_lines(log: EvalLog, ran: Mapping[str, Any] | None = None) -> list[str]:
     """The lines :class:`HeadlineHook` prints for ``log``: one per headline, then ``ran`` (a
     :func:`cotaudit.display.headline.ran_record`) in words; [] for a task without headlines."""
-    specs = specs_of(log.eval.metadata)
-    if not specs or log.results is None:
-        return []
-    metrics = logged_metrics(log)
-    reasons: Mapping[str, str] = {}
-    if any(s.metric.endswith("_f1") and math.isnan(metrics.get(s.metric, math.nan)) for s in specs):
-        reasons = cluster_reasons(log)
+    return lines_of(log, headline_notes(log), ran)
+
+
+def lines_of(
+    log: EvalLog, notes: list[HeadlineNote], ran: Mapping[str, Any] | None = None
+) -> list[str]:
+    """:func:`headline_lines` of notes already read."""
     label = f"{log.eval.task} ({log.eval.model})"
-    lines = [f"{label}: {assess(s, metrics, reasons.get(s.metric)).line}" for s in specs]
-    if ran:
+    lines = [f"{label}: {n.line}" for n in notes]
+    if notes and ran:
         lines.append(f"{label}: {ran_line(ran)}")
     return lines
 
 
-@hooks(
-    name="headline",
-    description="Says each cotaudit task's headline statistics with their n when it ends.",
-)
 class HeadlineHook(Hooks):
-    """For a finished cotaudit task: record what ran when Inspect's options cut its samples
-    (:func:`record_ran`), then print :func:`headline_lines` to stderr."""
+    """For a finished cotaudit task: its headline verdicts as tags and what ran when Inspect's
+    options cut its samples (:func:`annotate`), then :func:`headline_lines` to stderr."""
 
     async def on_task_end(self, data: TaskEnd) -> None:
         log = data.log
         if log.status != "success" or not specs_of(log.eval.metadata):
             return
+        notes = headline_notes(log)
         ran = None
         if log.location and "://" not in log.location:
             try:
-                ran = await record_ran(log)
+                ran = await annotate(log, notes)
             except Exception as e:  # the headlines are still worth printing
-                logger.warning("headline: could not record what ran in %s: %s", log.location, e)
-        for line in headline_lines(log, ran):
+                logger.warning("headline: could not annotate %s: %s", log.location, e)
+        for line in lines_of(log, notes, ran):
             print(line, file=sys.stderr, flush=True)
 
 
@@ -138,5 +168,7 @@ __all__ = [
     "cluster_reasons",
     "headline_lines",
     "logged_metrics",
-    "record_ran",
+    "annotate",
+    "headline_notes",
+    "lines_of",
 ]

@@ -226,6 +226,8 @@ def test_a_tiny_run_prints_its_headlines_beside_inspects_summary(tmp_path, capsy
         # 2 problems x 2 conditions; --limit 2 ran problem 0's two
         f"{label}: ran 2 of the task's 4 samples (--limit 2): 1 of the 2 problems",
     ]
+    # the verdicts as the log's tags, which the viewer's title area shows beside the metrics
+    assert log.tags == ["auroc/tau_0.8: not computed", "cluster_f1: not computed"]
     assert log.eval.task_args["problems"] == 2  # Inspect logs the argument as given
     assert log.metadata["ran"] == {
         "samples": 2,

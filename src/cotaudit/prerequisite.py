@@ -120,6 +120,18 @@ def with_default_model(task: Any) -> Any:
     return task
 
 
+_ON_TASK_CREATED: list[Callable[[], None]] = []
+
+
+def on_task_created(callback: Callable[[], None]) -> None:
+    """Call ``callback`` each time a checked task is created (once registered; registering it
+    again changes nothing). The glue registers cotaudit's Inspect hooks this way, so they exist
+    only in a process that creates a cotaudit task: installing cotaudit leaves every other
+    ``inspect`` command as it was (Inspect lists every registered hook when a model starts)."""
+    if callback not in _ON_TASK_CREATED:
+        _ON_TASK_CREATED.append(callback)
+
+
 def checked_task(task_function: TaskFunction) -> TaskFunction:
     """``task_function`` that refuses ``-T`` names it does not take and reports its input errors.
 
@@ -135,7 +147,8 @@ def checked_task(task_function: TaskFunction) -> TaskFunction:
     ``--json``, which Inspect also runs quiet but prints the message for, it shows twice).
     Python callers pass keyword arguments as before; an unknown one raises the same
     ParameterError (instead of a TypeError). While the task function runs,
-    :func:`given_arguments` names the parameters its caller gave.
+    :func:`given_arguments` names the parameters its caller gave. A task created calls the
+    :func:`on_task_created` callbacks.
     """
     signature = inspect.signature(task_function)
     names = [
@@ -166,6 +179,8 @@ def checked_task(task_function: TaskFunction) -> TaskFunction:
                 raise as_report(e) from e.__cause__
             finally:
                 _given.reset(given)
+            for callback in _ON_TASK_CREATED:
+                callback()
             return with_default_model(task)
         except InputErrorReport as e:
             outermost = token.old_value is contextvars.Token.MISSING

@@ -301,12 +301,14 @@ def test_report_ll_compact_keys_by_hand():
         f"{study}.pooled_registers/did/mean": 0.4,
         "cell.shell.bare.plain/did/mean": 0.7,
         "discrimination/able_to_answer": 1.0,
+        "discrimination/band": 0.5,
         "scorings/n_invalid": 0.0,
         "control.ctl/inconclusive": 0.0,
         "control.ctl/d_h/mean": 0.3,
     }
     out = report_ll_compact(table)
-    # the study's cell by default; NaN, the pooled figure and the other cells' keys left out
+    # the study's cell by default; NaN, the pooled figure and the other cells' keys left out;
+    # the band is a setting (its -T value), so the terminal does not print it as a metric
     assert list(out) == [
         *report_ll_headline_keys(),
         "discrimination/able_to_answer",

@@ -158,6 +158,9 @@ class HeadlineNote:
     high: float
     verdict: str
     line: str
+    tag: str | None = None
+    """The verdict in a few words for the log's tags (the viewer's title area shows them),
+    e.g. ``"auroc/tau_0.8: too few (n = 1)"``; None for a headline that means something."""
 
 
 def _get(metrics: Mapping[str, Any], key: str | None) -> float:
@@ -205,7 +208,14 @@ def assess(
             undefined = spec.undefined_why or "undefined on these data"
             why = f"{undefined} ({n_text}{'; ' + left_out if left_out else ''})"
         return HeadlineNote(
-            spec, value, n, low, high, NOT_COMPUTED, f"{spec.metric} cannot be computed: {why}"
+            spec,
+            value,
+            n,
+            low,
+            high,
+            NOT_COMPUTED,
+            f"{spec.metric} cannot be computed: {why}",
+            f"{spec.metric}: not computed",
         )
 
     logged = not (math.isnan(low) or math.isnan(high))
@@ -234,8 +244,14 @@ def assess(
     line = f"{spec.metric} = {fmt_number(value)}{interval}, {n_text}"
     if said:
         line += ": " + "; ".join(said)
-    verdict = TOO_SMALL if few or spans or flat else OK
-    return HeadlineNote(spec, value, n, low, high, verdict, line)
+    words = [
+        *([f"too few (n = {n})"] if few else []),
+        *(["interval spans its range"] if spans else []),
+        *(["degenerate"] if flat else []),
+    ]
+    tag = f"{spec.metric}: {', '.join(words)}" if words else None
+    verdict = TOO_SMALL if words else OK
+    return HeadlineNote(spec, value, n, low, high, verdict, line, tag)
 
 
 def at_bound(value: float, bounds: tuple[float, float] | None) -> str | None:

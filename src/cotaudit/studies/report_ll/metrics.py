@@ -74,8 +74,10 @@ def report_ll_compact_keys(
     """The headline (``cells[0]``, the study's cell when run); in that cell D_h and D_c of the
     plain reports, the DiD of each dressed register level and the register effect of each
     dressed level on the DiD (with CI); the plain/plain DiD of the run's other cells; the
-    discrimination check; the invalid scorings; and each control family's verdict indicators
-    (those present in ``table_keys``)."""
+    discrimination check (|register effect| and its verdict ``able_to_answer``; its band is a
+    setting, logged in the full table and the task arguments, not printed as a metric); the
+    invalid scorings; and each control family's verdict indicators (those present in
+    ``table_keys``)."""
     g = f"cell.{cells[0]}"
     keys = [
         *report_ll_headline_keys(cells[0]),
@@ -89,7 +91,6 @@ def report_ll_compact_keys(
     keys += [f"cell.{cell}.plain/did/mean" for cell in cells[1:]]
     keys += [
         "discrimination/abs_register_effect",
-        "discrimination/band",
         "discrimination/able_to_answer",
         "concealing_sensitivity/abs_d_c",
         "scorings/n_invalid",
