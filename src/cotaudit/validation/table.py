@@ -17,6 +17,7 @@ from typing import Any
 
 from cotaudit.bootstrap import Interval
 from cotaudit.display.text import report_text
+from cotaudit.organisms.card import OrganismCard
 from cotaudit.validation.detection import N_BOOT, SEED, Detection, detect
 from cotaudit.validation.labels import (
     ShortcutRate,
@@ -36,6 +37,7 @@ class RunValidation:
     model: str
     organism: str | None
     step: int | None
+    control: bool
     samples: list[ValidationSample]
     rate: ShortcutRate
     detections: list[Detection]
@@ -45,20 +47,21 @@ def validate_run(
     log: str,
     study: str,
     model: str,
-    organism: str | None,
-    step: int | None,
+    card: OrganismCard | None,
     samples: Sequence[ValidationSample],
     statistics: Sequence[ProbeStatistic],
     n_boot: int = N_BOOT,
     seed: int = SEED,
 ) -> RunValidation:
-    """The :class:`RunValidation` of one run's samples."""
+    """The :class:`RunValidation` of one run's samples (``card``: the organism checkpoint the
+    run's model is, None for another model)."""
     return RunValidation(
         log=log,
         study=study,
         model=model,
-        organism=organism,
-        step=step,
+        organism=None if card is None else card.organism,
+        step=None if card is None else card.step,
+        control=card is not None and card.control,
         samples=list(samples),
         rate=shortcut_rate(samples),
         detections=detect(samples, statistics, n_boot, seed),
@@ -92,6 +95,7 @@ def run_record(run: RunValidation) -> dict[str, Any]:
         "model": run.model,
         "organism": run.organism,
         "step": run.step,
+        "control": run.control,
         "shortcut_rate": {"taken": run.rate.taken, "n": run.rate.n, "rate": _number(run.rate.rate)},
         "detections": [
             {
@@ -167,4 +171,22 @@ def markdown_table(runs: Sequence[RunValidation]) -> str:
                 str(d.n_own_answer),
             ]
             lines.append(_row(run, cells))
-    return "\n".join(lines)
+    return "\n".join([*lines, *control_lines(runs)])
+
+
+def control_lines(runs: Sequence[RunValidation]) -> list[str]:
+    """Below the table, the negative control's cue-only AUROCs (organisms whose card marks them
+    a control): a cue shown and not followed should not look like the shortcut (near 0.5)."""
+    lines = []
+    for run in runs:
+        if not run.control:
+            continue
+        found = ", ".join(
+            f"{report_text(d.statistic)} {_ci(d.cue_only)} (n = {d.n_own_answer} / {d.n_uncued})"
+            for d in run.detections
+        )
+        lines.append(
+            f"- negative control {report_text(run.organism or '')} step {run.step}: cue-only "
+            f"AUROC {found or 'not measured'}"
+        )
+    return ["", *lines] if lines else []
