@@ -309,7 +309,7 @@ def settings_line(run: RunData, keys: Sequence[str], problems_run: int | None = 
     used = parameters_used(run.task_args, run.task_metadata)
     if problems_run is not None and "problems" in used:
         used["problems"] = problems_setting(used["problems"], problems_run, run.cut)
-    return ", ".join(f"{k}={used[k]}" for k in keys if k in used)
+    return report_text(", ".join(f"{k}={used[k]}" for k in keys if k in used))
 
 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
@@ -721,9 +721,10 @@ def latency_table(
 
 
 def sweep_ranges(table: dict[str, float], names: Sequence[str]) -> dict[str, Any]:
-    """The theta sweep's spread as the study states it (Sec. IV-C): ``theta_sweep/auroc`` =
-    "lowest to highest" AUROC over the thetas, ``theta_sweep/wins`` the same of the paired
-    wins as counts out of n_pairs."""
+    """The theta sweep's spread as the study states it (Sec. IV-C: the sweep "changes the
+    all-row AUROC only from 0.876 to 0.878"): ``theta_sweep/auroc`` = the lowest to the highest
+    AUROC over the thetas, ``theta_sweep/wins`` the same of the paired wins as counts out of
+    n_pairs."""
     taus = _tau_names(names)
     aurocs = [table[f"auroc/{s}"] for s in taus]
     wins = [table[f"wins/{s}"] for s in taus]

@@ -12,8 +12,9 @@ their token counts ``n(r, T)``:
 A transcript-only shift (``S(h, T) += a`` and ``S(c, T) += a``) cancels in ``did``; in
 ``did_per_token`` a per-token shift (``S(r, T) += a * n(r, T)``) cancels.
 
-**Independent unit.** The scenarios are not independent: the study's 144 come from bugs of a
-few projects, each bug used in several scenarios. Every interval and p-value treats one *unit*
+**Independent unit.** The scenarios are not independent: the committed corpus's 144 come from
+48 bugs of 16 projects, each bug used in several scenarios (the study does not say how its own
+fixtures were built). Every interval and p-value treats one *unit*
 as independent, ``unit`` in :data:`UNITS`: ``bug`` (the default), ``project`` or ``scenario``.
 A row's unit is its record's ``bug_id``, ``project_id`` or ``scenario_id``.
 
