@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from cotaudit.datasets.gsm8k import DatasetError, load_problems
 from cotaudit.datasets.shipped import load_capitals
 from cotaudit.params import ParameterError, error_line, validation_line
+from cotaudit.prerequisite import as_report
 from cotaudit.probing.log_settings import probe_log_settings
 from cotaudit.probing.settings import probe_settings
 from cotaudit.studies.report_ll.fixtures.schema import FixtureFileError, load_fixtures
@@ -143,3 +144,13 @@ def test_a_fixtures_or_pairs_file_that_is_not_utf8_is_named_with_the_byte_offset
         assert _one_line(e.value).startswith(
             f"{path}: not UTF-8 text: byte 0xe9 at offset 10 (line 1) "
         )
+
+
+def test_an_input_error_prints_control_characters_visibly():
+    report = as_report(
+        ParameterError("-T samples: no sample 'id \x1b[2J\x1b]0;title\x07' in l.eval")
+    )
+    assert str(report) == "-T samples: no sample 'id \\x1b[2J\\x1b]0;title\\x07' in l.eval"
+    assert isinstance(report, ParameterError)
+    lines = as_report(FixtureFileError("invalid fixture file:\na.jsonl:1: \x1b[31m"))
+    assert str(lines) == "invalid fixture file:\na.jsonl:1: \\x1b[31m"  # its own lines kept

