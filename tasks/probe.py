@@ -72,7 +72,9 @@ def resolve_task(spec: Task | str, task_args: dict[str, Any] | None = None) -> T
     (``cotaudit/selfcommit``, ``inspect_evals/gsm8k``), created with ``task_args``.
 
     A relative file path is looked up from the current directory, then from the directory the
-    command was started in (``$PWD``: Inspect runs a task file from its own folder)."""
+    command was started in (``$PWD``: Inspect runs a task file from its own folder); a file in
+    neither is an error that names the path as given and where it was looked for from the
+    command's directory."""
     if isinstance(spec, Task):
         if task_args:
             raise ParameterError("task_args apply to a task name or file, not a Task object")
@@ -80,10 +82,14 @@ def resolve_task(spec: Task | str, task_args: dict[str, Any] | None = None) -> T
     from inspect_ai._eval.loader import load_tasks
 
     file, _, name = spec.partition("@")
-    if file.endswith(".py") and not Path(file).is_absolute() and not Path(file).exists():
+    if file.endswith(".py") and not Path(file).exists():
         launched = Path(os.environ.get("PWD", ".")) / file
-        if launched.exists():
-            spec = str(launched) + (f"@{name}" if name else "")
+        if Path(file).is_absolute() or not launched.exists():
+            raise ParameterError(
+                f"-T task={spec!r}: no file {file} (resolved from where the command ran: "
+                f"{Path(file) if Path(file).is_absolute() else launched})"
+            )
+        spec = str(launched) + (f"@{name}" if name else "")
     try:
         tasks = load_tasks([spec], dict(task_args or {}))
     except Exception as e:  # noqa: BLE001 - name the spec the user gave

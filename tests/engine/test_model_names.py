@@ -83,6 +83,14 @@ def test_offline_only_the_hub_cache_counts(tmp_path, monkeypatch):
     assert "nor in the local Hugging Face cache, and HF_HUB_OFFLINE is set" in text
 
 
+def test_a_misspelt_alias_is_told_the_nearest(tmp_path, monkeypatch):
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    assert "). Did you mean hf-probe/default? Give" in _fails_at_once("defualt")
+    assert "Did you mean mlx/tiny-think?" in _fails_at_once("tiny-thinks", "mlx")
+    assert "Did you mean" not in _fails_at_once("owner/missing")
+
+
 class _Hub(BaseHTTPRequestHandler):
     """``/api/models/<id>``: 200 for owner/known, 500 for owner/flaky, 401 for owner/private,
     else 404 with the hub's ``X-Error-Code: RepoNotFound``."""
@@ -161,7 +169,7 @@ def test_inspect_eval_prints_the_one_line_without_a_traceback():
             "eval",
             "tasks/probe_examples.py@capitals",
             "--model",
-            "hf-probe/does-not-exist",
+            "hf-probe/defualt",
             "--limit",
             "1",
             "--log-dir",
@@ -178,8 +186,9 @@ def test_inspect_eval_prints_the_one_line_without_a_traceback():
     assert run.returncode == 1, out
     assert "Traceback" not in out and len(out.strip().splitlines()) < 12, out
     assert (
-        "hf-probe/does-not-exist: no such model (not a local folder, nor in the local "
-        "Hugging Face cache, and HF_HUB_OFFLINE is set). Give a model folder, a Hugging Face "
+        "hf-probe/defualt: no such model (not a local folder, nor in the local "
+        "Hugging Face cache, and HF_HUB_OFFLINE is set). Did you mean hf-probe/default? "
+        "Give a model folder, a Hugging Face "
         f"hub id (owner/name) or an alias: {ALIAS_LIST}."
     ) in out
     assert elapsed < 60  # the process's own start-up; the check itself is the tests above

@@ -283,7 +283,7 @@ def test_bad_probe_arguments_are_named():
         cotaudit.probe(capitals(limit=1), "trace", k=3)
     with pytest.raises(ParameterError, match="exclude each other"):
         cotaudit.probe(capitals(limit=1), "trace", stride=4, fractions="0.5,1")
-    with pytest.raises(ParameterError, match="cannot load the task"):
+    with pytest.raises(ParameterError, match="no file tasks/no_such_file.py"):
         cotaudit.probe("tasks/no_such_file.py@x")
     with pytest.raises(ParameterError, match="^-T k: must be positive, got 0$"):
         cotaudit.probe(capitals(limit=1), "selfcommit", k=0)
@@ -523,3 +523,41 @@ def test_default_model_trace_cut_at_sentences(tmp_path):
         cotaudit.probe("cotaudit/capitals", max_cuts=3)
     with pytest.raises(ParameterError, match="^-T stride: does not apply to -T cuts=sentences"):
         cotaudit.probe("cotaudit/capitals", cuts="sentences", stride=5)
+
+
+def test_a_missing_task_file_is_named_as_the_user_gave_it(tmp_path):
+    """``inspect eval tasks/probe.py -T task=mytask.py@myqa`` from the repository root, with no
+    mytask.py there: one line naming ``mytask.py`` resolved from where the command ran (Inspect
+    runs tasks/probe.py from tasks/, which must not show as ``tasks/mytask.py``)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "COLUMNS": "300", "PWD": str(root)}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            "tasks/probe.py",
+            "-T",
+            "task=mytask.py@myqa",
+            "--model",
+            "hf-probe/tiny",
+            "--log-dir",
+            str(tmp_path),
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = run.stdout + run.stderr
+    assert run.returncode == 1 and "Traceback" not in out, out
+    assert (
+        f"-T task='mytask.py@myqa': no file mytask.py (resolved from where the command ran: "
+        f"{root / 'mytask.py'})"
+    ) in " ".join(out.split()), out
+    assert "tasks/mytask.py" not in out

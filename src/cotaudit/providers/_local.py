@@ -22,6 +22,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from cotaudit.engine.base import LocalEngine
 from cotaudit.engine.chat import to_plain
+from cotaudit.params import nearest_name
 from cotaudit.prerequisite import InputErrorReport
 
 DEFAULT_MAX_TOKENS = 1024
@@ -80,15 +81,18 @@ def check_model_name(model_name: str, label: str = "hf-probe/") -> None:
     or else when the hub, asked once with a :data:`HUB_LOOKUP_TIMEOUT` timeout, knows it
     (gated repositories count; an answer other than "not found", 404, or "unauthorised", 401,
     which the hub answers for a missing or private repository, is left to the loader). With
-    ``HF_HUB_OFFLINE`` set only the cache counts. A name of another shape is no hub id.
+    ``HF_HUB_OFFLINE`` set only the cache counts. A name of another shape is no hub id. A name
+    near an alias (:func:`cotaudit.params.nearest_name`: ``defualt``) is told that alias.
     """
     if model_name in MODEL_ALIASES:
         return
     problem = _name_problem(model_name)
     if problem is not None:
         aliases = ", ".join(MODEL_ALIASES)
+        near = nearest_name(model_name, MODEL_ALIASES)
+        hint = f" Did you mean {label}{near}?" if near else ""
         raise ModelNameError(
-            f"{label}{model_name}: no such model ({problem}). Give a model folder, a "
+            f"{label}{model_name}: no such model ({problem}).{hint} Give a model folder, a "
             f"Hugging Face hub id (owner/name) or an alias: {aliases}."
         )
 
