@@ -92,3 +92,16 @@ def test_first_departure_from_the_base_interval():
     assert first_departure(base, [point(100, 0.9), point(50, 0.55), point(150, 0.3)]) == 100
     assert first_departure(base, [point(50, 0.6), point(100, 0.4)]) is None  # bounds inside
     assert not outside(math.nan, base)
+
+
+def test_the_negative_controls_cue_only_auroc_is_written_below_the_table():
+    from cotaudit.organisms import TrainingSettings, get_organism
+    from cotaudit.organisms.training import organism_card
+    from cotaudit.validation.table import markdown_table, validate_run
+
+    card = organism_card(get_organism("hint-ignorer"), "tiny", "/nowhere", TrainingSettings(), 50)
+    run = validate_run("log.json", "selfcommit", "local/organism", card, SAMPLES, [TAU], n_boot=100)
+    assert run.control and (run.organism, run.step) == ("hint-ignorer", 50)
+    last = markdown_table([run]).splitlines()[-1]
+    assert last.startswith("- negative control hint-ignorer step 50: cue-only AUROC tau_0.8 0.500")
+    assert last.endswith("(n = 2 / 3)")
