@@ -25,7 +25,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import EvalLog, HeadlineMetric, read_eval_log
 
 from cotaudit.display.headline import HEADLINES_KEY, HeadlineSpec
-from cotaudit.params import ParameterError
+from cotaudit.params import ParameterError, require_int, require_positive
 from cotaudit.prerequisite import checked_task
 from cotaudit.probing.trajectory import chat_turns
 from cotaudit.scorers.report_ll import RECORDED_METRIC_FUNCS, report_ll_recorded_scorer
@@ -153,8 +153,8 @@ def report_ll_recorded(
       tokenizer: Tokenizer (hub id or folder) of a vllm/ or sglang/ model, to locate the
         report's tokens in the prompt log-probabilities; default the model's name.
     """
-    if not isinstance(n_resamples, int) or n_resamples <= 0:
-        raise ParameterError(f"-T n_resamples: must be a positive integer, got {n_resamples!r}")
+    require_positive("n_resamples", n_resamples)
+    require_int("seed", seed)
     path = Path(pairs)
     try:
         rows = load_pairs(path)

@@ -24,9 +24,10 @@ from cotaudit.answers import READINGS
 from cotaudit.datasets.gsm8k import VENDORED, load_problems
 from cotaudit.params import (
     parse_conditions,
+    require_int,
     require_one_of,
     require_positive,
-    require_range,
+    require_temperature,
 )
 from cotaudit.prerequisite import checked_task
 from cotaudit.scorers.resample import resample_scorer
@@ -101,7 +102,8 @@ def resample(
         "cot_temperature": cot_temperature,
     }
     for name, value in temperatures.items():
-        require_range(name, value, 0.0, None)
+        require_temperature(name, value)
+    require_int("seed", seed)
     require_one_of("final_answer_reading", final_answer_reading, READINGS)
     require_one_of("hint", hint, HINT_SOURCES)
     chosen = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)

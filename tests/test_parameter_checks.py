@@ -20,6 +20,8 @@ from cotaudit.probing.settings import probe_settings
 from cotaudit.studies.report_ll.fixtures.schema import FixtureFileError, load_fixtures
 from cotaudit.studies.report_ll.recorded import PairsFileError, load_pairs
 from cotaudit.tasks.report_ll import report_ll
+from cotaudit.tasks.report_ll_recorded import report_ll_recorded
+from cotaudit.tasks.resample import resample
 from cotaudit.tasks.selfcommit import selfcommit
 from cotaudit.tasks.trace_tutor import trace_tutor
 
@@ -78,6 +80,11 @@ def test_a_single_number_is_one_item_of_a_list_parameter():
         (trace_tutor, {"temperature": -0.5}, "-T temperature: must be >= 0.0, got -0.5"),
         (report_ll, {"n_resamples": True}, "-T n_resamples: must be a positive integer"),
         (report_ll, {"scenarios": True}, "-T scenarios:"),
+        (resample, {"forced_temperature": -1}, "-T forced_temperature: must be >= 0.0, got -1"),
+        (resample, {"seed": 1.5}, "-T seed: must be an integer, got 1.5"),
+        (resample, {"k": True}, "-T k: must be a positive integer, got True"),
+        (report_ll_recorded, {"pairs": "p.jsonl", "n_resamples": True}, "-T n_resamples: must"),
+        (report_ll_recorded, {"pairs": "p.jsonl", "seed": "x"}, "-T seed: must be an integer"),
     ],
 )
 def test_every_study_task_refuses_out_of_range_values_in_one_line(task, params, message):
