@@ -43,6 +43,7 @@ from cotaudit.display.headline import (
     ran_record,
     specs_of,
 )
+from cotaudit.display.text import visible
 
 logger = logging.getLogger(__name__)
 
@@ -159,8 +160,8 @@ class HeadlineHook(Hooks):
                 ran = await annotate(log, notes)
             except Exception as e:  # the headlines are still worth printing
                 logger.warning("headline: could not annotate %s: %s", log.location, e)
-        for line in lines_of(log, notes, ran):
-            print(line, file=sys.stderr, flush=True)
+        for line in lines_of(log, notes, ran):  # the task's name comes from the log
+            print(visible(line), file=sys.stderr, flush=True)
 
 
 __all__ = [
