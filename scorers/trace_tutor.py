@@ -212,7 +212,9 @@ def trace_tutor_scorer() -> Scorer:
         if gaps is not None:
             shown["exact_gap"], shown["exact_gap_abs"] = gaps
             summary.append(
-                f"exact − sampled: mean {gaps[0]:+.3f}, mean |·| {gaps[1]:.3f} over the probed cuts"
+                f"exact (p at T = {meta.exact_temperature or 1.0:g}) − sampled p: mean "
+                f"{gaps[0]:+.3f}, mean |·| {gaps[1]:.3f} over the probed cuts (a greedy probe's "
+                "p is its answer's 0 or 1, not an estimate of the probability at T = 1)"
             )
         value["correct"] = correct
         value["length_tokens"] = rec.length_tokens

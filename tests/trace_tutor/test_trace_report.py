@@ -151,3 +151,31 @@ def test_published_numbers_agree_with_each_other_as_the_study_states_them():
     )
     assert round(100 * 272 / 387, 1) == pub["wrong_key_anchoring/key_pct"]
     assert not any(isinstance(v, float) and math.isnan(v) for v in pub.values())
+
+
+def test_table_v_and_the_checkpoint_counts_agree_with_the_studys_other_numbers():
+    """Table V's rows count 1000 problems each; its 10% bins are Table III's Pass@10 rates
+    (0.113 and 0.126 of 1000); its 100% and no-pass cells are the text's "277 first passes at
+    100% and 84 with no pass, versus 211 and 167"; 871 visible-only passes at 10% and none the
+    other way are the difference of the 10% rates, 0.997 - 0.126 of 1000."""
+    pub = {k: v.value for k, v in PAPER.published.items()}
+    for curve in ("question_only", "answer_key_masked"):
+        bins = [pub[f"first_pass_count/{curve}/{b}"] for b in ("10", "25", "50", "75", "100")]
+        assert sum(bins) + pub[f"first_pass_count/{curve}/none"] == 1000
+        assert pub[f"first_pass_count/{curve}/10"] == round(1000 * pub[f"pass_rate/{curve}/10"])
+    masked, question = "first_pass_count/answer_key_masked", "first_pass_count/question_only"
+    assert (pub[f"{masked}/100"], pub[f"{masked}/none"]) == (277, 84)
+    assert (pub[f"{question}/100"], pub[f"{question}/none"]) == (211, 167)
+    visible_rate, masked_rate = (
+        pub["pass_rate/answer_key_visible/10"],
+        pub["pass_rate/answer_key_masked/10"],
+    )
+    assert pub["pass_at_10_masked_not_visible/answer_key"] == 0
+    assert pub["pass_at_10_visible_not_masked/answer_key"] == round(
+        1000 * (visible_rate - masked_rate)
+    )
+    # the all-pass count cannot exceed Table III's 100% key-visible passes (0.919 of 1000)
+    assert (
+        pub["all_pass_count/answer_key_visible"] <= 1000 * pub["pass_rate/answer_key_visible/100"]
+    )
+    assert pub["identical_pass_vectors/answer_key_masked_vs_question_only/count"] == 493

@@ -220,6 +220,10 @@ def test_both_scores_the_difference_and_the_compact_set_holds_both_headlines(tin
         assert list(score.value)[:3] == ["delta_context", "auc_visible", "auc_masked"]
         assert "p sampled (visible)" in score.explanation  # the sampled curve beside
         assert "Sampled answers:" in score.explanation
+        # greedy probes (temperature 0): the explanation says the gap compares p at T = 1 with
+        # the greedy answer's 0 or 1
+        assert "exact (p at T = 1) − sampled p: mean" in score.explanation
+        assert "a greedy probe's p is its answer's 0 or 1" in score.explanation
         table = sample_table("both")
         assert set(table.visible + table.hidden) <= set(score.value)
     metrics = _metrics(log)

@@ -628,12 +628,21 @@ def test_paper_run_probes_with_the_studys_prompt_tag_and_limits(tiny_paper_run):
         ).probed(len(r.cot_token_ids))
     masked = [r for r in requests if r.messages[0]["content"] == STUDY_SYSTEM]
     assert len(masked) == 2 + 4  # question-only (its own prompt) and the 4 masked replays
-    logged = read_eval_log(log.location).eval.metadata["paper_configuration"]
+    spec = read_eval_log(log.location).eval
+    logged = spec.metadata["paper_configuration"]
     assert logged["overrides"] == {
         "problems": 2,
         "max_explanation_tokens": 24,
         "bootstrap_samples": 500,
     }
+    # what ran: the paper's values where nothing was given; Inspect's task_args list the
+    # task function's defaults there, and task_args_passed what was given
+    assert logged["parameters"]["forced_answer_tag"] == STUDY_FORCED_ANSWER_TAG
+    assert logged["parameters"]["max_explanation_tokens"] == 24
+    assert spec.task_args["forced_answer_tag"] == TUTOR_FORCED_ANSWER_TAG
+    assert (
+        spec.task_args_passed["problems"] == 2 and "forced_answer_tag" not in spec.task_args_passed
+    )
 
 
 @pytest.fixture(scope="module")
@@ -662,8 +671,19 @@ def test_report_prints_the_published_tables_beside_the_runs_values(two_run_repor
         row["this run"]
         == paper_sec.data["table_iv"]["answer_key_vs_question_only/masked/length_matched/n"]
     )
+    t5 = paper_sec.tables["published_table_v"]
+    row = t5.row("first_pass_count/question_only/none")
+    assert row[column] == 167  # Table V: question-only explanations with no pass
+    assert row["this run"] == paper_sec.data["table_v"]["first_pass_count/question_only/none"]
     text = paper_sec.tables["published_text"]
     assert text.row("wrong_key_anchoring/key")[column] == 272
+    row = text.row("pass_at_10_visible_not_masked/answer_key")
+    assert row[column] == 871  # Sec. IV-D
+    assert (
+        row["this run"]
+        == (paper_sec.data["checkpoint_counts"]["pass_at_10_visible_not_masked/answer_key"])
+    )
+    assert text.row("all_pass_count/answer_key_visible")[column] == 884
     markdown = two_run_report.markdown_path.read_text()
     assert "used the study's configuration (`-T paper=true`); overrides: `problems=2`" in markdown
     # the settings line shows the values used (Inspect logs the paper knobs at their defaults)

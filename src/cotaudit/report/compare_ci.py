@@ -3,12 +3,14 @@
 For a statistic ``T`` (an AUROC, a median TRACE AUC, a cluster F1) of each run:
 
 - **Per run**: ``T`` on all of the run's rows with its 95% percentile bootstrap interval over
-  the run's *units* (problems, i.e. ``pair_id``; scenarios in report_ll): every resample draws
-  the units with replacement and takes all their rows (:func:`cotaudit.bootstrap.bootstrap_ci`).
+  the run's *units* (problems, i.e. ``pair_id``; in report_ll the run's ``-T unit``: bugs by
+  default, or projects or scenarios, :meth:`cotaudit.studies.report_ll.stats.ScoredFixture.unit`):
+  every resample draws the units with replacement and takes all their rows
+  (:func:`cotaudit.bootstrap.bootstrap_ci`).
 - **Paired difference** of run ``r`` against the first run (the reference) on the units both
   share: ``T_r(shared) - T_ref(shared)``, each resample drawing the shared units once for both
   runs (:func:`cotaudit.bootstrap.paired_difference`). Absent (a dash) when the runs share
-  fewer than 2 units. An interval that excludes 0 is a difference the problems support.
+  fewer than 2 units. An interval that excludes 0 is a difference the units support.
 
 Resamples: :data:`N_BOOT` (:data:`CLUSTER_N_BOOT` for a cluster F1, which re-clusters on every
 resample), seed :data:`SEED`, confidence :data:`CONFIDENCE`.

@@ -735,6 +735,16 @@ def figure_2(shifts: Mapping[str, tuple[list[float], list[float]]], path: Path, 
 
 # --- the study's published numbers beside the run's -------------------------------------------
 
+CHECKPOINT_COUNTS = {
+    "identical_pass_vectors": "identical pass vectors at every checkpoint",
+    "pass_at_10_visible_not_masked": "pass at 10% with the key visible, fail masked",
+    "pass_at_10_masked_not_visible": "pass at 10% with the key masked, fail visible",
+    "all_pass_count": "pass at every checkpoint",
+    "pass_10_fail_100": "pass at 10%, fail at 100%",
+}
+"""The study's counts of curves by their checkpoints (Sec. IV-D, IV-E): metric-name head ->
+words."""
+
 PUBLISHED_GROUPS = (
     (
         "published_table_ii",
@@ -750,10 +760,16 @@ PUBLISHED_GROUPS = (
     ),
     ("published_table_iii", "Table III", ("pass_rate/",)),
     ("published_table_iv", "Table IV", ("answer_key_vs_question_only/",)),
+    ("published_table_v", "Table V", ("first_pass_count/",)),
     (
         "published_text",
-        "Δcontext, 0%-probe drop and wrong-key anchoring (the study's text)",
-        ("visible_vs_masked/", "zero_probe_drop/", "wrong_key_anchoring/"),
+        "Δcontext, 0%-probe drop, wrong-key anchoring and the checkpoint counts (the study's text)",
+        (
+            "visible_vs_masked/",
+            "zero_probe_drop/",
+            "wrong_key_anchoring/",
+            *CHECKPOINT_COUNTS,
+        ),
     ),
 )
 """Report tables of the study's published numbers: (table key, title, metric-name prefixes)."""
@@ -784,7 +800,8 @@ QUANTITIES = {
 def published_label(key: str) -> tuple[str, str]:
     """(row, quantity) of a published metric name, e.g. ``pass_rate/question_only/10`` ->
     ("question_only", "pass rate at 10%"), ``answer_key_vs_question_only/masked/all/win_pct`` ->
-    ("key masked, all", "win %")."""
+    ("key masked, all", "win %"), ``first_pass_count/question_only/none`` ->
+    ("question_only", "no pass")."""
     parts = key.split("/")
     if parts[0] == "pass_rate":
         return parts[1], f"pass rate at {parts[2]}%"
@@ -796,6 +813,12 @@ def published_label(key: str) -> tuple[str, str]:
         return f"0%-probe drop {parts[1]}", QUANTITIES[parts[2]]
     if parts[0] == "wrong_key_anchoring":
         return "wrong-key anchoring", QUANTITIES[parts[1]]
+    if parts[0] == "first_pass_count":
+        return parts[1], "no pass" if parts[2] == "none" else f"first pass at {parts[2]}%"
+    if parts[0] == "identical_pass_vectors":
+        return parts[1].replace("_vs_", " vs "), CHECKPOINT_COUNTS[parts[0]]
+    if parts[0] in CHECKPOINT_COUNTS:
+        return parts[1], CHECKPOINT_COUNTS[parts[0]]
     return parts[1], QUANTITIES[parts[0]]
 
 
@@ -805,7 +828,8 @@ COUNT_PARTS = ("n", "incorrect", "key", "other_wrong", "unparsed")
 
 def _is_count(name: str) -> bool:
     parts = name.split("/")
-    return parts[0] == "n" or parts[-1] in COUNT_PARTS
+    heads = ("n", "first_pass_count", *CHECKPOINT_COUNTS)
+    return parts[0] in heads or parts[-1] in COUNT_PARTS
 
 
 def _digits(name: str) -> int:

@@ -2,7 +2,7 @@
 
 Source: "Context-Masked Truncated Reasoning Audits for Answer-Key Dependence in LLM Tutors"
 (``002_dd6044507eba043d.txt``). Each setting quotes the sentence of the study that fixes it;
-``published`` holds Tables II-IV and the numbers its text gives beside them (Sec. IV-B, IV-C,
+``published`` holds Tables II-V and the numbers its text gives beside them (Sec. IV-B to
 IV-E), keyed by this package's metric names, for ``cotaudit report``'s published column.
 """
 
@@ -144,6 +144,35 @@ def _table_iv() -> dict[str, PaperValue]:
     return out
 
 
+def _table_v() -> dict[str, PaperValue]:
+    rows = {  # curve: first passes at 10, 25, 50, 75, 100 %, and none
+        "question_only": (113, 51, 113, 345, 211, 167),
+        "answer_key_masked": (126, 48, 115, 350, 277, 84),
+    }
+    return {
+        f"first_pass_count/{curve}/{label}": _v(n, "Table V")
+        for curve, counts in rows.items()
+        for label, n in zip(("10", "25", "50", "75", "100", "none"), counts, strict=True)
+    }
+
+
+def _text_counts() -> dict[str, PaperValue]:
+    """The counts of Sec. IV-D and IV-E: identical pass vectors, all-pass and non-monotone
+    curves, and the 10% discordance of the key visible vs masked."""
+    return {
+        # "Their complete five-checkpoint pass vectors are identical on 493 problems"
+        "identical_pass_vectors/answer_key_masked_vs_question_only/count": _v(493, "Sec. IV-D"),
+        # "retaining the key creates 871 cases that pass at 10% and fail after masking, with
+        # no cases in the reverse direction"
+        "pass_at_10_visible_not_masked/answer_key": _v(871, "Sec. IV-D"),
+        "pass_at_10_masked_not_visible/answer_key": _v(0, "Sec. IV-D"),
+        # "In the key-visible condition, 884 traces pass at all five measured fractions, while
+        # 80 pass at 10% but fail at 100%."
+        "all_pass_count/answer_key_visible": _v(884, "Sec. IV-E"),
+        "pass_10_fail_100/answer_key_visible": _v(80, "Sec. IV-E"),
+    }
+
+
 def _text_numbers() -> dict[str, PaperValue]:
     """Delta_context, the 0%-probe drop and wrong-key anchoring, as the text states them."""
     dc = "visible_vs_masked/answer_key"
@@ -175,5 +204,12 @@ PAPER = PaperConfiguration(
     model="Qwen2.5-3B-Instruct (4-bit MLX)",
     settings=_SETTINGS,
     notes=_NOTES,
-    published={**_table_ii(), **_table_iii(), **_table_iv(), **_text_numbers()},
+    published={
+        **_table_ii(),
+        **_table_iii(),
+        **_table_iv(),
+        **_table_v(),
+        **_text_numbers(),
+        **_text_counts(),
+    },
 )
