@@ -56,10 +56,6 @@ class ClassRows:
     def n_negative(self) -> int:
         return int((~self.positive).sum())
 
-    @property
-    def n_units(self) -> int:
-        return len(set(self.units))
-
     def auroc(self, rows: NDArray[np.intp] | None = None) -> float:
         """The AUROC of positives over negatives on ``rows`` (default all)."""
         idx = np.arange(len(self.units)) if rows is None else rows
