@@ -285,7 +285,7 @@ def test_bad_probe_arguments_are_named():
         cotaudit.probe(capitals(limit=1), "trace", stride=4, fractions="0.5,1")
     with pytest.raises(ParameterError, match="no file tasks/no_such_file.py"):
         cotaudit.probe("tasks/no_such_file.py@x")
-    with pytest.raises(ParameterError, match="^-T k: must be positive, got 0$"):
+    with pytest.raises(ParameterError, match="^-T k: must be a positive integer, got 0$"):
         cotaudit.probe(capitals(limit=1), "selfcommit", k=0)
     with pytest.raises(ParameterError, match="^-T forced_answer_tag: must be non-empty text$"):
         cotaudit.probe(capitals(limit=1), forced_answer_tag="  ")

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_bad_resample_or_cuts_parameter_is_one_line():
     from cotaudit.tasks.trace_tutor import trace_tutor
 
-    with pytest.raises(ParameterError, match="^-T resample_temperature: must lie in"):
+    with pytest.raises(ParameterError, match=r"^-T resample_temperature: must be >= 0.0"):
         trace_tutor(resample=2, resample_temperature=-1.0)
     with pytest.raises(ParameterError, match="^-T cuts: must be one of fractions, sentences"):
         trace_tutor(cuts="tokens")

@@ -313,8 +313,6 @@ class ProbeSettings(TaskSettings):
             raise ParameterError("-T max_cuts: applies to -T cuts=sentences only")
         self.schedule()  # raises for bad fractions or stride
         k, temperature = self.answers_k, self.answer_temperature
-        if k <= 0:
-            raise ParameterError(f"-T k: must be positive, got {k}")
         if k > 1 and temperature == 0:
             raise ParameterError(f"-T k={k}: greedy answers are identical; set -T temperature > 0")
         return self
