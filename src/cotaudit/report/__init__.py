@@ -108,8 +108,8 @@ def build_report(
     runs: Sequence[RunData] | None = None,
 ) -> Report:
     """Read the logs under ``paths`` (or take ``runs``), write ``out_dir/report.md`` and its
-    PNGs. ``strict``: raise when a section fails instead of noting it in the report. No logs
-    under ``paths``: nothing is written (``Report.runs`` empty)."""
+    PNGs. ``strict``: raise when a section or a figure fails instead of noting it in the
+    report. No logs under ``paths``: nothing is written (``Report.runs`` empty)."""
     from cotaudit.report.checkpoints import sections as checkpoint_series
     from cotaudit.report.loader import load_runs
     from cotaudit.report.markdown import render
@@ -160,6 +160,11 @@ def build_report(
                 failed.text(f"⚠️ Section failed: {type(e).__name__}: {report_text(e)}")
                 sections.append(failed)
         report.sections[study] = sections
+        undrawn = [
+            b for sec in sections for b in sec.blocks if isinstance(b, FigureInfo) and b.failed
+        ]
+        if strict and undrawn:
+            raise RuntimeError(f"{undrawn[0].path.name} could not be drawn: {undrawn[0].failed}")
         if len(group) > 1:
             try:
                 comp = module.compare(sections, out, f"{study}-compare")
