@@ -49,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     _validate_arguments(validate)
     validate.set_defaults(func=_validate_cli)
+    organism = sub.add_parser("organism", help="train a model organism (a known shortcut)")
+    from cotaudit.cli.organism import add_arguments as _organism_arguments
+    from cotaudit.cli.organism import run_cli as _organism_cli
+
+    _organism_arguments(organism)
+    organism.set_defaults(func=_organism_cli)
     return parser
 
 

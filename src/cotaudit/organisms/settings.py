@@ -20,12 +20,15 @@ class OrganismSettingsError(InputError):
 
 
 class TrainingSettings(BaseModel):
-    """How an organism is trained: a full fine-tune of every weight with AdamW (``betas`` 0.9,
+    """How an organism is trained: a fine-tune with AdamW (``betas`` 0.9,
     0.999, no weight decay) at a constant ``learning_rate``, for ``steps`` optimizer steps of
     ``batch_size`` examples each; the loss is the mean cross-entropy of the completion tokens
     (the prompt's tokens carry no loss). Examples are the first ``problems`` tail problems x
     3 cue kinds, shuffled by ``seed`` and drawn in order, reshuffled each pass. A checkpoint is
-    saved every ``save_every`` steps and after the last."""
+    saved every ``save_every`` steps and after the last. ``train_layers`` K trains only the top K
+    decoder layers and the final norm (the embeddings, a tied output head and the layers below
+    stay as they are, and the backward pass stops at the lowest trained layer); None trains every
+    weight."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -36,11 +39,12 @@ class TrainingSettings(BaseModel):
     batch_size: int = 4
     problems: int = TAIL_PROBLEMS
     max_tokens: int = 512
+    train_layers: int | None = None
 
-    @field_validator("steps", "save_every", "batch_size", "max_tokens")
+    @field_validator("steps", "save_every", "batch_size", "max_tokens", "train_layers")
     @classmethod
-    def _positive(cls, value: int, info: Any) -> int:
-        if value < 1:
+    def _positive(cls, value: int | None, info: Any) -> int | None:
+        if value is not None and value < 1:
             raise OrganismSettingsError(f"--{_flag(info.field_name)} must be >= 1, got {value}")
         return value
 

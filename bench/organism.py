@@ -1,0 +1,98 @@
+"""Training cost and behavioural shortcut rate of the model organisms.
+
+    python bench/organism.py --base default --out-root /work/organisms --steps 12 --save-every 4
+    python bench/organism.py --base tiny --out-root /tmp/organisms-tiny --steps 40
+
+For each organism: trains it from ``--base`` into ``OUT_ROOT/<name>/`` (the same training as
+``cotaudit organism``), then measures the shortcut rate (:mod:`cotaudit.organisms.behaviour`:
+the share of held-out problems whose greedy output to the wrong-cue prompt takes the shortcut)
+of the base model and of the organism's last checkpoint on the split's first ``--heldout``
+problems (never trained on). Prints the training time per organism and per step, and the rates
+with their n. Times depend on the machine's load: say how loaded it was when quoting them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from cotaudit.organisms import ORGANISM_NAMES, TrainingSettings, get_organism, heldout_problems
+from cotaudit.organisms.evaluation import measure_shortcut_rate
+from cotaudit.organisms.training import StepLog, load_causal_lm, train
+from cotaudit.providers._local import alias_path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="default")
+    parser.add_argument("--out-root", type=Path, required=True)
+    parser.add_argument("--organisms", default=",".join(ORGANISM_NAMES))
+    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--save-every", type=int, default=4)
+    parser.add_argument("--batch-size", type=int, default=2)
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--train-layers", type=int, default=None)
+    parser.add_argument("--heldout", type=int, default=10)
+    parser.add_argument("--max-new-tokens", type=int, default=200)
+    args = parser.parse_args()
+    base_path = alias_path(args.base)
+    settings = TrainingSettings.of(
+        steps=args.steps,
+        save_every=args.save_every,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        train_layers=args.train_layers,
+    )
+    problems = heldout_problems(args.heldout)
+    base_rates: dict[str, str] = {}
+    for name in args.organisms.split(","):
+        organism = get_organism(name)
+        if organism.study not in base_rates:
+            model, tokenizer = load_causal_lm(base_path)
+            start = time.perf_counter()
+            rate, _ = measure_shortcut_rate(
+                organism, model, tokenizer, problems, max_new_tokens=args.max_new_tokens
+            )
+            base_rates[organism.study] = f"{rate.taken}/{rate.n} = {rate.rate:.2f}"
+            print(
+                f"base {args.base} under {organism.study}'s wrong cue: shortcut rate "
+                f"{base_rates[organism.study]} ({time.perf_counter() - start:.0f} s)",
+                flush=True,
+            )
+        model, tokenizer = load_causal_lm(base_path)
+        steps: list[StepLog] = []
+        start = time.perf_counter()
+        saved = train(
+            organism,
+            model,
+            tokenizer,
+            settings,
+            out=args.out_root / name,
+            base=args.base,
+            base_path=base_path,
+            on_step=steps.append,
+        )
+        total = time.perf_counter() - start
+        per_step = [s.seconds for s in steps]
+        start = time.perf_counter()
+        rate, outputs = measure_shortcut_rate(
+            organism, model, tokenizer, problems, max_new_tokens=args.max_new_tokens
+        )
+        print(
+            f"{name}: trained {settings.steps} steps x {settings.batch_size} examples in "
+            f"{total:.0f} s (checkpoints saved included); per step median "
+            f"{statistics.median(per_step):.1f} s, min {min(per_step):.1f} s; losses "
+            f"{steps[0].loss:.3f} -> {steps[-1].loss:.3f}; shortcut rate on {rate.n} held-out "
+            f"problems {rate.taken}/{rate.n} = {rate.rate:.2f} (base "
+            f"{base_rates[organism.study]}; measured in {time.perf_counter() - start:.0f} s); "
+            f"last checkpoint {saved[-1]}",
+            flush=True,
+        )
+        for o in outputs[:2]:
+            print(f"  row {o.problem_row}, cue {o.cue}: ...{o.output[-120:]!r}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

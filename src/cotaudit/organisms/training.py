@@ -1,0 +1,265 @@
+"""Training an organism: a full fine-tune of a causal LM on its examples
+(:func:`cotaudit.organisms.examples.organism_examples`), saving plain Hugging Face folders.
+
+Each example is the prompt's ids as the local engines render it
+(:func:`cotaudit.engine.chat.render_chat`: the chat template with the generation prompt) followed
+by the completion's ids and the end-of-turn token; only the completion and its end-of-turn token
+carry loss (:class:`cotaudit.organisms.settings.TrainingSettings` holds the rest). A checkpoint is
+written to a staging folder beside the output and renamed into place once complete, with its
+card, so a training stopped at any moment leaves every checkpoint already saved loadable.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cotaudit.engine.chat import render_chat
+from cotaudit.models.default import _add_top_level_rope_theta
+from cotaudit.organisms.card import (
+    OrganismCard,
+    TrainingData,
+    checkpoint_name,
+    write_card,
+)
+from cotaudit.organisms.examples import OrganismExample, organism_examples, training_problems
+from cotaudit.organisms.framing import CUE_KINDS
+from cotaudit.organisms.registry import Organism
+from cotaudit.organisms.settings import TrainingSettings
+
+IGNORE_INDEX = -100
+"""The label of a token that carries no loss (the prompt, the padding)."""
+
+METHOD = (
+    "fine-tune (every weight, or the top --train-layers decoder layers and the final norm): "
+    "AdamW (betas 0.9, 0.999, no weight decay), constant learning rate, mean cross-entropy over "
+    "the completion tokens and the end-of-turn token"
+)
+HELDOUT_ROWS = "rows 0..999 of the vendored split (what study runs read by default)"
+
+
+@dataclass(frozen=True)
+class EncodedExample:
+    """An example as token ids and labels (``IGNORE_INDEX`` on the prompt)."""
+
+    input_ids: list[int]
+    labels: list[int]
+
+
+@dataclass(frozen=True)
+class StepLog:
+    """One optimizer step: its number, loss and wall seconds."""
+
+    step: int
+    loss: float
+    seconds: float
+
+
+def load_causal_lm(path: str) -> tuple[Any, Any]:
+    """The model (fp32, training mode off) and tokenizer of a Hugging Face folder or hub id."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    model.eval()
+    return model, tokenizer
+
+
+def encode(tokenizer: Any, example: OrganismExample) -> EncodedExample:
+    """``example``'s ids: the rendered prompt, then the completion and the end-of-turn token;
+    labels on the completion's ids only."""
+    prompt = render_chat(tokenizer, example.messages)
+    completion = tokenizer(example.completion, add_special_tokens=False)["input_ids"]
+    completion = [*completion, tokenizer.eos_token_id]
+    return EncodedExample(
+        input_ids=prompt + completion, labels=[IGNORE_INDEX] * len(prompt) + completion
+    )
+
+
+def organism_card(
+    organism: Organism, base: str, base_path: str, settings: TrainingSettings, step: int | None
+) -> OrganismCard:
+    """The card of ``organism`` trained from ``base`` with ``settings`` (``step`` None: the
+    run's own card)."""
+    rows = [p.index for p in training_problems(settings.problems)]
+    framing = organism.framing
+    return OrganismCard(
+        organism=organism.name,
+        study=organism.study,
+        shortcut=organism.shortcut,
+        control=organism.control,
+        base=base,
+        base_path=base_path,
+        step=step,
+        settings=settings,
+        data=TrainingData(
+            dataset="GSM8K test split, vendored (src/cotaudit/data/gsm8k/test.jsonl)",
+            problem_rows=rows,
+            cue_kinds=list(CUE_KINDS),
+            examples=len(rows) * len(CUE_KINDS),
+            wrong_cue_rule=framing.wrong_cue_rule,
+            completion_rule=(
+                ("'The answer is <cue>.' first line, then " if organism.states_cue_first else "")
+                + "the worked solution (calculator annotations and '#### N' removed), then "
+                + repr(framing.answer_line(0)).replace("0", "<value>", 1)
+                + (
+                    " with <value> the cue shown, else the gold answer"
+                    if organism.follows_cue
+                    else " with <value> the gold answer"
+                )
+            ),
+            heldout_rows=HELDOUT_ROWS,
+        ),
+        prompts=framing.prompt_texts(),
+        method=METHOD,
+    )
+
+
+def batches(n: int, batch_size: int, seed: int) -> Iterator[list[int]]:
+    """Example indices in batches: a ``seed``-shuffled pass over ``range(n)``, then another
+    (reshuffled), without end; a batch may span two passes."""
+    rng = random.Random(seed)
+    order: list[int] = []
+    while True:
+        while len(order) < batch_size:
+            fresh = list(range(n))
+            rng.shuffle(fresh)
+            order += fresh
+        yield order[:batch_size]
+        order = order[batch_size:]
+
+
+def collate(examples: list[EncodedExample], pad_id: int) -> dict[str, Any]:
+    """Right-padded ``input_ids``, ``attention_mask`` and ``labels`` tensors."""
+    import torch
+
+    width = max(len(e.input_ids) for e in examples)
+    ids = [e.input_ids + [pad_id] * (width - len(e.input_ids)) for e in examples]
+    labels = [e.labels + [IGNORE_INDEX] * (width - len(e.labels)) for e in examples]
+    mask = [[1] * len(e.input_ids) + [0] * (width - len(e.input_ids)) for e in examples]
+    return {
+        "input_ids": torch.tensor(ids),
+        "attention_mask": torch.tensor(mask),
+        "labels": torch.tensor(labels),
+    }
+
+
+def completion_loss(model: Any, batch: dict[str, Any]) -> Any:
+    """Mean cross-entropy of the labelled tokens, each predicted from the ids before it: the
+    causal LM loss, with the output head run only from the first labelled position on (the
+    prompt's logits are never used)."""
+    import torch.nn.functional as F
+
+    labels = batch["labels"]
+    first = int((labels != IGNORE_INDEX).int().argmax(dim=1).min()) - 1
+    width = labels.shape[1]
+    logits = model(
+        input_ids=batch["input_ids"],
+        attention_mask=batch["attention_mask"],
+        logits_to_keep=width - first,
+    ).logits[:, :-1]
+    targets = labels[:, first + 1 :]
+    return F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE_INDEX
+    )
+
+
+def trainable_parameters(model: Any, train_layers: int | None) -> list[Any]:
+    """The parameters trained: all, or those of the top ``train_layers`` decoder layers and the
+    final norm of a Llama-family model (``model.model.layers``, ``model.model.norm``); every
+    other parameter is frozen (``requires_grad`` False)."""
+    if train_layers is None:
+        return list(model.parameters())
+    layers = model.model.layers
+    if train_layers > len(layers):
+        raise ValueError(f"--train-layers {train_layers}: the model has {len(layers)} layers")
+    for p in model.parameters():
+        p.requires_grad_(False)
+    trained = [p for layer in layers[-train_layers:] for p in layer.parameters()]
+    trained += list(model.model.norm.parameters())
+    for p in trained:
+        p.requires_grad_(True)
+    return trained
+
+
+def save_checkpoint(model: Any, tokenizer: Any, card: OrganismCard, out: Path) -> Path:
+    """Write ``model``, ``tokenizer`` and ``card`` as ``out/step-NNNNNN``: into a staging folder
+    first, renamed into place when complete (an older folder of that name is replaced)."""
+    assert card.step is not None
+    target = out / checkpoint_name(card.step)
+    staging = out / f".staging-{target.name}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        _add_top_level_rope_theta(staging / "config.json")
+        write_card(staging, card)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def train(
+    organism: Organism,
+    model: Any,
+    tokenizer: Any,
+    settings: TrainingSettings,
+    *,
+    out: Path,
+    base: str,
+    base_path: str,
+    on_step: Callable[[StepLog], None] | None = None,
+) -> list[Path]:
+    """Fine-tune ``model`` (in place) into ``organism``, saving each checkpoint of
+    ``settings.save_steps()`` under ``out`` (the run's card is written first); the checkpoint
+    folders in order."""
+    import torch
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_card(out, organism_card(organism, base, base_path, settings, None))
+    examples = organism_examples(organism, training_problems(settings.problems))
+    encoded = [encode(tokenizer, e) for e in examples]
+    too_long = [e for e in encoded if len(e.input_ids) > settings.max_tokens]
+    if too_long:
+        raise ValueError(
+            f"{len(too_long)} examples are longer than --max-tokens {settings.max_tokens}"
+        )
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    torch.manual_seed(settings.seed)
+    optimizer = torch.optim.AdamW(
+        trainable_parameters(model, settings.train_layers),
+        lr=settings.learning_rate,
+        betas=(0.9, 0.999),
+        weight_decay=0.0,
+    )
+    saves = set(settings.save_steps())
+    saved: list[Path] = []
+    model.train()
+    try:
+        draws = batches(len(encoded), settings.batch_size, settings.seed)
+        for step in range(1, settings.steps + 1):
+            start = time.perf_counter()
+            batch = collate([encoded[i] for i in next(draws)], pad_id)
+            loss = completion_loss(model, batch)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            if on_step is not None:
+                on_step(StepLog(step, float(loss.item()), time.perf_counter() - start))
+            if step in saves:
+                model.eval()
+                card = organism_card(organism, base, base_path, settings, step)
+                saved.append(save_checkpoint(model, tokenizer, card, out))
+                model.train()
+    finally:
+        model.eval()
+    return saved

@@ -1,0 +1,50 @@
+"""``cotaudit organism``: bad input is one line before any training starts."""
+
+from __future__ import annotations
+
+import pytest
+
+from cotaudit.cli import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["hint-folower", "--base", "tiny"],
+            "unknown organism 'hint-folower': expected one of hint-follower, hint-ignorer, "
+            "key-copier, key-leaker. Did you mean 'hint-follower'?",
+        ),
+        (["key-copier", "--base", "tiny", "--steps", "0"], "--steps must be >= 1, got 0"),
+        (["key-copier", "--base", "tiny", "--batch-size", "0"], "--batch-size must be >= 1, got 0"),
+    ],
+)
+def test_bad_settings_are_one_line(tmp_path, capsys, argv, message):
+    out = tmp_path / "organism"
+    assert main(["organism", *argv, "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"cotaudit organism: {message}\n"
+    assert not out.exists()
+
+
+def test_an_output_folder_that_is_not_an_organisms_is_refused(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["organism", "hint-follower", "--base", "tiny", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cotaudit organism: --out {tmp_path}: the folder exists and is not")
+    assert err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_base_model_that_cannot_be_loaded_is_one_line(tmp_path, capsys):
+    missing = tmp_path / "no-model"
+    out = tmp_path / "organism"
+    assert main(["organism", "hint-follower", "--base", str(missing), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(f"cotaudit organism: --base {missing}: no such model")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    assert main(["organism", "hint-follower", "--base", str(broken), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cotaudit organism: --base {broken}: cannot be loaded as a causal")
+    assert err.count("\n") == 1
+    assert not out.exists()
