@@ -6,7 +6,8 @@
 # (VLLM_GPU_VENV, default .venv-vllm-gpu: `python3 -m venv .venv-vllm-gpu &&
 # .venv-vllm-gpu/bin/pip install vllm`). It
 #   1. starts `vllm serve` on the GPU with the probes' flags (prefix caching, every
-#      log-probability, processed log-probabilities, per-request cached-token counts),
+#      log-probability, processed log-probabilities, per-request cached-token counts, the
+#      /inference/v1/generate endpoint that report scoring reads through the prefix cache),
 #   2. runs bench/vllm_work.py against it (the same probes, counts and table as on CPU),
 #   3. runs bench/exact_vs_sampled.py on the in-process engine on CUDA (hf-probe/, same model),
 #   4. prints both tables, then stops the server by its PID.
@@ -24,6 +25,7 @@ command -v nvidia-smi > /dev/null || { echo "bench/gpu.sh: no nvidia-smi: this n
 LOG="$(mktemp -t vllm-gpu-XXXX.log)"
 "$VENV/bin/vllm" serve "$MODEL" --host 127.0.0.1 --port "$PORT" --enable-prefix-caching \
     --max-logprobs -1 --logprobs-mode processed_logprobs --enable-prompt-tokens-details \
+    --enable-scale-out \
     > "$LOG" 2>&1 &
 SERVER=$!
 trap 'kill "$SERVER" 2>/dev/null || true' EXIT

@@ -14,6 +14,11 @@ server's own record of its arguments.
 ``--max-logprobs -1`` lets a request ask for the log-probabilities of the whole vocabulary
 (``logprobs=-1``), which the exact answer scores read (vLLM's default cap is 20).
 
+``--enable-scale-out`` serves ``/inference/v1/generate``, the endpoint whose requests may read
+prompt log-probabilities through the prefix cache (report scoring, see
+``cotaudit.engine.inspect_prefill``), and ``--enable-prompt-tokens-details`` puts the cached
+token count in each answer's usage, which that scoring checks before it reads them.
+
 Used by the test tier (``tests/conftest.py``) and ``bench/study_throughput.py``; by hand::
 
     .venv/bin/python scripts/vllm_cpu_server.py            # prints the URL, Ctrl-C stops it
@@ -47,6 +52,8 @@ SERVER_ARGS = (
     "-1",
     "--logprobs-mode",
     "processed_logprobs",
+    "--enable-scale-out",
+    "--enable-prompt-tokens-details",
 )
 REQUIRED_FLAGS = ("--no-enable-chunked-prefill",)
 MAX_MODEL_LEN = 2048

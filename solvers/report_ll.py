@@ -5,7 +5,9 @@ sample's ``metadata["contexts"][T]``) and both fixed reports are scored as its r
 ``S(r, T) = sum of log p(report token)`` in nats. On a
 :class:`~cotaudit.engine.base.LocalEngine` (``loglikelihood_many``) the transcript is prefilled
 once and its cache serves both reports; otherwise each report is a separate ``loglikelihood``
-request (same numbers).
+request (same numbers), the first sent before the others so that a server's prefix cache holds
+the transcript when they come (vLLM: see
+:class:`~cotaudit.engine.inspect_prefill.InspectPrefillEngine`).
 
 Which models can score: providers with their own engine (``hf-probe/``, ``mlx/``; an
 ``mlx-server/`` engine refuses on its first call, before any request) and OpenAI-compatible
@@ -70,11 +72,15 @@ async def score_reports(
     engine: ProbeEngine, context: list[dict[str, str]], reports: list[str]
 ) -> list[LoglikResult]:
     """``loglikelihood`` of each report after ``context``: one prefill for all reports on a
-    :class:`LocalEngine`, else one request per report, sent together (a server's prefix cache
-    shares the context)."""
+    :class:`LocalEngine`, else one request per report: the first alone, so that a server's
+    prefix cache holds the context when the others, sent together, read it."""
     if isinstance(engine, LocalEngine):
         return list(await engine.loglikelihood_many(context, reports))
-    return list(await asyncio.gather(*(engine.loglikelihood(context, r) for r in reports)))
+    if not reports:
+        return []
+    first = await engine.loglikelihood(context, reports[0])
+    rest = await asyncio.gather(*(engine.loglikelihood(context, r) for r in reports[1:]))
+    return [first, *rest]
 
 
 @solver

@@ -191,7 +191,8 @@ def test_adapter_reads_recorded_vllm_prompt_logprobs(tokenizer, top):
 
 def test_prefill_engine_is_no_local_engine_and_scores_each_report_with_its_own_request(tokenizer):
     """Not a LocalEngine (no context length of its own): no CoT is cut to fit, and report_ll
-    scores the reports with one request each, sent together."""
+    scores the reports with one request each (the first before the others, so that a
+    server's prefix cache holds the transcript when they come)."""
     pytest.importorskip("openai")
     from cotaudit.solvers.report_ll import score_reports
 

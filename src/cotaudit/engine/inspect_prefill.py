@@ -7,12 +7,21 @@ the CoT text is re-tokenised. Prefix t is sent as token ids (``render(prompt) ++
 tag``) to an OpenAI-compatible server's completions endpoint, else as the decoded text of the
 first t tokens plus the tag in a final assistant message.
 
-``loglikelihood`` asks for prompt log-probabilities (``GenerateConfig(prompt_logprobs=1)``,
-honoured by Inspect's ``vllm`` and ``sglang`` providers, returned in
-``ChatCompletionChoice.prompt_logprobs``): the context plus the continuation as a final
-assistant message is sent as the prompt (prefill, so no end-of-turn token follows it), and the
-log-probabilities of the continuation's tokens are the last entries. A provider that returns
-none fails with :class:`EngineCapabilityError`.
+``loglikelihood`` reads prompt log-probabilities of ``render(context + [assistant:
+continuation])`` (prefill, so no end-of-turn token follows it); the continuation's tokens are
+the last entries. On a vLLM server started with ``--enable-scale-out`` and
+``--enable-prompt-tokens-details`` the token ids go to its ``/inference/v1/generate`` endpoint
+(:data:`GENERATE_PATH`) with ``prompt_logprobs=0`` and ``skip_reading_prefix_cache=false``, so
+the prefix cache serves the context: vLLM computes prompt log-probabilities only for the
+positions it computes, rows ``cached..L-2`` for a prompt of L tokens whose first ``cached``
+came from its cache (``usage.prompt_tokens_details.cached_tokens``), the rows before being left
+unset. The continuation's rows (``start-1..L-2``, start its first token) are therefore read only
+when ``cached <= start - 1``; otherwise the request is sent again with
+``skip_reading_prefix_cache=true`` (a whole prefill). A server without the endpoint (HTTP 403
+or 404: no ``--enable-scale-out``, a router that does not forward it) is asked through Inspect's
+chat request with ``GenerateConfig(prompt_logprobs=1)`` (Inspect's ``vllm`` and ``sglang``
+providers return them in ``ChatCompletionChoice.prompt_logprobs``), for which vLLM reads no
+prefix cache. A provider that returns none fails with :class:`EngineCapabilityError`.
 
 ``score_answers`` (exact answer scores) reads the next-token distribution at the request's
 temperature after every answer-tree node that has children or reads, depth by depth: the nodes
@@ -29,8 +38,8 @@ request is read by its mass: one id a of it (the anchor) is read as above and ag
 ``allowed_token_ids`` = the set, which renormalises q over the set (vLLM's processed
 log-probabilities come after that mask), so mass(set) = q(a) / q(a | set). These are sampling
 requests, not ``prompt_logprobs`` ones, so the server's prefix cache serves the shared prompt +
-CoT (vLLM skips the cache for a request with ``prompt_logprobs``). :attr:`requests` counts the
-calls and prompts sent.
+CoT (vLLM skips the cache for a request with ``prompt_logprobs`` unless told otherwise).
+:attr:`requests` counts the calls and prompts sent, and the scorings' prompt and cached tokens.
 
 Two provider behaviours are adjusted on the model's API object when the engine is built (see
 :func:`keep_turns_as_written` and :func:`fail_fast_on_dead_server`): the turns reach the server
@@ -86,14 +95,28 @@ MAX_TOKEN_IDS = 128
 """The most ``logprob_token_ids`` one vLLM request may list (``MAX_LOGPROB_TOKEN_IDS``)."""
 
 
+GENERATE_PATH = "/inference/v1/generate"
+"""vLLM's token-in, token-out endpoint (server flag ``--enable-scale-out``): takes the prompt's
+token ids and vLLM's own ``SamplingParams``, ``skip_reading_prefix_cache`` among them."""
+
+
 @dataclass
 class ServerRequests:
-    """What the engine has sent to its server's completions endpoint: ``calls`` (HTTP
-    requests) and the token-id ``prompts`` they carried (a call with a list of n prompts is n
-    requests in the server's scheduler, each prefilling what its prefix cache lacks)."""
+    """What the engine has sent to its server itself (not through Inspect's chat requests):
+    ``calls`` (HTTP requests to the completions endpoint and :data:`GENERATE_PATH`) and the
+    token-id ``prompts`` they carried (a call with a list of n prompts is n requests in the
+    server's scheduler, each prefilling what its prefix cache lacks);
+    ``scorings`` (continuations scored on :data:`GENERATE_PATH`), the ``scoring_prompt_tokens``
+    and ``scoring_cached_tokens`` (served from the prefix cache, as the server counted them:
+    computed = prompt - cached) of every request they sent, and ``scoring_refills``: scorings
+    sent a second time, without reading the cache, because it held part of the continuation."""
 
     calls: int = 0
     prompts: int = 0
+    scorings: int = 0
+    scoring_prompt_tokens: int = 0
+    scoring_cached_tokens: int = 0
+    scoring_refills: int = 0
 
 
 ROUTING_HEADER = "X-Session-ID"
@@ -238,6 +261,7 @@ class InspectPrefillEngine:
         self.tokenizer = tokenizer
         self._vocabulary: Vocabulary | None = None
         self._processed_logprobs: bool | None = None
+        self._generate_endpoint: bool | None = None  # None: not yet tried
         self.requests = ServerRequests()
         api = getattr(model, "api", None)  # None: a stand-in model in a unit test
         if api is not None:
@@ -577,6 +601,14 @@ class InspectPrefillEngine:
             raise RuntimeError(
                 f"{self.model}: the chat template drops the continuation {continuation[:40]!r}"
             )
+        cached_path = await self._scored_by_generate(full_ids, common)
+        if cached_path is not None:
+            return LoglikResult(
+                sum_logprob=float(sum(cached_path)),
+                n_tokens=n_cont,
+                token_logprobs=cached_path,
+                tokens=self.tokenizer.convert_ids_to_tokens(full_ids[-n_cont:]),
+            )
         out = await self.model.generate(
             to_inspect(full_messages),
             config=GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=0.0),
@@ -607,6 +639,94 @@ class InspectPrefillEngine:
             # the tokenizer's own token strings, as the HF and MLX engines record them
             tokens=self.tokenizer.convert_ids_to_tokens(full_ids[-n_cont:]),
         )
+
+    async def _scored_by_generate(self, ids: list[int], start: int) -> list[float] | None:
+        """log p(ids[i] | ids[:i]) for i in ``start..len(ids)-1`` from :data:`GENERATE_PATH`,
+        the prefix cache serving what it holds of ``ids[:start]`` (module docstring); ``None``
+        when the server has no such endpoint (remembered: the chat request is used from then
+        on)."""
+        if self._generate_endpoint is False:
+            return None
+        await self._completions_client()  # Inspect's vllm provider sets base_url on connecting
+        root = server_root(getattr(self.model, "api", None))
+        if root is None:
+            self._generate_endpoint = False
+            return None
+        body = await self._generate(root, ids, skip_cache=False)
+        if body is None:
+            self._generate_endpoint = False
+            return None
+        self._generate_endpoint = True
+        cached = _cached_tokens(body)
+        if cached is None:
+            raise EngineCapabilityError(
+                f"{self.model}: {GENERATE_PATH} answered without "
+                "usage.prompt_tokens_details.cached_tokens, so the prompt log-probabilities it "
+                "left unset cannot be told apart; start the server with "
+                "--enable-prompt-tokens-details (scripts/vllm_cpu_server.py does)"
+            )
+        if cached > start - 1:  # the continuation's first rows were served, not computed
+            self.requests.scoring_refills += 1
+            body = await self._generate(root, ids, skip_cache=True)
+            assert body is not None  # the endpoint answered a moment ago
+        self.requests.scorings += 1
+        rows = body.get("prompt_logprobs") or []
+        if len(rows) != len(ids):
+            raise RuntimeError(
+                f"{self.model}: {GENERATE_PATH} returned {len(rows)} prompt log-probability "
+                f"rows for a prompt of {len(ids)} tokens"
+            )
+        return [float(rows[i][str(ids[i])]["logprob"]) for i in range(start, len(ids))]
+
+    async def _generate(self, root: str, ids: list[int], skip_cache: bool) -> Any:
+        """The JSON answer of :data:`GENERATE_PATH` to ``ids`` with one greedy token and the
+        prompt tokens' own log-probabilities, or ``None`` on HTTP 403/404 (no such endpoint)."""
+        import httpx
+
+        api = self.model.api
+        headers = routing_headers()
+        key = getattr(api, "api_key", None)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        payload = {
+            "token_ids": ids,
+            "sampling_params": {
+                "max_tokens": 1,
+                "temperature": 0.0,
+                "prompt_logprobs": 0,
+                "skip_reading_prefix_cache": skip_cache,
+                "detokenize": False,
+            },
+        }
+        async with httpx.AsyncClient(timeout=600.0) as http:
+            answer = await http.post(f"{root}{GENERATE_PATH}", json=payload, headers=headers)
+        if answer.status_code in (403, 404):
+            return None
+        self.requests.calls += 1
+        self.requests.prompts += 1
+        if answer.status_code >= 500:
+            failure = _HTTPStatus(answer.status_code, answer.text[:200])
+            raise dead_server_error(api, failure) or failure
+        answer.raise_for_status()
+        body = answer.json()
+        self.requests.scoring_prompt_tokens += len(ids)
+        self.requests.scoring_cached_tokens += _cached_tokens(body) or 0
+        return body
+
+
+class _HTTPStatus(RuntimeError):
+    """An HTTP failure with its ``status_code`` (what :func:`dead_server_error` reads)."""
+
+    def __init__(self, status_code: int, text: str) -> None:
+        super().__init__(f"HTTP {status_code}: {text}")
+        self.status_code = status_code
+
+
+def _cached_tokens(body: dict[str, Any]) -> int | None:
+    """``usage.prompt_tokens_details.cached_tokens`` of a :data:`GENERATE_PATH` answer."""
+    details = (body.get("usage") or {}).get("prompt_tokens_details") or {}
+    cached = details.get("cached_tokens")
+    return int(cached) if cached is not None else None
 
 
 def _node_plan(
