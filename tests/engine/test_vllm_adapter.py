@@ -447,6 +447,32 @@ def test_prefixes_are_sent_as_token_ids_and_greedy_requests_carry_no_seed(faulty
     assert len({body["seed"] for body in sampled}) == 2  # one seed per prefix
 
 
+def test_scoring_asks_the_generate_endpoint_then_the_chat_one_when_it_counts_no_cache(
+    faulty, tokenizer
+):
+    """A report scoring goes first to ``/inference/v1/generate`` as token ids, reading the
+    prefix cache; a server whose answer has no cached-token count (this one answers every POST
+    as a completion) is asked through the chat endpoint from then on (here it returns no
+    prompt log-probabilities: the capability error)."""
+    server = faulty(failures=0, health=200)
+    engine = _engine(server, tokenizer)
+    for _ in range(2):
+        with pytest.raises(EngineCapabilityError):
+            asyncio.run(engine.loglikelihood(CHAT, REPORT))
+    first, chat, again = server.requests
+    full = render_chat(tokenizer, [*CHAT, {"role": "assistant", "content": REPORT}])
+    assert first["token_ids"] == full
+    assert first["sampling_params"] == {
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "prompt_logprobs": 0,
+        "skip_reading_prefix_cache": False,
+        "detokenize": False,
+    }
+    assert "messages" in chat and "messages" in again
+    assert engine.requests.scorings == 0
+
+
 def tiny_path_of() -> Path:
     from cotaudit.models.tiny import tiny_model_path
 

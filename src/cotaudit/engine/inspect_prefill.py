@@ -18,7 +18,8 @@ came from its cache (``usage.prompt_tokens_details.cached_tokens``), the rows be
 unset. The continuation's rows (``start-1..L-2``, start its first token) are therefore read only
 when ``cached <= start - 1``; otherwise the request is sent again with
 ``skip_reading_prefix_cache=true`` (a whole prefill). A server without the endpoint (HTTP 403
-or 404: no ``--enable-scale-out``, a router that does not forward it) is asked through Inspect's
+or 404: no ``--enable-scale-out``, a router that does not forward it) or without the cached
+count in its answers (no ``--enable-prompt-tokens-details``) is asked through Inspect's
 chat request with ``GenerateConfig(prompt_logprobs=1)`` (Inspect's ``vllm`` and ``sglang``
 providers return them in ``ChatCompletionChoice.prompt_logprobs``), for which vLLM reads no
 prefix cache. A provider that returns none fails with :class:`EngineCapabilityError`.
@@ -643,8 +644,8 @@ class InspectPrefillEngine:
     async def _scored_by_generate(self, ids: list[int], start: int) -> list[float] | None:
         """log p(ids[i] | ids[:i]) for i in ``start..len(ids)-1`` from :data:`GENERATE_PATH`,
         the prefix cache serving what it holds of ``ids[:start]`` (module docstring); ``None``
-        when the server has no such endpoint (remembered: the chat request is used from then
-        on)."""
+        when the server has no such endpoint or does not count cached tokens (remembered: the
+        chat request is used from then on)."""
         if self._generate_endpoint is False:
             return None
         await self._completions_client()  # Inspect's vllm provider sets base_url on connecting
@@ -656,15 +657,18 @@ class InspectPrefillEngine:
         if body is None:
             self._generate_endpoint = False
             return None
-        self._generate_endpoint = True
         cached = _cached_tokens(body)
-        if cached is None:
-            raise EngineCapabilityError(
-                f"{self.model}: {GENERATE_PATH} answered without "
-                "usage.prompt_tokens_details.cached_tokens, so the prompt log-probabilities it "
-                "left unset cannot be told apart; start the server with "
-                "--enable-prompt-tokens-details (scripts/vllm_cpu_server.py does)"
+        if cached is None:  # rows it left unset could not be told apart
+            logger.warning(
+                "%s: %s answers without usage.prompt_tokens_details.cached_tokens, so report "
+                "scorings go through chat requests without the prefix cache; start the server "
+                "with --enable-prompt-tokens-details (scripts/vllm_cpu_server.py does)",
+                self.model,
+                GENERATE_PATH,
             )
+            self._generate_endpoint = False
+            return None
+        self._generate_endpoint = True
         if cached > start - 1:  # the continuation's first rows were served, not computed
             self.requests.scoring_refills += 1
             body = await self._generate(root, ids, skip_cache=True)
