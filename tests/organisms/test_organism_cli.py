@@ -48,3 +48,13 @@ def test_a_base_model_that_cannot_be_loaded_is_one_line(tmp_path, capsys):
     assert err.startswith(f"cotaudit organism: --base {broken}: cannot be loaded as a causal")
     assert err.count("\n") == 1
     assert not out.exists()
+
+
+@pytest.mark.model
+def test_more_trained_layers_than_the_base_has_is_one_line(tmp_path, capsys):
+    out = tmp_path / "organism"
+    argv = ["organism", "key-copier", "--base", "tiny", "--out", str(out), "--train-layers", "9"]
+    assert main(argv) == 2
+    last = capsys.readouterr().err.splitlines()[-1]  # after the loader's progress bar
+    assert last == "cotaudit organism: --train-layers 9: the base model has 4 decoder layers"
+    assert not out.exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from cotaudit.organisms import ORGANISM_NAMES, TrainingSettings
 
@@ -82,6 +83,7 @@ def _train(args: argparse.Namespace) -> int:
     check_output_folder(out)
     base_path = resolve_base(args.base)
     model, tokenizer = load_base(args.base, base_path)
+    check_train_layers(model, settings.train_layers)
 
     def progress(log: StepLog) -> None:
         if log.step % PROGRESS_EVERY == 0 or log.step in (1, settings.steps):
@@ -134,7 +136,18 @@ def resolve_base(base: str) -> str:
     return alias_path(base)
 
 
-def load_base(base: str, path: str) -> tuple[object, object]:
+def check_train_layers(model: Any, train_layers: int | None) -> None:
+    """Refuse a ``--train-layers`` above the base model's decoder layer count."""
+    from cotaudit.organisms import OrganismSettingsError
+
+    layers = len(model.model.layers)
+    if train_layers is not None and train_layers > layers:
+        raise OrganismSettingsError(
+            f"--train-layers {train_layers}: the base model has {layers} decoder layers"
+        )
+
+
+def load_base(base: str, path: str) -> tuple[Any, Any]:
     """The base model and tokenizer; a model that fails to load is a one-line error."""
     from cotaudit.organisms import OrganismSettingsError
     from cotaudit.organisms.training import load_causal_lm
