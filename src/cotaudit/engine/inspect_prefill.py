@@ -16,13 +16,14 @@ the prefix cache serves the context: vLLM computes prompt log-probabilities only
 positions it computes, rows ``cached..L-2`` for a prompt of L tokens whose first ``cached``
 came from its cache (``usage.prompt_tokens_details.cached_tokens``), the rows before being left
 unset. The continuation's rows (``start-1..L-2``, start its first token) are therefore read only
-when ``cached <= start - 1``; otherwise the request is sent again with
-``skip_reading_prefix_cache=true`` (a whole prefill). A server without the endpoint (HTTP 403
-or 404: no ``--enable-scale-out``, a router that does not forward it) or without the cached
-count in its answers (no ``--enable-prompt-tokens-details``) is asked through Inspect's
-chat request with ``GenerateConfig(prompt_logprobs=1)`` (Inspect's ``vllm`` and ``sglang``
-providers return them in ``ChatCompletionChoice.prompt_logprobs``), for which vLLM reads no
-prefix cache. A provider that returns none fails with :class:`EngineCapabilityError`.
+when ``cached <= start - 1``; otherwise, or when the server could not send the answer because an
+unset row held NaN or +inf (HTTP 400, "Out of range float values are not JSON compliant"), the
+request is sent again with ``skip_reading_prefix_cache=true`` (a whole prefill). A server
+without the endpoint (HTTP 403 or 404: no ``--enable-scale-out``, a router that does not forward
+it) or without the cached count in its answers (no ``--enable-prompt-tokens-details``) is asked
+through Inspect's chat request with ``GenerateConfig(prompt_logprobs=1)`` (Inspect's ``vllm``
+and ``sglang`` providers return them in ``ChatCompletionChoice.prompt_logprobs``), for which
+vLLM reads no prefix cache. A provider that returns none fails with :class:`EngineCapabilityError`.
 
 ``score_answers`` (exact answer scores) reads the next-token distribution at the request's
 temperature after every answer-tree node that has children or reads, depth by depth: the nodes
@@ -109,8 +110,9 @@ class ServerRequests:
     server's scheduler, each prefilling what its prefix cache lacks);
     ``scorings`` (continuations scored on :data:`GENERATE_PATH`), the ``scoring_prompt_tokens``
     and ``scoring_cached_tokens`` (served from the prefix cache, as the server counted them:
-    computed = prompt - cached) of every request they sent, and ``scoring_refills``: scorings
-    sent a second time, without reading the cache, because it held part of the continuation."""
+    computed = prompt - cached) of every request they sent that the server answered, and
+    ``scoring_refills``: scorings sent a second time, without reading the cache, because it held
+    part of the continuation or the server could not send the rows it left unset."""
 
     calls: int = 0
     prompts: int = 0
@@ -653,7 +655,15 @@ class InspectPrefillEngine:
         if root is None:
             self._generate_endpoint = False
             return None
-        body = await self._generate(root, ids, skip_cache=False)
+        try:
+            body = await self._generate(root, ids, skip_cache=False)
+        except _HTTPStatus as e:
+            if e.status_code != 400:
+                raise
+            # vLLM 0.32 refuses to send rows it left unset that hold NaN or +inf ("Out of
+            # range float values are not JSON compliant"): the cache was read, so the request
+            # is sent again without it (another 400 is then raised)
+            body = {"usage": {"prompt_tokens_details": {"cached_tokens": start}}}
         if body is None:
             self._generate_endpoint = False
             return None
@@ -708,10 +718,11 @@ class InspectPrefillEngine:
             return None
         self.requests.calls += 1
         self.requests.prompts += 1
-        if answer.status_code >= 500:
-            failure = _HTTPStatus(answer.status_code, answer.text[:200])
-            raise dead_server_error(api, failure) or failure
-        answer.raise_for_status()
+        if answer.status_code >= 400:
+            failure = _HTTPStatus(answer.status_code, f"{GENERATE_PATH}: {answer.text[:300]}")
+            raise (
+                dead_server_error(api, failure) if answer.status_code >= 500 else None
+            ) or failure
         body = answer.json()
         self.requests.scoring_prompt_tokens += len(ids)
         self.requests.scoring_cached_tokens += _cached_tokens(body) or 0
