@@ -19,7 +19,6 @@ import httpx
 import pytest
 
 from cotaudit.engine.inspect_prefill import InspectPrefillEngine
-from cotaudit.solvers.report_ll import score_reports
 from cotaudit.studies.report_ll.fixtures import DEFAULT_CORPUS, expand, load_fixtures
 
 pytestmark = [pytest.mark.model, pytest.mark.vllm]
@@ -56,10 +55,12 @@ def _engine(server: Any) -> InspectPrefillEngine:
 
 
 def test_report_scorings_read_the_transcript_from_the_prefix_cache(vllm_server: Any) -> None:
-    """A report_ll transcript (the first fixture version's hack one) and its two reports: the
-    first scoring computes its whole prompt; the second finds the transcript's full cache blocks
-    in the cache and computes only the rest (the last partial block and the report), its values
-    equal to those of a whole prefill through the chat endpoint's prompt log-probabilities.
+    """A report_ll transcript (the first fixture version's hack one) and its two reports: once
+    a first scoring has put the transcript in the cache, each scoring finds the transcript's
+    full cache blocks there and computes only the rest (the last partial block and the report),
+    exactly as many tokens as the block arithmetic says, its values equal to those of a whole
+    prefill through the chat endpoint's prompt log-probabilities. (A scoring whose unset rows
+    held NaN or +inf is sent again, a whole prefill: counted as such.)
     A continuation longer than a cache block, scored twice: the second time the cached blocks
     reach into it, whose rows vLLM leaves unset, so the engine sends it again without reading
     the cache."""
@@ -74,24 +75,34 @@ def test_report_scorings_read_the_transcript_from_the_prefix_cache(vllm_server: 
     assert all(p[:start] == engine._render(context) for p in prompts)
     shared = next(i for i, (a, b) in enumerate(zip(*prompts, strict=False)) if a != b)
 
-    before = _computed_prompt_tokens(root)
-    asyncio.run(engine.loglikelihood(context, reports[0]))  # the transcript into the cache
-    computed = _computed_prompt_tokens(root) - before
+    def scoring(report: str) -> tuple[Any, int, int]:
+        """The result, the prompt tokens the server computed, and 1 if it was sent again."""
+        before, refills = _computed_prompt_tokens(root), engine.requests.scoring_refills
+        result = asyncio.run(engine.loglikelihood(context, report))
+        return (
+            result,
+            _computed_prompt_tokens(root) - before,
+            engine.requests.scoring_refills - refills,
+        )
+
+    _, computed, _ = scoring(reports[0])  # the transcript into the cache
     asked = engine.requests
     assert computed == asked.scoring_prompt_tokens - asked.scoring_cached_tokens  # both count
-    assert asked.scoring_prompt_tokens == len(prompts[0])
 
-    before, cached_before = _computed_prompt_tokens(root), asked.scoring_cached_tokens
-    scored = asyncio.run(score_reports(engine, context, reports))
-    computed = _computed_prompt_tokens(root) - before
     # the full blocks each prompt finds: the first its own (vLLM computes at least the last
     # token), the second those it shares with the first
     cached = [block * ((len(prompts[0]) - 1) // block), block * (shared // block)]
     assert all(start - block < c <= start - 1 for c in cached)  # the transcript's, no report's
-    assert computed == sum(len(p) - c for p, c in zip(prompts, cached, strict=True))
-    assert computed <= sum(len(p) - start for p in prompts) + 2 * (block - 1)
-    assert (asked.scorings, asked.scoring_refills) == (3, 0)
-    assert asked.scoring_cached_tokens - cached_before == sum(cached)
+    scored, refilled = [], []
+    for prompt, report, c in zip(prompts, reports, cached, strict=True):
+        result, computed, again = scoring(report)
+        # sent again when an unset row held NaN or +inf: that request computed all of it
+        assert computed == len(prompt) - c + again * len(prompt)
+        assert computed - again * len(prompt) <= len(prompt) - start + block - 1
+        scored.append(result)
+        refilled.append(again)
+    assert asked.scorings == 3
+    assert sum(refilled) < 2  # (a row of garbage that JSON cannot carry: 1 in 24 scorings)
 
     chat = _engine(vllm_server)
     chat._generate_endpoint = False  # Inspect's chat request with prompt_logprobs
