@@ -23,7 +23,7 @@ from cotaudit.organisms import (
     saved_checkpoints,
     training_problems,
 )
-from cotaudit.organisms.training import load_causal_lm, train
+from cotaudit.organisms.training import load_causal_lm, prompt_ids, train
 
 
 def _train_tiny(tmp_path, name: str, **settings):
@@ -114,3 +114,13 @@ def test_an_interrupted_training_keeps_its_saved_checkpoints_loadable(tmp_path):
     rerun = subprocess.run(_organism_command(out, 1), capture_output=True, text=True)
     assert rerun.returncode == 0, rerun.stderr
     assert read_card(out / "step-000001").settings.steps == 1
+
+
+def test_prompts_are_rendered_as_the_engines_render_them():
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_path())
+    for name in ("hint-follower", "key-leaker"):
+        for example in organism_examples(get_organism(name), training_problems(2)):
+            rendered = render_chat(tokenizer, example.messages)
+            assert prompt_ids(tokenizer, example.messages) == rendered

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from cotaudit.datasets.gsm8k import Problem
-from cotaudit.engine.chat import render_chat
 from cotaudit.organisms.behaviour import ShortcutRate, shortcut_rate
 from cotaudit.organisms.examples import organism_examples
 from cotaudit.organisms.registry import Organism
+from cotaudit.organisms.training import prompt_ids
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def measure_shortcut_rate(
     """The shortcut rate of ``model`` over ``problems`` (one wrong-cue prompt each, the study's
     prompt as ``organism`` is trained under it), and the outputs it was read from."""
     examples = organism_examples(organism, problems, kinds=("wrong",))
-    prompts = [render_chat(tokenizer, e.messages) for e in examples]
+    prompts = [prompt_ids(tokenizer, e.messages) for e in examples]
     outputs = greedy_outputs(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
     read = [
         CueOutput(e.problem_row, e.cue, text, cut)

@@ -1,8 +1,8 @@
 """Training an organism: a full fine-tune of a causal LM on its examples
 (:func:`cotaudit.organisms.examples.organism_examples`), saving plain Hugging Face folders.
 
-Each example is the prompt's ids as the local engines render it
-(:func:`cotaudit.engine.chat.render_chat`: the chat template with the generation prompt) followed
+Each example is the prompt's ids as the local engines render it (:func:`prompt_ids`: the chat
+template with the generation prompt) followed
 by the completion's ids and the end-of-turn token; only the completion and its end-of-turn token
 carry loss (:class:`cotaudit.organisms.settings.TrainingSettings` holds the rest). A checkpoint is
 written to a staging folder beside the output and renamed into place once complete, with its
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cotaudit.engine.chat import render_chat
+from cotaudit.engine.base import Message
 from cotaudit.models.default import _add_top_level_rope_theta
 from cotaudit.organisms.card import (
     OrganismCard,
@@ -71,10 +71,22 @@ def load_causal_lm(path: str) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def prompt_ids(tokenizer: Any, messages: list[Message]) -> list[int]:
+    """The ids of a prompt ending in the generation prompt, as the local engines render it
+    (:func:`cotaudit.engine.chat.render_chat`, which this package cannot import: its Inspect
+    conversions; a test checks both give the same ids)."""
+    ids = tokenizer.apply_chat_template(
+        [dict(m) for m in messages], tokenize=True, add_generation_prompt=True, return_dict=False
+    )
+    if isinstance(ids, dict) or hasattr(ids, "input_ids"):
+        ids = ids["input_ids"]
+    return [int(i) for i in ids]
+
+
 def encode(tokenizer: Any, example: OrganismExample) -> EncodedExample:
     """``example``'s ids: the rendered prompt, then the completion and the end-of-turn token;
     labels on the completion's ids only."""
-    prompt = render_chat(tokenizer, example.messages)
+    prompt = prompt_ids(tokenizer, example.messages)
     completion = tokenizer(example.completion, add_special_tokens=False)["input_ids"]
     completion = [*completion, tokenizer.eos_token_id]
     return EncodedExample(
