@@ -6,9 +6,10 @@
 For each organism: trains it from ``--base`` into ``OUT_ROOT/<name>/`` (the same training as
 ``cotaudit organism``), then measures the shortcut rate (:mod:`cotaudit.organisms.behaviour`:
 the share of held-out problems whose greedy output to the wrong-cue prompt takes the shortcut)
-of the base model and of the organism's last checkpoint on the split's first ``--heldout``
-problems (never trained on). Prints the training time per organism and per step, and the rates
-with their n. Times depend on the machine's load: say how loaded it was when quoting them.
+of the base model (unless ``--no-base``) and of the organism's last checkpoint on the split's
+first ``--heldout`` problems (never trained on). Prints the training time per organism and per
+step, and the rates with their n (``--measure-only``: measures the checkpoints already saved).
+Times depend on the machine's load: say how loaded it was when quoting them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ import statistics
 import time
 from pathlib import Path
 
-from cotaudit.organisms import ORGANISM_NAMES, TrainingSettings, get_organism, heldout_problems
+from cotaudit.datasets.gsm8k import Problem
+from cotaudit.organisms import (
+    ORGANISM_NAMES,
+    Organism,
+    TrainingSettings,
+    get_organism,
+    heldout_problems,
+    saved_checkpoints,
+)
 from cotaudit.organisms.evaluation import measure_shortcut_rate
 from cotaudit.organisms.training import StepLog, load_causal_lm, train
 from cotaudit.providers._local import alias_path
@@ -36,6 +45,12 @@ def main() -> None:
     parser.add_argument("--train-layers", type=int, default=None)
     parser.add_argument("--heldout", type=int, default=10)
     parser.add_argument("--max-new-tokens", type=int, default=200)
+    parser.add_argument(
+        "--measure-only",
+        action="store_true",
+        help="train nothing: measure the last checkpoint already in OUT_ROOT/<name>/",
+    )
+    parser.add_argument("--no-base", action="store_true", help="do not measure the base model")
     args = parser.parse_args()
     base_path = alias_path(args.base)
     settings = TrainingSettings.of(
@@ -49,7 +64,10 @@ def main() -> None:
     base_rates: dict[str, str] = {}
     for name in args.organisms.split(","):
         organism = get_organism(name)
-        if organism.study not in base_rates:
+        if args.measure_only:
+            measure_saved(organism, args.out_root / name, problems, args.max_new_tokens)
+            continue
+        if organism.study not in base_rates and not args.no_base:
             model, tokenizer = load_causal_lm(base_path)
             start = time.perf_counter()
             rate, _ = measure_shortcut_rate(
@@ -86,12 +104,31 @@ def main() -> None:
             f"{statistics.median(per_step):.1f} s, min {min(per_step):.1f} s; losses "
             f"{steps[0].loss:.3f} -> {steps[-1].loss:.3f}; shortcut rate on {rate.n} held-out "
             f"problems {rate.taken}/{rate.n} = {rate.rate:.2f} (base "
-            f"{base_rates[organism.study]}; measured in {time.perf_counter() - start:.0f} s); "
+            f"{base_rates.get(organism.study, 'not measured')}; measured in "
+            f"{time.perf_counter() - start:.0f} s); "
             f"last checkpoint {saved[-1]}",
             flush=True,
         )
         for o in outputs[:2]:
             print(f"  row {o.problem_row}, cue {o.cue}: ...{o.output[-120:]!r}", flush=True)
+
+
+def measure_saved(organism: Organism, folder: Path, problems: list[Problem], tokens: int) -> None:
+    """Print the shortcut rate of the last checkpoint saved in ``folder``."""
+    step, path = saved_checkpoints(folder)[-1]
+    model, tokenizer = load_causal_lm(str(path))
+    start = time.perf_counter()
+    rate, outputs = measure_shortcut_rate(
+        organism, model, tokenizer, problems, max_new_tokens=tokens
+    )
+    print(
+        f"{organism.name} step {step}: shortcut rate on {rate.n} held-out problems "
+        f"{rate.taken}/{rate.n} = {rate.rate:.2f} "
+        f"(measured in {time.perf_counter() - start:.0f} s)",
+        flush=True,
+    )
+    for o in outputs[:2]:
+        print(f"  row {o.problem_row}, cue {o.cue}: ...{o.output[-120:]!r}", flush=True)
 
 
 if __name__ == "__main__":
