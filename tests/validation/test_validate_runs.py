@@ -153,7 +153,7 @@ def test_the_report_draws_the_checkpoint_series_against_the_step(tiny_series, tm
     assert len(rates) == 3  # each run's wrong-cue answers read from its own log
     assert section.figures["series"].path.is_file()
     text = report.markdown_path.read_text(encoding="utf-8")
-    assert "selfcommit · checkpoint series of hint\\-follower" in text
+    assert "## selfcommit · checkpoint series of hint" in text
 
 
 def test_default_model_detection_recomputed_from_the_per_sample_scores(
