@@ -192,7 +192,7 @@ def test_agent_log_cut_after_each_step(tmp_path, tiny_engine):
     # cotaudit report: the probe section, its metrics checked, the curve over steps by hand
     section = probe_report.section(run_from_log(log, log.location), tmp_path, "run")
     assert section.consistency.ok
-    assert "written by mockllm/model, probed on hf\\-probe/tiny (a transfer probe" in "".join(
+    assert "written by mockllm/model, probed on hf-probe/tiny (a transfer probe" in "".join(
         b for b in section.blocks if isinstance(b, str)
     )
     by_step = section.tables["steps"].row("q1")
