@@ -17,6 +17,7 @@ from cotaudit.prerequisite import on_task_created
 
 from .cluster_contrast import ClusterContrastHook
 from .headline import HeadlineHook
+from .resume import ResumeHintHook
 
 HOOKS = (
     (
@@ -28,6 +29,11 @@ HOOKS = (
         HeadlineHook,
         "headline",
         "Says each cotaudit task's headline statistics with their n when it ends.",
+    ),
+    (
+        ResumeHintHook,
+        "resume_hint",
+        "Prints the command that resumes an interrupted cotaudit run into its own folder.",
     ),
 )
 """Each hook with its registry name and description, in the order they run."""

@@ -58,7 +58,7 @@ def test_another_tasks_eval_hears_nothing_from_cotaudit(tmp_path):
 
 
 def test_hooks_register_when_a_cotaudit_task_is_created():
-    """Importing the entry point registers no hook; creating a cotaudit task registers both,
+    """Importing the entry point registers no hook; creating a cotaudit task registers each,
     once (run in a fresh interpreter: the test process has created tasks already)."""
     code = textwrap.dedent(
         """
@@ -74,4 +74,7 @@ def test_hooks_register_when_a_cotaudit_task_is_created():
     run = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
     )
-    assert run.stdout.splitlines() == ["[]", "['ClusterContrastHook', 'HeadlineHook']"]
+    assert run.stdout.splitlines() == [
+        "[]",
+        "['ClusterContrastHook', 'HeadlineHook', 'ResumeHintHook']",
+    ]

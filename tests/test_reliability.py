@@ -240,6 +240,63 @@ def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterr
     assert _same(_metrics(resumed), _metrics(reference))
 
 
+def test_ctrl_c_prints_our_resume_command_and_the_report_counts_the_retry_once(tmp_path):
+    """The README's resume recipe as a user runs it: ``inspect eval`` into ``runs/``, Ctrl-C
+    (SIGINT to the process group, as a terminal sends it) once 2 samples are logged, the
+    command our hint prints (``inspect eval-retry <log> --log-dir runs``), then
+    ``cotaudit report runs/``: the run is reported once, as the retry, the interrupted log
+    listed as superseded. Long CoTs keep a sweep in flight when SIGINT comes; the engine drops
+    the cancelled samples' work, so the process ends instead of finishing that sweep."""
+    import shlex
+
+    runs = tmp_path / "runs"
+    args = {**RUN_ARGS, "problems": 3, "max_cot_tokens": 600, "stride": 6}
+    cmd = _inspect_cli(
+        "eval", SELFCOMMIT, "--model", "hf-probe/tiny", "--log-dir", str(runs),
+        "--max-samples", "1", "--log-buffer", "1", "--display", "plain", *_task_args_cli(args),
+    )  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    done: list = []
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None and len(done) < 2:
+        time.sleep(0.3)
+        logs = list_eval_logs(str(runs))
+        try:
+            done = [s for s in (read_eval_log(logs[0].name).samples or []) if s.scores]
+        except Exception:  # noqa: BLE001 - no log yet, or the file is being written
+            continue
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = (b.decode(errors="replace") for b in proc.communicate(timeout=300))
+    [interrupted] = [read_eval_log(i.name) for i in list_eval_logs(str(runs))]
+    assert interrupted.status == "cancelled", err[-2000:]
+    total = 2 * args["problems"]
+    assert 2 <= len([s for s in interrupted.samples if s.scores]) < total
+    [hint] = [line for line in err.splitlines() if "resume with: " in line]
+    path = interrupted.location.removeprefix("file://")
+    command = f"inspect eval-retry {shlex.quote(path)} --log-dir {shlex.quote(str(runs))}"
+    assert hint.startswith("selfcommit (hf-probe/tiny): interrupted, ") and hint.endswith(
+        f" samples logged; resume with: {command}"
+    )
+    retry = shlex.split(hint.split("resume with: ", 1)[1])
+    retried = subprocess.run(
+        [str(Path(sys.executable).with_name("inspect")), *retry[1:], "--display", "none"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert retried.returncode == 0, retried.stderr[-2000:]
+    logs = [read_eval_log(i.name, header_only=True) for i in list_eval_logs(str(runs))]
+    [resumed] = [h for h in logs if h.status == "success"]  # beside it, in runs/
+    assert resumed.eval.task_id == interrupted.eval.task_id
+    assert resumed.results.completed_samples == total
+
+    from cotaudit.report import build_report
+
+    report = build_report([runs], tmp_path / "report")
+    assert [r.path for r in report.runs] == [resumed.location.removeprefix("file://")]
+    assert report.skipped == [(path, f"superseded by its retry {report.runs[0].path}")]
+
+
 def test_task_identity_does_not_depend_on_the_launcher():
     """A run started with `inspect ...` and resumed with `python -m inspect_ai ...` (or with
     eval_set from a script in the repo root) must be recognised as the same task."""

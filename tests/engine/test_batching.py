@@ -5,6 +5,7 @@ sampled CoTs and sampled forced answers identical to each job decoded alone."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 import torch
 
 from cotaudit.engine.base import PrefixRequest
-from cotaudit.engine.batcher import Scheduler
+from cotaudit.engine.batcher import CALLER_GONE, CallerGone, Scheduler
 from cotaudit.engine.hf_batch import DecodedCaches
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
@@ -117,6 +118,31 @@ def test_calls_on_the_worker_run_jobs_alone_inline():
 
     assert scheduler.call(decode_two) == ["x", "y"]
     assert stepper.steps == [["x"], ["x"], ["y"]]
+
+
+def test_work_of_a_caller_that_stopped_waiting_is_dropped():
+    """A cancelled sample (Ctrl-C) sets its CALLER_GONE event: its job leaves the batch at the
+    next step and its queued job is never started, while another caller's job decodes on."""
+    stepper = FakeStepper(max_rows=8)
+    scheduler = Scheduler("test-batcher-gone")
+    gone = threading.Event()
+    gate = threading.Event()
+    scheduler.submit(gate.wait)
+    context = contextvars.copy_context()
+    context.run(CALLER_GONE.set, gone)
+    endless = context.run(scheduler.submit_job, FakeJob(stepper, "endless", 1, 10**9))
+    other = scheduler.submit_job(FakeJob(stepper, "other", 1, 3))
+    gate.set()
+    assert other.result(timeout=10) == "other"
+    gone.set()
+    with pytest.raises(CallerGone):
+        endless.result(timeout=10)
+    queued = context.run(scheduler.submit_job, FakeJob(stepper, "never", 1, 1))
+    with pytest.raises(CallerGone):
+        queued.result(timeout=10)
+    assert stepper.steps[:3] == [["endless", "other"]] * 3
+    assert not any("never" in step for step in stepper.steps)
+    assert scheduler.run([FakeJob(stepper, "after", 1, 1)]) == ["after"]
 
 
 # --- real weights: batched == alone ---------------------------------------------------------

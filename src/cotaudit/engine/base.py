@@ -26,11 +26,15 @@ Callers check for it with ``isinstance(engine, LocalEngine)``.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+from cotaudit.engine.batcher import CALLER_GONE
 
 if TYPE_CHECKING:
     from cotaudit.engine.batcher import Scheduler
@@ -296,9 +300,19 @@ class SyncVerbs:
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` (a ``*_sync`` method) in a waiting thread: it hands its model work to
-        the worker and waits there, so concurrent samples' decode jobs batch together."""
+        the worker and waits there, so concurrent samples' decode jobs batch together. When
+        the awaiting sample is cancelled (Ctrl-C, a time limit), the work it handed over is
+        dropped at the next decode step (:data:`cotaudit.engine.batcher.CALLER_GONE`)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._waiters, functools.partial(fn, *args))
+        gone = threading.Event()
+        context = contextvars.copy_context()
+        context.run(CALLER_GONE.set, gone)
+        call = functools.partial(context.run, fn, *args)
+        try:
+            return await loop.run_in_executor(self._waiters, call)
+        except asyncio.CancelledError:
+            gone.set()
+            raise
 
     async def generate(
         self,

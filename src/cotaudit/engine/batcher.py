@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import contextvars
 import functools
 import threading
 from collections.abc import Callable, Sequence
@@ -35,6 +36,18 @@ P = ParamSpec("P")
 
 DEFAULT_MAX_BATCH_ROWS = 64
 """Rows (sequences) decoding together across samples, unless ``max_batch_rows`` says otherwise."""
+
+CALLER_GONE: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "cotaudit_caller_gone", default=None
+)
+"""Set (by :meth:`cotaudit.engine.base.SyncVerbs._run`) around a verb's blocking call: the event
+its waiting caller sets when it stops waiting (its sample cancelled: Ctrl-C, a time limit).
+Work submitted under it is dropped, queued or mid-decode, at the next decode step, so an
+interrupted run does not first finish every sweep in flight."""
+
+
+class CallerGone(Exception):
+    """The caller that submitted this work stopped waiting for it (see :data:`CALLER_GONE`)."""
 
 
 class Stepper(Protocol):
@@ -79,6 +92,10 @@ def run_alone(job: Job) -> Any:
     return job.result()
 
 
+Active = tuple[Future[Any], Job, "threading.Event | None"]
+"""A job in the running batch: its future, the job, its caller's :data:`CALLER_GONE` event."""
+
+
 class Scheduler:
     """The model's worker thread: exclusive calls and batched decode jobs, in arrival order.
 
@@ -91,7 +108,9 @@ class Scheduler:
         self, name: str, context: Callable[[], contextlib.AbstractContextManager[Any]] | None = None
     ):
         self._cv = threading.Condition()
-        self._queue: collections.deque[tuple[Future[Any], Any, tuple[Any, ...], bool]]
+        self._queue: collections.deque[
+            tuple[Future[Any], Any, tuple[Any, ...], bool, threading.Event | None]
+        ]
         self._queue = collections.deque()
         self._context = context or contextlib.nullcontext
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
@@ -124,33 +143,38 @@ class Scheduler:
     def _put(self, item: Any, args: tuple[Any, ...], job: bool) -> Future[Any]:
         future: Future[Any] = Future()
         with self._cv:
-            self._queue.append((future, item, args, job))
+            self._queue.append((future, item, args, job, CALLER_GONE.get()))
             self._cv.notify()
         return future
 
     def _loop(self) -> None:
         with self._context():
-            active: list[tuple[Future[Any], Job]] = []
+            active: list[Active] = []
             while True:
                 self._admit(active)
+                self._drop_gone(active)
                 if active:
                     self._step(active)
 
-    def _admit(self, active: list[tuple[Future[Any], Job]]) -> None:
-        """Run queued calls and admit queued jobs while they fit (first come, first served)."""
+    def _admit(self, active: list[Active]) -> None:
+        """Run queued calls and admit queued jobs while they fit (first come, first served);
+        work whose caller is gone is dropped."""
         while True:
             with self._cv:
                 while not self._queue and not active:
                     self._cv.wait()
                 if not self._queue:
                     return
-                future, item, args, is_job = self._queue[0]
-                if is_job:
-                    rows = sum(j.rows for _, j in active if j.stepper is item.stepper)
+                future, item, args, is_job, gone = self._queue[0]
+                if is_job and not (gone is not None and gone.is_set()):
+                    rows = sum(j.rows for _, j, _ in active if j.stepper is item.stepper)
                     if rows and rows + item.rows > item.stepper.max_rows:
                         return
                 self._queue.popleft()
             if not future.set_running_or_notify_cancel():
+                continue
+            if gone is not None and gone.is_set():
+                future.set_exception(CallerGone())
                 continue
             try:
                 if not is_job:
@@ -158,17 +182,25 @@ class Scheduler:
                 elif item.start():
                     future.set_result(item.result())
                 else:
-                    active.append((future, item))
+                    active.append((future, item, gone))
             except BaseException as e:  # noqa: BLE001 - handed to the caller
                 future.set_exception(e)
 
-    def _step(self, active: list[tuple[Future[Any], Job]]) -> None:
+    @staticmethod
+    def _drop_gone(active: list[Active]) -> None:
+        """Leave out of the batch each job whose caller is gone (its future gets
+        :class:`CallerGone`)."""
+        for entry in [e for e in active if e[2] is not None and e[2].is_set()]:
+            entry[0].set_exception(CallerGone())
+            active.remove(entry)
+
+    def _step(self, active: list[Active]) -> None:
         """One decode step per stepper over all its active jobs; finished jobs leave."""
-        groups: dict[int, list[tuple[Future[Any], Job]]] = {}
+        groups: dict[int, list[Active]] = {}
         for entry in active:
             groups.setdefault(id(entry[1].stepper), []).append(entry)
         for group in groups.values():
-            jobs = [j for _, j in group]
+            jobs = [j for _, j, _ in group]
             try:
                 outs = jobs[0].stepper.step(jobs)
             except BaseException as e:  # noqa: BLE001 - every job of the failed step gets it
@@ -177,7 +209,7 @@ class Scheduler:
                     active.remove(entry)
                 continue
             for entry, logits in zip(group, outs, strict=True):
-                future, job = entry
+                future, job, _ = entry
                 try:
                     if job.advance(logits):
                         future.set_result(job.result())

@@ -5,7 +5,7 @@ metrics here, the per-sample scores through Inspect's data frames
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +165,22 @@ def run_from_frames(path: str | Path) -> RunData:
     return run
 
 
+def superseded(headers: Mapping[Path, tuple[str, str]]) -> dict[Path, Path]:
+    """Of logs given as ``{path: (task_id, created)}``, each superseded by a retry: a log whose
+    ``eval.task_id`` (Inspect keeps it across ``eval-retry`` attempts, and names the log file
+    by it) another log shares with a later ``eval.created``, mapped to the latest such log.
+    Logs without a task id are never superseded."""
+    latest: dict[str, Path] = {}
+    for path, (task_id, created) in headers.items():
+        if task_id and (task_id not in latest or created > headers[latest[task_id]][1]):
+            latest[task_id] = path
+    return {
+        path: latest[task_id]
+        for path, (task_id, _) in headers.items()
+        if task_id and latest[task_id] != path
+    }
+
+
 def load_runs(
     paths: Iterable[str | Path],
     progress: Callable[[str], None] | None = None,
@@ -172,21 +188,35 @@ def load_runs(
     """Read every log under ``paths``: (runs, [(path, why skipped)]). ``progress`` gets one line
     per log. A file that is no Inspect log (its header does not read) and a log whose header
     reads but whose samples do not (a damaged member of the ``.eval`` zip) are skipped with
-    the reason (:func:`cotaudit.params.error_line`); the others are read."""
+    the reason (:func:`cotaudit.params.error_line`); so is a log superseded by its retry
+    (:func:`superseded`: ``inspect eval-retry`` writes a new log of the same task, which
+    holds the samples the interrupted one finished), reported once, as the retry. The others
+    are read."""
     from inspect_ai.log import read_eval_log
 
     files = find_logs(paths)
     runs: list[RunData] = []
     skipped: list[tuple[str, str]] = []
+    headers: dict[Path, tuple[str, str]] = {}
+    for f in files:
+        try:
+            header = read_eval_log(str(f), header_only=True)
+        except Exception as e:  # not an eval log, or unreadable
+            skipped.append((str(f), f"not a readable Inspect log: {error_line(e)}"))
+            continue
+        headers[f] = (str(header.eval.task_id or ""), str(header.eval.created or ""))
+    later = superseded(headers)
     for i, f in enumerate(files, 1):
         if progress:
             progress(f"[{i}/{len(files)}] reading {f}")
-        try:
-            read_eval_log(str(f), header_only=True)
-        except Exception as e:  # not an eval log, or unreadable
-            skipped.append((str(f), f"not a readable Inspect log: {error_line(e)}"))
+        if f not in headers:
             if progress:
                 progress(f"[{i}/{len(files)}] skipped {f}: not a readable Inspect log")
+            continue
+        if f in later:
+            skipped.append((str(f), f"superseded by its retry {later[f]}"))
+            if progress:
+                progress(f"[{i}/{len(files)}] skipped {f}: superseded by its retry {later[f]}")
             continue
         try:
             run = run_from_frames(f)
