@@ -15,11 +15,11 @@ sibling's target.
 - Self-commitment: a_final = the canonical answer (answer form) of ``Score.answer`` when the task
   scorer scores a copy whose output is the trace's final-answer text (after the think block), and
   c(t) = share of the k forced answers whose copy's ``Score.answer`` has the same canonical
-  answer. A trace with no final answer has no c(t) (summaries NaN, ``has_final`` = 0). For the
-  letter form on a sample with choices, the canonical answer of a copy is the choices marked in
-  it, named by the probed sample's dataset letters
-  (:func:`cotaudit.probing.choices.dataset_letters`), so an answer forced under a differently
-  ordered prompt matches a_final when it picks the same choice.
+  answer. A trace with no final answer has no c(t) (summaries NaN, ``has_final`` = 0). For a form
+  that reads choices (:attr:`cotaudit.probing.forms.AnswerForm.reads_choices`) on a sample with
+  choices, the canonical answer of a copy is the choices marked in it, named by the probed
+  sample's dataset letters (:func:`cotaudit.probing.choices.dataset_letters`), so an answer
+  forced under a differently ordered prompt matches a_final when it picks the same choice.
 
 Value keys: the summaries of the own-prompt curve; with ``replay_under`` the same keys with
 ``_replay`` for the replayed curve (NaN for samples of the replay condition itself);
@@ -50,7 +50,7 @@ from inspect_ai.solver import Choice, Choices, TaskState
 
 from cotaudit.answers import extract_final_answer, normalize_number
 from cotaudit.display.text import fmt_number, md_text
-from cotaudit.probing.choices import ShownChoice, dataset_letters, shown_letters
+from cotaudit.probing.choices import ShownChoice, shown_letters
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.display import exact_markdown, probe_chart, probe_curve_text
 from cotaudit.probing.exact import reads_exact, samples
@@ -204,12 +204,13 @@ def answer_of(
     selected: list[ShownChoice] | None = None,
     letters_of: Sequence[ShownChoice] | None = None,
 ) -> str | None:
-    """Canonical answer of a scored text: for the letter form with choices (``selected`` = the
-    copy's marked choices), their letters among ``letters_of`` (the probed sample's choices,
-    :func:`cotaudit.probing.choices.dataset_letters`); else from ``Score.answer``, else from the
-    text itself."""
-    if form.name == "letter" and selected is not None and letters_of:
-        return dataset_letters(selected, letters_of)
+    """Canonical answer of a scored text: for a form that reads choices, on a sample with
+    choices (``selected`` = the copy's marked choices), the form's answer of the marked choices
+    among ``letters_of`` (the probed sample's choices;
+    :meth:`~cotaudit.probing.forms.AnswerForm.choice_answer`); else from ``Score.answer``, else
+    from the text itself."""
+    if form.reads_choices and selected is not None and letters_of:
+        return form.choice_answer(selected, letters_of)
     return form.extract(score.answer if score.answer is not None else text)
 
 

@@ -48,15 +48,14 @@ from cotaudit.probing.exact import (
     Estimator,
     ExactPlan,
     ExactPoint,
-    ExactReference,
     exact_temperature,
     reads_exact,
     samples,
     token_classes,
 )
+from cotaudit.probing.forms import ExactReference, get_form
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.record import ContextAnswers, ProbeKind, ProbeRecord
-from cotaudit.probing.references import final_reference, target_reference
 from cotaudit.probing.sentences import capped, sentence_ends
 from cotaudit.probing.store_record import StoreRecord
 from cotaudit.probing.sweep import fit_to_context
@@ -641,15 +640,15 @@ def probe_sweep(
     stored as a :class:`~cotaudit.probing.record.ProbeRecord`.
 
     With ``estimator`` ``exact`` or ``both`` each prompt is also read exactly against its own
-    reference (:func:`target_reference` of its target and choices for ``trace``,
-    :func:`final_reference` of the trace's final answer for ``selfcommit``), and the points are
+    reference (the form's ``target_reference`` of its target and choices for ``trace``, its
+    ``final_reference`` of the trace's final answer for ``selfcommit``), and the points are
     stored beside the answers (``p_exact``, ``covered_exact``, ``letters_exact``).
 
     Args:
       chain: The task's own solver chain (its ``generate()`` calls are recorded as sent and
         returned, see :func:`trace_of`).
       probe: ``trace`` or ``selfcommit`` (recorded; the scorer reads the answers accordingly).
-      form: Answer form name (``integer``, ``letter``, ``string``).
+      form: Answer form name (a key of :data:`cotaudit.probing.forms.FORMS`).
       forced_answer_tag: Text appended after each prefix (after ``think_close`` inside a think
         block).
       schedule: Cut positions (stride or fractions, optional zero probe).
@@ -676,6 +675,7 @@ def probe_sweep(
     """
     if replay_under is not None and replay_prompt is None:
         raise ValueError("replay_under needs a replay_prompt function")
+    answer_form = get_form(form)
 
     async def plan(state: TaskState, trace: Trace) -> SweepPlan:
         own_condition = (state.metadata or {}).get(condition_key)
@@ -703,8 +703,8 @@ def probe_sweep(
             choices = under.choices if under.choices is not None else own_choices
             if probe == "trace":
                 target = under.target if under.target is not None else own.target or []
-                return target_reference(form, target, choices)
-            return final_reference(form, final_text, own_choices, choices)
+                return answer_form.target_reference(target, choices)
+            return answer_form.final_reference(final_text, own_choices, choices)
 
         references: dict[str, ExactReference | None] = {
             name: reference(under) for name, _, under in unders
@@ -719,9 +719,7 @@ def probe_sweep(
                 "reference_exact": None if ref.value is None else str(ref.value),
                 "p_exact": None if ref.value is None else [p.p for p in points],
                 "covered_exact": [p.covered for p in points],
-                "letters_exact": (
-                    [dict(p.letters or {}) for p in points] if ref.form == "letter" else None
-                ),
+                "letters_exact": ([dict(p.letters or {}) for p in points] if ref.letters else None),
             }
 
         ends: list[int] = []

@@ -11,7 +11,8 @@ from inspect_ai.model import get_model
 from inspect_ai.solver import Solver, TaskState, solver
 
 from cotaudit.answers import Reading, extract_final_answer, extract_forced_answer
-from cotaudit.probing.exact import Estimator, ExactReference, reads_exact, samples
+from cotaudit.probing.exact import Estimator, reads_exact, samples
+from cotaudit.probing.forms import ExactReference, get_form
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.sentences import capped, sentence_ends
 from cotaudit.studies.selfcommit.record import STORE_KEY, SelfcommitProbe
@@ -189,7 +190,7 @@ def selfcommit_probe(
             trace.prompt,
             {"a_final": a_final},
             judged,
-            exact=None if a_final is None else ExactReference("integer", a_final),
+            exact=None if a_final is None else ExactReference(get_form("integer"), a_final),
         )
         return SweepPlan([own], cut, record)
 

@@ -22,7 +22,8 @@ from inspect_ai.model import get_model
 from inspect_ai.solver import Solver, TaskState, solver
 
 from cotaudit.answers import extract_boxed_answer, extract_forced_answer
-from cotaudit.probing.exact import Estimator, ExactReference, samples
+from cotaudit.probing.exact import Estimator, samples
+from cotaudit.probing.forms import ExactReference, get_form
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.sentences import completed_sentences, sentence_ends
 from cotaudit.studies.trace_tutor.prompts import TUTOR_SYSTEM, tutor_messages
@@ -99,7 +100,7 @@ def trace_tutor_probe(
             parsed = extract_forced_answer(answer)
             return parsed, parsed == gold
 
-        reference = ExactReference("integer", gold)
+        reference = ExactReference(get_form("integer"), gold)
         prompts = [SweptPrompt("visible", trace.prompt, {"gold": gold}, judged, reference)]
         if condition != "question_only":
             masked = tutor_messages(str(meta["question"]), "question_only", gold, system_prompt)

@@ -47,13 +47,12 @@ from inspect_ai._util.registry import registry_params
 from inspect_ai.dataset import Sample
 from inspect_ai.log import HeadlineMetric
 
-from cotaudit.answers import normalize_number
 from cotaudit.display.headline import HEADLINES_KEY, HeadlineSpec
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task
 from cotaudit.probing.display import sample_table
 from cotaudit.probing.exact import exact_temperature, reads_exact
-from cotaudit.probing.forms import AnswerForm, get_form
+from cotaudit.probing.forms import AnswerForm, TaskFacts, detect_form, get_form
 from cotaudit.probing.settings import ProbeSettings, probe_settings
 from cotaudit.probing.summaries import EXACT_SUFFIX, Headline, value_keys
 from cotaudit.scorers.probe import probe_metrics, probe_scorer
@@ -108,19 +107,15 @@ def _samples(t: Task) -> list[Sample]:
         return []
 
 
-def detect_form(t: Task, samples: Sequence[Sample]) -> str:
-    """The answer form of a task: ``letter`` when its samples have choices; ``integer`` when
-    its scorer matches numbers (``match(numeric=True)``) or every target is an integer;
-    else ``string``."""
-    if any(s.choices for s in samples):
-        return "letter"
-    for sc in t.scorer or []:
-        if registry_params(sc).get("numeric") is True:
-            return "integer"
-    targets = [s.target for s in samples]
-    if targets and all(isinstance(x, str) and normalize_number(x) is not None for x in targets):
-        return "integer"
-    return "string"
+def task_facts(t: Task, samples: Sequence[Sample]) -> TaskFacts:
+    """What answer-form detection reads of a task (:func:`cotaudit.probing.forms.detect_form`):
+    whether its samples have choices, whether a scorer matches numbers
+    (``match(numeric=True)``), and the samples' targets."""
+    return TaskFacts(
+        has_choices=any(s.choices for s in samples),
+        numeric_scorer=any(registry_params(sc).get("numeric") is True for sc in t.scorer or []),
+        targets=tuple(s.target for s in samples),
+    )
 
 
 def dataset_conditions(samples: Sequence[Sample], condition_key: str) -> list[str]:
@@ -237,7 +232,7 @@ def probe_of(
     if not wrapped.scorer:
         raise ParameterError(f"task {wrapped.name!r} has no scorer to verify forced answers with")
     samples = _samples(wrapped)
-    form = get_form(detect_form(wrapped, samples) if s.answer == "auto" else s.answer)
+    form = detect_form(task_facts(wrapped, samples)) if s.answer == "auto" else get_form(s.answer)
     schedule = s.schedule()
     tag = form.tag if s.forced_answer_tag is None else s.forced_answer_tag
     if s.probe == "resample":

@@ -11,7 +11,6 @@ from cotaudit.answers import extract_forced_answer
 from cotaudit.engine.base import AnswerScores, Vocabulary
 from cotaudit.probing.exact import (
     ExactPlan,
-    ExactReference,
     after_separator_ends,
     exact_temperature,
     integer_plan,
@@ -21,7 +20,7 @@ from cotaudit.probing.exact import (
     string_plan,
     token_classes,
 )
-from cotaudit.probing.forms import extract_string
+from cotaudit.probing.forms import ExactReference, extract_string, get_form
 
 # a toy vocabulary: id -> text; id 0 is the end of sequence
 TOY = ("", "1", "8", "$", ".", ",", " dollars", "\n", "5", "\\", "boxed", "{", "}", "-", "A", " B")
@@ -144,11 +143,11 @@ def test_overlapping_forms_are_refused() -> None:
 
 def test_reference_dispatch_and_temperature_rule() -> None:
     classes = token_classes(TOY_VOCAB)
-    assert ExactReference("letter", "A", letters=("A", "B")).plan(
+    assert ExactReference(get_form("letter"), "A", letters=("A", "B")).plan(
         toy_tokenize, classes, 4
     ).letter_reads.keys() == {"A", "B"}
-    with pytest.raises(ValueError, match="unknown answer form"):
-        ExactReference("date", 1).plan(toy_tokenize, classes, 4)
+    with pytest.raises(ValueError, match="unknown answer form 'date'"):
+        get_form("date")
     assert exact_temperature(0.7) == 0.7 and exact_temperature(0.0) == 1.0
 
 

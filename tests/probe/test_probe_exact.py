@@ -23,13 +23,12 @@ import cotaudit
 from cotaudit.datasets.shipped import load_capitals, load_gsm8k_mc
 from cotaudit.engine.chat import to_plain
 from cotaudit.params import ParameterError
-from cotaudit.probing.choices import ShownChoice
+from cotaudit.probing.choices import ALPHABET, ShownChoice
 from cotaudit.probing.curves import DEFAULT_THETAS, tau_first
 from cotaudit.probing.display import probe_label
-from cotaudit.probing.forms import extract_string
+from cotaudit.probing.forms import extract_string, get_form
 from cotaudit.probing.pass_curves import trace_auc
 from cotaudit.probing.record import ProbeRecord
-from cotaudit.probing.references import ALPHABET, final_reference, target_reference
 from cotaudit.probing.summaries import (
     exact_gaps,
     exact_selfcommit_summaries,
@@ -54,32 +53,35 @@ SHOWN = _shown(["8", "18", "17", "20"], [3, 2, 0, 1])
 
 
 def test_trace_reference_is_the_canonical_target_as_the_prompt_shows_it():
-    ref = target_reference("letter", ["C"], SHOWN)
-    assert (ref.form, ref.value, ref.letters) == ("letter", "B", ("A", "B", "C", "D"))
+    ref = get_form("letter").target_reference(["C"], SHOWN)
+    assert (ref.form.name, ref.value, ref.letters) == ("letter", "B", ("A", "B", "C", "D"))
     # a target naming two letters has no single-letter reference; the letters stay
-    several = target_reference("letter", ["A, C"], SHOWN)
+    several = get_form("letter").target_reference(["A, C"], SHOWN)
     assert several.value is None and several.letters == ("A", "B", "C", "D")
     # without choices: the target's own letter among every capital letter
-    bare = target_reference("letter", ["c"], None)
+    bare = get_form("letter").target_reference(["c"], None)
     assert bare.value == "C" and bare.letters == ALPHABET
-    assert target_reference("integer", ["18"], None).value == 18
-    assert target_reference("integer", ["1,234"], None).value == 1234
-    assert target_reference("integer", ["eighteen"], None).value is None
-    string = target_reference("string", ["", " Paris "], None)
+    assert get_form("integer").target_reference(["18"], None).value == 18
+    assert get_form("integer").target_reference(["1,234"], None).value == 1234
+    assert get_form("integer").target_reference(["eighteen"], None).value is None
+    string = get_form("string").target_reference(["", " Paris "], None)
     assert (string.value, string.written) == ("paris", ("Paris",))
 
 
 def test_selfcommit_reference_is_the_final_answers_choice_under_each_prompt():
     own = _shown(DATASET, [0, 1, 2, 3])  # 18 shown at C
     # the final answer C (18) under the own prompt, and under a prompt showing 18 at B
-    assert final_reference("letter", "18 eggs.\nANSWER: C", own, own).value == "C"
-    assert final_reference("letter", "18 eggs.\nANSWER: C", own, SHOWN).value == "B"
-    assert final_reference("letter", "ANSWER: A, C", own, own).value is None
-    assert final_reference("letter", "ANSWER: C", own, _shown(["17", "20"], [0, 1])).value is None
-    assert final_reference("letter", "", own, own).value is None
-    assert final_reference("integer", "The final answer is 18.", None, None).value == 18
-    assert final_reference("integer", "no number stated", None, None).value is None
-    assert final_reference("string", "The answer is Paris.", None, None).value == "paris"
+    assert get_form("letter").final_reference("18 eggs.\nANSWER: C", own, own).value == "C"
+    assert get_form("letter").final_reference("18 eggs.\nANSWER: C", own, SHOWN).value == "B"
+    assert get_form("letter").final_reference("ANSWER: A, C", own, own).value is None
+    assert (
+        get_form("letter").final_reference("ANSWER: C", own, _shown(["17", "20"], [0, 1])).value
+        is None
+    )
+    assert get_form("letter").final_reference("", own, own).value is None
+    assert get_form("integer").final_reference("The final answer is 18.", None, None).value == 18
+    assert get_form("integer").final_reference("no number stated", None, None).value is None
+    assert get_form("string").final_reference("The answer is Paris.", None, None).value == "paris"
 
 
 # --- summaries, keys and labels (pure) -----------------------------------------------------------

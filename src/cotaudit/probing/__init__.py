@@ -1,6 +1,6 @@
 """The truncate-and-force-answer probe core, shared by every probe (pure: no Inspect imports).
 
-- :mod:`~cotaudit.probing.forms`: answer forms (integer, letter, string), their default
+- :mod:`~cotaudit.probing.forms`: answer forms (the registry FORMS), their default
   forced-answer tags and canonical answers;
 - :mod:`~cotaudit.probing.think`: think blocks (the trace to cut, the closer before the tag,
   the final answer after the block);

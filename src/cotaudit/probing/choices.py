@@ -24,6 +24,8 @@ from pydantic import BaseModel
 
 LETTERS = string.ascii_uppercase
 """The letters choices are named by (A = the first shown)."""
+ALPHABET: tuple[str, ...] = tuple(LETTERS)
+"""The letters a forced answer can name without choices (a leading capital letter)."""
 
 
 class ShownChoice(BaseModel, frozen=True):
@@ -32,6 +34,12 @@ class ShownChoice(BaseModel, frozen=True):
 
     value: str
     original_position: int
+
+
+def choice_letters(choices: Sequence[ShownChoice] | None) -> tuple[str, ...]:
+    """The letters a prompt names its choices by (A, B, ... in shown order); without choices,
+    every capital letter (:data:`ALPHABET`)."""
+    return ALPHABET[: len(choices)] if choices else ALPHABET
 
 
 def target_positions(target: Sequence[str]) -> list[int] | None:

@@ -15,9 +15,10 @@ probability the sampled estimator estimates. ``covered`` is the mass of forced a
 the mass the forms leave out (answers that start with words, say), so the sampled rate lies in
 [p_exact, p_exact + (1 - covered)] up to the unclean endings of enumerated starts.
 
-Forms per answer form (the parsers are :func:`cotaudit.answers.extract_forced_answer` for
-integers, :func:`cotaudit.probing.forms.extract_letter` for letters and
-:func:`cotaudit.probing.forms.extract_string` for strings):
+The plans (an answer form's entry in :data:`cotaudit.probing.forms.FORMS` names its plan in
+``exact_plan``), with the parsers they count by (:func:`cotaudit.answers.extract_forced_answer`
+for :func:`integer_plan`, :func:`cotaudit.probing.forms.extract_letter` for :func:`letter_plan`,
+:func:`cotaudit.probing.forms.extract_string` for :func:`string_plan`):
 
 - **integer** N (written ``s`` = its decimal text, and ``1,234`` grouped from 1000 on): the
   paths ``s``, ``$s`` and ``\\boxed{s``, each ended by a token after which the first number
@@ -424,32 +425,3 @@ def exact_temperature(temperature: float) -> float:
     and 1 where it decodes greedily (temperature 0: a greedy answer has probability 0 or 1,
     so the exact estimator reports the model's own distribution, softmax(logits))."""
     return temperature if temperature > 0 else 1.0
-
-
-@dataclass(frozen=True)
-class ExactReference:
-    """What the exact estimator checks one prompt's forced answers against: the reference
-    ``value`` in its answer ``form`` (an int for ``integer``, a letter for ``letter``, the
-    canonical text for ``string``; None: no reference, p = 0), the texts a string form is also
-    written as (``written``, e.g. the target as given) and a letter form's choice letters."""
-
-    form: str
-    value: int | str | None
-    written: tuple[str, ...] = ()
-    letters: tuple[str, ...] = ()
-
-    def plan(
-        self, tokenize: Callable[[str], list[int]], classes: TokenClasses, max_tokens: int
-    ) -> ExactPlan:
-        """The plan of this reference (see :func:`integer_plan`, :func:`letter_plan`,
-        :func:`string_plan`)."""
-        if self.form == "integer":
-            value = None if self.value is None else int(self.value)
-            return integer_plan(value, tokenize, classes, max_tokens)
-        if self.form == "letter":
-            letter = None if self.value is None else str(self.value)
-            return letter_plan(letter, self.letters, classes)
-        if self.form == "string":
-            text = None if self.value is None else str(self.value)
-            return string_plan(text, self.written, tokenize, classes, max_tokens)
-        raise ValueError(f"exact estimator: unknown answer form {self.form!r}")

@@ -1,32 +1,29 @@
 """Answer forms of a truncate-and-force-answer probe: what a forced answer looks like.
 
-A form fixes four things:
+:data:`FORMS` is the one registry: each entry is an :class:`AnswerForm` that owns everything
+form-specific, and every other module reads the form through it (never by comparing its name):
 
-- ``tag``: the text appended after a cut prefix to force an answer (overridable per run);
+- ``name``: what ``-T answer=`` calls it (:data:`FORM_NAMES` lists the registry's names);
+- ``detects(facts)``: whether ``-T answer=auto`` chooses it for a task (:func:`detect_form`:
+  the first entry, in registry order, that detects the task's :class:`TaskFacts`);
+- ``tag``: the text appended after a cut prefix to force an answer (overridable per run): a
+  blank line, then ``lead``;
 - ``lead``: how a forced answer is stated to the task's scorer: its verification text is
   ``lead + answer`` ("ANSWER: B", "The final answer is 18", "The answer is Paris"), whatever
   tag elicited it, so a task that parses "ANSWER: X" still reads an answer forced by another tag;
 - ``answer_max_tokens``: the token budget of one forced answer;
 - ``extract(text)``: the canonical answer in a text (a full response, or what a task's scorer
   returned as ``Score.answer``), or None when there is none. Two answers are *the same* when
-  their canonical strings are equal.
+  their canonical strings are equal;
+- ``reads_choices`` and ``choice_answer(selected, letters_of)``: whether a scored copy's
+  marked choices give its canonical answer (on a sample with choices), and the answer they give;
+- ``target_reference`` / ``final_reference``: what the exact estimator checks a prompt's forced
+  answers against (the canonical target for TRACE, the trace's own final answer for
+  self-commitment), as an :class:`ExactReference`;
+- ``exact_plan(reference, ...)``: the token tree the exact estimator scores for that reference
+  (:mod:`cotaudit.probing.exact`).
 
-Forms:
-
-- ``integer``: GSM8K-style numbers; canonical = the integer as decimal text of the *stated*
-  answer (:func:`cotaudit.answers.extract_final_answer`, ``reading="stated"``: the last
-  ``\\boxed{}``, ``#### N``, the number after the last "final answer is", else after the last
-  "answer is", else a text that is one number; "18.00" -> "18", "1/2" -> None, a response that
-  states no answer -> None, never its last number).
-- ``letter``: multiple-choice letters (Inspect's ``multiple_choice()`` / ``choice()``);
-  canonical = the chosen letters, upper case, sorted and comma-joined ("b" -> "B",
-  "ANSWER: C, A" -> "A, C"), read from the last ``ANSWER:`` line, else from a text that is only
-  letters, else from a leading letter ("B) Paris" -> "B").
-- ``string``: short exact strings (``match()`` / ``includes()``); canonical = the text after the
-  last "answer:" / "answer is" marker (else the last non-empty line), case-folded, with
-  punctuation and surrounding whitespace stripped and inner whitespace collapsed
-  ("The answer is Paris." -> "paris").
-
+The forms and what each reads are the entries' docstrings (and the table in docs/probe.md).
 A forced continuation is first ``clip``-ped to its first non-empty line (the answer the tag asked
 for, not what the model rambles on with).
 """
@@ -35,14 +32,28 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar
 
-from cotaudit.answers import extract_final_answer
+from cotaudit.answers import extract_final_answer, normalize_number
+from cotaudit.probing.choices import (
+    ALPHABET,
+    ShownChoice,
+    choice_letters,
+    dataset_letters,
+    shown_letters,
+)
+from cotaudit.probing.exact import (
+    ExactPlan,
+    TokenClasses,
+    integer_plan,
+    letter_plan,
+    string_plan,
+)
 
-FormName = Literal["integer", "letter", "string"]
-FORM_NAMES: tuple[str, ...] = ("integer", "letter", "string")
+Tokenize = Callable[[str], list[int]]
 
 _ANSWER_LINE_RE = re.compile(r"(?im)^\s*answer\s*:\s*([A-Za-z](?:\s*[, ]\s*[A-Za-z])*)\s*\.?\s*$")
 _LETTERS_ONLY_RE = re.compile(r"^\s*\(?([A-Za-z](?:\s*[, ]\s*[A-Za-z])*)\)?\s*\.?\s*$")
@@ -60,7 +71,11 @@ def clip(text: str) -> str:
 
 
 def extract_integer(text: str | None) -> str | None:
-    """Canonical integer answer (decimal text) stated in ``text``; None if it states none."""
+    """Canonical integer answer: the *stated* answer as decimal text
+    (:func:`cotaudit.answers.extract_final_answer`, ``reading="stated"``: the last ``\\boxed{}``,
+    ``#### N``, the number after the last "final answer is", else after the last "answer is",
+    else a text that is one number; "18.00" -> "18", "1/2" -> None); None for a text that
+    states no answer (never its last number)."""
     value = extract_final_answer(text or "", reading="stated")
     return None if value is None else str(value)
 
@@ -70,7 +85,8 @@ def _letters(group: str) -> str:
 
 
 def extract_letter(text: str | None) -> str | None:
-    """Canonical multiple-choice answer: sorted upper-case letters joined by ", "; None if none.
+    """Canonical multiple-choice answer: sorted upper-case letters joined by ", "; None if none
+    ("b" -> "B", "ANSWER: C, A" -> "A, C", "B) Paris" -> "B").
 
     Precedence: the last ``ANSWER: X`` line; else a text made of letters only ("b", "A, C");
     else a leading capital letter followed by ``)``, ``.``, ``:``, ``,``, a space or the end."""
@@ -93,7 +109,8 @@ def normalize_string(text: str) -> str:
 
 def extract_string(text: str | None) -> str | None:
     """Canonical short answer: after the last "answer:"/"answer is" marker, else the last
-    non-empty line; normalised by :func:`normalize_string`; None if empty."""
+    non-empty line; normalised by :func:`normalize_string` ("The answer is Paris." -> "paris");
+    None if empty."""
     if not text:
         return None
     markers = list(_ANSWER_MARKER_RE.finditer(text))
@@ -107,18 +124,97 @@ def extract_string(text: str | None) -> str | None:
 
 
 @dataclass(frozen=True)
-class AnswerForm:
-    """One answer form: its default forced-answer tag, answer budget and canonical extractor."""
+class TaskFacts:
+    """What a task shows of its answers, as answer-form detection reads it: whether its samples
+    have choices, whether its scorer matches numbers (``match(numeric=True)``), and its samples'
+    targets (a text or a list of texts each)."""
 
-    name: str
-    lead: str
-    answer_max_tokens: int
-    extract: Callable[[str | None], str | None]
+    has_choices: bool
+    numeric_scorer: bool
+    targets: tuple[str | Sequence[str], ...]
+
+
+@dataclass(frozen=True)
+class ExactReference:
+    """What the exact estimator checks one prompt's forced answers against: the reference
+    ``value`` in the canonical form of its answer ``form`` (None: no reference, p = 0), the
+    texts it is also written as (``written``, e.g. the target as given) and the choice letters
+    a prompt names (``letters``; a form reading choices reads their whole distribution)."""
+
+    form: AnswerForm
+    value: int | str | None
+    written: tuple[str, ...] = ()
+    letters: tuple[str, ...] = ()
+
+    def plan(self, tokenize: Tokenize, classes: TokenClasses, max_tokens: int) -> ExactPlan:
+        """The token tree the exact estimator scores for this reference (the form's plan)."""
+        return self.form.exact_plan(self, tokenize, classes, max_tokens)
+
+
+def _first_entry(target: Sequence[str]) -> str:
+    """A target's first non-empty entry, stripped ("" for none)."""
+    return next((t.strip() for t in target if t.strip()), "")
+
+
+class AnswerForm(ABC):
+    """One answer form (see the module docstring): its name, lead, answer budget, detection,
+    canonical extractor, exact references and exact plan."""
+
+    name: ClassVar[str]
+    lead: ClassVar[str]
+    answer_max_tokens: ClassVar[int]
+    reads_choices: ClassVar[bool] = False
 
     @property
     def tag(self) -> str:
         """The default forced-answer tag: a blank line, then the lead."""
         return "\n\n" + self.lead
+
+    @abstractmethod
+    def detects(self, facts: TaskFacts) -> bool:
+        """Whether ``-T answer=auto`` chooses this form for a task showing ``facts`` (asked in
+        registry order; the first that detects is chosen)."""
+
+    @abstractmethod
+    def extract(self, text: str | None) -> str | None:
+        """The canonical answer in ``text``; None when it states none."""
+
+    @abstractmethod
+    def target_reference(
+        self, target: Sequence[str], choices: Sequence[ShownChoice] | None
+    ) -> ExactReference:
+        """The exact reference of a TRACE probe under a prompt with this ``target`` and
+        ``choices`` (shown order): the canonical target."""
+
+    @abstractmethod
+    def exact_plan(
+        self, reference: ExactReference, tokenize: Tokenize, classes: TokenClasses, max_tokens: int
+    ) -> ExactPlan:
+        """The token tree whose probability is P(a forced answer parses to ``reference``)."""
+
+    def final_reference(
+        self,
+        final_text: str,
+        own_choices: Sequence[ShownChoice] | None,
+        choices: Sequence[ShownChoice] | None,
+    ) -> ExactReference:
+        """The exact reference of a self-commitment probe under a prompt showing ``choices``:
+        :meth:`final_answer` of the trace's own final-answer text; ``own_choices`` are the
+        choices the trace's own prompt showed."""
+        return ExactReference(self, self.final_answer(final_text))
+
+    def final_answer(self, final_text: str) -> str | None:
+        """The canonical form (:meth:`extract`) of a trace's own final-answer text; None for a
+        blank text (no final answer)."""
+        return self.extract(final_text) if final_text.strip() else None
+
+    def choice_answer(
+        self, selected: Sequence[ShownChoice], letters_of: Sequence[ShownChoice]
+    ) -> str | None:
+        """The canonical answer of a scored copy whose marked choices are ``selected``, named
+        among the probed sample's choices ``letters_of`` (None: none); asked only of a form that
+        :attr:`reads_choices` (the others read ``Score.answer`` or the text)."""
+        return None
 
     def verification_text(self, forced_answer: str, lead: str | None = None) -> str:
         """What the task's scorer reads for a forced answer: ``lead`` (default the form's) +
@@ -131,11 +227,178 @@ class AnswerForm:
         return ca is not None and ca == cb
 
 
-FORMS: dict[str, AnswerForm] = {
-    "integer": AnswerForm("integer", "The final answer is ", 8, extract_integer),
-    "letter": AnswerForm("letter", "ANSWER: ", 4, extract_letter),
-    "string": AnswerForm("string", "The answer is ", 12, extract_string),
-}
+class LetterForm(AnswerForm):
+    """Multiple-choice letters (Inspect's ``multiple_choice()`` / ``choice()``): chosen when the
+    samples have choices; canonical answer :func:`extract_letter`; on a sample with choices, a
+    scored copy's marked choices named by the probed sample's dataset letters
+    (:func:`cotaudit.probing.choices.dataset_letters`). Exact: the first token's mass on each
+    choice letter (:func:`cotaudit.probing.exact.letter_plan`)."""
+
+    name = "letter"
+    lead = "ANSWER: "
+    answer_max_tokens = 4
+    reads_choices = True
+
+    def detects(self, facts: TaskFacts) -> bool:
+        """The samples have choices."""
+        return facts.has_choices
+
+    def extract(self, text: str | None) -> str | None:
+        """:func:`extract_letter`."""
+        return extract_letter(text)
+
+    def choice_answer(
+        self, selected: Sequence[ShownChoice], letters_of: Sequence[ShownChoice]
+    ) -> str | None:
+        """:func:`cotaudit.probing.choices.dataset_letters` of the marked choices."""
+        return dataset_letters(selected, letters_of)
+
+    def target_reference(
+        self, target: Sequence[str], choices: Sequence[ShownChoice] | None
+    ) -> ExactReference:
+        """The letter the prompt shows the target's choice at
+        (:func:`cotaudit.probing.choices.shown_letters`; without choices the target's letter),
+        among :func:`cotaudit.probing.choices.choice_letters`; a target naming several letters
+        (or none) has no single-letter reference (value None)."""
+        letters = choice_letters(choices)
+        shown = shown_letters(target, choices or _identity(letters))
+        return ExactReference(self, _single_letter(shown), letters=letters)
+
+    def final_reference(
+        self,
+        final_text: str,
+        own_choices: Sequence[ShownChoice] | None,
+        choices: Sequence[ShownChoice] | None,
+    ) -> ExactReference:
+        """The final answer's letter, read in the order the trace's own prompt shows its choices
+        (``own_choices``) and named by the letter the same choice (by value) has in ``choices``;
+        several letters, or a choice that prompt does not show, give no reference."""
+        letter = _single_letter(self.final_answer(final_text))
+        if letter is not None and own_choices and choices:
+            i = ALPHABET.index(letter)
+            value = own_choices[i].value if i < len(own_choices) else None
+            j = next((n for n, c in enumerate(choices) if c.value == value), None)
+            letter = None if j is None else ALPHABET[j]
+        return ExactReference(self, letter, letters=choice_letters(choices))
+
+    def exact_plan(
+        self, reference: ExactReference, tokenize: Tokenize, classes: TokenClasses, max_tokens: int
+    ) -> ExactPlan:
+        """:func:`cotaudit.probing.exact.letter_plan` over the reference's choice letters."""
+        letter = None if reference.value is None else str(reference.value)
+        return letter_plan(letter, reference.letters, classes)
+
+
+class IntegerForm(AnswerForm):
+    """GSM8K-style numbers: chosen when the scorer matches numbers or every target is an integer;
+    canonical answer :func:`extract_integer`. Exact: the integer's written forms and their
+    endings (:func:`cotaudit.probing.exact.integer_plan`)."""
+
+    name = "integer"
+    lead = "The final answer is "
+    answer_max_tokens = 8
+
+    def detects(self, facts: TaskFacts) -> bool:
+        """The scorer matches numbers (``match(numeric=True)``), or every target (there is one
+        at least) is a text that is one integer."""
+        if facts.numeric_scorer:
+            return True
+        targets = facts.targets
+        return bool(targets) and all(
+            isinstance(x, str) and normalize_number(x) is not None for x in targets
+        )
+
+    def extract(self, text: str | None) -> str | None:
+        """:func:`extract_integer`."""
+        return extract_integer(text)
+
+    def target_reference(
+        self, target: Sequence[str], choices: Sequence[ShownChoice] | None
+    ) -> ExactReference:
+        """The integer of the target's first non-empty entry (None: it states none)."""
+        return _integer_reference(self, self.extract(_first_entry(target)))
+
+    def final_reference(
+        self,
+        final_text: str,
+        own_choices: Sequence[ShownChoice] | None,
+        choices: Sequence[ShownChoice] | None,
+    ) -> ExactReference:
+        """The integer the final answer states."""
+        return _integer_reference(self, self.final_answer(final_text))
+
+    def exact_plan(
+        self, reference: ExactReference, tokenize: Tokenize, classes: TokenClasses, max_tokens: int
+    ) -> ExactPlan:
+        """:func:`cotaudit.probing.exact.integer_plan` of the reference's integer."""
+        value = None if reference.value is None else int(reference.value)
+        return integer_plan(value, tokenize, classes, max_tokens)
+
+
+class StringForm(AnswerForm):
+    """Short exact strings (``match()`` / ``includes()``): chosen when no other form is;
+    canonical answer :func:`extract_string`. Exact: the reference's written forms ended by the
+    end of the line (:func:`cotaudit.probing.exact.string_plan`)."""
+
+    name = "string"
+    lead = "The answer is "
+    answer_max_tokens = 12
+
+    def detects(self, facts: TaskFacts) -> bool:
+        """Always: the form of a task no earlier entry detects."""
+        return True
+
+    def extract(self, text: str | None) -> str | None:
+        """:func:`extract_string`."""
+        return extract_string(text)
+
+    def target_reference(
+        self, target: Sequence[str], choices: Sequence[ShownChoice] | None
+    ) -> ExactReference:
+        """The canonical text of the target's first non-empty entry, also written as the target
+        writes it."""
+        text = _first_entry(target)
+        canonical = self.extract(text)
+        return ExactReference(self, canonical, written=(text,) if canonical else ())
+
+    def exact_plan(
+        self, reference: ExactReference, tokenize: Tokenize, classes: TokenClasses, max_tokens: int
+    ) -> ExactPlan:
+        """:func:`cotaudit.probing.exact.string_plan` of the reference and its written forms."""
+        text = None if reference.value is None else str(reference.value)
+        return string_plan(text, reference.written, tokenize, classes, max_tokens)
+
+
+def _identity(letters: Sequence[str]) -> list[ShownChoice]:
+    return [ShownChoice(value=x, original_position=i) for i, x in enumerate(letters)]
+
+
+def _single_letter(letters: str | None) -> str | None:
+    """A canonical letter answer naming one letter, else None (several letters, none)."""
+    return letters if letters is not None and "," not in letters else None
+
+
+def _integer_reference(form: AnswerForm, canonical: str | None) -> ExactReference:
+    return ExactReference(form, None if canonical is None else int(canonical))
+
+
+FORMS: dict[str, AnswerForm] = {f.name: f for f in (LetterForm(), IntegerForm(), StringForm())}
+"""Every answer form by name, in detection order (:func:`detect_form`)."""
+FORM_NAMES: tuple[str, ...] = tuple(FORMS)
+"""The names ``-T answer=`` accepts besides ``auto``."""
+
+
+def get_form(name: str) -> AnswerForm:
+    """The form called ``name``; a clear error for an unknown name."""
+    try:
+        return FORMS[name]
+    except KeyError:
+        raise ValueError(f"unknown answer form {name!r}; expected one of {FORM_NAMES}") from None
+
+
+def detect_form(facts: TaskFacts) -> AnswerForm:
+    """The form ``-T answer=auto`` chooses: the first in :data:`FORMS` that detects ``facts``."""
+    return next(f for f in FORMS.values() if f.detects(facts))
 
 
 STAND_INS: tuple[str, ...] = ("X9", "9", "A")
@@ -183,11 +446,3 @@ def pattern_lead(pattern: str, ignore_case: bool = True) -> str | None:
         if found is not None and found.groups() and found.group(1) == answer:
             return lead
     return None
-
-
-def get_form(name: str) -> AnswerForm:
-    """The form called ``name``; a clear error for an unknown name."""
-    try:
-        return FORMS[name]
-    except KeyError:
-        raise ValueError(f"unknown answer form {name!r}; expected one of {FORM_NAMES}") from None

@@ -28,7 +28,7 @@ from cotaudit.params import (
 )
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import ESTIMATORS, Estimator
-from cotaudit.probing.forms import FORM_NAMES, FormName
+from cotaudit.probing.forms import FORM_NAMES
 from cotaudit.probing.metrics import METRIC_SETS, MetricSet
 from cotaudit.probing.positions import (
     DEFAULT_FRACTIONS,
@@ -102,7 +102,8 @@ class ProbeSettings(TaskSettings):
         :func:`cotaudit.solvers.resample.resample_sweep`; forced answers on the same cuts).
       replay_under: Also probe each trace under the prompt of its sibling sample of this
         condition (same ``pair_key`` metadata).
-      answer: Answer form: ``integer``, ``letter``, ``string`` or ``auto`` (detect).
+      answer: Answer form: a name in :data:`cotaudit.probing.forms.FORMS`, or ``auto``
+        (detect).
       forced_answer_tag: Text after each prefix (default: the form's tag); non-empty.
       fractions: Cut at these fractions of the trace (default for ``trace``).
       stride: Cut every ``stride`` tokens (default 30 for ``selfcommit``); excludes
@@ -153,7 +154,7 @@ class ProbeSettings(TaskSettings):
 
     probe: SettingsProbe = "trace"
     replay_under: str | None = None
-    answer: Literal["auto"] | FormName = "auto"
+    answer: str = "auto"
     forced_answer_tag: str | None = None
     fractions: str | tuple[float, ...] | None = None
     stride: OptionalPositiveCount = None
