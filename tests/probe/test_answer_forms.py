@@ -112,10 +112,10 @@ def test_only_a_form_that_reads_choices_answers_from_marked_choices():
 
 
 def test_an_unknown_form_is_an_error_where_it_is_named():
-    with pytest.raises(ValueError, match=r"^unknown answer form 'yes_no'; expected one of"):
-        get_form("yes_no")
+    with pytest.raises(ValueError, match=r"^unknown answer form 'date'; expected one of"):
+        get_form("date")
     with pytest.raises(ValueError, match=r"-T answer: must be auto or one of"):
-        ProbeSettings(answer="yes_no")
+        ProbeSettings(answer="date")
 
 
 def _name_comparisons(path: Path) -> list[str]:
