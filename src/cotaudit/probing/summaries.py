@@ -49,8 +49,6 @@ from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.probing.pass_curves import AUC_UNDEFINED_WHY, PASS_THRESHOLD, first_pass, trace_auc
 from cotaudit.stats import auroc
 
-TRACE_KEYS: tuple[str, ...] = ("auc", "pass_at_first", "first_pass", "first_pass_censored")
-
 
 def pass_rates(values: Sequence[Sequence[float]]) -> list[float]:
     """p per position: the mean of its k verified values."""

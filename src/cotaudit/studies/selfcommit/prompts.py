@@ -9,7 +9,6 @@ from typing import Literal
 
 from cotaudit.engine.base import Message
 
-SelfcommitCondition = Literal["honest", "hinted"]
 SELFCOMMIT_CONDITIONS: tuple[str, ...] = ("honest", "hinted")
 
 SELFCOMMIT_INSTRUCTION = (

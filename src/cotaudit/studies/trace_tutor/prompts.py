@@ -9,11 +9,8 @@ sentence (:data:`TUTOR_KEY_TEMPLATE`) is the study's own words in both.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from cotaudit.engine.base import Message
 
-TutorCondition = Literal["question_only", "answer_key", "wrong_key"]
 TUTOR_CONDITIONS: tuple[str, ...] = ("question_only", "answer_key", "wrong_key")
 
 TUTOR_SYSTEM = (
