@@ -19,7 +19,8 @@ form-specific, and every other module reads the form through it (never by compar
   marked choices give its canonical answer (on a sample with choices), and the answer they give;
 - ``target_reference`` / ``final_reference``: what the exact estimator checks a prompt's forced
   answers against (the canonical target for TRACE, the trace's own final answer for
-  self-commitment), as an :class:`ExactReference`;
+  self-commitment), as an :class:`ExactReference` holding ``reference_value`` of the canonical
+  answer;
 - ``exact_plan(reference, ...)``: the token tree the exact estimator scores for that reference
   (:mod:`cotaudit.probing.exact`).
 
@@ -54,6 +55,8 @@ from cotaudit.probing.exact import (
 )
 
 Tokenize = Callable[[str], list[int]]
+Shown = Sequence[ShownChoice] | None
+"""The choices a prompt shows, in shown order (None: a prompt without choices)."""
 
 _ANSWER_LINE_RE = re.compile(r"(?im)^\s*answer\s*:\s*([A-Za-z](?:\s*[, ]\s*[A-Za-z])*)\s*\.?\s*$")
 _LETTERS_ONLY_RE = re.compile(r"^\s*\(?([A-Za-z](?:\s*[, ]\s*[A-Za-z])*)\)?\s*\.?\s*$")
@@ -180,28 +183,32 @@ class AnswerForm(ABC):
         """The canonical answer in ``text``; None when it states none."""
 
     @abstractmethod
-    def target_reference(
-        self, target: Sequence[str], choices: Sequence[ShownChoice] | None
-    ) -> ExactReference:
-        """The exact reference of a TRACE probe under a prompt with this ``target`` and
-        ``choices`` (shown order): the canonical target."""
-
-    @abstractmethod
     def exact_plan(
         self, reference: ExactReference, tokenize: Tokenize, classes: TokenClasses, max_tokens: int
     ) -> ExactPlan:
         """The token tree whose probability is P(a forced answer parses to ``reference``)."""
 
+    def reference_value(self, canonical: str | None) -> int | str | None:
+        """A canonical answer as the exact estimator's reference holds it (here: as it is)."""
+        return canonical
+
+    def target_reference(self, target: Sequence[str], choices: Shown) -> ExactReference:
+        """The exact reference of a TRACE probe under a prompt with this ``target`` and
+        ``choices`` (shown order): the canonical target, i.e. :meth:`reference_value` of the
+        canonical form of the target's first non-empty entry, also written as the target
+        writes it (``written``)."""
+        text = _first_entry(target)
+        canonical = self.extract(text)
+        written = (text,) if canonical else ()
+        return ExactReference(self, self.reference_value(canonical), written=written)
+
     def final_reference(
-        self,
-        final_text: str,
-        own_choices: Sequence[ShownChoice] | None,
-        choices: Sequence[ShownChoice] | None,
+        self, final_text: str, own_choices: Shown, choices: Shown
     ) -> ExactReference:
         """The exact reference of a self-commitment probe under a prompt showing ``choices``:
-        :meth:`final_answer` of the trace's own final-answer text; ``own_choices`` are the
-        choices the trace's own prompt showed."""
-        return ExactReference(self, self.final_answer(final_text))
+        :meth:`reference_value` of :meth:`final_answer` of the trace's own final-answer text;
+        ``own_choices`` are the choices the trace's own prompt showed."""
+        return ExactReference(self, self.reference_value(self.final_answer(final_text)))
 
     def final_answer(self, final_text: str) -> str | None:
         """The canonical form (:meth:`extract`) of a trace's own final-answer text; None for a
@@ -253,9 +260,7 @@ class LetterForm(AnswerForm):
         """:func:`cotaudit.probing.choices.dataset_letters` of the marked choices."""
         return dataset_letters(selected, letters_of)
 
-    def target_reference(
-        self, target: Sequence[str], choices: Sequence[ShownChoice] | None
-    ) -> ExactReference:
+    def target_reference(self, target: Sequence[str], choices: Shown) -> ExactReference:
         """The letter the prompt shows the target's choice at
         (:func:`cotaudit.probing.choices.shown_letters`; without choices the target's letter),
         among :func:`cotaudit.probing.choices.choice_letters`; a target naming several letters
@@ -265,10 +270,7 @@ class LetterForm(AnswerForm):
         return ExactReference(self, _single_letter(shown), letters=letters)
 
     def final_reference(
-        self,
-        final_text: str,
-        own_choices: Sequence[ShownChoice] | None,
-        choices: Sequence[ShownChoice] | None,
+        self, final_text: str, own_choices: Shown, choices: Shown
     ) -> ExactReference:
         """The final answer's letter, read in the order the trace's own prompt shows its choices
         (``own_choices``) and named by the letter the same choice (by value) has in ``choices``;
@@ -312,20 +314,9 @@ class IntegerForm(AnswerForm):
         """:func:`extract_integer`."""
         return extract_integer(text)
 
-    def target_reference(
-        self, target: Sequence[str], choices: Sequence[ShownChoice] | None
-    ) -> ExactReference:
-        """The integer of the target's first non-empty entry (None: it states none)."""
-        return _integer_reference(self, self.extract(_first_entry(target)))
-
-    def final_reference(
-        self,
-        final_text: str,
-        own_choices: Sequence[ShownChoice] | None,
-        choices: Sequence[ShownChoice] | None,
-    ) -> ExactReference:
-        """The integer the final answer states."""
-        return _integer_reference(self, self.final_answer(final_text))
+    def reference_value(self, canonical: str | None) -> int | str | None:
+        """The canonical answer's integer."""
+        return None if canonical is None else int(canonical)
 
     def exact_plan(
         self, reference: ExactReference, tokenize: Tokenize, classes: TokenClasses, max_tokens: int
@@ -352,15 +343,6 @@ class StringForm(AnswerForm):
         """:func:`extract_string`."""
         return extract_string(text)
 
-    def target_reference(
-        self, target: Sequence[str], choices: Sequence[ShownChoice] | None
-    ) -> ExactReference:
-        """The canonical text of the target's first non-empty entry, also written as the target
-        writes it."""
-        text = _first_entry(target)
-        canonical = self.extract(text)
-        return ExactReference(self, canonical, written=(text,) if canonical else ())
-
     def exact_plan(
         self, reference: ExactReference, tokenize: Tokenize, classes: TokenClasses, max_tokens: int
     ) -> ExactPlan:
@@ -376,10 +358,6 @@ def _identity(letters: Sequence[str]) -> list[ShownChoice]:
 def _single_letter(letters: str | None) -> str | None:
     """A canonical letter answer naming one letter, else None (several letters, none)."""
     return letters if letters is not None and "," not in letters else None
-
-
-def _integer_reference(form: AnswerForm, canonical: str | None) -> ExactReference:
-    return ExactReference(form, None if canonical is None else int(canonical))
 
 
 FORMS: dict[str, AnswerForm] = {f.name: f for f in (LetterForm(), IntegerForm(), StringForm())}
