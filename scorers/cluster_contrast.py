@@ -79,7 +79,12 @@ AUTHOR = "cotaudit"
 def contrast_options(contrast_model: str | None, n_nearest: int = 3) -> dict[str, Any]:
     """The task metadata entry (under ``OPTIONS_KEY``) that opts a task in; ``contrast_model``
     as ``-T contrast_model`` gives it (checked by
-    :func:`cotaudit.params.parse_contrast_model`)."""
+    :func:`cotaudit.params.parse_contrast_model`). Opting in registers cotaudit's hooks
+    (:func:`cotaudit.scorers.hooks.register_hooks`), so any task that carries the entry, a
+    user's own included, gets its log annotated."""
+    from .hooks import register_hooks  # hooks imports this module
+
+    register_hooks()
     return {
         OPTIONS_KEY: {
             "contrast_model": parse_contrast_model(contrast_model),

@@ -38,7 +38,12 @@ from cotaudit.cluster.contrast import (
 from cotaudit.cluster.f1 import cluster_f1
 from cotaudit.params import ParameterError, parse_contrast_model
 from cotaudit.report.cluster import contrast_model_text
-from cotaudit.scorers.cluster_contrast import OPTIONS_KEY, RESULT_KEY, annotate_log
+from cotaudit.scorers.cluster_contrast import (
+    OPTIONS_KEY,
+    RESULT_KEY,
+    annotate_log,
+    contrast_options,
+)
 from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,7 +182,7 @@ def _task(opt_in: bool) -> Task:
         Sample(input="q", id=f"s{i}", metadata={"condition": c, "a": a, "b": b})
         for i, ((a, b), c) in enumerate(zip(X.tolist(), y, strict=True))
     ]
-    metadata = {OPTIONS_KEY: {"contrast_model": None, "n_nearest": 2}} if opt_in else {}
+    metadata = contrast_options(None, n_nearest=2) if opt_in else {}
     return Task(dataset=samples, solver=_passthrough(), scorer=_features(), metadata=metadata)
 
 
@@ -429,4 +434,5 @@ def test_report_text_of_a_failed_contrast_model() -> None:
         "(PrerequisiteError: no provider x)."
     )
     ok = contrast_model_text({"model": "x/y", "prompt": "p", "description": "- a\n- b\n"})
-    assert ok.endswith(":\n\n> - a\n> - b")
+    # the model's bullets are its text, escaped: they render as written, not as a list
+    assert ok.endswith("(cluster A = positive, B = negative):\n\n> \\- a\n> \\- b")

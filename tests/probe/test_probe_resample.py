@@ -3,6 +3,8 @@ answers read by the task's own scorer; on the tiny random models through Inspect
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import pytest
@@ -113,7 +115,14 @@ def test_greedy_continuations_reach_the_traces_answer(tmp_path, monkeypatch):
     ] * len(draws.cuts)
     assert record.answers == [[own] for _ in draws.cuts]
     assert record.resampled == [1.0] * len(draws.cuts)
-    assert score.value["r_mean"] == 1.0 and score.value["max_importance"] == 0.0
+    assert score.value["r_mean"] == 1.0
+    # RI(i) = r(c_{i+1}) - r(c_i) = 0 for every sentence but the last, whose RI is undefined
+    # (it has no next sentence to resample from): max |RI| is 0, or NaN for a one-sentence trace
+    assert [c.resampling for c in record.chunks] == [0.0] * (len(record.chunks) - 1) + [None]
+    if len(record.chunks) > 1:
+        assert score.value["max_importance"] == 0.0
+    else:
+        assert math.isnan(score.value["max_importance"])
     assert record.forced == [sum(a == own for a in row) for row in record.forced_answers]
     [metrics] = [s.metrics for s in log.results.scores if s.scorer == "resample_probe_scorer"]
     assert metrics["r_mean"].value == 1.0 and metrics["n_samples"].value == 1.0

@@ -33,6 +33,7 @@ from cotaudit.report import assign_labels, build_report, compare_ci
 from cotaudit.report.data import RunData, check_metrics
 from cotaudit.report.figures import DPI, WIDTH
 from cotaudit.report.loader import run_from_log
+from cotaudit.display.headline import MIN_UNITS
 from cotaudit.report.tables import Table
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
@@ -801,7 +802,8 @@ def test_comparison_rows_carry_problem_intervals_and_paired_differences(report):
     assert delta[labels[1]] == pytest.approx(by_hand, abs=1e-12)
     assert want.low <= want.estimate <= want.high
     cell = table.rows[[r[0].value for r in table.rows].index(delta[""])][2].text
-    assert cell.endswith(f"(n={len(shared)})")
+    assert len(shared) < MIN_UNITS  # few shared problems: the cell says so beside its n
+    assert cell.endswith(f"(n = {len(shared)}: too few)")
     assert "cluster F1" in table.column("") and f"Δ cluster F1 vs {labels[0]}" in table.column("")
     assert "percentile bootstrap interval over problems" in table.note
     rl = report.comparisons["report_ll"].tables["comparison"]
@@ -855,7 +857,8 @@ def test_comparison_of_paired_wins_and_best_accuracy_carries_problem_intervals(r
     assert want.n_units == len(shared) >= 2
     assert delta[labels[1]] == pytest.approx(want.estimate, abs=1e-12)
     cell = table.rows[names.index(f"Δ paired win rate tau_0.8 vs {labels[0]}")][2]
-    assert cell.text.endswith(f"(n={len(shared)})")
+    assert len(shared) < MIN_UNITS
+    assert cell.text.endswith(f"(n = {len(shared)}: too few)")
     # best accuracy: the best threshold rule over each run's honest and hinted responses
     best = table.rows[names.index("best accuracy tau_0.8")]
     for cell, ps in zip(best[1:], (a, b), strict=True):

@@ -165,19 +165,21 @@ def run_from_frames(path: str | Path) -> RunData:
     return run
 
 
-def superseded(headers: Mapping[Path, tuple[str, str]]) -> dict[Path, Path]:
-    """Of logs given as ``{path: (task_id, created)}``, each superseded by a retry: a log whose
-    ``eval.task_id`` (Inspect keeps it across ``eval-retry`` attempts, and names the log file
-    by it) another log shares with a later ``eval.created``, mapped to the latest such log.
-    Logs without a task id are never superseded."""
-    latest: dict[str, Path] = {}
-    for path, (task_id, created) in headers.items():
-        if task_id and (task_id not in latest or created > headers[latest[task_id]][1]):
-            latest[task_id] = path
+def superseded(headers: Mapping[Path, tuple[str, str, str]]) -> dict[Path, Path]:
+    """Of logs given as ``{path: (task_id, model, created)}``, each superseded by a retry: a log
+    whose ``eval.task_id`` (Inspect keeps it across ``eval-retry`` attempts, and names the log
+    file by it) and model another log shares with a later ``eval.created``, mapped to the
+    latest such log. Logs without a task id are never superseded; nor is a log of the same
+    task on another model (a copy of a log edited to another model is another run)."""
+    latest: dict[tuple[str, str], Path] = {}
+    for path, (task_id, model, created) in headers.items():
+        key = (task_id, model)
+        if task_id and (key not in latest or created > headers[latest[key]][2]):
+            latest[key] = path
     return {
-        path: latest[task_id]
-        for path, (task_id, _) in headers.items()
-        if task_id and latest[task_id] != path
+        path: latest[(task_id, model)]
+        for path, (task_id, model, _) in headers.items()
+        if task_id and latest[(task_id, model)] != path
     }
 
 
@@ -197,14 +199,18 @@ def load_runs(
     files = find_logs(paths)
     runs: list[RunData] = []
     skipped: list[tuple[str, str]] = []
-    headers: dict[Path, tuple[str, str]] = {}
+    headers: dict[Path, tuple[str, str, str]] = {}
     for f in files:
         try:
             header = read_eval_log(str(f), header_only=True)
         except Exception as e:  # not an eval log, or unreadable
             skipped.append((str(f), f"not a readable Inspect log: {error_line(e)}"))
             continue
-        headers[f] = (str(header.eval.task_id or ""), str(header.eval.created or ""))
+        headers[f] = (
+            str(header.eval.task_id or ""),
+            str(header.eval.model),
+            str(header.eval.created or ""),
+        )
     later = superseded(headers)
     for i, f in enumerate(files, 1):
         if progress:
