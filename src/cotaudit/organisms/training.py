@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.engine.base import Message
-from cotaudit.models.default import _add_top_level_rope_theta
+from cotaudit.models.default import add_top_level_rope_theta
 from cotaudit.organisms.card import (
     OrganismCard,
     TrainingData,
@@ -210,7 +210,7 @@ def save_checkpoint(model: Any, tokenizer: Any, card: OrganismCard, out: Path) -
     try:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
-        _add_top_level_rope_theta(staging / "config.json")
+        add_top_level_rope_theta(staging / "config.json")
         write_card(staging, card)
         if target.exists():
             shutil.rmtree(target)

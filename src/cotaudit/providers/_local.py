@@ -11,13 +11,13 @@ from typing import Any
 
 from inspect_ai.model import (
     ChatCompletionChoice,
+    ChatMessage,
     ChatMessageAssistant,
     GenerateConfig,
     ModelAPI,
     ModelOutput,
     ModelUsage,
 )
-from inspect_ai.model._chat_message import ChatMessage
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from cotaudit.engine.base import LocalEngine

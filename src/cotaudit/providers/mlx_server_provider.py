@@ -29,12 +29,12 @@ import os
 from typing import Any
 
 from inspect_ai.model import (
+    ChatMessage,
     GenerateConfig,
     ModelAPI,
     ModelOutput,
     RetryDecision,
 )
-from inspect_ai.model._chat_message import ChatMessage
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from cotaudit.engine.base import seed_for
