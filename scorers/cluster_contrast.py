@@ -63,6 +63,7 @@ from cotaudit.cluster.contrast import (
 )
 from cotaudit.cluster.f1 import DEFAULT_PREFIX, ClusterF1Result, metric_keys
 from cotaudit.params import parse_contrast_model
+from cotaudit.prerequisite import task_created
 from cotaudit.report.data import RunData
 from cotaudit.report.loader import run_from_log
 
@@ -80,11 +81,9 @@ def contrast_options(contrast_model: str | None, n_nearest: int = 3) -> dict[str
     """The task metadata entry (under ``OPTIONS_KEY``) that opts a task in; ``contrast_model``
     as ``-T contrast_model`` gives it (checked by
     :func:`cotaudit.params.parse_contrast_model`). Opting in registers cotaudit's hooks
-    (:func:`cotaudit.scorers.hooks.register_hooks`), so any task that carries the entry, a
-    user's own included, gets its log annotated."""
-    from .hooks import register_hooks  # hooks imports this module
-
-    register_hooks()
+    (:func:`cotaudit.prerequisite.task_created`), so any task that carries the entry, a user's
+    own included, gets its log annotated."""
+    task_created()
     return {
         OPTIONS_KEY: {
             "contrast_model": parse_contrast_model(contrast_model),

@@ -26,10 +26,22 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from cotaudit.engine.openblas import OPENBLAS_ENV, find_openblas, openblas_wanted, preload_openblas
+
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # no per-example time limit: a property test asserts no time (a busy machine is no failure)
 settings.register_profile("cotaudit", deadline=None)
 settings.load_profile("cotaudit")
+
+# MLX's Linux CPU wheel bundles a reference BLAS on which the default model's MLX tests take
+# minutes (the batched-equals-alone test: 170 s, against 13 s with OpenBLAS, on 2 cores). Where
+# the system OpenBLAS is installed (.ci/run installs it) the suite preloads it before anything
+# imports MLX, and its subprocesses inherit the setting; COTAUDIT_MLX_OPENBLAS=0 runs the bundled
+# BLAS instead.
+if find_openblas() is not None:
+    os.environ.setdefault(OPENBLAS_ENV, "1")
+if openblas_wanted(None):
+    preload_openblas()
 
 TIER_PATTERNS: dict[str, re.Pattern[str]] = {
     "model": re.compile(
@@ -97,7 +109,8 @@ def _what_it_runs(item: pytest.Item) -> str:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test with the tiers of what it runs (before ``-m`` selects)."""
+    """Mark each test with the tiers of what it runs (before ``-m`` selects), and run the tests
+    that stop the shared vLLM server after every other test that uses it."""
     for item in items:
         runs = _what_it_runs(item)
         tiers = {t for t, pattern in TIER_PATTERNS.items() if pattern.search(runs)}
@@ -106,6 +119,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for t in sorted(tiers):
             if not item.get_closest_marker(t):
                 item.add_marker(t)
+    stopping = [item for item in items if item.get_closest_marker("stops_vllm_server")]
+    users = [
+        i
+        for i, item in enumerate(items)
+        if "vllm_server" in getattr(item, "fixturenames", ()) and item not in stopping
+    ]
+    if stopping and users:
+        last_user = items[users[-1]]
+        for item in stopping:
+            items.remove(item)
+        at = items.index(last_user) + 1
+        items[at:at] = stopping
 
 
 @pytest.fixture(scope="session")

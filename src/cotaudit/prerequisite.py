@@ -132,6 +132,13 @@ def on_task_created(callback: Callable[[], None]) -> None:
         _ON_TASK_CREATED.append(callback)
 
 
+def task_created() -> None:
+    """Call the :func:`on_task_created` callbacks: a cotaudit task was created, or a task of the
+    user's that opts in to one of cotaudit's hooks (its task metadata carries the opt-in)."""
+    for callback in _ON_TASK_CREATED:
+        callback()
+
+
 def checked_task(task_function: TaskFunction) -> TaskFunction:
     """``task_function`` that refuses ``-T`` names it does not take and reports its input errors.
 
@@ -179,8 +186,7 @@ def checked_task(task_function: TaskFunction) -> TaskFunction:
                 raise as_report(e) from e.__cause__
             finally:
                 _given.reset(given)
-            for callback in _ON_TASK_CREATED:
-                callback()
+            task_created()
             return with_default_model(task)
         except InputErrorReport as e:
             outermost = token.old_value is contextvars.Token.MISSING

@@ -212,8 +212,10 @@ def test_greedy_continuations_from_cuts_agree_with_hf_probe(vllm_server, default
     assert len(cot) == 24 and ours[1][0] == default_engine.detokenize(cot[9:19])  # the CoT's own
 
 
+@pytest.mark.stops_vllm_server
 def test_a_dead_server_stops_the_request_at_once(vllm_server):
-    """Last in this module: kills the server's engine (its child processes). vLLM 0.32 then
+    """Run after every other test of the server (conftest): kills the server's engine (its child
+    processes). vLLM 0.32 then
     answers ``/health`` with 503 and its API server exits within seconds; a request fails at
     once, with :class:`DeadServerError` (HTTP 500 while the API server is still up) or
     Inspect's own fail-fast for a local endpoint that is gone, not after minutes of retries."""
