@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from inspect_ai._cli.eval import eval_command, eval_retry_command
+from inspect_ai._cli.util import parse_cli_args
 from inspect_ai._eval.loader import load_tasks
-from inspect_ai._util.config import parse_cli_args
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
