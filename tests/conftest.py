@@ -26,22 +26,10 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from cotaudit.engine.openblas import OPENBLAS_ENV, find_openblas, openblas_wanted, preload_openblas
-
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # no per-example time limit: a property test asserts no time (a busy machine is no failure)
 settings.register_profile("cotaudit", deadline=None)
 settings.load_profile("cotaudit")
-
-# MLX's Linux CPU wheel bundles a reference BLAS on which the default model's MLX tests take
-# minutes (the batched-equals-alone test: 170 s, against 13 s with OpenBLAS, on 2 cores). Where
-# the system OpenBLAS is installed (.ci/run installs it) the suite preloads it before anything
-# imports MLX, and its subprocesses inherit the setting; COTAUDIT_MLX_OPENBLAS=0 runs the bundled
-# BLAS instead.
-if find_openblas() is not None:
-    os.environ.setdefault(OPENBLAS_ENV, "1")
-if openblas_wanted(None):
-    preload_openblas()
 
 TIER_PATTERNS: dict[str, re.Pattern[str]] = {
     "model": re.compile(

@@ -4,8 +4,7 @@ generation and against the HF backend on the same weights.
 Tolerances, fp32 on both backends: on the tiny model per-token log-probabilities within
 ``LL_TOKEN_TOL`` nats and sums within ``LL_SUM_TOL`` (measured max per-token difference ~2e-6);
 on the default model (marked ``model``) 1e-3 per token and 1e-2 per sum (measured 2.4e-4 per
-token, 5.6e-3 over a 128-token sum). They run with OpenBLAS where it is installed (conftest);
-``COTAUDIT_MLX_OPENBLAS=0`` runs them on MLX's bundled BLAS.
+token, 5.6e-3 over a 128-token sum). ``COTAUDIT_MLX_OPENBLAS=1`` runs these with OpenBLAS.
 """
 
 from __future__ import annotations
@@ -18,7 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from cotaudit.engine.openblas import openblas_status, preload_openblas
+from cotaudit.engine.openblas import openblas_status, openblas_wanted, preload_openblas
+
+if openblas_wanted(None):  # COTAUDIT_MLX_OPENBLAS=1: before anything imports mlx
+    preload_openblas()
 
 pytest.importorskip("mlx.core")
 pytest.importorskip("mlx_lm")
@@ -309,8 +311,8 @@ def _mlx_alone_and_batched(engine, cot_tokens, monkeypatch, questions=QUESTIONS,
 
 def test_mlx_batched_equals_alone(mlx_engine, monkeypatch):
     """Batched decoding gives every job the tokens it gets alone. On MLX's bundled BLAS the
-    matrix products are row-independent, so this holds bit for bit; with OpenBLAS (the suite
-    preloads it where installed) a row's last float bits can depend on its batch, and the
+    matrix products are row-independent, so this holds bit for bit; with OpenBLAS
+    (``COTAUDIT_MLX_OPENBLAS=1``) a row's last float bits can depend on its batch, and the
     engine says so (``rows_independent`` False)."""
     assert mlx_engine.rows_independent == (not openblas_status().loaded)
     assert mlx_engine.max_batch_rows == 64
