@@ -109,12 +109,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(t)
     stopping = [item for item in items if item.get_closest_marker("stops_vllm_server")]
     users = [
-        i
-        for i, item in enumerate(items)
+        item
+        for item in items
         if "vllm_server" in getattr(item, "fixturenames", ()) and item not in stopping
     ]
     if stopping and users:
-        last_user = items[users[-1]]
+        last_user = users[-1]
         for item in stopping:
             items.remove(item)
         at = items.index(last_user) + 1
