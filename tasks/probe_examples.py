@@ -23,7 +23,8 @@ from cotaudit.datasets.gsm8k import load_problems
 from cotaudit.datasets.shipped import load_capitals, load_gsm8k_mc
 from cotaudit.engine.chat import to_inspect
 from cotaudit.params import parse_conditions, require_one_of
-from cotaudit.prerequisite import checked_task
+from cotaudit.prerequisite import checked_task, given_arguments
+from cotaudit.studies.selfcommit.first_look import check_first_look, first_look_problems
 from cotaudit.studies.selfcommit.prompts import (
     HINT_SOURCES,
     SELFCOMMIT_CONDITIONS,
@@ -71,14 +72,20 @@ def capitals(limit: int = 30) -> Task:
 
 @task
 @checked_task
-def gsm8k_numeric(problems: int = 20, conditions: str = "honest", hint: str = "dataset") -> Task:
+def gsm8k_numeric(
+    problems: int = 20, conditions: str = "honest", hint: str = "dataset", first_look: bool = False
+) -> Task:
     """GSM8K with the selfcommit prompt (honest / hinted), match(numeric=True); ``hint``: the
     value the hinted prompt names (``dataset``: the dataset answer y; ``wrong``: y + 1;
-    ``mixed``: y on even problem indices, y + 1 on odd ones), in a hinted sample's metadata."""
+    ``mixed``: y on even problem indices, y + 1 on odd ones), in a hinted sample's metadata;
+    ``first_look``: the selfcommit study's first-look problems instead of the first
+    ``problems`` (:mod:`cotaudit.studies.selfcommit.first_look`)."""
     conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
     require_one_of("hint", hint, HINT_SOURCES)
+    check_first_look(first_look, given_arguments(), paper=False)
+    loaded = first_look_problems() if first_look else load_problems(limit=problems)
     samples = []
-    for p in load_problems(limit=problems).items:
+    for p in loaded.items:
         for cond in conds:
             shown = hint_value(p.answer, p.index, hint) if cond == "hinted" else None
             samples.append(

@@ -42,6 +42,11 @@ from cotaudit.solvers import selfcommit_probe
 from cotaudit.solvers.resample import resample_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
 from cotaudit.studies.selfcommit.display import sample_table
+from cotaudit.studies.selfcommit.first_look import (
+    FIRST_LOOK_TEXT,
+    check_first_look,
+    first_look_problems,
+)
 from cotaudit.studies.selfcommit.metrics import (
     COMPACT,
     FULL,
@@ -183,6 +188,7 @@ def selfcommit(
     resample_temperature: float = 0.7,
     hint: str = "dataset",
     paper: bool = False,
+    first_look: bool = False,
 ) -> Task:
     """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
 
@@ -236,9 +242,16 @@ def selfcommit(
         :data:`cotaudit.studies.selfcommit.paper.PAPER`); a parameter also given on the command
         line keeps its value (even the default) and, where it differs from the paper's, is
         recorded as an override; the log records every value that ran.
+      first_look: Run the ten problems of the vendored split chosen for a first look on the
+        embedded model (the first ten whose greedy CoTs on hf-probe/default state a final
+        answer under both prompts, so that the headline stands on 10 problems in about a
+        minute: :mod:`cotaudit.studies.selfcommit.first_look`) instead of the first
+        ``problems``; not with ``problems``, ``dataset`` or ``paper=true``.
     """
     arguments = {name: value for name, value in locals().items() if name != "paper"}
-    resolved, paper_configuration = PAPER.configure(paper, arguments, given_arguments())
+    given = given_arguments()
+    resolved, paper_configuration = PAPER.configure(paper, arguments, given)
+    check_first_look(first_look, given, paper)
     return _study_task(SelfcommitSettings.of(resolved), paper_configuration)
 
 
@@ -271,7 +284,7 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
     s = settings
     primary = primary_summary(s.thetas)
     lead = lead_summary(primary, s.estimator)
-    loaded = load_problems(s.dataset, limit=s.problems)
+    loaded = first_look_problems() if s.first_look else load_problems(s.dataset, limit=s.problems)
     samples = selfcommit_samples(loaded.items, s.conditions, s.hint)
     solver = selfcommit_probe(
         stride=s.stride,
@@ -324,6 +337,7 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
             "study": "selfcommit",
             "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": s.forced_answer_tag},
             "hint": HINT_SOURCE_TEXTS[s.hint],
+            **({"first_look": FIRST_LOOK_TEXT} if s.first_look else {}),
             "non_integer_dropped": loaded.non_integer_dropped,
             "positions": (
                 SENTENCE_POSITIONS

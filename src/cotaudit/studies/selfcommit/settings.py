@@ -65,6 +65,7 @@ class SelfcommitSettings(ResampleOptions, TaskSettings):
     cuts: Literal["tokens", "sentences"] = "tokens"
     max_cuts: int = DEFAULT_MAX_CUTS
     hint: HintSource = "dataset"
+    first_look: bool = False
 
     @field_validator("hint", mode="before")
     @classmethod
