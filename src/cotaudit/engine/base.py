@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from cotaudit.engine.batcher import CALLER_GONE
 
 if TYPE_CHECKING:
-    from cotaudit.engine.batcher import Scheduler
+    from cotaudit.engine.batcher import Job, Scheduler, Stepper
 
 Message = dict[str, str]
 """A chat message as ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -199,6 +199,12 @@ class LoglikResult:
     token_logprobs: list[float]
     tokens: list[str] = field(default_factory=list)
 
+    @classmethod
+    def summed(cls, token_logprobs: list[float], tokens: list[str]) -> LoglikResult:
+        """The result of a continuation whose tokens ``tokens`` have log-probabilities
+        ``token_logprobs``: their sum and their count."""
+        return cls(float(sum(token_logprobs)), len(token_logprobs), token_logprobs, tokens)
+
     @property
     def mean_logprob(self) -> float:
         """Per-token form: sum_logprob / n_tokens."""
@@ -284,19 +290,39 @@ class SyncVerbs:
     ``score_answers_sync``) through
     ``_run``: a waiting thread that hands the model work to the engine's worker
     (``_scheduler``), where concurrent samples' decode jobs batch together
-    (:mod:`cotaudit.engine.batcher`). The engine calls :meth:`_start_worker` when built."""
+    (:mod:`cotaudit.engine.batcher`). The engine calls :meth:`_start_worker` when built, and
+    sets ``_stepper`` (its decode step) and ``_generate_job`` (its generation job's class,
+    built as ``(stepper, messages, max_tokens, temperature, seed, n)``)."""
 
-    generate_sync: Callable[..., list[Generation]]
     continue_prefixes_sync: Callable[[PrefixRequest], list[list[str]]]
     loglikelihood_many_sync: Callable[..., list[LoglikResult]]
     score_answers_sync: Callable[[AnswerScoreRequest], list[AnswerScores]]
     _scheduler: Scheduler
     _waiters: ThreadPoolExecutor
+    _stepper: Stepper
+    _generate_job: Callable[..., Job]
 
     def _start_worker(self, scheduler: Scheduler, name: str) -> None:
         """Run the model work on ``scheduler``; wait for it from threads named ``name-wait``."""
         self._scheduler = scheduler
         self._waiters = ThreadPoolExecutor(max_workers=256, thread_name_prefix=f"{name}-wait")
+
+    @property
+    def max_batch_rows(self) -> int:
+        """Rows decoding together (1 for a model that does not batch)."""
+        return self._stepper.max_rows
+
+    def generate_sync(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        n: int = 1,
+    ) -> list[Generation]:
+        """``n`` completions of ``messages``, decoded in the running batch (a job)."""
+        job = self._generate_job(self._stepper, messages, max_tokens, temperature, seed, n)
+        return self._scheduler.run([job])[0]
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` (a ``*_sync`` method) in a waiting thread: it hands its model work to
@@ -347,6 +373,21 @@ class SyncVerbs:
 
     async def score_answers(self, request: AnswerScoreRequest) -> list[AnswerScores]:
         return await self._run(self.score_answers_sync, request)
+
+
+def decoded_generations(
+    detokenize: Callable[[Sequence[int]], str],
+    rows: Sequence[list[int]],
+    stopped: Sequence[bool],
+) -> list[Generation]:
+    """One :class:`Generation` per decoded row: its text, its token ids, and ``stop`` where
+    the row stopped at an end-of-sequence token (``max_tokens`` otherwise)."""
+    return [
+        Generation(
+            text=detokenize(ids), token_ids=ids, finish_reason="stop" if done else "max_tokens"
+        )
+        for ids, done in zip(rows, stopped, strict=True)
+    ]
 
 
 def seed_for(*parts: int) -> int:

@@ -26,6 +26,7 @@ import collections
 import contextlib
 import contextvars
 import functools
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -81,6 +82,28 @@ class Job(Protocol):
     def result(self) -> Any:
         """The job's output once finished."""
         ...
+
+
+def job_spans(jobs: Sequence[Job]) -> tuple[list[tuple[int, int]], int]:
+    """Each job's rows ``[a, b)`` in the merged batch of a step (the jobs' rows one after
+    another, in order), and the batch's row count."""
+    spans, start = [], 0
+    for job in jobs:
+        spans.append((start, start + job.rows))
+        start += job.rows
+    return spans, start
+
+
+def warn_rows_dependent(logger: logging.Logger, backend: str, device: Any) -> None:
+    """Warn on ``logger`` that ``backend``'s matrix products on ``device`` are not
+    row-independent (batched decoding may then differ from unbatched in the last float bits)."""
+    logger.warning(
+        "cotaudit %s: matrix products on %s are not row-independent; batched decoding may "
+        "differ from unbatched in the last float bits (-M max_batch_rows=1 for the unbatched "
+        "computation)",
+        backend,
+        device,
+    )
 
 
 def run_alone(job: Job) -> Any:

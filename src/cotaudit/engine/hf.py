@@ -35,17 +35,20 @@ from typing import Any, Literal
 from cotaudit.engine.base import (
     AnswerScoreRequest,
     AnswerScores,
-    Generation,
     LoglikResult,
     Message,
     PrefixRequest,
     SyncVerbs,
-    Vocabulary,
     cut_and_feed,
     seed_for,
 )
-from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS, Scheduler, on_worker, run_alone
-from cotaudit.engine.chat import render_chat
+from cotaudit.engine.batcher import (
+    DEFAULT_MAX_BATCH_ROWS,
+    Scheduler,
+    on_worker,
+    run_alone,
+    warn_rows_dependent,
+)
 from cotaudit.engine.hf_batch import (
     DecodedCaches,
     GenerateJob,
@@ -53,13 +56,16 @@ from cotaudit.engine.hf_batch import (
     RowDecoder,
     SweepJob,
 )
-from cotaudit.engine.vocabulary import vocabulary_of
+from cotaudit.engine.tokens import TokenizerVerbs
 
 logger = logging.getLogger(__name__)
 
 
-class HFEngine(SyncVerbs):
+class HFEngine(SyncVerbs, TokenizerVerbs):
     """The probe engine over a transformers causal LM and its chat template."""
+
+    _stepper: HFStepper
+    _generate_job = GenerateJob
 
     def __init__(
         self,
@@ -94,7 +100,7 @@ class HFEngine(SyncVerbs):
         self._contexts: OrderedDict[tuple[int, ...], tuple[Any, Any]] = OrderedDict()
 
         self.model = model.eval()
-        self.tokenizer = tokenizer
+        self.tokenizer = self.hf_tokenizer = tokenizer
         self.device = next(model.parameters()).device
         self._torch = torch
         self._start_worker(Scheduler("cotaudit-hf", torch.inference_mode), "cotaudit-hf")
@@ -106,12 +112,7 @@ class HFEngine(SyncVerbs):
         """Whether this device's matrix products give a row the same bits in any batch (see
         :mod:`cotaudit.engine.hf_batch`); if not, batching can change the last float bits."""
         if max_batch_rows > 1 and not self.rows_independent:
-            logger.warning(
-                "cotaudit hf-probe: matrix products on %s are not row-independent; batched "
-                "decoding may differ from unbatched in the last float bits "
-                "(-M max_batch_rows=1 for the unbatched computation)",
-                self.device,
-            )
+            warn_rows_dependent(logger, "hf-probe", self.device)
         eos = {tokenizer.eos_token_id}
         gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
         if isinstance(gen_eos, int):
@@ -123,11 +124,6 @@ class HFEngine(SyncVerbs):
         # ``past_key_values``.
         params = inspect.signature(model.forward).parameters
         self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
-        self._vocabulary: Vocabulary | None = None
-
-    @property
-    def max_batch_rows(self) -> int:
-        return self._stepper.max_rows
 
     @classmethod
     def load(
@@ -156,19 +152,6 @@ class HFEngine(SyncVerbs):
         """The model's maximum sequence length (``max_position_embeddings``), if known."""
         return getattr(self.model.config, "max_position_embeddings", None)
 
-    # --- tokens ---------------------------------------------------------------------------
-
-    def tokenize(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def detokenize(self, token_ids: Sequence[int]) -> str:
-        return self.tokenizer.decode(list(token_ids), skip_special_tokens=True)
-
-    def render(self, messages: Sequence[Message]) -> list[int]:
-        """Prompt ids: the chat template with the generation prompt, or continuing a final
-        assistant message (prefill) when the last message is the assistant's."""
-        return render_chat(self.tokenizer, messages)
-
     # --- verbs ----------------------------------------------------------------------------
 
     def _locked(self, fn: Any, *args: Any) -> Any:
@@ -189,18 +172,6 @@ class HFEngine(SyncVerbs):
         return out.logits, _cache_of(out)
 
     # --- synchronous implementations ------------------------------------------------------
-
-    def generate_sync(
-        self,
-        messages: Sequence[Message],
-        max_tokens: int,
-        temperature: float,
-        seed: int,
-        n: int = 1,
-    ) -> list[Generation]:
-        """``n`` completions of ``messages``, decoded in the running batch (a job)."""
-        job = GenerateJob(self._stepper, messages, max_tokens, temperature, seed, n)
-        return self._scheduler.run([job])[0]
 
     @on_worker
     def prefill(self, token_ids: Sequence[int]) -> Any:
@@ -272,12 +243,6 @@ class HFEngine(SyncVerbs):
         position ids len(prompt) + t, +1, ...
         """
         return run_alone(SweepJob(self._stepper, request))
-
-    def vocabulary(self) -> Vocabulary:
-        """The tokenizer's token texts and this model's end-of-sequence ids (decoded once)."""
-        if self._vocabulary is None:
-            self._vocabulary = vocabulary_of(self.tokenizer, self.eos_ids)
-        return self._vocabulary
 
     @on_worker
     def score_answers_sync(self, request: AnswerScoreRequest) -> list[AnswerScores]:
@@ -364,16 +329,6 @@ class HFEngine(SyncVerbs):
         finally:
             config._attn_implementation = previous
 
-    def _prompt_and_tag(
-        self, request: PrefixRequest | AnswerScoreRequest
-    ) -> tuple[list[int], list[int]]:
-        """The rendered prompt and the tag's ids; only a prefix request's tag may be empty (a
-        continuation of the CoT)."""
-        tag_ids = self.tokenize(request.tag)
-        if not tag_ids and isinstance(request, AnswerScoreRequest):
-            raise ValueError("the forced-answer tag must contain at least one token")
-        return self.render(request.messages), tag_ids
-
     @on_worker
     def naive_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
         """Reference implementation: ``model.generate`` re-prefills prompt + cot[:t] + tag for
@@ -381,8 +336,7 @@ class HFEngine(SyncVerbs):
         torch = self._torch
         if request.temperature != 0:
             raise ValueError("the naive reference is greedy only (temperature 0)")
-        prompt_ids = self.render(request.messages)
-        tag_ids = self.tokenize(request.tag)
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
         answers: list[list[str]] = []
         for t in request.positions:
             ids = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids
@@ -416,28 +370,17 @@ class HFEngine(SyncVerbs):
         torch = self._torch
         ctx_ids = self.render(context)
         first_logp, ctx_cache = self._prefilled_context(ctx_ids)
-        results = []
-        for text in continuations:
-            cont = self.tokenize(text)
-            if not cont:
-                results.append(LoglikResult(0.0, 0, [], []))
-                continue
-            values = [float(first_logp[cont[0]])]
-            if len(cont) > 1:
-                fork = self.fork_cache(ctx_cache, len(ctx_ids), 1)
-                x = torch.tensor([cont[:-1]], device=self.device)
-                logits = self.forward(x, fork)[0][0]
-                logp = torch.log_softmax(logits.float(), dim=-1)
-                values += logp[torch.arange(len(cont) - 1), torch.tensor(cont[1:])].tolist()
-            results.append(
-                LoglikResult(
-                    sum_logprob=float(sum(values)),
-                    n_tokens=len(cont),
-                    token_logprobs=values,
-                    tokens=self.tokenizer.convert_ids_to_tokens(cont),
-                )
-            )
-        return results
+
+        def later(cont: list[int]) -> list[float]:
+            fork = self.fork_cache(ctx_cache, len(ctx_ids), 1)
+            x = torch.tensor([cont[:-1]], device=self.device)
+            logits = self.forward(x, fork)[0][0]
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            return logp[torch.arange(len(cont) - 1), torch.tensor(cont[1:])].tolist()
+
+        return self._scored_continuations(
+            continuations, lambda token: float(first_logp[token]), later
+        )
 
     def _prefilled_context(self, ctx_ids: list[int]) -> tuple[Any, Any]:
         """(log-softmax after the context, its KV cache), from the LRU or a fresh prefill."""

@@ -39,11 +39,12 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from cotaudit.engine.batcher import job_spans
 from cotaudit.engine.hf_step import DecoderStep
 from cotaudit.engine.shared_prefix import SharedPrefixCache, shared_prefix_attention
 
 if TYPE_CHECKING:
-    from cotaudit.engine.base import Message, PrefixRequest
+    from cotaudit.engine.base import Generation, Message, PrefixRequest
 
 ATTENTION_NAME = "cotaudit_jobs"
 ROW_MULTIPLE = 4
@@ -381,10 +382,7 @@ class HFStepper:
 
     def _step(self, jobs: Sequence[Any]) -> list[torch.Tensor]:
         engine = self.engine
-        spans, start = [], 0
-        for job in jobs:
-            spans.append((start, start + job.rows))
-            start += job.rows
+        spans, start = job_spans(jobs)
         pad = padded_rows(start, self.row_multiple) - start
         zeros = torch.zeros(pad, dtype=torch.long, device=engine.device)
         tokens = torch.cat([j.next_tokens() for j in jobs] + [zeros])
@@ -506,18 +504,12 @@ class GenerateJob(DecodeJob):
         )
         return out.transpose(1, 2), None
 
-    def result(self) -> list[Any]:
-        from cotaudit.engine.base import Generation
+    def result(self) -> list[Generation]:
+        from cotaudit.engine.base import decoded_generations
 
-        engine = self.engine
-        return [
-            Generation(
-                text=engine.detokenize(ids),
-                token_ids=ids,
-                finish_reason="stop" if done else "max_tokens",
-            )
-            for ids, done in zip(self.decoder.tokens, self.decoder.finished.tolist(), strict=True)
-        ]
+        return decoded_generations(
+            self.engine.detokenize, self.decoder.tokens, self.decoder.finished.tolist()
+        )
 
 
 class SweepJob(DecodeJob):

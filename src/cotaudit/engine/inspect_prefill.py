@@ -85,11 +85,10 @@ from cotaudit.engine.base import (
     LoglikResult,
     Message,
     PrefixRequest,
-    Vocabulary,
     seed_for,
 )
-from cotaudit.engine.chat import render_chat, to_inspect
-from cotaudit.engine.vocabulary import vocabulary_of
+from cotaudit.engine.chat import to_inspect
+from cotaudit.engine.tokens import TokenizerVerbs
 
 logger = logging.getLogger(__name__)
 
@@ -256,13 +255,14 @@ def fail_fast_on_dead_server(api: Any) -> None:
     api.should_retry = should_retry
 
 
-class InspectPrefillEngine:
-    """Engine verbs implemented with ``Model.generate`` and assistant prefill."""
+class InspectPrefillEngine(TokenizerVerbs):
+    """Engine verbs implemented with ``Model.generate`` and assistant prefill; token positions
+    and the vocabulary (its end id the tokenizer's end-of-sequence id) from ``tokenizer``."""
 
     def __init__(self, model: Model, tokenizer: Any) -> None:
         self.model = model
-        self.tokenizer = tokenizer
-        self._vocabulary: Vocabulary | None = None
+        self.tokenizer = self.hf_tokenizer = tokenizer
+        self.eos_ids = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
         self._processed_logprobs: bool | None = None
         self._generate_endpoint: bool | None = None  # None: not yet tried
         self.requests = ServerRequests()
@@ -286,12 +286,6 @@ class InspectPrefillEngine:
                 "Pass -T tokenizer=<hub id or local path> naming the model's tokenizer."
             ) from e
         return cls(model, tok)
-
-    def tokenize(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def detokenize(self, token_ids: Sequence[int]) -> str:
-        return self.tokenizer.decode(list(token_ids), skip_special_tokens=True)
 
     async def generate(
         self,
@@ -318,8 +312,7 @@ class InspectPrefillEngine:
         the tag's merged into one token at t = 0 and the greedy answers differed from
         ``hf-probe/``. Other providers get the assistant prefill."""
         client = await self._completions_client()
-        prompt_ids = self._render(request.messages)
-        tag_ids = self.tokenize(request.tag)
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
 
         async def one(t: int) -> list[str]:
             answers: list[str] = []
@@ -415,16 +408,6 @@ class InspectPrefillEngine:
         )
         return [c.message.text for c in out.choices]
 
-    def _render(self, messages: Sequence[Message]) -> list[int]:
-        return render_chat(self.tokenizer, messages)
-
-    def vocabulary(self) -> Vocabulary:
-        """The tokenizer's token texts and its end-of-sequence id (decoded once)."""
-        if self._vocabulary is None:
-            eos = [self.tokenizer.eos_token_id] if self.tokenizer.eos_token_id is not None else []
-            self._vocabulary = vocabulary_of(self.tokenizer, eos)
-        return self._vocabulary
-
     async def score_answers(self, request: AnswerScoreRequest) -> list[AnswerScores]:
         """The tree's scores after each prefix from the server's next-token log-probabilities
         at the request's temperature (see the module docstring), read level by level.
@@ -445,10 +428,7 @@ class InspectPrefillEngine:
                 f"{self.model}: the exact estimator (answer scores) needs a vLLM server's "
                 f"completions endpoint (vllm/), or {SCORING_BACKENDS}"
             )
-        prompt_ids = self._render(request.messages)
-        tag_ids = self.tokenize(request.tag)
-        if not tag_ids:
-            raise ValueError("the forced-answer tag must contain at least one token")
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
         tree, temperature = request.tree, request.temperature
         if temperature != 1.0:
             await self._check_processed_logprobs(client, prompt_ids)
@@ -592,8 +572,8 @@ class InspectPrefillEngine:
         if not self.tokenize(continuation):
             return LoglikResult(0.0, 0, [], [])
         full_messages = list(context) + [{"role": "assistant", "content": continuation}]
-        ctx_ids = self._render(context)
-        full_ids = self._render(full_messages)
+        ctx_ids = self.render(context)
+        full_ids = self.render(full_messages)
         common = 0
         for a, b in zip(ctx_ids, full_ids, strict=False):
             if a != b:
@@ -604,14 +584,11 @@ class InspectPrefillEngine:
             raise RuntimeError(
                 f"{self.model}: the chat template drops the continuation {continuation[:40]!r}"
             )
+        # the tokenizer's own token strings, as the HF and MLX engines record them
+        tokens = self.tokenizer.convert_ids_to_tokens(full_ids[-n_cont:])
         cached_path = await self._scored_by_generate(full_ids, common)
         if cached_path is not None:
-            return LoglikResult(
-                sum_logprob=float(sum(cached_path)),
-                n_tokens=n_cont,
-                token_logprobs=cached_path,
-                tokens=self.tokenizer.convert_ids_to_tokens(full_ids[-n_cont:]),
-            )
+            return LoglikResult.summed(cached_path, tokens)
         out = await self.model.generate(
             to_inspect(full_messages),
             config=GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=0.0),
@@ -634,14 +611,7 @@ class InspectPrefillEngine:
                 "template differs from the served model's, so continuation tokens cannot be "
                 "located"
             )
-        values = [float(e.logprob) for e in entries[-n_cont:]]
-        return LoglikResult(
-            sum_logprob=float(sum(values)),
-            n_tokens=n_cont,
-            token_logprobs=values,
-            # the tokenizer's own token strings, as the HF and MLX engines record them
-            tokens=self.tokenizer.convert_ids_to_tokens(full_ids[-n_cont:]),
-        )
+        return LoglikResult.summed([float(e.logprob) for e in entries[-n_cont:]], tokens)
 
     async def _scored_by_generate(self, ids: list[int], start: int) -> list[float] | None:
         """log p(ids[i] | ids[:i]) for i in ``start..len(ids)-1`` from :data:`GENERATE_PATH`,

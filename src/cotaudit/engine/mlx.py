@@ -54,22 +54,27 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cotaudit.engine.base import (
     AnswerScoreRequest,
     AnswerScores,
-    Generation,
     LoglikResult,
     Message,
     PrefixRequest,
     SyncVerbs,
-    Vocabulary,
 )
-from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS, Scheduler, on_worker
-from cotaudit.engine.chat import render_chat
+from cotaudit.engine.batcher import (
+    DEFAULT_MAX_BATCH_ROWS,
+    Scheduler,
+    on_worker,
+    warn_rows_dependent,
+)
 from cotaudit.engine.openblas import openblas_status, openblas_wanted, preload_openblas
-from cotaudit.engine.vocabulary import vocabulary_of
+from cotaudit.engine.tokens import TokenizerVerbs
+
+if TYPE_CHECKING:
+    from cotaudit.engine.mlx_batch import MLXStepper
 
 logger = logging.getLogger(__name__)
 
@@ -132,8 +137,10 @@ def _synchronize_at_exit() -> None:
 # --- the engine -------------------------------------------------------------------------------
 
 
-class MLXEngine(SyncVerbs):
+class MLXEngine(SyncVerbs, TokenizerVerbs):
     """The probe engine over an mlx-lm model and its (transformers) tokenizer."""
+
+    _stepper: MLXStepper
 
     def __init__(
         self,
@@ -162,28 +169,18 @@ class MLXEngine(SyncVerbs):
         if getattr(self.hf_tokenizer, "eos_token_id", None) is not None:
             eos.add(self.hf_tokenizer.eos_token_id)
         self.eos_ids = sorted(int(i) for i in eos)
-        self._vocabulary: Vocabulary | None = None
         self._start_worker(scheduler or mlx_worker(), "cotaudit-mlx")
         self.forkable = all(type(c) is KVCache for c in make_prompt_cache(model))
         """True when every layer's cache is a plain ``KVCache`` (copy-and-trim prefix reuse);
         otherwise prefixes are re-prefilled."""
         batchable = self.forkable and mlx_batch.patch_attention(model)
         self._stepper = mlx_batch.MLXStepper(self, max_batch_rows, batchable)
+        self._generate_job = mlx_batch.GenerateJob
         self.rows_independent = mlx_batch.rows_independent()
         """Whether MLX's matrix products give a row the same bits in any batch (see
         :mod:`cotaudit.engine.mlx_batch`); if not, batching can change the last float bits."""
         if batchable and max_batch_rows > 1 and not self.rows_independent:
-            logger.warning(
-                "cotaudit mlx: matrix products on %s are not row-independent; batched decoding "
-                "may differ from unbatched in the last float bits (-M max_batch_rows=1 for the "
-                "unbatched computation)",
-                mx.default_device(),
-            )
-
-    @property
-    def max_batch_rows(self) -> int:
-        """Rows decoding together (1 for models that do not batch)."""
-        return self._stepper.max_rows
+            warn_rows_dependent(logger, "mlx", mx.default_device())
 
     context_length: int | None = None
     """Not read from mlx-lm models: their context is left to the model (no CoT is cut to fit)."""
@@ -229,24 +226,6 @@ class MLXEngine(SyncVerbs):
             logger.warning("cotaudit mlx: %s", status.hint)
         return engine
 
-    # --- tokens ---------------------------------------------------------------------------
-
-    def tokenize(self, text: str) -> list[int]:
-        return list(self.hf_tokenizer.encode(text, add_special_tokens=False))
-
-    def detokenize(self, token_ids: Sequence[int]) -> str:
-        return self.hf_tokenizer.decode(list(token_ids), skip_special_tokens=True)
-
-    def render(self, messages: Sequence[Message]) -> list[int]:
-        """Prompt ids (generation prompt, or continuing a final assistant message)."""
-        return render_chat(self.hf_tokenizer, messages)
-
-    def vocabulary(self) -> Vocabulary:
-        """The tokenizer's token texts and this model's end-of-sequence ids (decoded once)."""
-        if self._vocabulary is None:
-            self._vocabulary = vocabulary_of(self.hf_tokenizer, self.eos_ids)
-        return self._vocabulary
-
     # --- cache mechanics (worker thread only) -------------------------------------------
 
     def new_cache(self) -> list[Any]:
@@ -288,20 +267,6 @@ class MLXEngine(SyncVerbs):
 
     # --- synchronous implementations ------------------------------------------------------
 
-    def generate_sync(
-        self,
-        messages: Sequence[Message],
-        max_tokens: int,
-        temperature: float,
-        seed: int,
-        n: int = 1,
-    ) -> list[Generation]:
-        """``n`` completions of ``messages``, decoded in the running batch (a job)."""
-        from cotaudit.engine.mlx_batch import GenerateJob
-
-        job = GenerateJob(self._stepper, messages, max_tokens, temperature, seed, n)
-        return self._scheduler.run([job])[0]
-
     def continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
         """One job of k rows per prefix, all in the running batch. Forkable models prefill
         prompt + CoT once and fork it at each cut; others re-prefill each prefix."""
@@ -319,8 +284,7 @@ class MLXEngine(SyncVerbs):
         mx = self._mx
         if request.temperature != 0:
             raise ValueError("the naive reference is greedy only (temperature 0)")
-        prompt_ids = self.render(request.messages)
-        tag_ids = self.tokenize(request.tag)
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
         eos = set(self.eos_ids)
         answers: list[list[str]] = []
         for t in request.positions:
@@ -348,32 +312,21 @@ class MLXEngine(SyncVerbs):
         base = self.new_cache()
         last = self.prefill(ctx_ids, base)[0].astype(mx.float32)
         first_logp = last - mx.logsumexp(last)
-        results = []
-        for text in continuations:
-            cont = self.tokenize(text)
-            if not cont:
-                results.append(LoglikResult(0.0, 0, [], []))
-                continue
-            values = [float(first_logp[cont[0]].item())]
-            if len(cont) > 1:
-                if self.forkable:
-                    cache = self.fork_cache(base, len(ctx_ids), 1)
-                else:
-                    cache = self.new_cache()
-                    self.prefill(ctx_ids, cache)
-                logits = self.model(mx.array([cont[:-1]]), cache=cache)[0].astype(mx.float32)
-                logp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
-                picked = mx.take_along_axis(logp, mx.array(cont[1:])[:, None], axis=-1)[:, 0]
-                values += [float(v) for v in picked.tolist()]
-            results.append(
-                LoglikResult(
-                    sum_logprob=float(sum(values)),
-                    n_tokens=len(cont),
-                    token_logprobs=values,
-                    tokens=self.hf_tokenizer.convert_ids_to_tokens(cont),
-                )
-            )
-        return results
+
+        def later(cont: list[int]) -> list[float]:
+            if self.forkable:
+                cache = self.fork_cache(base, len(ctx_ids), 1)
+            else:
+                cache = self.new_cache()
+                self.prefill(ctx_ids, cache)
+            logits = self.model(mx.array([cont[:-1]]), cache=cache)[0].astype(mx.float32)
+            logp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+            picked = mx.take_along_axis(logp, mx.array(cont[1:])[:, None], axis=-1)[:, 0]
+            return [float(v) for v in picked.tolist()]
+
+        return self._scored_continuations(
+            continuations, lambda token: float(first_logp[token].item()), later
+        )
 
     @on_worker
     def score_answers_sync(self, request: AnswerScoreRequest) -> list[AnswerScores]:
@@ -476,12 +429,6 @@ class MLXEngine(SyncVerbs):
             ]
             scores.append(AnswerScores(node_lp, masses))
         return scores
-
-    def _prompt_and_tag(self, request: AnswerScoreRequest) -> tuple[list[int], list[int]]:
-        tag_ids = self.tokenize(request.tag)
-        if not tag_ids:
-            raise ValueError("the forced-answer tag must contain at least one token")
-        return self.render(request.messages), tag_ids
 
 
 if __name__ == "__main__":  # python -m cotaudit.engine.mlx: report the OpenBLAS state

@@ -38,7 +38,15 @@ from typing import Any, cast
 
 import mlx.core as mx
 
-from cotaudit.engine.base import Generation, Message, PrefixRequest, cut_and_feed, seed_for
+from cotaudit.engine.base import (
+    Generation,
+    Message,
+    PrefixRequest,
+    cut_and_feed,
+    decoded_generations,
+    seed_for,
+)
+from cotaudit.engine.batcher import job_spans
 
 
 def rows_independent(trials: int = 6) -> bool:
@@ -288,10 +296,7 @@ class MLXStepper:
         model = self.engine.model
         if not self.batchable:
             return [model(j.decoder.next[:, None], cache=j.cache)[:, -1, :] for j in jobs]
-        spans, start = [], 0
-        for job in jobs:
-            spans.append((start, start + job.rows))
-            start += job.rows
+        spans, _ = job_spans(jobs)
         offsets = mx.array([job.cache[0].offset for job in jobs for _ in range(job.rows)])
         grouped = self.grouped_attention
         caches = [
@@ -338,13 +343,9 @@ class GenerateJob:
         return self.decoder.advance(logits)
 
     def result(self) -> list[Generation]:
-        detok = self.engine.detokenize
-        return [
-            Generation(
-                text=detok(ids), token_ids=ids, finish_reason="stop" if done else "max_tokens"
-            )
-            for ids, done in zip(self.decoder.tokens, self.decoder.finished, strict=True)
-        ]
+        return decoded_generations(
+            self.engine.detokenize, self.decoder.tokens, self.decoder.finished
+        )
 
 
 class Sweep:
@@ -353,8 +354,7 @@ class Sweep:
 
     def __init__(self, engine: Any, request: PrefixRequest) -> None:
         self.engine, self.request = engine, request
-        self.prompt = engine.render(request.messages)
-        self.tag = engine.tokenize(request.tag)
+        self.prompt, self.tag = engine._prompt_and_tag(request)
         self.sequence = self.prompt + list(request.cot_token_ids)
         self._base: list[Any] | None = None
 

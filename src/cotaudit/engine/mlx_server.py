@@ -44,11 +44,9 @@ from cotaudit.engine.base import (
     LoglikResult,
     Message,
     PrefixRequest,
-    Vocabulary,
     seed_for,
 )
-from cotaudit.engine.chat import render_chat
-from cotaudit.engine.vocabulary import vocabulary_of
+from cotaudit.engine.tokens import TokenizerVerbs
 
 logger = logging.getLogger(__name__)
 
@@ -147,8 +145,10 @@ class ServerOptions:
         return [f.name for f in fields(cls)]
 
 
-class MLXServerEngine:
-    """The probe engine over a running ``mlx_lm.server``'s ``/v1/completions`` endpoint."""
+class MLXServerEngine(TokenizerVerbs):
+    """The probe engine over a running ``mlx_lm.server``'s ``/v1/completions`` endpoint; the
+    prompt is rendered here (:class:`cotaudit.engine.tokens.TokenizerVerbs`, see the module
+    docstring), and the vocabulary's end ids are those that end an answer here."""
 
     def __init__(
         self,
@@ -159,7 +159,7 @@ class MLXServerEngine:
         options: ServerOptions | None = None,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
-        self.tokenizer = tokenizer
+        self.tokenizer = self.hf_tokenizer = tokenizer
         self.name = name
         self.options = options or ServerOptions()
         # the server appends the token it stopped at (an EOS of the model's generation config,
@@ -173,22 +173,11 @@ class MLXServerEngine:
         self._failing_since: float | None = None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self._warned_prompt_mismatch = False
-        self._vocabulary: Vocabulary | None = None
 
     context_length: int | None = None
     """Not known to the client: the server enforces its own limit (no CoT is cut to fit)."""
 
     # --- tokens ---------------------------------------------------------------------------
-
-    def tokenize(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def detokenize(self, token_ids: Sequence[int]) -> str:
-        return self.tokenizer.decode(list(token_ids), skip_special_tokens=True)
-
-    def render(self, messages: Sequence[Message]) -> list[int]:
-        """Prompt ids, rendered here with the model's chat template (see module docstring)."""
-        return render_chat(self.tokenizer, messages)
 
     def prompt_text(self, token_ids: Sequence[int]) -> str:
         """The text to post so the server's ``tokenizer.encode`` (which adds special tokens)
@@ -420,8 +409,7 @@ class MLXServerEngine:
         return [Generation(o.text, o.token_ids, o.finish_reason) for o in outs]
 
     async def continue_prefixes(self, request: PrefixRequest) -> list[list[str]]:
-        prompt_ids = self.render(request.messages)
-        tag_ids = self.tokenize(request.tag)
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
         cot = list(request.cot_token_ids)
 
         async def one(t: int, j: int) -> str:
@@ -463,9 +451,3 @@ class MLXServerEngine:
         """Always raises :class:`EngineCapabilityError` (before any request): the server
         returns no log-probabilities of given tokens, which the exact estimator reads."""
         raise self._cannot_score()
-
-    def vocabulary(self) -> Vocabulary:
-        """The tokenizer's token texts and the ids that end an answer here (decoded once)."""
-        if self._vocabulary is None:
-            self._vocabulary = vocabulary_of(self.tokenizer, self.eos_ids)
-        return self._vocabulary
