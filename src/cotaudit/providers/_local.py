@@ -1,11 +1,13 @@
-"""Shared parts of the local providers: Inspect ``generate`` for in-process engines
-(``hf-probe/``, ``mlx/``) and the model names they take (aliases, folders, hub ids)."""
+"""Shared parts of the providers: Inspect ``generate`` over a probe engine (in-process for
+``hf-probe/`` and ``mlx/``, a client for ``mlx-server/``), their model args, and the model names
+they take (aliases, folders, hub ids)."""
 
 from __future__ import annotations
 
+import abc
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from cotaudit.engine.base import LocalEngine
+from cotaudit.engine.base import LocalEngine, Message
 from cotaudit.engine.chat import to_plain
 from cotaudit.params import nearest_name
 from cotaudit.prerequisite import InputErrorReport
@@ -159,6 +161,14 @@ def _is_transport_error(e: BaseException) -> bool:
     )
 
 
+def check_model_args(backend: str, model_args: Iterable[str], known: Sequence[str]) -> None:
+    """Raise :class:`ModelArgError` naming the ``model_args`` that are not in ``known`` (and
+    the known ones), if there are any."""
+    unknown = sorted(set(model_args) - set(known))
+    if unknown:
+        raise ModelArgError(f"{backend}: unknown model args {unknown}; known: {', '.join(known)}")
+
+
 def bool_arg(name: str, value: Any) -> bool:
     """A ``-M name=true|false`` model arg as a bool (a clear error otherwise)."""
     if isinstance(value, bool):
@@ -206,11 +216,47 @@ def completion_output(
     )
 
 
+class EngineAPI(ModelAPI):
+    """A provider whose chat generation is its probe engine's: the messages as plain text
+    turns, ``num_choices`` completions of them (:meth:`complete`), returned as the choices of
+    one :func:`completion_output` whose metadata names the ``backend``."""
+
+    backend: str
+
+    def max_tokens(self) -> int | None:
+        return DEFAULT_MAX_TOKENS
+
+    @abc.abstractmethod
+    async def complete(
+        self, messages: list[Message], *, max_tokens: int, temperature: float, seed: int, n: int
+    ) -> tuple[Sequence[Any], int, dict[str, Any]]:
+        """``n`` completions of ``messages`` (objects with ``text``, ``finish_reason`` and
+        ``token_ids``), the prompt's token count, and further output metadata."""
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        completions, prompt_tokens, metadata = await self.complete(
+            to_plain(input),
+            max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
+            temperature=config.temperature or 0.0,
+            seed=config.seed or 0,
+            n=config.num_choices or 1,
+        )
+        return completion_output(
+            self.model_name, completions, prompt_tokens, backend=self.backend, **metadata
+        )
+
+
 _ENGINE_LOAD = threading.Lock()
 """Held while a local provider loads its engine."""
 
 
-class LocalEngineAPI(ModelAPI):
+class LocalEngineAPI(EngineAPI):
     """A provider whose ``probe_engine`` runs in this process.
 
     Plain chat generation continues a final assistant message (prefill); ``num_choices``
@@ -244,24 +290,11 @@ class LocalEngineAPI(ModelAPI):
         # concurrent samples' decode jobs batch together (up to the engine's max_batch_rows).
         return 32
 
-    def max_tokens(self) -> int | None:
-        return DEFAULT_MAX_TOKENS
-
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
-    ) -> ModelOutput:
-        messages = to_plain(input)
+    async def complete(
+        self, messages: list[Message], *, max_tokens: int, temperature: float, seed: int, n: int
+    ) -> tuple[Sequence[Any], int, dict[str, Any]]:
+        """``n`` samples decoded together by the engine."""
         gens = await self.probe_engine.generate_n(
-            messages,
-            max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
-            temperature=config.temperature or 0.0,
-            seed=config.seed or 0,
-            n=config.num_choices or 1,
+            messages, max_tokens=max_tokens, temperature=temperature, seed=seed, n=n
         )
-        return completion_output(
-            self.model_name, gens, len(self.probe_engine.render(messages)), backend=self.backend
-        )
+        return gens, len(self.probe_engine.render(messages)), {}

@@ -30,6 +30,7 @@ from cotaudit.providers._local import (
     alias_path,
     batch_rows_arg,
     bool_arg,
+    check_model_args,
     check_model_name,
     resolve_model_path,  # noqa: F401 - with _load_engine, a loaded engine without a provider
 )
@@ -80,11 +81,9 @@ class HFProbeAPI(LocalEngineAPI):
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.backend = "hf-probe"
-        if model_args:
-            raise ModelArgError(
-                f"hf-probe: unknown model args {sorted(model_args)}; "
-                "known: dtype, device, max_batch_rows, pad_rows"
-            )
+        check_model_args(
+            self.backend, model_args, ("dtype", "device", "max_batch_rows", "pad_rows")
+        )
         if dtype not in DTYPES:
             raise ModelArgError(
                 f"hf-probe: -M dtype must be one of {', '.join(DTYPES)}, got {dtype!r}"

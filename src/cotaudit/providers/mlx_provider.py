@@ -28,9 +28,9 @@ from inspect_ai.model import GenerateConfig
 from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS
 from cotaudit.providers._local import (
     LocalEngineAPI,
-    ModelArgError,
     alias_path,
     batch_rows_arg,
+    check_model_args,
     check_model_name,
 )
 
@@ -75,10 +75,7 @@ class MLXAPI(LocalEngineAPI):
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.backend = "mlx"
-        if model_args:
-            raise ModelArgError(
-                f"mlx: unknown model args {sorted(model_args)}; known: openblas, max_batch_rows"
-            )
+        check_model_args(self.backend, model_args, ("openblas", "max_batch_rows"))
         check_model_name(model_name, "mlx/")
         rows = batch_rows_arg(max_batch_rows)
         _require_mlx()

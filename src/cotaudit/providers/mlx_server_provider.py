@@ -26,19 +26,12 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    GenerateConfig,
-    ModelAPI,
-    ModelOutput,
-    RetryDecision,
-)
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.model import GenerateConfig, RetryDecision
 
-from cotaudit.engine.base import seed_for
-from cotaudit.engine.chat import to_plain
+from cotaudit.engine.base import Message, seed_for
 from cotaudit.engine.mlx import rope_overrides
 from cotaudit.engine.mlx_server import (
     BASE_URL_ENV,
@@ -46,12 +39,7 @@ from cotaudit.engine.mlx_server import (
     MLXServerEngine,
     ServerOptions,
 )
-from cotaudit.providers._local import (
-    DEFAULT_MAX_TOKENS,
-    ModelArgError,
-    completion_output,
-    resolve_model_path,
-)
+from cotaudit.providers._local import EngineAPI, check_model_args, resolve_model_path
 
 BACKEND = "mlx-server"
 logger = logging.getLogger(__name__)
@@ -96,7 +84,7 @@ def _warn_rope_parameters(path: str) -> None:
         )
 
 
-class MLXServerAPI(ModelAPI):
+class MLXServerAPI(EngineAPI):
     """Inspect provider over :class:`cotaudit.engine.mlx_server.MLXServerEngine`."""
 
     def __init__(
@@ -110,12 +98,10 @@ class MLXServerAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         """``model_args``: the fields of :class:`cotaudit.engine.mlx_server.ServerOptions`."""
-        unknown = sorted(set(model_args) - set(ServerOptions.names()))
-        if unknown:
-            known = ", ".join(["url", "tokenizer", *ServerOptions.names()])
-            raise ModelArgError(f"mlx-server: unknown model args {unknown}; known: {known}")
+        check_model_args(BACKEND, model_args, ["url", "tokenizer", *ServerOptions.names()])
         url = base_url or url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
         super().__init__(model_name=model_name, base_url=url, api_key=api_key, config=config)
+        self.backend = BACKEND
         tokenizer_path = resolve_model_path(
             tokenizer or model_name, f"{BACKEND}/" if tokenizer is None else "-M tokenizer="
         )
@@ -130,9 +116,6 @@ class MLXServerAPI(ModelAPI):
     def max_connections(self) -> int:
         return self.probe_engine.options.max_concurrency
 
-    def max_tokens(self) -> int | None:
-        return DEFAULT_MAX_TOKENS
-
     def should_retry(self, ex: BaseException) -> bool | RetryDecision:
         if self.probe_engine.should_retry(ex):
             return RetryDecision.transient()
@@ -143,28 +126,18 @@ class MLXServerAPI(ModelAPI):
 
         return wait_exponential(multiplier=0.5, max=8) + wait_random(0, 0.5)
 
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
-    ) -> ModelOutput:
+    async def complete(
+        self, messages: list[Message], *, max_tokens: int, temperature: float, seed: int, n: int
+    ) -> tuple[Sequence[Any], int, dict[str, Any]]:
+        """``n`` concurrent requests of one attempt each (Inspect retries); the prompt's tokens
+        as the server counted them, else as rendered here; the server's base URL."""
         engine = self.probe_engine
-        messages = to_plain(input)
         prompt = engine.render(messages)
-        n = config.num_choices or 1
         outs = await engine.complete_n(
             prompt,
             n=n,
-            max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
-            temperature=config.temperature or 0.0,
-            seeds=[seed_for(config.seed or 0, i) for i in range(n)],
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seeds=[seed_for(seed, i) for i in range(n)],
         )
-        return completion_output(
-            self.model_name,
-            outs,
-            outs[0].prompt_tokens or len(prompt),
-            backend=BACKEND,
-            base_url=engine.base_url,
-        )
+        return outs, outs[0].prompt_tokens or len(prompt), {"base_url": engine.base_url}
