@@ -387,10 +387,8 @@ def test_mlx_batched_equals_alone_default_model(monkeypatch):
 # --- the task, end to end ---------------------------------------------------------------------
 
 
-def test_selfcommit_end_to_end_on_mlx(tmp_path, monkeypatch):
+def test_selfcommit_end_to_end_on_mlx(selfcommit_on_tiny, monkeypatch):
     """selfcommit on ``mlx/tiny`` through Inspect; fails if any other backend does the work."""
-    from inspect_ai import eval as inspect_eval
-
     from cotaudit.engine import hf as hf_module
     from cotaudit.engine import inspect_prefill
 
@@ -411,32 +409,8 @@ def test_selfcommit_end_to_end_on_mlx(tmp_path, monkeypatch):
         return real(self, request)
 
     monkeypatch.setattr(MLXEngine, "continue_prefixes_sync", spy)
-    [log] = inspect_eval(
-        "tasks/selfcommit.py",
-        model="mlx/tiny",
-        task_args={
-            "problems": 1,
-            "max_cot_tokens": 48,
-            "stride": 16,
-            "k": 3,
-            "cot_temperature": 1.0,
-            "answer_max_tokens": 4,
-            "final_answer_reading": "last_number",
-        },  # the tiny model states none
-        log_dir=str(tmp_path),
-        display="none",
-    )
-    assert log.status == "success", log.error
-    assert log.eval.model == "mlx/tiny"
+    log, probed = selfcommit_on_tiny("mlx/tiny", "mlx")
     assert len(log.samples) == 2
-    probed = 0
-    for sample in log.samples:
-        assert sample.output.metadata["backend"] == "mlx"
-        rec = sample.store["selfcommit"]
-        if rec["a_final"] is not None:
-            probed += 1
-            assert len(rec["answers"]) == len(rec["positions"])
-            assert all(len(row) == 3 for row in rec["answers"])
     assert probed >= 1 and len(calls) == probed
 
 

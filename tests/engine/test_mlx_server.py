@@ -66,20 +66,6 @@ RECORDED = {
 }
 
 
-@pytest.fixture(scope="module")
-def tiny_path() -> str:
-    from cotaudit.models.tiny import tiny_model_path
-
-    return str(tiny_model_path())
-
-
-@pytest.fixture(scope="module")
-def tokenizer(tiny_path):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(tiny_path)
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -435,11 +421,9 @@ def _served_completions(log_path: Path) -> int:
     return log_path.read_text(errors="replace").count("POST /v1/completions")
 
 
-def test_selfcommit_end_to_end_on_real_mlx_server(real_server, tmp_path, monkeypatch):
+def test_selfcommit_end_to_end_on_real_mlx_server(real_server, selfcommit_on_tiny, monkeypatch):
     """selfcommit on ``mlx-server/tiny`` against the real server; fails if another backend
     (in-process HF or MLX, generic prefill) does any of the work."""
-    from inspect_ai import eval as inspect_eval
-
     from cotaudit.engine import hf as hf_module
     from cotaudit.engine import inspect_prefill
     from cotaudit.engine import mlx as mlx_module
@@ -466,34 +450,11 @@ def test_selfcommit_end_to_end_on_real_mlx_server(real_server, tmp_path, monkeyp
 
     monkeypatch.setattr(MLXServerEngine, "complete", spy)
     served_before = _served_completions(log_path)
-    [log] = inspect_eval(
-        "tasks/selfcommit.py",
-        model="mlx-server/tiny",
-        model_base_url=url,
-        task_args={
-            "problems": 1,
-            "max_cot_tokens": 48,
-            "stride": 16,
-            "k": 3,
-            "cot_temperature": 1.0,
-            "answer_max_tokens": 4,
-            "final_answer_reading": "last_number",
-        },  # the tiny model states none
-        log_dir=str(tmp_path),
-        display="none",
-    )
-    assert log.status == "success", log.error
-    assert log.eval.model == "mlx-server/tiny"
-    probed = 0
+    log, probed = selfcommit_on_tiny("mlx-server/tiny", "mlx-server", model_base_url=url)
     for sample in log.samples:
-        assert sample.output.metadata["backend"] == "mlx-server"
         assert sample.output.metadata["base_url"] == url
         rec = sample.store["selfcommit"]
         assert rec["cot_tokens"] == len(sample.output.metadata["token_ids"][0])
-        if rec["a_final"] is not None:
-            probed += 1
-            assert len(rec["answers"]) == len(rec["positions"])
-            assert all(len(row) == 3 for row in rec["answers"])
     assert probed >= 1
     # every request was answered by the real server (its own access log counts them)
     time.sleep(0.2)

@@ -47,20 +47,6 @@ CHAT = CONTEXT + [
 ]
 
 
-@pytest.fixture(scope="module")
-def tiny_path() -> str:
-    from cotaudit.models.tiny import tiny_model_path
-
-    return str(tiny_model_path())
-
-
-@pytest.fixture(scope="module")
-def tokenizer(tiny_path):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(tiny_path)
-
-
 # --- vLLM's response shape --------------------------------------------------------------------
 
 
@@ -366,27 +352,36 @@ def test_dead_engine_stops_the_request_at_once_and_says_so(faulty, tokenizer):
         asyncio.run(engine.continue_prefixes(PrefixRequest(CONTEXT, cot, [0, 4], " so", k=1)))
 
 
-def test_dead_engine_fails_the_eval_quickly_with_that_error(faulty, tmp_path, monkeypatch):
+def _selfcommit_on(server: FaultyVLLM, tiny_path: str, log_dir: Path, **model_args: Any) -> Any:
+    """The log of a greedy selfcommit run of two problems (four samples, k = 1) on ``server``,
+    token positions from the tiny model's tokenizer (run from the working directory)."""
     from inspect_ai import eval as inspect_eval
 
-    server = faulty(failures=None, health=503)
-    monkeypatch.chdir(ROOT)
-    start = time.monotonic()
     [log] = inspect_eval(
         "tasks/selfcommit.py",
         model=server.model,
         model_base_url=server.url,
-        model_args={"api_key": "test", "retry_delay": 1},
+        model_args={"api_key": "test", **model_args},
         task_args={
             "problems": 2,
             "max_cot_tokens": 16,
             "k": 1,
             "temperature": 0.0,
-            "tokenizer": str(tiny_path_of()),
+            "tokenizer": tiny_path,
         },
-        log_dir=str(tmp_path),
+        log_dir=str(log_dir),
         display="none",
     )
+    return log
+
+
+def test_dead_engine_fails_the_eval_quickly_with_that_error(
+    faulty, tiny_path, tmp_path, monkeypatch
+):
+    server = faulty(failures=None, health=503)
+    monkeypatch.chdir(ROOT)
+    start = time.monotonic()
+    log = _selfcommit_on(server, tiny_path, tmp_path, retry_delay=1)
     assert log.status == "error"
     assert "engine has died" in log.error.message
     assert time.monotonic() - start < 90  # (loaded 2-core machine; retrying goes on for minutes)
@@ -473,38 +468,18 @@ def test_scoring_asks_the_generate_endpoint_then_the_chat_one_when_it_counts_no_
     assert engine.requests.scorings == 0
 
 
-def tiny_path_of() -> Path:
-    from cotaudit.models.tiny import tiny_model_path
-
-    return Path(tiny_model_path())
-
-
 @pytest.mark.parametrize("keyed", [True, False])
-def test_every_request_of_a_sample_carries_its_routing_key(faulty, tmp_path, monkeypatch, keyed):
+def test_every_request_of_a_sample_carries_its_routing_key(
+    faulty, tiny_path, tmp_path, monkeypatch, keyed
+):
     """A selfcommit run of 4 samples: the CoT (chat) and every prefix (completions) request
     carries the ``X-Session-ID`` header, one value per sample, 4 values in all; with
     ``COTAUDIT_ROUTING_KEY=off`` none does."""
-    from inspect_ai import eval as inspect_eval
-
     server = faulty(failures=0, health=200)
     monkeypatch.chdir(ROOT)
     if not keyed:
         monkeypatch.setenv(ROUTING_KEY_ENV, "off")
-    [log] = inspect_eval(
-        "tasks/selfcommit.py",
-        model=server.model,
-        model_base_url=server.url,
-        model_args={"api_key": "test"},
-        task_args={
-            "problems": 2,
-            "max_cot_tokens": 16,
-            "k": 1,
-            "temperature": 0.0,
-            "tokenizer": str(tiny_path_of()),
-        },
-        log_dir=str(tmp_path),
-        display="none",
-    )
+    log = _selfcommit_on(server, tiny_path, tmp_path)
     assert log.status == "success", log.error
     paths = {"messages" in body for body in server.requests}
     assert paths == {True, False}  # chat (the CoTs) and completions (the prefixes)

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
+from cotaudit.engine.base import AnswerScoreRequest
 from cotaudit.engine.hf import HFEngine
 from cotaudit.engine.inspect_prefill import InspectPrefillEngine
-from cotaudit.probing.exact import integer_plan, token_classes
+from cotaudit.probing.exact import ExactPlan, integer_plan, token_classes
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
 pytestmark = [pytest.mark.model, pytest.mark.vllm]
@@ -28,7 +29,9 @@ GOLD = 18
 TEMPERATURE = 0.7  # selfcommit's: vLLM's log-probabilities must be the tempered ones
 
 
-def test_exact_scores_agree_with_hf_probe(vllm_server: Any, default_engine: HFEngine) -> None:
+def _gold_request(vllm_server: Any) -> tuple[InspectPrefillEngine, ExactPlan, AnswerScoreRequest]:
+    """An engine over the vLLM server, the integer plan of :data:`GOLD`, and its request at
+    4 cuts (0, a third, two thirds, all) of the server's greedy CoT of :data:`QUESTION`."""
     from inspect_ai.model import get_model
 
     model = get_model(
@@ -41,6 +44,12 @@ def test_exact_scores_agree_with_hf_probe(vllm_server: Any, default_engine: HFEn
     positions = [0, n // 3, 2 * n // 3, n]
     plan = integer_plan(GOLD, engine.tokenize, token_classes(engine.vocabulary()), 8)
     request = plan.request(messages, cot, positions, SELFCOMMIT_FORCED_ANSWER_TAG, TEMPERATURE)
+    return engine, plan, request
+
+
+def test_exact_scores_agree_with_hf_probe(vllm_server: Any, default_engine: HFEngine) -> None:
+    engine, plan, request = _gold_request(vllm_server)
+    positions = request.positions
 
     ours = asyncio.run(engine.score_answers(request))
     theirs = default_engine.score_answers_sync(request)
@@ -78,20 +87,10 @@ def test_exact_scores_cost_about_what_k5_sampling_costs(vllm_server: Any) -> Non
     prune_below), one call per id list, and the sets too large for one request (after ``18``:
     its 48,611 ending tokens; after ``18.`` / ``18,``) by their mass; 8 prompts a cut against
     sampling's 5 sequences, and at most 2x sampling's computed prompt tokens."""
-    from inspect_ai.model import get_model
-
     from cotaudit.engine.base import PrefixRequest
 
-    model = get_model(
-        f"vllm/{vllm_server.model}", base_url=vllm_server.url, api_key="test", memoize=False
-    )
-    engine = InspectPrefillEngine.for_model(model)
-    messages = selfcommit_messages(QUESTION, "honest", GOLD)
-    cot = asyncio.run(engine.generate(messages, max_tokens=64)).token_ids
-    n = len(cot)
-    positions = [0, n // 3, 2 * n // 3, n]
-    plan = integer_plan(GOLD, engine.tokenize, token_classes(engine.vocabulary()), 8)
-    request = plan.request(messages, cot, positions, SELFCOMMIT_FORCED_ANSWER_TAG, TEMPERATURE)
+    engine, _, request = _gold_request(vllm_server)
+    positions = request.positions
     asyncio.run(engine.score_answers(request))  # the temperature check's requests go first
     sent = (engine.requests.calls, engine.requests.prompts)
     before = _computed_prompt_tokens(vllm_server.root)
@@ -101,7 +100,12 @@ def test_exact_scores_cost_about_what_k5_sampling_costs(vllm_server: Any) -> Non
     assert (calls, prompts) == (8, 8 * len(positions))
 
     sampled_request = PrefixRequest(
-        messages, cot, positions, SELFCOMMIT_FORCED_ANSWER_TAG, k=5, temperature=TEMPERATURE
+        request.messages,
+        request.cot_token_ids,
+        positions,
+        SELFCOMMIT_FORCED_ANSWER_TAG,
+        k=5,
+        temperature=TEMPERATURE,
     )
     before = _computed_prompt_tokens(vllm_server.root)
     asyncio.run(engine.continue_prefixes(sampled_request))
