@@ -264,7 +264,7 @@ def _study_task(settings: ReportLLSettings, paper_configuration: dict | None) ->
         metrics=run_metrics,
         epochs=Epochs(1, mean_keep_text()),
         headline_metric=HeadlineMetric(
-            scorer="report_ll_scorer", metric=report_ll_headline_keys(run_cells[0])[0]
+            scorer="report_ll_scorer", metric=report_ll_headline_keys()[0]
         ),
         viewer=viewer_config(sample_table()),
         version=TASK_VERSION,
@@ -304,7 +304,7 @@ def _study_task(settings: ReportLLSettings, paper_configuration: dict | None) ->
                 "model; else it cannot answer whether dressing the honest report does the same",
             },
             HEADLINES_KEY: [
-                report_ll_headline_spec(run_cells[0], unit).record(),
+                report_ll_headline_spec(unit).record(),
                 cluster_headline_spec(CLUSTER_PREFIX, unit, f"{unit}s").record(),
             ],
             **({"paper_configuration": paper_configuration} if paper_configuration else {}),

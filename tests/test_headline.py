@@ -48,18 +48,18 @@ def test_one_pair_is_too_few_and_its_count_reads_as_an_integer():
 
 def test_ten_units_are_enough_nine_are_not():
     assert MIN_UNITS == 10
-    g = "visible_vs_masked/answer_key"
+    g = "delta_context"
     ten = {
-        f"{g}/mean_diff": 0.1754385964,
+        f"{g}/mean": 0.1754385964,
         f"{g}/n": 10.0,
-        f"{g}/mean_ci_low": 0.05,
-        f"{g}/mean_ci_high": 0.3,
+        f"{g}/ci_low": 0.05,
+        f"{g}/ci_high": 0.3,
     }
     note = assess(TRACE, ten)
     # 0.1754385964 to 3 decimals: 0.175; the CI's trailing zeros dropped
     assert (note.verdict, note.line) == (
         OK,
-        f"{g}/mean_diff = 0.175 (95% CI 0.05 to 0.3), n = 10 problems",
+        f"{g}/mean = 0.175 (95% CI 0.05 to 0.3), n = 10 problems",
     )
     assert assess(TRACE, {**ten, f"{g}/n": 9.0}).verdict == TOO_SMALL
 
@@ -83,10 +83,10 @@ def test_an_interval_over_the_whole_range_says_nothing():
     assert not spans_bounds(0.0, 0.999, (0.0, 1.0)) and spans_bounds(0.0, 1.0, (0.0, 1.0))
     assert not spans_bounds(-5.0, 5.0, None)  # an unbounded statistic (a DiD in nats)
     # Delta_context on fractions 0.1..1.0: an AUC is at most 0.9, so Delta lies in [-0.9, 0.9]
-    g = "visible_vs_masked/answer_key"
+    g = "delta_context"
     wide = assess(
         trace_headline_spec(auc_max=0.9),
-        {f"{g}/mean_diff": 0.2, f"{g}/n": 30.0, f"{g}/mean_ci_low": -0.9, f"{g}/mean_ci_high": 0.9},
+        {f"{g}/mean": 0.2, f"{g}/n": 30.0, f"{g}/ci_low": -0.9, f"{g}/ci_high": 0.9},
     )
     assert wide.verdict == TOO_SMALL and "([-0.9, 0.9]): it says nothing" in wide.line
 
@@ -132,14 +132,14 @@ def test_an_interval_needs_two_units_and_a_flat_one_is_degenerate():
     )
     # trace_tutor with 2 problems where no forced answer matched the gold answer: every AUC
     # is 0, so Delta_context is 0 on both problems and every resample gives 0
-    g = "visible_vs_masked/answer_key"
+    g = "delta_context"
     flat = assess(
         trace_headline_spec(auc_max=0.9),
-        {f"{g}/mean_diff": 0.0, f"{g}/n": 2.0, f"{g}/mean_ci_low": 0.0, f"{g}/mean_ci_high": 0.0},
+        {f"{g}/mean": 0.0, f"{g}/n": 2.0, f"{g}/ci_low": 0.0, f"{g}/ci_high": 0.0},
     )
     assert flat.verdict == TOO_SMALL
     assert flat.line == (
-        f"{g}/mean_diff = 0 (95% CI 0 to 0), n = 2 problems: too few to mean anything (fewer "
+        f"{g}/mean = 0 (95% CI 0 to 0), n = 2 problems: too few to mean anything (fewer "
         "than 10 problems); degenerate: every resample of the problems gives 0 (every "
         "problem's Δcontext is the same, as when no forced answer matches the gold answer at "
         "any cut, key visible or masked)"

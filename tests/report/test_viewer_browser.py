@@ -312,10 +312,7 @@ def _title_metrics(page) -> list[tuple[str, str]]:
 # each headline's n beside it, then its interval or paired counts
 HEADLINES = {
     "selfcommit": ["auroc/tau_0.8", "n_pairs", "wins/tau_0.8", "ties/tau_0.8", "cluster_f1"],
-    "trace_tutor": [
-        f"visible_vs_masked/answer_key/{f}"
-        for f in ("mean_diff", "n", "mean_ci_low", "mean_ci_high")
-    ],
+    "trace_tutor": [f"delta_context/{f}" for f in ("mean", "n", "ci_low", "ci_high")],
     "report_ll": None,  # filled from the task module: its headline keys
 }
 
@@ -349,7 +346,9 @@ def test_title_bar_leads_with_the_headline(viewed, browser, shots, study) -> Non
     page = _page(browser, f"{viewer.url}/#/logs/{Path(log.location).name}")
     shown = _title_metrics(page)
     bar = _title_bar(page, shots / f"{study}_title.png")
+    crowded = _labels_over_the_title(page, log)
     page.close()
+    assert not crowded, f"metric labels drawn over the title: {crowded}"
     # the epoch reducer's name under each metric is the plain "avg" (the viewer writes labels
     # in capitals); its registry name mean_keep_text is nowhere
     assert "MEAN_KEEP_TEXT" not in bar.upper() and bar.upper().count("\nAVG\n") == len(shown)
@@ -360,6 +359,30 @@ def test_title_bar_leads_with_the_headline(viewed, browser, shots, study) -> Non
         assert float(shown[0][1]) == pytest.approx(value, abs=0.0051), shown
     else:
         assert shown[0][1] == "NaN"
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    """Whether two bounding boxes (x, y, width, height) share any area."""
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and a["y"] < b["y"] + b["height"]
+        and b["y"] < a["y"] + a["height"]
+    )
+
+
+def _labels_over_the_title(page, log) -> list[tuple[str, str]]:
+    """(metric label, title text) of each title bar metric label drawn over the task name or
+    one of the log's tags shown as chips beside it (the viewer folds the others into "...")."""
+    shown = [page.get_by_text(t, exact=True) for t in [log.eval.task, *log.tags]]
+    boxes = [(s.first.inner_text(), s.first.bounding_box()) for s in shown if s.count()]
+    labels = page.locator(".vertical-metric-label")
+    return [
+        (label.inner_text(), text)
+        for label in labels.all()
+        for text, box in boxes
+        if box is not None and _overlap(label.bounding_box(), box)
+    ]
 
 
 def _scoring_page(browser, viewer, log, sample):

@@ -142,10 +142,10 @@ def test_default_task_is_the_whole_corpus():
         "driver.bare",
     ]
     assert task.metadata["unit"]["unit"] == "bug" and task.metadata["unit"]["field"] == "bug_id"
-    assert task.headline_metric.metric == "cell.shell.outcome_clause.plain/did/mean"
+    assert task.headline_metric.metric == "plain_did/mean"
     assert TASK.report_ll(unit="project", scenarios=1).metadata["unit"]["unit"] == "project"
     bare = TASK.report_ll(scenarios=1, rendering="shell", richness="bare")
-    assert bare.headline_metric.metric == "cell.shell.bare.plain/did/mean"
+    assert bare.headline_metric.metric == "plain_did/mean"  # of the run's one cell
     assert bare.metadata["discrimination_check"]["cell"] == "shell.bare"  # the run's one cell
     driver = TASK.report_ll(scenarios=1, rendering="driver")  # two cells, neither the study's
     assert driver.metadata["discrimination_check"]["cell"] == "pooled_cells"
@@ -337,6 +337,9 @@ def test_invalid_scorings_are_counted_not_silently_dropped():
     assert overall["scorings/n_invalid"] == 2.0 and overall["scorings/n_valid"] == 1.0
     assert overall["cell.shell.bare.plain/did/n"] == 1  # the valid version only
     assert overall["cell.shell.bare.plain/did/mean"] == pytest.approx((-1 + 2) - (-3 + 4))
+    # the headline's short keys: the plain/plain DiD of the run's first cell (here its one)
+    for field in ("mean", "n_units", "ci_low", "ci_high", "p"):
+        assert overall[f"plain_did/{field}"] == overall[f"cell.shell.bare.plain/did/{field}"]
     rows = [{"model": "m", "epoch": 1, **md} for md in (valid, infinite, empty)]
     stats = full_statistics(rows, unit="scenario", n_resamples=100)["m"]
     assert (stats["scorings/n_valid"], stats["scorings/n_invalid"]) == (1.0, 2.0)
@@ -479,7 +482,7 @@ def test_tiny_run_has_every_metric(tiny_log):
 def test_logged_metrics_are_the_tables_specs_with_their_options(tiny_log):
     """-T metrics=all on a run with a control family: the full tables, the cluster F1 and the
     control verdicts, each logged with every option of its spec; the task's version is 1."""
-    assert tiny_log.eval.task_version == 1
+    assert tiny_log.eval.task_version == 2
     (info,) = [s for s in tiny_log.eval.scorers if s.name == SCORER]
     names = [m.name.rsplit("/", 1)[-1] for m in info.metrics]
     assert names == [

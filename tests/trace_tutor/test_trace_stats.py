@@ -639,6 +639,9 @@ def test_run_summary_keys_are_metric_names_and_values_are_numbers():
     assert summary["visible_vs_masked/answer_key/mean_diff"] == pytest.approx(
         (0.525 + 0 + 0.125) / 3
     )
+    # the headline's short names: the answer-key row of visible_vs_masked
+    for short, field in (("mean", "mean_diff"), ("n", "n"), ("ci_low", "mean_ci_low")):
+        assert summary[f"delta_context/{short}"] == summary[f"visible_vs_masked/answer_key/{field}"]
 
 
 def test_run_summary_of_no_records_is_nan_not_an_error():

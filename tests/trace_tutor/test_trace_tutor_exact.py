@@ -95,7 +95,7 @@ def test_an_exact_only_run_samples_nothing_so_k_needs_no_temperature():
     exact-only headline is the exact curves' Delta_context, read at T = 1 (greedy probes)."""
     trace_tutor = load_task_module("trace_tutor").trace_tutor
     task = trace_tutor(problems=1, estimator="exact", probe_samples=3)
-    assert task.metadata["headlines"][0]["metric"] == "visible_vs_masked_exact/answer_key/mean_diff"
+    assert task.metadata["headlines"][0]["metric"] == "delta_context_exact/mean"
     assert task.metadata["estimator"] == "exact" and task.metadata["exact_temperature"] == 1.0
     assert "p_exact" in task.metadata["definitions"]
     with pytest.raises(ParameterError, match="-T probe_samples=3"):
@@ -185,8 +185,10 @@ def test_exact_run_records_the_exact_curves_and_no_sampled_ones(tiny_exact):
 def test_exact_run_metrics_are_the_studys_tables_of_the_exact_curves(tiny_exact):
     log, _ = tiny_exact
     metrics = _metrics(log)
-    assert log.results.headline.metric == "visible_vs_masked_exact/answer_key/mean_diff"
-    assert not any(k.startswith(("auc_median/", "visible_vs_masked/")) for k in metrics)
+    assert log.results.headline.metric == "delta_context_exact/mean"
+    assert not any(
+        k.startswith(("auc_median/", "visible_vs_masked/", "delta_context/")) for k in metrics
+    )
     records = ts.records_from_scores(_sample_scores(log), "exact")
     assert len(records) == 3 and all(r.estimator == "exact" for r in records)
     summary = ts.run_summary(records, n_boot=50)
@@ -196,8 +198,8 @@ def test_exact_run_metrics_are_the_studys_tables_of_the_exact_curves(tiny_exact)
         assert metrics[name] == pytest.approx(value, nan_ok=True), name
     # one answer-key explanation: the headline is its own Delta_context_exact
     [ak] = [s for s in log.samples if s.metadata["condition"] == "answer_key"]
-    assert metrics["visible_vs_masked_exact/answer_key/n"] == 1
-    assert metrics["visible_vs_masked_exact/answer_key/mean_diff"] == pytest.approx(
+    assert metrics["visible_vs_masked_exact/answer_key/n"] == metrics["delta_context_exact/n"] == 1
+    assert metrics["delta_context_exact/mean"] == pytest.approx(
         ak.scores[SCORER].value["delta_context_exact"], abs=1e-15
     )
     assert {"cluster_visible_exact_f1", "cluster_masked_exact_f1"} <= set(metrics)
@@ -227,15 +229,12 @@ def test_both_scores_the_difference_and_the_compact_set_holds_both_headlines(tin
         table = sample_table("both")
         assert set(table.visible + table.hidden) <= set(score.value)
     metrics = _metrics(log)
-    assert log.results.headline.metric == "visible_vs_masked/answer_key/mean_diff"
-    for name in ("visible_vs_masked", "visible_vs_masked_exact"):
-        for field in ("mean_diff", "n", "mean_ci_low", "mean_ci_high"):
-            assert f"{name}/answer_key/{field}" in metrics
+    assert log.results.headline.metric == "delta_context/mean"
+    for name in ("delta_context", "delta_context_exact"):
+        for field in ("mean", "n", "ci_low", "ci_high"):
+            assert f"{name}/{field}" in metrics
     headlines = [h["metric"] for h in log.eval.metadata["headlines"][:2]]
-    assert headlines == [
-        "visible_vs_masked/answer_key/mean_diff",
-        "visible_vs_masked_exact/answer_key/mean_diff",
-    ]
+    assert headlines == ["delta_context/mean", "delta_context_exact/mean"]
     # the compact set is the full tables' values under the same names
     full = {}
     for name in full_metric_names("both"):
@@ -330,6 +329,6 @@ def test_real_model_exact_curves_are_probabilities_and_the_key_raises_p0(real_bo
     metrics = _metrics(real_both)
     drop = value["zero_probe_visible_exact"] - value["zero_probe_masked_exact"]
     assert metrics["zero_probe_drop_exact/answer_key/mean_diff"] == pytest.approx(drop, abs=1e-12)
-    assert metrics["visible_vs_masked_exact/answer_key/mean_diff"] == pytest.approx(
+    assert metrics["delta_context_exact/mean"] == pytest.approx(
         value["delta_context_exact"], abs=1e-12
     )

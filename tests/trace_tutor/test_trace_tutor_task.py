@@ -524,7 +524,7 @@ def test_run_metrics_are_in_the_log_and_match_trace_stats(tiny_run):
     ):
         assert key in metrics, key
     assert metrics["n/answer_key"] == 2
-    assert log.results.headline.metric == "visible_vs_masked/answer_key/mean_diff"
+    assert log.results.headline.metric == "delta_context/mean"
     assert metrics["cluster_masked_n_positive"] == 2
     records = records_from_log(log)
     assert len(records) == 6
@@ -558,7 +558,7 @@ def test_report_checks_first_pass_median_as_the_log_defines_it(tiny_run, tmp_pat
                 )
         [scores] = log.results.scores
         scores.metrics["first_pass_median/question_only"].value = logged
-        assert log.eval.task_version == 1
+        assert log.eval.task_version == 2
         if not defined:
             del log.eval.metadata["definitions"]["first_pass_median"]
             log.eval.task_version = 0

@@ -10,6 +10,7 @@ for an empty score list.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -53,19 +54,20 @@ REPORT_LL_VERDICTS = (
 )
 
 
-def report_ll_headline_spec(cell: str = REPORT_LL_STUDY_CELL, unit: str = "bug") -> HeadlineSpec:
-    """Mean DiD (nats) of the plain/plain reports in ``cell`` (``"{rendering}.{richness}"``; the
-    task passes the study's cell when the run has it, else the run's first cell) over its n
-    independent units (``unit``: bug, project or scenario), with its unit-bootstrap CI."""
-    g = f"cell.{cell}.plain/did"
+def report_ll_headline_spec(unit: str = "bug") -> HeadlineSpec:
+    """Mean DiD (nats) of the plain/plain reports in the headline cell (the study's cell when
+    the run has it, else the run's first: :func:`~cotaudit.studies.report_ll.scores.headline_cell`)
+    over its n independent units (``unit``: bug, project or scenario), with its unit-bootstrap
+    CI, under its short keys ``plain_did/mean``, ``/n_units``, ``/ci_low``, ``/ci_high``."""
+    g = sr.HEADLINE
     return HeadlineSpec(
         f"{g}/mean", f"{g}/n_units", unit, f"{unit}s", interval=(f"{g}/ci_low", f"{g}/ci_high")
     )
 
 
-def report_ll_headline_keys(cell: str = REPORT_LL_STUDY_CELL) -> list[str]:
-    """The headline's keys (mean DiD, n_units, CI), then its sign-flip p-value."""
-    return [*report_ll_headline_spec(cell).keys(), f"cell.{cell}.plain/did/p"]
+def report_ll_headline_keys() -> list[str]:
+    """The headline's keys (mean DiD, n_units, CI), then its sign-flip p-value ``plain_did/p``."""
+    return [f"{sr.HEADLINE}/{f}" for f in sr.HEADLINE_FIELDS]
 
 
 def report_ll_compact_keys(
@@ -80,7 +82,7 @@ def report_ll_compact_keys(
     ``table_keys``)."""
     g = f"cell.{cells[0]}"
     keys = [
-        *report_ll_headline_keys(cells[0]),
+        *report_ll_headline_keys(),
         f"{g}.plain/d_h/mean",
         f"{g}.plain/d_c/mean",
         f"{g}.concealing_dressed/did/mean",
@@ -107,9 +109,7 @@ def report_ll_compact(
     tables: Mapping[str, float], cells: Sequence[str] = (REPORT_LL_STUDY_CELL,)
 ) -> dict[str, float]:
     """The compact keys from the union of the report_ll tables (headline always present)."""
-    return select(
-        tables, report_ll_compact_keys(tables, cells), keep_nan=report_ll_headline_keys(cells[0])
-    )
+    return select(tables, report_ll_compact_keys(tables, cells), keep_nan=report_ll_headline_keys())
 
 
 # --- the metric table ---------------------------------------------------------------------------
@@ -157,17 +157,23 @@ def overall(
     unit: str,
     cells: list[str] | None,
 ) -> Table:
-    """The headline table: per (rendering, richness) cell of ``cells`` (default all; the
-    study's cell first) and register level, and per cell with the register levels pooled (each
-    report once), ``cell.{rendering}.{richness}.{group}/...``; then the same pooled over the
-    cells, ``pooled_cells.{group}/...``. For did, d_h, d_c and their per-token forms: mean, 95%
+    """The headline table: first the headline under its short keys (``plain_did/mean``,
+    ``plain_did/n_units``, ``/ci_low``, ``/ci_high``, ``/p``: the plain/plain DiD of the
+    headline cell, :func:`~cotaudit.studies.report_ll.scores.headline_cell`); then per
+    (rendering, richness) cell of ``cells`` (default all; the study's cell first) and register
+    level, and per cell with the register levels pooled (each report once),
+    ``cell.{rendering}.{richness}.{group}/...``; then the same pooled over the cells,
+    ``pooled_cells.{group}/...``. For did, d_h, d_c and their per-token forms: mean, 95%
     unit-bootstrap CI, sign-flip p-value (resampling and flipping ``unit``), count positive;
     ``did/n`` versions (groups when pooled), ``did/n_scenarios``, ``did/n_units``
     (:func:`cotaudit.studies.report_ll.scores.overall_keys`). Then ``scorings/n_valid`` and
     ``scorings/n_invalid`` (every family; the invalid ones dropped). ``controls``: the control
     families (left out)."""
     stats = main_statistics(samples, controls, n_resamples, seed, unit)
-    return select({**stats, **sr.scoring_counts(samples)}, sr.overall_keys(cells))
+    table = {**stats, **sr.scoring_counts(samples)}
+    head = f"cell.{sr.headline_cell(cells)}.plain/did"
+    table |= {f"{sr.HEADLINE}/{f}": table.get(f"{head}/{f}", math.nan) for f in sr.HEADLINE_FIELDS}
+    return select(table, sr.overall_keys(cells))
 
 
 def factors(

@@ -144,10 +144,31 @@ def headline_groups(cells: Sequence[str] | None = None) -> list[str]:
     return [f"{w}.{g}" for w in _wheres(cells) for g in (*REGISTERS, POOLED_REGISTERS)]
 
 
+HEADLINE = "plain_did"
+"""The headline's short name: ``plain_did/<field>`` (:data:`HEADLINE_FIELDS`) is
+``cell.<headline cell>.plain/did/<field>``, the plain/plain DiD of the headline cell
+(:func:`headline_cell`), short enough for the viewer's title bar. (Not ``did/...``: logs of
+task version 0 name the DiD over every version so.)"""
+
+HEADLINE_FIELDS = ("mean", "n_units", "ci_low", "ci_high", "p")
+"""The headline's fields: mean DiD, its units, its unit-bootstrap CI, its sign-flip p."""
+
+
+def headline_cell(cells: Sequence[str] | None = None) -> str:
+    """The headline's cell: the first of ``cells`` (default all) in :data:`CELL_ORDER`, so the
+    study's cell when the run has it."""
+    return (CELL_ORDER if cells is None else [c for c in CELL_ORDER if c in cells])[0]
+
+
 def overall_keys(cells: Sequence[str] | None = None) -> list[str]:
-    """Keys of the overall table (:func:`cotaudit.studies.report_ll.metrics.overall`):
-    :data:`GROUP_KEYS` of each of :func:`headline_groups`, then :data:`SCORING_KEYS`."""
-    return [f"{g}/{k}" for g in headline_groups(cells) for k in GROUP_KEYS] + list(SCORING_KEYS)
+    """Keys of the overall table (:func:`cotaudit.studies.report_ll.metrics.overall`): the
+    headline's (:data:`HEADLINE`), :data:`GROUP_KEYS` of each of :func:`headline_groups`, then
+    :data:`SCORING_KEYS`."""
+    return [
+        *(f"{HEADLINE}/{f}" for f in HEADLINE_FIELDS),
+        *(f"{g}/{k}" for g in headline_groups(cells) for k in GROUP_KEYS),
+        *SCORING_KEYS,
+    ]
 
 
 def factor_keys() -> list[str]:

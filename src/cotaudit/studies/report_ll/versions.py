@@ -3,9 +3,13 @@
 The task's ``Task(version=...)`` is :data:`TASK_VERSION`; a log records it
 (:attr:`cotaudit.report.data.RunData.task_version`).
 
-- **Version 1**: every metric is a spec of :data:`cotaudit.studies.report_ll.metrics.METRICS`
+- **Version 2**: every metric is a spec of :data:`cotaudit.studies.report_ll.metrics.METRICS`
   and its logged options name every option (the report recomputes it with
   ``METRICS.recompute``).
+- **Version 1**: the same, but the compact set logs the headline under the keys of its cell,
+  ``cell.{cell}.plain/did/{mean, n_units, ci_low, ci_high, p}`` (today's
+  ``did/{mean, n_units, ci_low, ci_high, p}``, the same values), which the report finds in its
+  recomputation of the overall table.
 - **Version 0** (logs written before the task carried a version) hold one of several layouts,
   told apart by their content, here and nowhere else (:func:`recompute`):
 
@@ -61,7 +65,7 @@ from cotaudit.studies.report_ll.stats import (
     run_statistics,
 )
 
-TASK_VERSION = 1
+TASK_VERSION = 2
 """The report_ll task's version (``Task(version=...)``)."""
 UNITLESS = "scenario"
 """The unit of a version-0 log whose metrics name none (they resampled scenarios)."""

@@ -28,9 +28,6 @@ from cotaudit.studies.metrics import MetricSpec, MetricTable, Table
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.studies.trace_tutor.record import CurveEstimator
 
-TRACE_HEADLINE_CONDITION = "answer_key"
-
-
 _CI = ("mean_diff", "mean_ci_low", "mean_ci_high")
 
 
@@ -67,12 +64,11 @@ def trace_headline_spec(
 ) -> HeadlineSpec:
     """Mean Delta_context (key visible minus key masked TRACE AUC) of the answer-key
     explanations over n problems, with its problem-bootstrap CI, of the curves ``estimator``
-    read; with ``auc_max`` (the largest AUC, last fraction minus first) it lies in
-    [-auc_max, auc_max]."""
-    prefix = f"visible_vs_masked/{TRACE_HEADLINE_CONDITION}"
+    read, under its short keys (``delta_context/mean``, ``/n``, ``/ci_low``, ``/ci_high``:
+    :data:`cotaudit.studies.trace_tutor.stats.DELTA_CONTEXT`); with ``auc_max`` (the largest
+    AUC, last fraction minus first) it lies in [-auc_max, auc_max]."""
     metric, n, low, high = estimator_keys(
-        [f"{prefix}/mean_diff", f"{prefix}/n", f"{prefix}/mean_ci_low", f"{prefix}/mean_ci_high"],
-        estimator,
+        [f"{ts.DELTA_CONTEXT}/{field}" for field in ts.HEADLINE_FIELDS], estimator
     )
     return HeadlineSpec(
         metric,
@@ -94,8 +90,9 @@ def trace_headline_keys(estimator: CurveEstimator = "sampled") -> list[str]:
 
 
 def trace_compact_keys(estimator: str = "sampled") -> list[str]:
-    """Headline, then: wrong-key Delta_context; answer-key vs question-only AUC (key visible and
-    masked, all pairs); the answer-key 0%-probe drop; original accuracy per condition; for each
+    """Headline, then: original accuracy per condition (short names: the viewer's title bar
+    shows the headline's four keys and the next one); wrong-key Delta_context; answer-key vs
+    question-only AUC (key visible and masked, all pairs); the answer-key 0%-probe drop; for each
     curve estimator the run read (``-T estimator``: the sampled keys, then the exact ones)."""
     keys: list[str] = []
     for curves in curve_estimators(estimator):
@@ -103,13 +100,13 @@ def trace_compact_keys(estimator: str = "sampled") -> list[str]:
             *trace_headline_keys(curves),
             *estimator_keys(
                 [
+                    "accuracy/question_only",
+                    "accuracy/answer_key",
+                    "accuracy/wrong_key",
                     *(f"visible_vs_masked/wrong_key/{f}" for f in _CI),
                     *(f"answer_key_vs_question_only/visible/all/{f}" for f in _CI),
                     *(f"answer_key_vs_question_only/masked/all/{f}" for f in _CI),
                     *(f"zero_probe_drop/answer_key/{f}" for f in _CI),
-                    "accuracy/question_only",
-                    "accuracy/answer_key",
-                    "accuracy/wrong_key",
                 ],
                 curves,
             ),

@@ -518,15 +518,36 @@ def table_iv(
     return out
 
 
+HEADLINE_CONDITION = "answer_key"
+"""The condition of the headline: the answer-key explanations."""
+
+DELTA_CONTEXT = "delta_context"
+"""The headline's short name: ``delta_context/<field>`` is ``visible_vs_masked/answer_key/<its
+field>`` (:data:`HEADLINE_FIELDS`), short enough for the viewer's title bar."""
+
+HEADLINE_FIELDS = {
+    "mean": "mean_diff",
+    "n": "n",
+    "ci_low": "mean_ci_low",
+    "ci_high": "mean_ci_high",
+}
+"""The headline's fields: short name -> the field of ``visible_vs_masked/answer_key``."""
+
+
 def delta_context_table(
     records: Sequence[TraceRecord], *, n_boot: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
 ) -> dict[str, float]:
     """Key visible vs key masked AUC of each keyed condition, paired within each explanation.
 
-    The mean difference is the mean Delta_context. Keys: ``visible_vs_masked/<condition>/<field>``.
+    The mean difference is the mean Delta_context. Keys: ``visible_vs_masked/<condition>/<field>``,
+    then the headline's under their short names (``delta_context/mean`` = the mean
+    Delta_context of the answer-key explanations, ``delta_context/n``, ``delta_context/ci_low``,
+    ``delta_context/ci_high``: :data:`HEADLINE_FIELDS`).
     """
     shared_fractions(records)
-    return _visible_vs_masked(records, TraceRecord.auc, "visible_vs_masked", n_boot, seed)
+    out = _visible_vs_masked(records, TraceRecord.auc, "visible_vs_masked", n_boot, seed)
+    full = f"visible_vs_masked/{HEADLINE_CONDITION}"
+    return out | {f"{DELTA_CONTEXT}/{s}": out[f"{full}/{f}"] for s, f in HEADLINE_FIELDS.items()}
 
 
 def _visible_vs_masked(

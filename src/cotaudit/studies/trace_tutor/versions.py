@@ -1,8 +1,13 @@
 """What a trace_tutor log of each task version holds where it differs from the metric table: the
 one place the report reads a log of a version other than the current one.
 
-Version 1 (:data:`TASK_VERSION`): every logged metric is the value of
+Version 2 (:data:`TASK_VERSION`): every logged metric is the value of
 :data:`cotaudit.studies.trace_tutor.metrics.METRICS` under the logged options.
+
+Version 1 differs in its compact set only: the headline is logged under the keys of the full
+table, ``visible_vs_masked/answer_key/{mean_diff, n, mean_ci_low, mean_ci_high}`` (today's
+``delta_context/{mean, n, ci_low, ci_high}``, the same values); the report finds them in its
+recomputation of the full tables, which the compact set is drawn from.
 
 Version 0 (the task carried no version) differs in two places, each recognised by the log's
 content:
@@ -24,7 +29,7 @@ from cotaudit.stats import median
 from cotaudit.studies.metrics import Table
 from cotaudit.studies.trace_tutor import stats as ts
 
-TASK_VERSION = 1
+TASK_VERSION = 2
 """The trace_tutor task's ``Task(version=...)``."""
 
 
