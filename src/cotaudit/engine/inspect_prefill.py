@@ -272,6 +272,9 @@ class InspectPrefillEngine(TokenizerVerbs):
             fail_fast_on_dead_server(api)
             route_by_sample(api)
 
+    _render = TokenizerVerbs.render
+    """:meth:`render`, under the name the vLLM benchmark and tests read."""
+
     @classmethod
     def for_model(cls, model: Model, tokenizer: str | None = None) -> InspectPrefillEngine:
         """Load the transformers tokenizer ``tokenizer`` (default: the model's name)."""
