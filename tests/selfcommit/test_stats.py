@@ -241,3 +241,24 @@ def test_single_condition_run_keeps_answered_responses():
     assert answered(recs) == recs[:1]
     t = condition_by_correctness(recs)
     assert t["n/honest/correct"] == 1 and t["n/honest/incorrect"] == 0
+
+
+def test_a_log_of_paired_rates_is_read_by_the_declared_count_keys():
+    from cotaudit.studies.selfcommit.versions import as_logged
+
+    table = {
+        "n_pairs": 4.0,
+        "auroc/tau_0.8": 0.7,
+        "wins/tau_0.8": 3.0,
+        "win_rate/tau_0.8": 0.75,
+        "ties/tau_0.8": 1.0,
+        "tie_rate/tau_0.8": 0.25,
+        "both_correct/wins/tau_0.8": 2.0,
+        "both_correct/win_rate/tau_0.8": 1.0,
+        "mean_wins/tau_0.8": 5.0,  # a key of another statistic that holds the text
+    }
+    assert as_logged(table, wins_as_counts=True) == table
+    rates = as_logged(table, wins_as_counts=False)
+    assert (rates["wins/tau_0.8"], rates["ties/tau_0.8"]) == (0.75, 0.25)
+    assert rates["both_correct/wins/tau_0.8"] == 1.0
+    assert rates["mean_wins/tau_0.8"] == 5.0 and rates["n_pairs"] == 4.0

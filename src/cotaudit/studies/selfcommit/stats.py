@@ -175,10 +175,9 @@ def two_condition_table(
         )
         out[f"{prefix}auroc/{s}"] = auroc(h, g)
         out[f"{prefix}auroc_tie_share/{s}"] = auroc_tie_share(h, g)
-        out[f"{prefix}wins/{s}"] = float(wins) if n else math.nan
-        out[f"{prefix}ties/{s}"] = float(ties) if n else math.nan
-        out[f"{prefix}win_rate/{s}"] = wins / n if n else math.nan
-        out[f"{prefix}tie_rate/{s}"] = ties / n if n else math.nan
+        for (count, rate), value in zip(PAIRED_RATES.items(), (wins, ties), strict=True):
+            out[f"{prefix}{count}/{s}"] = float(value) if n else math.nan
+            out[f"{prefix}{rate}/{s}"] = value / n if n else math.nan
         out[f"{prefix}best_acc/{s}"] = best_threshold_accuracy(h, g)
         out[f"{prefix}median_honest/{s}"] = median(h)
         out[f"{prefix}median_hinted/{s}"] = median(g)
@@ -193,6 +192,33 @@ def two_condition_table(
         )
         out[f"{prefix}n_short_cot/{cond}"] = float(sum(r.short_cot for r in group.values()))
     return out
+
+
+PAIRED_RATES = {"wins": "win_rate", "ties": "tie_rate"}
+"""The paired counts of :func:`two_condition_table` (``wins/<s>``: problems where the honest
+value is larger; ``ties/<s>``: equal) and the key stem of each one's rate (count / n_pairs)."""
+
+BOTH_CORRECT_PREFIX = "both_correct/"
+"""Key prefix of :func:`both_correct_table` (Table II)."""
+
+TABLE_PREFIXES = ("", BOTH_CORRECT_PREFIX)
+"""The key prefixes of the two-condition tables: all problems, and both correct."""
+
+
+def paired_count_rates(summaries: Iterable[str]) -> dict[str, str]:
+    """Each paired count key of the two-condition tables of ``summaries`` and its rate's key:
+    ``wins/<s>`` -> ``win_rate/<s>``, ``both_correct/ties/<s>`` -> ``both_correct/tie_rate/<s>``."""
+    return {
+        f"{p}{count}/{s}": f"{p}{rate}/{s}"
+        for p in TABLE_PREFIXES
+        for count, rate in PAIRED_RATES.items()
+        for s in summaries
+    }
+
+
+def table_summaries(table: Mapping[str, float]) -> list[str]:
+    """The summaries a two-condition table holds: each has its ``auroc/<s>`` key."""
+    return [key.removeprefix("auroc/") for key in table if key.startswith("auroc/")]
 
 
 TAU_PREFIX = "tau_"
@@ -242,7 +268,7 @@ def both_correct_table(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
     the run (NaN on an empty subset)."""
     records = list(records)
     return two_condition_table(
-        both_correct(records), prefix="both_correct/", names=summary_names(records)
+        both_correct(records), prefix=BOTH_CORRECT_PREFIX, names=summary_names(records)
     )
 
 

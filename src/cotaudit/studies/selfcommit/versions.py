@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cotaudit.studies.selfcommit.stats import paired_count_rates, table_summaries
+
 VERSION = 1
 """The selfcommit task's version (its logs' ``eval.task_version``)."""
 
@@ -77,15 +79,15 @@ def conventions(task_version: int, task_metadata: Mapping[str, Any]) -> LogConve
 
 
 def as_logged(table: Mapping[str, float], wins_as_counts: bool) -> dict[str, float]:
-    """``table`` with its ``wins/``, ``ties/`` keys (also under a prefix such as
-    ``both_correct/``) holding what the log holds under them: the counts, or where
-    ``wins_as_counts`` is False the rates (``win_rate/``, ``tie_rate/``)."""
+    """``table`` with the paired count keys of its summaries (``wins/<s>``, ``ties/<s>``, and
+    the both-correct ones: :func:`cotaudit.studies.selfcommit.stats.paired_count_rates` of
+    :func:`~cotaudit.studies.selfcommit.stats.table_summaries`) holding what the log holds under
+    them: the counts, or where ``wins_as_counts`` is False the rates (``win_rate/<s>``,
+    ``tie_rate/<s>``)."""
     out = dict(table)
     if wins_as_counts:
         return out
-    for key in list(out):
-        for count, rate in (("wins/", "win_rate/"), ("ties/", "tie_rate/")):
-            head, sep, tail = key.partition(count)
-            if sep and (not head or head.endswith("/")) and f"{head}{rate}{tail}" in out:
-                out[key] = out[f"{head}{rate}{tail}"]
+    for count, rate in paired_count_rates(table_summaries(table)).items():
+        if count in out and rate in out:
+            out[count] = out[rate]
     return out
