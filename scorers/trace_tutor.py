@@ -39,9 +39,7 @@ from cotaudit.studies.trace_tutor.display import (
     trace_exact_markdown,
 )
 from cotaudit.studies.trace_tutor.metrics import (
-    COMPACT_METRICS,
     METRICS,
-    full_metric_names,
 )
 from cotaudit.studies.trace_tutor.record import (
     CURVE_ESTIMATORS,
@@ -309,17 +307,9 @@ trace_checkpoint_counts = METRIC_FUNCS["trace_checkpoint_counts"]
 trace_compact = METRIC_FUNCS["trace_compact"]
 
 
-def run_metrics(
-    metric_set: str, n_boot: int, seed: int, estimator: str = "sampled"
-) -> list[Metric]:
-    """The run metrics of ``-T metrics=metric_set`` (``all``: every full table of the curves
-    ``estimator`` reads, and the anchoring; ``compact``: the compact set), each with the
-    bootstrap options it takes (and the compact set its ``estimator`` when not the default)."""
-    options: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
-    if estimator != "sampled":
-        options["estimator"] = estimator
-    names = full_metric_names(estimator) if metric_set == "all" else list(COMPACT_METRICS)
-    return [
-        METRIC_FUNCS[name](**{k: v for k, v in options.items() if k in METRICS[name].options})
-        for name in names
-    ]
+def run_metrics(settings: Any) -> list[Metric]:
+    """The run metrics a run with ``settings`` logs (:meth:`~cotaudit.scores.MetricTable.for_run`
+    of :data:`cotaudit.studies.trace_tutor.metrics.METRICS`: ``all``, every full table of the
+    curves ``estimator`` reads and the anchoring; ``compact``, the compact set), each with the
+    options it takes from the settings."""
+    return [METRIC_FUNCS[name](**options) for name, options in METRICS.for_run(settings)]

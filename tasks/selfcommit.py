@@ -48,8 +48,7 @@ from cotaudit.studies.selfcommit.first_look import (
     first_look_problems,
 )
 from cotaudit.studies.selfcommit.metrics import (
-    COMPACT,
-    FULL,
+    METRICS,
     estimator_summary_keys,
     headline_summaries,
     lead_summary,
@@ -140,23 +139,15 @@ PAIRED_WINS = (
 )
 
 
-def selfcommit_metrics(
-    metric_set: str, primary: str, estimator: str = "sampled"
-) -> list[Metric | dict[str, list[Metric]]]:
-    """The run-level metrics of :data:`cotaudit.studies.selfcommit.metrics.METRICS`: the
-    compact set (headline first, then the cluster F1 with its interval, then the rest) or every
-    table ("all"); both keep the cluster metric, whose definition the cluster contrast and the
-    report read from the log (on the lead curve's summaries: :func:`cluster_hypothesis`)."""
-    hypothesis = cluster_hypothesis(estimator)
-    if metric_set == "all":
-        first, *rest = (SELFCOMMIT_METRICS[spec.name]() for spec in FULL)
-        return [first, cluster_f1_metric(hypothesis), *rest]
-    options = {"primary": primary}
-    if estimator != "sampled":  # a sampled run's options as before the estimator was one
-        options["estimator"] = estimator
-    headline, compact = (SELFCOMMIT_METRICS[spec.name](**options) for spec in COMPACT)
-    cluster_keys = cluster_compact_keys(metric_keys())
-    return [headline, cluster_f1_metric(hypothesis, keys=cluster_keys), compact]
+def selfcommit_metrics(settings: SelfcommitSettings) -> list[Metric | dict[str, list[Metric]]]:
+    """The run-level metrics a run logs (:meth:`~cotaudit.scores.MetricTable.for_run` of
+    :data:`cotaudit.studies.selfcommit.metrics.METRICS`: the compact set, or every table with
+    ``-T metrics=all``), with the cluster F1 after the first (compact: its F1, n and interval),
+    whose definition the cluster contrast and the report read from the log (on the lead
+    curve's summaries: :func:`cluster_hypothesis`)."""
+    first, *rest = (SELFCOMMIT_METRICS[name](**o) for name, o in METRICS.for_run(settings))
+    compact = {"keys": cluster_compact_keys(metric_keys())} if settings.metrics == "compact" else {}
+    return [first, cluster_f1_metric(cluster_hypothesis(settings.estimator), **compact), *rest]
 
 
 @task
@@ -303,7 +294,7 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
         cuts=s.cuts,
         max_cuts=s.max_cuts,
     )
-    metrics = selfcommit_metrics(s.metrics, primary, s.estimator)
+    metrics = selfcommit_metrics(s)
     if s.resample:
         solver = chain(
             solver,

@@ -60,7 +60,6 @@ from cotaudit.studies.trace_tutor.settings import (
 )
 from cotaudit.studies.trace_tutor.stats import (
     BOOTSTRAP_SAMPLES,
-    BOOTSTRAP_SEED,
     LENGTH_TOLERANCE_PERCENT,
     PASS_THRESHOLD,
 )
@@ -300,12 +299,7 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
         ),
         scorer=trace_tutor_scorer(),
         metrics=[
-            *run_metrics(
-                settings.metrics,
-                n_boot=settings.bootstrap_samples,
-                seed=BOOTSTRAP_SEED,
-                estimator=settings.estimator,
-            ),
+            *run_metrics(settings),
             *_cluster_metrics(settings.metrics, settings.estimator),
             *([resample_summary(prefix=STUDY_PREFIX)] if settings.resample else []),
         ],

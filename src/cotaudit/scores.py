@@ -52,7 +52,12 @@ class MetricSpec:
     records the values a run used). ``sources``: for a compact metric, the full metrics
     ``(name, options)`` its keys select from, given its own options (``-T metrics=all``
     attaches those instead); the report recomputes them for a compact log. ``check``: raises
-    for invalid options (all options, defaults filled in) when the ``@metric`` is created."""
+    for invalid options (all options, defaults filled in) when the ``@metric`` is created.
+
+    What a run logs (:meth:`MetricTable.for_run`): a spec with ``sources`` belongs to the
+    compact set (``-T metrics=compact``), the others to the full one (``all``); ``applies``
+    says whether a run with given settings (the task's settings model) logs it (None: every run
+    of its set), ``run_options`` which options it passes (None: none, so the defaults)."""
 
     name: str
     compute: Callable[..., Table]
@@ -60,6 +65,13 @@ class MetricSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     sources: Callable[[Mapping[str, Any]], list[tuple[str, dict[str, Any]]]] | None = None
     check: Callable[[Mapping[str, Any]], None] | None = None
+    applies: Callable[[Any], bool] | None = None
+    run_options: Callable[[Any], dict[str, Any]] | None = None
+
+    @property
+    def metric_set(self) -> str:
+        """The ``-T metrics`` value of the runs that log it: ``compact`` or ``all``."""
+        return "all" if self.sources is None else "compact"
 
     def __call__(self, samples: Sequence[Any], **options: Any) -> Table:
         """The metric's table, with ``options`` over the defaults (unknown options refused)."""
@@ -74,6 +86,17 @@ class MetricTable(dict[str, MetricSpec]):
 
     def __init__(self, *specs: MetricSpec) -> None:
         super().__init__((s.name, s) for s in specs)
+
+    def for_run(self, settings: Any) -> list[tuple[str, dict[str, Any]]]:
+        """``(name, options)`` of each metric a run with ``settings`` logs, in table order: the
+        specs of its metric set (``settings.metrics``) that apply to it, each with the options
+        it takes from the settings (:class:`MetricSpec`)."""
+        return [
+            (name, spec.run_options(settings) if spec.run_options else {})
+            for name, spec in self.items()
+            if spec.metric_set == settings.metrics
+            and (spec.applies is None or spec.applies(settings))
+        ]
 
     def recompute(self, samples: Sequence[Any], metric_defs: Iterable[Any]) -> Table:
         """Every metric of ``metric_defs`` (``.name``, ``.options``: what a log records) that

@@ -252,6 +252,16 @@ def _full_sources(options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]
     return [(spec.name, {}) for spec in FULL]
 
 
+def _run_options(settings: Any) -> dict[str, Any]:
+    """A run's options of the compact metrics: its primary summary (:func:`primary_summary` of
+    its thetas), and its estimator where not the study's sampled one (a sampled run logs the
+    options logged before the estimator was one)."""
+    options: dict[str, Any] = {"primary": primary_summary(settings.thetas)}
+    if settings.estimator != "sampled":
+        options["estimator"] = settings.estimator
+    return options
+
+
 COMPACT = (
     MetricSpec(
         "selfcommit_headline",
@@ -262,6 +272,7 @@ COMPACT = (
         (``<primary>_exact``) for ``estimator`` ``exact``, of both for ``both``.""",
         PRIMARY_DEFAULT,
         _full_sources,
+        run_options=_run_options,
     ),
     MetricSpec(
         "selfcommit_compact",
@@ -270,6 +281,7 @@ COMPACT = (
         other summaries' AUROC, no-answer counts, the both-correct headline; NaN left out.""",
         PRIMARY_DEFAULT,
         _full_sources,
+        run_options=_run_options,
     ),
 )
 """The compact metrics: the headline first (the task puts the cluster F1 after it)."""

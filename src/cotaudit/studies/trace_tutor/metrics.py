@@ -18,6 +18,7 @@ reads no curve (the explanations' final answers) and comes once.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from cotaudit.display.headline import HeadlineSpec
@@ -130,6 +131,23 @@ COMPACT_OPTIONS: dict[str, Any] = {**BOOTSTRAP_OPTIONS, "estimator": "sampled"}
 (a log without it read the sampled curves)."""
 
 
+def _reads(curves: CurveEstimator) -> Callable[[Any], bool]:
+    """Whether a run (its settings' ``estimator``) reads the curves ``curves``."""
+    return lambda settings: curves in curve_estimators(settings.estimator)
+
+
+def _bootstrap_options(settings: Any) -> dict[str, Any]:
+    """A run's bootstrap options: its ``-T bootstrap_samples`` resamples, the study's seed."""
+    return {"n_boot": settings.bootstrap_samples, "seed": ts.BOOTSTRAP_SEED}
+
+
+def _compact_options(settings: Any) -> dict[str, Any]:
+    """The compact metric's options of a run: the bootstrap's, and the estimator where not the
+    study's sampled one (a sampled run logs the options logged before it was one)."""
+    estimator = {} if settings.estimator == "sampled" else {"estimator": settings.estimator}
+    return _bootstrap_options(settings) | estimator
+
+
 def _renamed(table: Table, estimator: CurveEstimator) -> Table:
     return table if estimator == "sampled" else {exact_key(k): v for k, v in table.items()}
 
@@ -146,7 +164,9 @@ def _plain(
     def compute(samples: Sequence[Any]) -> Table:
         return _renamed(table(ts.records_from_scores(samples, estimator)), estimator)
 
-    return MetricSpec(_metric_name(name, estimator), compute, _doc(doc, estimator))
+    return MetricSpec(
+        _metric_name(name, estimator), compute, _doc(doc, estimator), applies=_reads(estimator)
+    )
 
 
 def _bootstrapped(
@@ -160,7 +180,12 @@ def _bootstrapped(
         return _renamed(table(records, n_boot=n_boot, seed=seed), estimator)
 
     return MetricSpec(
-        _metric_name(name, estimator), compute, _doc(doc, estimator), options=BOOTSTRAP_OPTIONS
+        _metric_name(name, estimator),
+        compute,
+        _doc(doc, estimator),
+        options=BOOTSTRAP_OPTIONS,
+        applies=_reads(estimator),
+        run_options=_bootstrap_options,
     )
 
 
@@ -264,13 +289,9 @@ curves' tables and the anchoring (the study's), then the exact curves' (``*_exac
 
 def full_metric_names(estimator: str) -> list[str]:
     """The full tables a run of ``-T estimator`` attaches: the anchoring, and the tables of
-    each curve estimator it reads."""
-    reads = curve_estimators(estimator)
-    return [
-        name
-        for name in FULL_METRICS
-        if name == ANCHORING.name or ("exact" if name.endswith("_exact") else "sampled") in reads
-    ]
+    each curve estimator it reads (each spec's ``applies``)."""
+    run = SimpleNamespace(estimator=estimator)
+    return [n for n, spec in FULL_METRICS.items() if spec.applies is None or spec.applies(run)]
 
 
 def _full_sources(options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -312,6 +333,7 @@ METRICS = MetricTable(
         options=COMPACT_OPTIONS,
         sources=_full_sources,
         check=_check_compact,
+        run_options=_compact_options,
     ),
 )
 """Every run metric of trace_tutor: the full tables, then the compact set."""
