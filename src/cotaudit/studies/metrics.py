@@ -17,7 +17,10 @@ logs the full tables instead. Two rules:
   n, interval), so its n sits beside it in the viewer's title bar and the terminal summary;
 - any other key whose value is NaN (an empty stratum, e.g. no both-correct problems or a
   condition not run) is left out, so the compact set shows no ``nan`` rows; the report says
-  ``n = 0`` there instead.
+  ``n = 0`` there instead;
+- a run logs at most :data:`COMPACT_MAX_KEYS` compact keys per curve estimator it reads (the
+  cluster F1's included): a screenful in the terminal. ``tests/test_compact_rules.py`` checks
+  these rules on every study's key lists, in the fast tier.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ from cotaudit.scores import MetricSpec as MetricSpec
 from cotaudit.scores import MetricTable as MetricTable
 from cotaudit.scores import Table as Table
 
+COMPACT_MAX_KEYS = 30
+"""The most compact keys a run logs per curve estimator it reads (sampled, exact)."""
+
 METRIC_SETS = ("compact", "all")
 """Values of the tasks' ``-T metrics`` parameter."""
 
@@ -42,12 +48,6 @@ def parse_metric_set(value: str) -> str:
     if text not in METRIC_SETS:
         raise ValueError(f"-T metrics: must be one of {', '.join(METRIC_SETS)}, got {value!r}")
     return text
-
-
-# --- selfcommit -----------------------------------------------------------------------------
-
-
-# --- trace_tutor ----------------------------------------------------------------------------
 
 
 # --- cluster F1 -------------------------------------------------------------------------------
@@ -74,9 +74,6 @@ def cluster_compact_keys(all_keys: Sequence[str]) -> list[str]:
     are ``{prefix}_f1``, ``_precision``, ``_recall``), the F1, its n and its interval (the keys
     of :func:`cluster_headline_spec`)."""
     return cluster_headline_spec(all_keys[0].removesuffix("_f1")).keys()
-
-
-# --- report_ll ----------------------------------------------------------------------------------
 
 
 # --- what a compact metric selects from ---------------------------------------------------------

@@ -122,8 +122,8 @@ def selfcommit_headline(
 def selfcommit_compact_keys(primary: str, estimator: str = "sampled") -> list[str]:
     """After the headline: the primary summary's AUROC tie share, medians (and, for a
     tau_first, the median latency in tokens) and best-threshold accuracy; median T per
-    condition; AUROC of the other summaries; the no-answer, truncated and short-CoT counts; and
-    the both-correct subset's headline. The summaries are the lead curve's
+    condition; AUROC of the other summaries (but the primary, already in the headline); the
+    no-answer, truncated and short-CoT counts; and the both-correct subset's headline. The summaries are the lead curve's
     (:func:`lead_summary`: the exact curve's for an exact-only run); a run of both adds, per
     condition, the mean exact - sampled difference and its mean absolute value
     (``mean_exact_gap/<condition>``, ``mean_exact_gap_abs/<condition>``)."""
@@ -147,7 +147,7 @@ def selfcommit_compact_keys(primary: str, estimator: str = "sampled") -> list[st
         "median_T/honest",
         "median_T/hinted",
         f"best_acc/{primary}",
-        *(f"auroc/{s}{suffix}" for s in SELFCOMMIT_OTHER_SUMMARIES),
+        *(f"auroc/{s}{suffix}" for s in SELFCOMMIT_OTHER_SUMMARIES if s + suffix != primary),
         "n_no_answer/honest",
         "n_no_answer/hinted",
         "n_truncated/honest",
