@@ -1,5 +1,5 @@
 """The compact metric set's rules (:mod:`cotaudit.studies.metrics`), checked on every study's
-key lists and selections, no model: at most ``COMPACT_MAX_KEYS`` keys per curve estimator a
+key lists and selections and on the generic probe's compact set of synthetic rows, no model: at most ``COMPACT_MAX_KEYS`` keys per curve estimator a
 run reads (the cluster F1's included), no key twice, the headline's keys first, and on a table
 where every value is NaN only the headlines remain (no ``nan`` rows)."""
 
@@ -11,6 +11,14 @@ import pytest
 
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.probing.exact import ESTIMATORS
+from cotaudit.probing.summaries import (
+    MAIN_KEYS,
+    REPLAY_SUFFIX,
+    Headline,
+    compact_metrics,
+    gap_keys,
+    run_metrics,
+)
 from cotaudit.studies.metrics import COMPACT_MAX_KEYS, cluster_compact_keys
 from cotaudit.studies.report_ll.metrics import (
     REPORT_LL_VERDICTS,
@@ -84,3 +92,31 @@ def test_report_ll_compact_set(n_cells):
     assert keys[:5] == report_ll_headline_keys()
     out = report_ll_compact({k: math.nan for k in keys}, cells)
     assert list(out) == report_ll_headline_keys()
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("probe", ["trace", "selfcommit"])
+def test_probe_compact_set_of_two_conditions(probe, exact):
+    """The generic probe's compact set depends on the task's conditions: on two (honest and
+    hinted, replayed, as the README's self-commitment example runs) it fits the cap; a value
+    that is NaN everywhere leaves no row."""
+    summary = "auc" if probe == "trace" else "tau_0.8"
+    reference = None if probe == "trace" else "honest"
+    twins = [f"{k}_exact" for k in MAIN_KEYS[probe] if k not in ("task_score", "has_final")]
+    keys = [*MAIN_KEYS[probe], *(twins if exact else [])]
+    keys += [f"{k}{REPLAY_SUFFIX}" for k in gap_keys(probe)]
+    rows = [
+        (
+            {k: (i + len(k)) % 5 / 4 for k in keys}
+            | {k: math.nan for k in keys if k.startswith("p0")},
+            {"condition": c, "pair_id": i},
+        )
+        for i in range(6)
+        for c in ("honest", "hinted")
+    ]
+    headlines = [Headline(summary, reference), *([Headline(f"{summary}_exact", reference)] * exact)]
+    full = run_metrics(rows, probe, "condition", *headlines)
+    out = compact_metrics(full, probe, headlines)
+    _fits(list(out), 2 if exact else 1)
+    assert list(out)[: len(headlines[0].keys())] == headlines[0].keys()
+    assert not any(k.startswith("p0") for k in out)  # NaN in every sample: no row
