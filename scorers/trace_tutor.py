@@ -38,9 +38,7 @@ from cotaudit.studies.trace_tutor.display import (
     trace_curve_text,
     trace_exact_markdown,
 )
-from cotaudit.studies.trace_tutor.metrics import (
-    METRICS,
-)
+from cotaudit.studies.trace_tutor.metrics import METRICS
 from cotaudit.studies.trace_tutor.record import (
     CURVE_ESTIMATORS,
     CurveEstimator,

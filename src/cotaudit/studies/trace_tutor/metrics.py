@@ -337,6 +337,3 @@ METRICS = MetricTable(
     ),
 )
 """Every run metric of trace_tutor: the full tables, then the compact set."""
-
-COMPACT_METRICS = tuple(name for name, spec in METRICS.items() if spec.sources is not None)
-"""The metrics ``-T metrics=compact`` attaches (the cluster metrics aside)."""
