@@ -1,7 +1,8 @@
 """The compact metric set's rules (:mod:`cotaudit.studies.metrics`), checked on every study's
-key lists and selections and on the generic probe's compact set of synthetic rows, no model: at most ``COMPACT_MAX_KEYS`` keys per curve estimator a
-run reads (the cluster F1's included), no key twice, the headline's keys first, and on a table
-where every value is NaN only the headlines remain (no ``nan`` rows)."""
+key lists and selections and on the generic probe's compact set of synthetic rows, no model: at
+most ``COMPACT_MAX_KEYS`` keys per curve estimator a run reads (the cluster F1's included), no
+key twice, the headline's keys first, and on a table where every value is NaN only the
+headlines remain (no ``nan`` rows)."""
 
 from __future__ import annotations
 

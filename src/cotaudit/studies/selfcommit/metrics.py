@@ -123,10 +123,10 @@ def selfcommit_compact_keys(primary: str, estimator: str = "sampled") -> list[st
     """After the headline: the primary summary's AUROC tie share, medians (and, for a
     tau_first, the median latency in tokens) and best-threshold accuracy; median T per
     condition; AUROC of the other summaries (but the primary, already in the headline); the
-    no-answer, truncated and short-CoT counts; and the both-correct subset's headline. The summaries are the lead curve's
-    (:func:`lead_summary`: the exact curve's for an exact-only run); a run of both adds, per
-    condition, the mean exact - sampled difference and its mean absolute value
-    (``mean_exact_gap/<condition>``, ``mean_exact_gap_abs/<condition>``)."""
+    no-answer, truncated and short-CoT counts; and the both-correct subset's headline. The
+    summaries are the lead curve's (:func:`lead_summary`: the exact curve's for an exact-only
+    run); a run of both adds, per condition, the mean exact - sampled difference and its mean
+    absolute value (``mean_exact_gap/<condition>``, ``mean_exact_gap_abs/<condition>``)."""
     gaps = (
         [f"mean_{g}/{c}" for g in EXACT_GAP_KEYS for c in ("honest", "hinted")]
         if estimator == "both"
