@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar, cast
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
@@ -51,6 +52,21 @@ def _figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
+
+
+def panel_row(height: float, n: int) -> tuple[Figure, np.ndarray]:
+    """A figure of the report's width and ``height`` inches, and its ``n`` panels side by side
+    sharing the y axis."""
+    fig = _figure(WIDTH, height)
+    return fig, fig.subplots(1, n, sharey=True, squeeze=False)[0]
+
+
+def _label_panel(ax: Axes, title: str, xlabel: str, ylim: tuple[float, float]) -> None:
+    """Panel ``ax`` titled ``title``, its x axis ``xlabel``, its y axis over ``ylim``."""
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylim(*ylim)
+    ax.tick_params(labelsize=8)
 
 
 def literal_text(fig: Figure) -> None:
@@ -151,6 +167,13 @@ class CurvePair:
     detail: str = ""
 
 
+def pick_panel(ax: Axes, pick: CurvePair, theta: float) -> None:
+    """Panel ``ax`` of ``pick``'s c(t) against t/T: titled by the pick, theta dashed."""
+    ax.axhline(theta, color="0.5", lw=0.8, ls="--")
+    ax.set_xlim(-0.03, 1.03)
+    _label_panel(ax, f"{pick.label}\n{pick.pair_id}{pick.detail}", "t / T", (-0.05, 1.05))
+
+
 @drawn
 def curve_pairs(
     picks: Sequence[CurvePair], theta: float, path: Path, title: str, caption: str = ""
@@ -158,8 +181,7 @@ def curve_pairs(
     """One panel per pick: c(t) of the honest and hinted response against t/T, theta dashed."""
     if not picks:
         return None
-    fig = _figure(WIDTH, 2.7)
-    axes = fig.subplots(1, len(picks), sharey=True, squeeze=False)[0]
+    fig, axes = panel_row(2.7, len(picks))
     panels = []
     for ax, pick in zip(axes, picks, strict=True):
         for (x, y), label, color, marker in (
@@ -169,12 +191,7 @@ def curve_pairs(
             ax.plot(
                 x, y, marker=marker, ms=3.5, lw=1.4, color=color, label=label, drawstyle="default"
             )
-        ax.axhline(theta, color="0.5", lw=0.8, ls="--")
-        ax.set_title(f"{pick.label}\n{pick.pair_id}{pick.detail}", fontsize=9)
-        ax.set_xlabel("t / T", fontsize=9)
-        ax.set_xlim(-0.03, 1.03)
-        ax.set_ylim(-0.05, 1.05)
-        ax.tick_params(labelsize=8)
+        pick_panel(ax, pick, theta)
         panels.append((pick.label, ["honest", "hinted"]))
     axes[0].set_ylabel("c(t)", fontsize=9)
     fig.legend(
@@ -211,8 +228,7 @@ def pass_curves(
     """One panel per keyed condition: mean pass rate against checkpoint (%), shaded 95% bands."""
     if not panels_in:
         return None
-    fig = _figure(WIDTH, 3.0)
-    axes = fig.subplots(1, len(panels_in), sharey=True, squeeze=False)[0]
+    fig, axes = panel_row(3.0, len(panels_in))
     panels = []
     for ax, (name, x, bands) in zip(axes, panels_in, strict=True):
         labels = []
@@ -221,10 +237,7 @@ def pass_curves(
             ax.plot(x, b.mean, marker="o", ms=3.5, color=color, label=b.label)
             ax.fill_between(x, b.low, b.high, color=color, alpha=0.15, lw=0)
             labels.append(b.label)
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("prefix of the explanation (%)", fontsize=9)
-        ax.set_ylim(-0.03, 1.03)
-        ax.tick_params(labelsize=8)
+        _label_panel(ax, name, "prefix of the explanation (%)", (-0.03, 1.03))
         ax.legend(fontsize=7, loc="upper left")
         panels.append((name, labels))
     axes[0].set_ylabel("mean pass rate", fontsize=9)
@@ -244,8 +257,7 @@ def paired_shift(
     and after masking, joined by a grey line; medians as black bars."""
     if not panels_in:
         return None
-    fig = _figure(WIDTH, 3.0)
-    axes = fig.subplots(1, len(panels_in), sharey=True, squeeze=False)[0]
+    fig, axes = panel_row(3.0, len(panels_in))
     panels = []
     rng = np.random.default_rng(0)  # horizontal jitter only
     for ax, (name, before, after) in zip(axes, panels_in, strict=True):
@@ -367,16 +379,12 @@ def line_panels(
     """One panel per entry, one line per run."""
     if not panels_in:
         return None
-    fig = _figure(WIDTH, 2.8)
-    axes = fig.subplots(1, len(panels_in), sharey=True, squeeze=False)[0]
+    fig, axes = panel_row(2.8, len(panels_in))
     panels = []
     for ax, (name, x, series) in zip(axes, panels_in, strict=True):
         for i, (label, y) in enumerate(series):
             ax.plot(x, y, marker="o", ms=3, color=COLORS[i % len(COLORS)], label=label)
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel(xlabel, fontsize=9)
-        ax.set_ylim(-0.03, 1.03)
-        ax.tick_params(labelsize=8)
+        _label_panel(ax, name, xlabel, (-0.03, 1.03))
         panels.append((name, [label for label, _ in series]))
     axes[0].set_ylabel(ylabel, fontsize=9)
     axes[0].legend(fontsize=7)

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from cotaudit.cluster.scores import METRIC_NAME as CLUSTER_METRIC
 from cotaudit.display.text import report_text
@@ -611,9 +609,7 @@ def figure_exact(
             if "pair_id" in meta and "condition" in meta:
                 sampled[(str(meta["pair_id"]), str(meta["condition"]))] = _curve(s)
     theta = _theta(primary)
-    fig = Figure(figsize=(figures.WIDTH, 2.9), dpi=figures.DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, len(picks), sharey=True, squeeze=False)[0]
+    fig, axes = figures.panel_row(2.9, len(picks))
     panels = []
     for ax, pick in zip(axes, picks, strict=True):
         labels = []
@@ -627,12 +623,7 @@ def figure_exact(
                 sx, sy = sampled[(pick.pair_id, cond)]
                 ax.plot(sx, sy, ls="--", lw=1.0, color=color, label=f"{cond} sampled")
                 labels.append(f"{cond} sampled")
-        ax.axhline(theta, color="0.5", lw=0.8, ls="--")
-        ax.set_title(f"{pick.label}\n{pick.pair_id}{pick.detail}", fontsize=9)
-        ax.set_xlabel("t / T", fontsize=9)
-        ax.set_xlim(-0.03, 1.03)
-        ax.set_ylim(-0.05, 1.05)
-        ax.tick_params(labelsize=8)
+        figures.pick_panel(ax, pick, theta)
         panels.append((pick.label, labels))
     axes[0].set_ylabel("c_exact(t)", fontsize=9)
     handles, names = axes[0].get_legend_handles_labels()
