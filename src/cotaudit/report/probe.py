@@ -30,9 +30,9 @@ from cotaudit.probing.summaries import (
 )
 from cotaudit.probing.trajectory import curve_over_steps
 from cotaudit.report import compare_ci, figures
-from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
+from cotaudit.report.data import MetricDef, RunData, ScoredSample
 from cotaudit.report.headlines import headline_text, no_data_text, ran_text
-from cotaudit.report.sections import Section
+from cotaudit.report.sections import Section, run_section
 from cotaudit.report.tables import Cell, Table, fmt
 
 SCORER = "probe_scorer"
@@ -129,16 +129,15 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     exact estimator's part (:func:`exact_section`)."""
     settings = _settings(run)
     probe = str(settings["probe"])
-    sec = Section(f"{run.study} · {run.label or run.model}", run=run)
-    scorer = run.scorer(SCORER)
-    if scorer is None or not scorer.samples:
-        sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
+    sec, scorer = run_section(run, run.study, [SCORER])
+    if scorer is None:
         return sec
     samples = scorer.samples
     condition_key = str(settings.get("condition_key") or "condition")
     pair_key = settings.get("pair_key")
-    sec.recomputed = METRICS.recompute(samples, metric_defs(scorer.metric_defs, settings))
-    sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
+    consistency = sec.check(
+        METRICS.recompute(samples, metric_defs(scorer.metric_defs, settings)), scorer.metrics
+    )
     units = units_of(samples, pair_key)
     conditions = sorted(
         {
@@ -164,7 +163,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     recorded = recorded_text(run)
     if recorded:
         sec.text(recorded)
-    sec.text(sec.consistency.line())
+    sec.text(consistency.line())
     headline = headline_text(run, {**scorer.metrics, **sec.recomputed})
     if headline:
         sec.text(headline)

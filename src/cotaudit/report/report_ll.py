@@ -16,9 +16,9 @@ from typing import Any
 from cotaudit.display.text import md_code, report_text
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
-from cotaudit.report.data import MetricDef, RunData, ScoredSample, ScorerRun, check_metrics
+from cotaudit.report.data import MetricDef, RunData, ScoredSample, ScorerRun
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, ran_text
-from cotaudit.report.sections import Section, paper_line
+from cotaudit.report.sections import Section, paper_line, run_section
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, fmt, fmt_ci
 from cotaudit.stats import select
 from cotaudit.studies.paper import parameters_used
@@ -252,13 +252,11 @@ def _wheres(stats: Mapping[str, float]) -> list[str]:
 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
     """The report_ll section of one run; the figure written to ``out_dir/stem-fig1.png``."""
-    sec = Section(f"report_ll · {run.label or run.model}", run=run)
-    scorer = run.scorer(SCORER)
-    if scorer is None or not scorer.samples:
-        sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
+    sec, scorer = run_section(run, "report_ll", [SCORER])
+    if scorer is None:
         return sec
-    sec.recomputed, extra = recompute(scorer.samples, scorer.metric_defs, run.task_version)
-    sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
+    recomputed, extra = recompute(scorer.samples, scorer.metric_defs, run.task_version)
+    sec.check(recomputed, scorer.metrics)
     stats = extra["stats"]
     opts = {**RUN_OPTIONS, **extra["options"]}
     unit = extra["unit"]

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cotaudit.display.text import report_text
-from cotaudit.report.data import RunData, check_metrics
+from cotaudit.report.data import RunData
 from cotaudit.report.headlines import headline_text, no_data_text, ran_text
-from cotaudit.report.sections import Section
+from cotaudit.report.sections import Section, run_section
 from cotaudit.report.tables import Cell, Table, fmt
 from cotaudit.studies.report_ll.recorded import (
     RECORDED_GROUP,
@@ -35,14 +35,11 @@ def _interval(t: dict[str, float], q: str) -> str:
 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
     """The recorded-pairs section of one run (module docstring)."""
-    sec = Section(f"{run.study} · {run.label or run.model}", run=run)
-    scorer = run.scorer(SCORER)
-    if scorer is None or not scorer.samples:
-        sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
+    sec, scorer = run_section(run, run.study, [SCORER])
+    if scorer is None:
         return sec
     samples = scorer.samples
-    sec.recomputed = RECORDED_METRICS.recompute(samples, scorer.metric_defs)
-    sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
+    consistency = sec.check(RECORDED_METRICS.recompute(samples, scorer.metric_defs), scorer.metrics)
     records = pair_records(samples)
     sec.text(
         " ".join(
@@ -55,7 +52,7 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
             if t
         )
     )
-    sec.text(sec.consistency.line())
+    sec.text(consistency.line())
     headline = headline_text(run, {**scorer.metrics, **sec.recomputed})
     if headline:
         sec.text(headline)

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from cotaudit.display.text import report_text
 from cotaudit.probing.resample_record import METRICS, VALUE_KEYS, ResampleRecord
-from cotaudit.report.data import RunData, check_metrics
+from cotaudit.report.data import RunData
 from cotaudit.report.figures import signed_lines
 from cotaudit.report.headlines import no_data_text, ran_text
-from cotaudit.report.sections import Section
+from cotaudit.report.sections import Section, run_section
 from cotaudit.report.tables import Cell, Table
 
 SCORERS = ("resample_scorer", "resample_probe_scorer")
@@ -57,15 +57,11 @@ def importance_along(
 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
     """The resampling section of one run (module docstring)."""
-    sec = Section(f"{run.study} · {run.label or run.model}", run=run)
-    scorer = next((s for name in SCORERS if (s := run.scorer(name)) is not None), None)
-    if scorer is None or not scorer.samples:
-        names = " or ".join(f"`{name}`" for name in SCORERS)
-        sec.text(f"_No {names} scores in this log (status {run.status}); nothing to report._")
+    sec, scorer = run_section(run, run.study, SCORERS)
+    if scorer is None:
         return sec
     samples = scorer.samples
-    sec.recomputed = METRICS.recompute(samples, scorer.metric_defs)
-    sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
+    sec.check(METRICS.recompute(samples, scorer.metric_defs), scorer.metrics)
     records = [
         (str((s.sample_metadata or {}).get("condition", "all")), s.score.metadata["resample"])
         for s in samples

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cotaudit.display.text import md_code
-from cotaudit.report.data import Consistency, RunData
+from cotaudit.report.data import Consistency, RunData, ScorerRun, check_metrics
 from cotaudit.report.tables import Table
 from cotaudit.studies.paper import PaperConfiguration
 
@@ -45,6 +46,13 @@ class Section:
     def text(self, markdown: str) -> None:
         self.blocks.append(markdown)
 
+    def check(self, recomputed: dict[str, float], logged: dict[str, float]) -> Consistency:
+        """Hold the ``recomputed`` run metrics and their check against the ``logged`` ones
+        (:func:`~cotaudit.report.data.check_metrics`); returns the check."""
+        self.recomputed = recomputed
+        self.consistency = check_metrics(recomputed, logged)
+        return self.consistency
+
     def table(self, key: str, table: Table) -> Table:
         self.tables[key] = table
         self.blocks.append(table)
@@ -57,6 +65,21 @@ class Section:
             if not figure.failed:
                 self.figures[key] = figure
             self.blocks.append(figure)
+
+
+def run_section(
+    run: RunData, study: str, scorers: Sequence[str]
+) -> tuple[Section, ScorerRun | None]:
+    """The section of ``run`` titled ``<study> · <run label or model>``, and the first of
+    ``scorers`` the log holds; None in its place when the log holds none of them or that one
+    scored no samples, the section then saying there is nothing to report."""
+    sec = Section(f"{study} · {run.label or run.model}", run=run)
+    scorer = next((s for name in scorers if (s := run.scorer(name)) is not None), None)
+    if scorer is None or not scorer.samples:
+        names = " or ".join(f"`{name}`" for name in scorers)
+        sec.text(f"_No {names} scores in this log (status {run.status}); nothing to report._")
+        return sec, None
+    return sec, scorer
 
 
 def paper_line(run: RunData) -> str:

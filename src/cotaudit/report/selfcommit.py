@@ -18,9 +18,15 @@ from cotaudit.display.text import report_text
 from cotaudit.probing.resample_record import METRICS as RESAMPLE_METRICS
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
-from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
+from cotaudit.report.data import MetricDef, RunData, ScoredSample
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
-from cotaudit.report.sections import FigureInfo, Section, published_intro, published_table
+from cotaudit.report.sections import (
+    FigureInfo,
+    Section,
+    published_intro,
+    published_table,
+    run_section,
+)
 from cotaudit.report.tables import (
     Cell,
     Table,
@@ -313,17 +319,14 @@ def settings_line(run: RunData, keys: Sequence[str], problems_run: int | None = 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
     """The selfcommit section of one run; figures written to ``out_dir/stem-*.png``. Every
     table reads the one recomputation of the run's metrics (the full tables included)."""
-    sec = Section(f"selfcommit · {run.label or run.model}", run=run)
-    scorer = run.scorer(SCORER)
-    if scorer is None or not scorer.samples:
-        sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
+    sec, scorer = run_section(run, "selfcommit", [SCORER])
+    if scorer is None:
         return sec
     log = conventions(run.task_version, run.task_metadata)
     scored = records(scorer.samples)
     recs = answered(scored)  # the figures' and comparison's records: no response lacks an answer
     values, contrasts = recompute(scorer.samples, with_full_tables(scorer.metric_defs))
-    sec.recomputed = as_logged(values, log.wins_as_counts)
-    sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
+    sec.check(as_logged(values, log.wins_as_counts), scorer.metrics)
 
     names = summary_names(scored)
     main = table_i_summaries(names)

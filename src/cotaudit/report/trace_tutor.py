@@ -20,9 +20,9 @@ from cotaudit.display.text import report_text
 from cotaudit.probing.resample_record import METRICS as RESAMPLE_METRICS
 from cotaudit.report import cluster, compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
-from cotaudit.report.data import MetricDef, RunData, ScoredSample, check_metrics
+from cotaudit.report.data import MetricDef, RunData, ScoredSample
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
-from cotaudit.report.sections import Section, published_intro, published_table
+from cotaudit.report.sections import Section, published_intro, published_table, run_section
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, empty_stratum_cells, fmt
 from cotaudit.studies.paper import parameters_used
 from cotaudit.studies.trace_tutor import stats as ts
@@ -209,16 +209,13 @@ def _curves_present(recs: Sequence[ts.TraceRecord]) -> list[str]:
 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
     """The trace_tutor section of one run; figures written to ``out_dir/stem-*.png``."""
-    sec = Section(f"trace_tutor · {run.label or run.model}", run=run)
-    scorer = run.scorer(SCORER)
-    if scorer is None or not scorer.samples:
-        sec.text(f"_No `{SCORER}` scores in this log (status {run.status}); nothing to report._")
+    sec, scorer = run_section(run, "trace_tutor", [SCORER])
+    if scorer is None:
         return sec
     recs = records(scorer.samples)
     exact_recs = ts.records_from_scores(list(scorer.samples), "exact")
     r = recompute(run, scorer.samples, scorer.metric_defs)
-    sec.recomputed = r.as_logged
-    sec.consistency = check_metrics(sec.recomputed, scorer.metrics)
+    sec.check(r.as_logged, scorer.metrics)
     v = r.values
     main = recs or exact_recs
     fractions = ts.shared_fractions(main)
