@@ -229,6 +229,15 @@ def _p(stats: Mapping[str, float], key: str) -> Cell:
     return Cell(v, fmt(v, 4))
 
 
+def _did_cells(stats: Mapping[str, float], prefix: str) -> list[Cell]:
+    """The DiD under ``prefix``: its n, mean [95% CI] and p."""
+    return [
+        count_cell(_g(stats, f"{prefix}/did/n")),
+        _mean_ci(stats, prefix, "did"),
+        _p(stats, f"{prefix}/did/p"),
+    ]
+
+
 SETTINGS = (
     "fixtures",
     "scenarios",
@@ -397,9 +406,7 @@ def register_table(stats: Mapping[str, float]) -> Table:
                 Cell(pre, pre),
                 cell_words(where),
                 level,
-                count_cell(_g(stats, f"{pre}/did/n")),
-                _mean_ci(stats, pre, "did"),
-                _p(stats, f"{pre}/did/p"),
+                *_did_cells(stats, pre),
                 arm,
                 _mean_ci(stats, pre, arm),
                 _g(stats, f"{pre}/{arm}_per_token/mean"),
@@ -413,6 +420,16 @@ def register_table(stats: Mapping[str, float]) -> Table:
     return t4
 
 
+def _factor_cells(stats: Mapping[str, float], prefix: str) -> list[Cell | float]:
+    """A factorial row's statistics under ``prefix``: the DiD's (:func:`_did_cells`), then the
+    mean D_h and D_c."""
+    return [
+        *_did_cells(stats, prefix),
+        _g(stats, f"{prefix}/d_h/mean"),
+        _g(stats, f"{prefix}/d_c/mean"),
+    ]
+
+
 def factors_table(stats: Mapping[str, float]) -> Table:
     """The 2 x 2 x 2 factorial: level means and main effects."""
     t2 = Table(
@@ -424,25 +441,11 @@ def factors_table(stats: Mapping[str, float]) -> Table:
         for level in MAIN_EFFECT_LEVELS[f] if f != "register" else FACTORIAL_REGISTERS:
             pre = f"factorial.{f}.{level}"
             if f"{pre}/did/mean" in stats:
-                t2.add(
-                    pre,
-                    count_cell(_g(stats, f"{pre}/did/n")),
-                    _mean_ci(stats, pre, "did"),
-                    _p(stats, f"{pre}/did/p"),
-                    _g(stats, f"{pre}/d_h/mean"),
-                    _g(stats, f"{pre}/d_c/mean"),
-                )
+                t2.add(pre, *_factor_cells(stats, pre))
         pre = f"main_effect.{f}"
         if f"{pre}/did/mean" in stats:
             a, b = MAIN_EFFECT_LEVELS[f]
-            t2.add(
-                Cell(pre, f"{pre} ({a} − {b})"),
-                count_cell(_g(stats, f"{pre}/did/n")),
-                _mean_ci(stats, pre, "did"),
-                _p(stats, f"{pre}/did/p"),
-                _g(stats, f"{pre}/d_h/mean"),
-                _g(stats, f"{pre}/d_c/mean"),
-            )
+            t2.add(Cell(pre, f"{pre} ({a} − {b})"), *_factor_cells(stats, pre))
     t2.note = (
         "Main effect: per scenario, the mean over its factorial versions at the first level "
         "minus the mean at the second (the other factors averaged); n counts scenarios. The "
