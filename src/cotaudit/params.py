@@ -134,15 +134,23 @@ def as_list(value: str | Sequence[object] | None) -> list[str]:
     return [str(v).strip() for v in value]
 
 
+def parse_choices(
+    name: str, value: str | Sequence[str], known: Sequence[str], noun: str
+) -> list[str]:
+    """A non-empty list of ``known`` names, each once in the order given, from "a,b" or a
+    list; the error calls them ``<noun>(s)`` and lists the known ones."""
+    items = as_list(value)
+    unknown = [v for v in items if v not in known]
+    if unknown or not items:
+        raise ParameterError(
+            f"-T {name}: unknown {noun}(s) {unknown or items}; choose from {list(known)}"
+        )
+    return list(dict.fromkeys(items))
+
+
 def parse_conditions(name: str, value: str | Sequence[str], known: Sequence[str]) -> list[str]:
     """A non-empty list of known condition names, from "a,b" or a list."""
-    conds = as_list(value)
-    unknown = [c for c in conds if c not in known]
-    if unknown or not conds:
-        raise ParameterError(
-            f"-T {name}: unknown condition(s) {unknown or conds}; choose from {list(known)}"
-        )
-    return list(dict.fromkeys(conds))
+    return parse_choices(name, value, known, "condition")
 
 
 def parse_thetas(name: str, value: str | Sequence[float]) -> tuple[float, ...]:
@@ -186,21 +194,48 @@ def require_int(name: str, value: int) -> None:
         raise ParameterError(f"-T {name}: must be an integer, got {value!r}")
 
 
+def require_bool(name: str, value: bool) -> None:
+    """Reject anything but true or false (no number, no text)."""
+    if not isinstance(value, bool):
+        raise ParameterError(f"-T {name}: must be true or false, got {value!r}")
+
+
 def require_text(name: str, value: str) -> None:
     """Reject a non-string or blank text."""
     if not isinstance(value, str) or not value.strip():
         raise ParameterError(f"-T {name}: must be non-empty text, got {value!r}")
 
 
-def checked(check: Callable[[str, Any], None]) -> BeforeValidator:
-    """A pydantic before-validator running ``check(<field name>, value)`` on a value given
-    (None passes: a parameter left to its default); the check's
-    :class:`ParameterError` is what :meth:`TaskSettings.of` raises."""
+def checked(check: Callable[[str, Any], object], none_passes: bool = False) -> BeforeValidator:
+    """A pydantic before-validator running ``check(<field name>, value)`` on the value given,
+    which passes on unchanged; the check's :class:`ParameterError` is what
+    :meth:`TaskSettings.of` raises. With ``none_passes``, None is not checked (an optional
+    parameter left to its default, or one whose type refuses None in pydantic's words)."""
 
     def run(value: Any, info: ValidationInfo) -> Any:
-        if value is not None:
+        if value is not None or not none_passes:
             check(str(info.field_name), value)
         return value
+
+    return BeforeValidator(run)
+
+
+def one_of(allowed: Sequence[str]) -> BeforeValidator:
+    """A pydantic before-validator refusing a value not in ``allowed``
+    (:func:`require_one_of`, naming the field)."""
+    return checked(lambda name, value: require_one_of(name, value, allowed))
+
+
+def parsed(parse: Callable[[Any], Any]) -> BeforeValidator:
+    """A pydantic before-validator replacing the value given by ``parse(value)``; a
+    ``ValueError`` it raises (its message one line naming the ``-T`` parameter) becomes a
+    :class:`ParameterError`."""
+
+    def run(value: Any) -> Any:
+        try:
+            return parse(value)
+        except ValueError as e:
+            raise ParameterError(str(e)) from e
 
     return BeforeValidator(run)
 
@@ -212,14 +247,25 @@ def require_temperature(name: str, value: float) -> None:
 
 PositiveCount = Annotated[int, checked(require_positive)]
 """A ``-T`` count that must be a positive integer (not a bool, not a float)."""
-OptionalPositiveCount = Annotated[int | None, checked(require_positive)]
+OptionalPositiveCount = Annotated[int | None, checked(require_positive, none_passes=True)]
 """:data:`PositiveCount`, or None for the default."""
 Temperature = Annotated[float, checked(require_temperature)]
 """A ``-T`` sampling temperature (:func:`require_temperature`)."""
-OptionalTemperature = Annotated[float | None, checked(require_temperature)]
+OptionalTemperature = Annotated[float | None, checked(require_temperature, none_passes=True)]
 """:data:`Temperature`, or None for the default."""
 Seed = Annotated[int, checked(require_int)]
 """A ``-T`` seed: an integer (not a bool, not a float)."""
+Flag = Annotated[bool, checked(require_bool)]
+"""A ``-T`` switch: true or false (:func:`require_bool`)."""
+
+
+def _field_thetas(value: Any, info: ValidationInfo) -> tuple[float, ...]:
+    """:func:`parse_thetas` of the value given, naming its field."""
+    return parse_thetas(str(info.field_name), value)
+
+
+Thetas = Annotated[tuple[float, ...], BeforeValidator(_field_thetas)]
+"""``-T`` thresholds in [0, 1] from "0.5,0.8" or a list (:func:`parse_thetas`)."""
 
 
 def parse_contrast_model(value: str | None) -> str | None:
@@ -233,3 +279,7 @@ def parse_contrast_model(value: str | None) -> str | None:
             f"'hf-probe/default', got {value!r}"
         )
     return value
+
+
+ContrastModel = Annotated[str | None, BeforeValidator(parse_contrast_model)]
+"""``-T contrast_model``, read by :func:`parse_contrast_model`."""

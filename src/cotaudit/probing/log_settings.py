@@ -12,13 +12,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs (types-PyYAML not installed)
 from pydantic import Field, field_validator, model_validator
 
 from cotaudit.params import ParameterError
-from cotaudit.probing.settings import ProbeSettings
+from cotaudit.probing.settings import ProbeSettings, yaml_mapping
 from cotaudit.probing.trajectory import parse_sample_ids
 
 LogCuts = Literal["steps", "tokens", "fractions", "sentences"]
@@ -44,7 +43,9 @@ class ProbeLogSettings(ProbeSettings):
     log: str
     samples: list[str] | None = None
     scorer: str | None = None
-    scorer_args: dict[str, Any] = Field(default=None, validate_default=True)
+    scorer_args: Annotated[dict[str, Any], yaml_mapping("{numeric: true}")] = Field(
+        default=None, validate_default=True
+    )
     cuts: LogCuts | None = None  # type: ignore[assignment]  # the generic cuts and steps
 
     @classmethod
@@ -73,18 +74,6 @@ class ProbeLogSettings(ProbeSettings):
     @classmethod
     def _samples(cls, value: Any) -> Any:
         return parse_sample_ids(value)
-
-    @field_validator("scorer_args", mode="before")
-    @classmethod
-    def _scorer_args(cls, value: Any) -> dict[str, Any]:
-        if value is None or isinstance(value, dict):
-            return dict(value or {})
-        parsed = yaml.safe_load(value)
-        if not isinstance(parsed, dict):
-            raise ParameterError(
-                f"-T scorer_args: expected a mapping such as '{{numeric: true}}', got {value!r}"
-            )
-        return parsed
 
     @model_validator(mode="after")
     def _log_only(self) -> ProbeLogSettings:

@@ -11,18 +11,28 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs (types-PyYAML not installed)
-from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from cotaudit.params import (
     OptionalPositiveCount,
     OptionalTemperature,
     ParameterError,
-    Seed,
     TaskSettings,
-    parse_thetas,
+    Thetas,
+    checked,
+    one_of,
+    require_int,
     require_one_of,
     validation_line,
 )
@@ -85,6 +95,24 @@ EXCLUDED_BY_CUTS: dict[str, tuple[str, ...]] = {
 
 DEFAULT_THETAS_TEXT = ",".join(f"{t:g}" for t in DEFAULT_THETAS)
 """``-T thetas`` default: :data:`cotaudit.probing.curves.DEFAULT_THETAS` as text."""
+
+
+def yaml_mapping(example: str) -> BeforeValidator:
+    """A pydantic before-validator reading a ``-T`` mapping: a dict as given, ``{}`` for None,
+    else YAML text that must load as a mapping (the error names the field and shows
+    ``example``)."""
+
+    def run(value: Any, info: ValidationInfo) -> dict[str, Any]:
+        if value is None or isinstance(value, dict):
+            return dict(value or {})
+        parsed = yaml.safe_load(value)
+        if not isinstance(parsed, dict):
+            raise ParameterError(
+                f"-T {info.field_name}: expected a mapping such as '{example}', got {value!r}"
+            )
+        return parsed
+
+    return BeforeValidator(run)
 
 
 def _joined(value: Any) -> Any:
@@ -152,7 +180,7 @@ class ProbeSettings(TaskSettings):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    probe: SettingsProbe = "trace"
+    probe: Annotated[SettingsProbe, one_of(SETTINGS_PROBES)] = "trace"
     replay_under: str | None = None
     answer: str = "auto"
     forced_answer_tag: str | None = None
@@ -164,17 +192,19 @@ class ProbeSettings(TaskSettings):
     k: OptionalPositiveCount = None
     temperature: OptionalTemperature = None
     answer_max_tokens: OptionalPositiveCount = None
-    thetas: tuple[float, ...] = Field(default=DEFAULT_THETAS_TEXT, validate_default=True)
-    seed: Seed = 0
+    thetas: Thetas = Field(default=DEFAULT_THETAS_TEXT, validate_default=True)
+    seed: Annotated[int, checked(require_int, none_passes=True)] = 0
     tokenizer: str | None = None
     think_close: str = DEFAULT_THINK_CLOSE
     pair_key: str = "pair_id"
     condition_key: str = "condition"
     score_key: str | None = None
     reference_condition: str | None = None
-    task_args: dict[str, Any] = Field(default=None, validate_default=True)
-    estimator: Estimator = "sampled"
-    metrics: MetricSet = "compact"
+    task_args: Annotated[dict[str, Any], yaml_mapping("{problems: 5}")] = Field(
+        default=None, validate_default=True
+    )
+    estimator: Annotated[Estimator, one_of(ESTIMATORS)] = "sampled"
+    metrics: Annotated[MetricSet, one_of(METRIC_SETS)] = "compact"
     resample: OptionalPositiveCount = None
     resample_temperature: OptionalTemperature = None
     resample_max_tokens: OptionalPositiveCount = None
@@ -213,27 +243,12 @@ class ProbeSettings(TaskSettings):
 
         return apply
 
-    @field_validator("probe", mode="before")
-    @classmethod
-    def _probe(cls, value: Any) -> Any:
-        return require_one_of("probe", value, SETTINGS_PROBES)
-
     @field_validator("resample_reference", mode="before")
     @classmethod
     def _resample_reference(cls, value: Any) -> Any:
         return (
             None if value is None else require_one_of("resample_reference", value, ("own", "gold"))
         )
-
-    @field_validator("estimator", mode="before")
-    @classmethod
-    def _estimator(cls, value: Any) -> Any:
-        return require_one_of("estimator", value, ESTIMATORS)
-
-    @field_validator("metrics", mode="before")
-    @classmethod
-    def _metrics(cls, value: Any) -> Any:
-        return require_one_of("metrics", value, METRIC_SETS)
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -266,23 +281,6 @@ class ProbeSettings(TaskSettings):
             raise ParameterError(validation_line(e, prefix="-T ")) from None
         except ValueError as e:
             raise ParameterError(f"-T {e}") from None
-
-    @field_validator("thetas", mode="before")
-    @classmethod
-    def _thetas(cls, value: Any) -> tuple[float, ...]:
-        return parse_thetas("thetas", value)
-
-    @field_validator("task_args", mode="before")
-    @classmethod
-    def _task_args(cls, value: Any) -> dict[str, Any]:
-        if value is None or isinstance(value, dict):
-            return dict(value or {})
-        parsed = yaml.safe_load(value)
-        if not isinstance(parsed, dict):
-            raise ParameterError(
-                f"-T task_args: expected a mapping such as '{{problems: 5}}', got {value!r}"
-            )
-        return parsed
 
     @field_validator("cuts", mode="before")
     @classmethod
