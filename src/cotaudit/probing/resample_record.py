@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, field_validator
 
-from cotaudit.params import ParameterError, require_int, require_positive, require_range
+from cotaudit.params import ParameterError, PositiveCount, Temperature, require_int
 from cotaudit.probing.resampling import (
     Answer,
     CutRollouts,
@@ -281,8 +281,8 @@ class ResampleOptions(BaseModel):
     ``resample_temperature``."""
 
     resample: int = 0
-    resample_max_cuts: int = 20
-    resample_temperature: float = 0.7
+    resample_max_cuts: PositiveCount = 20
+    resample_temperature: Temperature = 0.7
 
     @field_validator("resample", mode="before")
     @classmethod
@@ -290,16 +290,4 @@ class ResampleOptions(BaseModel):
         require_int("resample", value)
         if value < 0:
             raise ParameterError(f"-T resample: must be 0 (off) or more, got {value!r}")
-        return value
-
-    @field_validator("resample_max_cuts", mode="before")
-    @classmethod
-    def _resample_max_cuts(cls, value: Any) -> Any:
-        require_positive("resample_max_cuts", value)
-        return value
-
-    @field_validator("resample_temperature", mode="before")
-    @classmethod
-    def _resample_temperature(cls, value: Any) -> Any:
-        require_range("resample_temperature", value, 0.0, None)
         return value

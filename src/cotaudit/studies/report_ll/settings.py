@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
 from cotaudit.params import (
+    ContrastModel,
     ParameterError,
+    PositiveCount,
+    Seed,
     TaskSettings,
     as_list,
-    parse_contrast_model,
-    require_int,
+    parse_choices,
+    parsed,
     require_positive,
     require_range,
 )
@@ -43,14 +46,7 @@ ALL_LEVELS = {f: ",".join(levels) for f, levels in FACTOR_LEVELS.items()}
 
 def parse_levels(name: str, value: str | Sequence[str]) -> list[str]:
     """A non-empty subset of the factor ``name``'s levels, from "a,b" or a list."""
-    known = FACTOR_LEVELS[name]
-    levels = as_list(value)
-    unknown = [v for v in levels if v not in known]
-    if unknown or not levels:
-        raise ParameterError(
-            f"-T {name}: unknown level(s) {unknown or levels}; choose from {list(known)}"
-        )
-    return list(dict.fromkeys(levels))
+    return parse_choices(name, value, FACTOR_LEVELS[name], "level")
 
 
 def resolve_fixtures(fixtures: Any) -> Path:
@@ -88,35 +84,22 @@ class ReportLLSettings(TaskSettings):
 
     model_config = ConfigDict(frozen=True, populate_by_name=True)
 
-    contrast_model: str | None
-    metrics: Literal["compact", "all"]
+    contrast_model: ContrastModel
+    metrics: Annotated[Literal["compact", "all"], parsed(parse_metric_set)]
     fixtures: Path
     register_rewrite: Rewrite
     rendering: list[Rendering]
     richness: list[Richness]
     register_levels: list[Register] = Field(alias="register")
     """``-T register`` (a field named ``register`` would shadow ``BaseModel.register``)."""
-    n_resamples: int
+    n_resamples: PositiveCount
     cluster_boot: int
-    seed: int
+    seed: Seed
     discrimination_band: float
     unit: Unit
     tokenizer: str | None
     scenarios: int | list[str] | None
     family: list[str] | None
-
-    @field_validator("contrast_model", mode="before")
-    @classmethod
-    def _contrast_model(cls, value: Any) -> str | None:
-        return parse_contrast_model(value)
-
-    @field_validator("metrics", mode="before")
-    @classmethod
-    def _metrics(cls, value: Any) -> str:
-        try:
-            return parse_metric_set(value)
-        except ValueError as e:
-            raise ParameterError(str(e)) from e
 
     @field_validator("fixtures", mode="before")
     @classmethod
@@ -133,24 +116,12 @@ class ReportLLSettings(TaskSettings):
     def _levels(cls, value: Any, info: Any) -> list[str]:
         return parse_levels(cls.model_fields[info.field_name].alias or info.field_name, value)
 
-    @field_validator("n_resamples", mode="before")
-    @classmethod
-    def _positive(cls, value: Any) -> Any:
-        require_positive("n_resamples", value)
-        return value
-
     @field_validator("cluster_boot", mode="before")
     @classmethod
     def _cluster_boot(cls, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ParameterError(f"-T cluster_boot: must be an integer >= 0, got {value!r}")
         require_range("cluster_boot", value, 0, None)
-        return value
-
-    @field_validator("seed", mode="before")
-    @classmethod
-    def _seed(cls, value: Any) -> Any:
-        require_int("seed", value)
         return value
 
     @field_validator("discrimination_band", mode="before")

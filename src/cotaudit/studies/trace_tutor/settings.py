@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import math
 from itertools import pairwise
-from typing import Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, ValidationInfo, field_validator, model_validator
 
 from cotaudit.params import (
+    ContrastModel,
     ParameterError,
+    PositiveCount,
+    Seed,
     TaskSettings,
+    Temperature,
+    one_of,
     parse_conditions,
-    parse_contrast_model,
-    require_int,
-    require_one_of,
-    require_positive,
-    require_range,
+    parsed,
 )
 from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
 from cotaudit.probing.resample_record import ResampleOptions
@@ -64,33 +65,23 @@ class TraceTutorSettings(ResampleOptions, TaskSettings):
 
     model_config = ConfigDict(frozen=True)
 
-    problems: int
+    problems: PositiveCount
     dataset: str
     conditions: tuple[Condition, ...]
     fractions: tuple[float, ...]
-    cuts: Literal["fractions", "sentences"] = "fractions"
-    probe_samples: int
-    temperature: float
-    max_explanation_tokens: int
-    answer_max_tokens: int
+    cuts: Annotated[Literal["fractions", "sentences"], one_of(TUTOR_CUTS)] = "fractions"
+    probe_samples: PositiveCount
+    temperature: Temperature
+    max_explanation_tokens: PositiveCount
+    answer_max_tokens: PositiveCount
     forced_answer_tag: str
     system_prompt: str
-    bootstrap_samples: int
-    seed: int
+    bootstrap_samples: PositiveCount
+    seed: Seed
     tokenizer: str | None
-    contrast_model: str | None
-    metrics: Literal["compact", "all"]
-    estimator: Estimator
-
-    @field_validator("estimator", mode="before")
-    @classmethod
-    def _estimator(cls, value: Any) -> Any:
-        return require_one_of("estimator", value, ESTIMATORS)
-
-    @field_validator("cuts", mode="before")
-    @classmethod
-    def _cuts(cls, value: Any) -> Any:
-        return require_one_of("cuts", value, TUTOR_CUTS)
+    contrast_model: ContrastModel
+    metrics: Annotated[Literal["compact", "all"], parsed(parse_metric_set)]
+    estimator: Annotated[Estimator, one_of(ESTIMATORS)]
 
     @field_validator("conditions", mode="before")
     @classmethod
@@ -102,50 +93,12 @@ class TraceTutorSettings(ResampleOptions, TaskSettings):
     def _fractions(cls, value: str | list[float]) -> tuple[float, ...]:
         return parse_fractions("fractions", value)
 
-    @field_validator(
-        "problems",
-        "probe_samples",
-        "max_explanation_tokens",
-        "answer_max_tokens",
-        "bootstrap_samples",
-        mode="before",
-    )
-    @classmethod
-    def _positive(cls, value: int, info: ValidationInfo) -> int:
-        require_positive(str(info.field_name), value)
-        return value
-
-    @field_validator("temperature", mode="before")
-    @classmethod
-    def _temperature(cls, value: float) -> float:
-        require_range("temperature", value, 0.0, None)
-        return value
-
-    @field_validator("seed", mode="before")
-    @classmethod
-    def _seed(cls, value: int) -> int:
-        require_int("seed", value)
-        return value
-
     @field_validator("forced_answer_tag", "system_prompt", mode="before")
     @classmethod
     def _text(cls, value: str, info: ValidationInfo) -> str:
         if not isinstance(value, str) or not value.strip():
             raise ParameterError(f"-T {info.field_name}: must be non-empty text")
         return value
-
-    @field_validator("contrast_model", mode="before")
-    @classmethod
-    def _contrast_model(cls, value: str | None) -> str | None:
-        return parse_contrast_model(value)
-
-    @field_validator("metrics", mode="before")
-    @classmethod
-    def _metrics(cls, value: str) -> str:
-        try:
-            return parse_metric_set(value)
-        except ValueError as e:
-            raise ParameterError(str(e)) from e
 
     @model_validator(mode="after")
     def _samples_need_temperature(self) -> TraceTutorSettings:
