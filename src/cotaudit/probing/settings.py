@@ -28,11 +28,10 @@ from cotaudit.params import (
     OptionalPositiveCount,
     OptionalTemperature,
     ParameterError,
+    Seed,
     TaskSettings,
     Thetas,
-    checked,
     one_of,
-    require_int,
     require_one_of,
     validation_line,
 )
@@ -193,7 +192,7 @@ class ProbeSettings(TaskSettings):
     temperature: OptionalTemperature = None
     answer_max_tokens: OptionalPositiveCount = None
     thetas: Thetas = Field(default=DEFAULT_THETAS_TEXT, validate_default=True)
-    seed: Annotated[int, checked(require_int, none_passes=True)] = 0
+    seed: Seed = 0
     tokenizer: str | None = None
     think_close: str = DEFAULT_THINK_CLOSE
     pair_key: str = "pair_id"
