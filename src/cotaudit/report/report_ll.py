@@ -89,7 +89,7 @@ def records(samples: Sequence[ScoredSample]) -> list[ScoredFixture]:
 def _is_compact(d: MetricDef) -> bool:
     """A compact metric: its keys are its sources' (which the loader adds to the definitions)."""
     spec = METRICS.get(d.name)
-    return spec is not None and spec.sources is not None
+    return spec is not None and spec.metric_set == "compact"
 
 
 def recompute(
