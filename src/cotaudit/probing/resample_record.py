@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, field_validator
 
 from cotaudit.params import ParameterError, PositiveCount, Temperature, require_int
+from cotaudit.probing.forcing import Continuations
 from cotaudit.probing.resampling import (
     Answer,
     CutRollouts,
@@ -283,6 +284,19 @@ class ResampleOptions(BaseModel):
     resample: int = 0
     resample_max_cuts: PositiveCount = 20
     resample_temperature: Temperature = 0.7
+
+    def continuations(
+        self, max_tokens: int, reference: Literal["own", "gold"] = "own"
+    ) -> Continuations:
+        """The resampling these options ask for, of a CoT whose budget is ``max_tokens``, against
+        ``reference``."""
+        return Continuations(
+            n=self.resample,
+            temperature=self.resample_temperature,
+            max_tokens=max_tokens,
+            max_cuts=self.resample_max_cuts,
+            reference=reference,
+        )
 
     @field_validator("resample", mode="before")
     @classmethod

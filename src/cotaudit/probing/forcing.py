@@ -1,0 +1,72 @@
+"""How a probe forces answers after each prefix and how it resamples continuations: the options
+every probe's solver reads whole (:class:`ForcedAnswers`, :class:`Continuations`), built once
+from a task's settings."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from cotaudit.probing.exact import Estimator
+
+
+class ForcedAnswers(BaseModel):
+    """The forced answers at each cut: after ``prompt ++ prefix ++ tag`` (``tag`` after the
+    think block's closing text inside one), ``k`` answers of at most ``max_tokens`` tokens at
+    ``temperature`` (0 = greedy), seeded with the sample's seed (``seed`` mixed with the sample
+    id; every prompt of a sample shares it: common random numbers). ``estimator``: ``sampled``
+    draws the k answers, ``exact`` reads the probability that an answer parses to the reference
+    by teacher forcing (at :func:`~cotaudit.probing.exact.exact_temperature` of
+    ``temperature``) and draws none, ``both`` does both. ``tokenizer``: the tokenizer of token
+    positions on providers without their own engine (None: the provider's)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tag: str
+    k: int
+    temperature: float
+    max_tokens: int
+    seed: int = 0
+    tokenizer: str | None = None
+    estimator: Estimator = "sampled"
+
+
+class Continuations(BaseModel):
+    """The resampling of a CoT from its sentence cuts: c_0 = 0 and at most ``max_cuts`` sentence
+    ends (evenly spread, the CoT's end kept); from each cut ``n`` continuations to the CoT's end
+    at ``temperature``, each of at most ``max_tokens`` minus the tokens before the cut (None:
+    the run's ``max_tokens``, else the resampling probe's default); r(t) is the share whose final
+    answer equals ``reference``: the CoT's own (``own``) or the sample's target (``gold``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    temperature: float
+    max_tokens: int | None
+    max_cuts: int
+    reference: Literal["own", "gold"] = "own"
+
+
+class ForcesAnswers:
+    """A task's settings whose probe forces answers: :meth:`forced_answers` reads them from the
+    task's parameters ``forced_answer_tag``, ``answer_max_tokens``, ``seed``, ``tokenizer``,
+    ``estimator`` (``sampled`` for a task without one) and the two that :data:`K_PARAMETER`
+    (k) and :data:`TEMPERATURE_PARAMETER` (the forced answers' temperature) name."""
+
+    K_PARAMETER: ClassVar[str] = "k"
+    TEMPERATURE_PARAMETER: ClassVar[str] = "temperature"
+
+    def forced_answers(self) -> ForcedAnswers:
+        """The task's forced answers (see the class)."""
+        value = partial(getattr, self)
+        return ForcedAnswers(
+            tag=value("forced_answer_tag"),
+            k=value(self.K_PARAMETER),
+            temperature=value(self.TEMPERATURE_PARAMETER),
+            max_tokens=value("answer_max_tokens"),
+            seed=value("seed"),
+            tokenizer=value("tokenizer"),
+            estimator=value("estimator", "sampled"),
+        )
