@@ -53,6 +53,7 @@ from cotaudit.probing.exact import (
     samples,
     token_classes,
 )
+from cotaudit.probing.forcing import ForcedAnswers
 from cotaudit.probing.forms import ExactReference, get_form
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.record import ContextAnswers, ProbeKind, ProbeRecord
@@ -423,32 +424,23 @@ def sweep_solver(
     *,
     chain: Solver,
     plan: Planner,
-    forced_answer_tag: str,
-    k: int,
-    temperature: float,
-    answer_max_tokens: int,
-    seed: int = 0,
+    forced: ForcedAnswers,
     per_epoch_seed: bool = False,
-    tokenizer: str | None = None,
     think: bool = True,
     think_close: str = DEFAULT_THINK_CLOSE,
     fit_context: bool = True,
-    estimator: Estimator = "sampled",
     read_trace: TraceReader | None = None,
 ) -> Solver:
-    """The probe core's solver: run ``chain``, take its trace, cut its span and force k answers
-    after each prefix under each of the plan's prompts, then save the plan's record.
-
-    ``estimator`` ``exact`` (or ``both``) also reads, for each prompt with an ``exact``
-    reference, the probability that a forced answer parses to it (:mod:`cotaudit.probing.exact`)
-    at :func:`~cotaudit.probing.exact.exact_temperature` of ``temperature``; ``exact`` alone
-    samples no answers.
+    """The probe core's solver: run ``chain``, take its trace, cut its span and force answers
+    after each prefix under each of the plan's prompts (``forced``: k sampled answers, their
+    exact probability for each prompt with an ``exact`` reference, or both), then save the
+    plan's record.
 
     The span is the trace's think block (``think``; see :mod:`cotaudit.probing.think`), else
     the whole response; with ``fit_context`` it ends where the longest prompt + prefix + tag +
     answer still fit the model's context (:func:`cotaudit.probing.sweep.fit_to_context`). Each
-    answer is forced after ``prompt ++ response[:start + t] ++ tag`` (``tag`` =
-    ``forced_answer_tag``, after ``think_close`` inside a think block), seeded with the
+    answer is forced after ``prompt ++ response[:start + t] ++ tag`` (``tag`` = ``forced.tag``,
+    after ``think_close`` inside a think block), seeded with the
     sample's seed (:func:`~cotaudit.solvers.engine.state_seed`) for every prompt (common random
     numbers). Every forced cut is recorded in the sample's transcript, in one span
     (:func:`~cotaudit.solvers.audit.probe_span`).
@@ -457,29 +449,24 @@ def sweep_solver(
       chain: The solver chain that writes the trace (its ``generate()`` calls are recorded as
         sent and returned, see :func:`trace_of`).
       plan: (state, trace) -> the sample's prompts, cuts and record.
-      forced_answer_tag: Text appended after each prefix.
-      k: Forced answers per prefix.
-      temperature: Forced-answer temperature (0 = greedy).
-      answer_max_tokens: Token budget of each forced answer.
-      seed: Base seed of the samples' probe seeds.
+      forced: How answers are forced (tag, k, temperature, token budget, seed, estimator,
+        tokenizer).
       per_epoch_seed: The probe seed also mixes the epoch (from epoch 2 on).
-      tokenizer: Tokenizer for token positions on providers without their own engine.
       think: Cut the think block (reasoning parts composed in); False: the completion as
         generated, whole.
       think_close: Text closing a think block before the tag.
       fit_context: Shorten the span to fit the model's context (engines that know it).
-      estimator: ``sampled`` (k answers), ``exact`` (their probabilities by teacher forcing)
-        or ``both``.
       read_trace: Reads the trace after the chain (None: :func:`trace_of`; a recorded log's
         reader for a transcript).
     """
-    read_at = exact_temperature(temperature)
+    read_at = exact_temperature(forced.temperature)
+    estimator = forced.estimator
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         calls: list[GenerateCall] = []
         # the engine first: over a served model (vllm/, sglang/) it makes a dead server fail
         # the chain's own generate() at once instead of being retried for minutes
-        engine = probe_engine(get_model(), tokenizer)
+        engine = probe_engine(get_model(), forced.tokenizer)
         state = await chain(state, recording(generate, calls))
         if state.completed:
             return state
@@ -505,19 +492,19 @@ def sweep_solver(
             if split.think
             else (0, len(trace.ids))
         )
-        tag = cut_tag(forced_answer_tag, inside_think=split.think, think_close=think_close)
+        tag = cut_tag(forced.tag, inside_think=split.think, think_close=think_close)
         trace = trace._replace(span=(start, end))
         planned = await plan(state, trace)
         fitted, context_truncated = trace.ids[:end], False
         if fit_context:
             for prompt in planned.prompts:
                 fitted, cut = fit_to_context(
-                    engine, prompt.messages, fitted, tag, answer_max_tokens
+                    engine, prompt.messages, fitted, tag, forced.max_tokens
                 )
                 context_truncated |= cut
         end = max(start, len(fitted))
         ids = trace.ids[:end]
-        probe_seed = state_seed(seed, state, per_epoch=per_epoch_seed)
+        probe_seed = state_seed(forced.seed, state, per_epoch=per_epoch_seed)
         probed: list[int] = []
         think_cuts: list[int] = []
         answers: dict[str, list[list[str]]] = {p.name: [] for p in planned.prompts}
@@ -530,7 +517,7 @@ def sweep_solver(
             assert prompt.exact is not None
             if prompt.name not in plans:
                 classes = token_classes(engine.vocabulary())
-                plans[prompt.name] = prompt.exact.plan(engine.tokenize, classes, answer_max_tokens)
+                plans[prompt.name] = prompt.exact.plan(engine.tokenize, classes, forced.max_tokens)
             return plans[prompt.name]
 
         async def force(positions: list[int], closes_think: bool = False) -> Forced:
@@ -549,9 +536,9 @@ def sweep_solver(
                         round_tag,
                         context=prompt.name,
                         offset=start,
-                        k=k,
-                        max_tokens=answer_max_tokens,
-                        temperature=temperature,
+                        k=forced.k,
+                        max_tokens=forced.max_tokens,
+                        temperature=forced.temperature,
                         seed=probe_seed,
                         judge=prompt.judge,
                         **prompt.reference,
@@ -568,7 +555,7 @@ def sweep_solver(
                         context=prompt.name,
                         offset=start,
                         temperature=read_at,
-                        max_tokens=answer_max_tokens,
+                        max_tokens=forced.max_tokens,
                         **prompt.reference,
                     )
                     exact[prompt.name] += points[prompt.name]
@@ -619,18 +606,12 @@ def probe_sweep(
     chain: Solver,
     probe: ProbeKind,
     form: str,
-    forced_answer_tag: str,
+    forced: ForcedAnswers,
     schedule: Schedule,
-    k: int,
-    temperature: float,
-    answer_max_tokens: int,
-    seed: int = 0,
-    tokenizer: str | None = None,
     think_close: str = DEFAULT_THINK_CLOSE,
     replay_under: str | None = None,
     condition_key: str = "condition",
     replay_prompt: ReplayPrompt | None = None,
-    estimator: Estimator = "sampled",
     read_trace: TraceReader | None = None,
     verification_lead: str | None = None,
 ) -> Solver:
@@ -639,7 +620,7 @@ def probe_sweep(
     (``own``) and, with ``replay_under``, another condition's (``replay``); the raw answers are
     stored as a :class:`~cotaudit.probing.record.ProbeRecord`.
 
-    With ``estimator`` ``exact`` or ``both`` each prompt is also read exactly against its own
+    With the estimator ``exact`` or ``both`` each prompt is also read exactly against its own
     reference (the form's ``target_reference`` of its target and choices for ``trace``, its
     ``final_reference`` of the trace's final answer for ``selfcommit``), and the points are
     stored beside the answers (``p_exact``, ``covered_exact``, ``letters_exact``).
@@ -649,23 +630,16 @@ def probe_sweep(
         returned, see :func:`trace_of`).
       probe: ``trace`` or ``selfcommit`` (recorded; the scorer reads the answers accordingly).
       form: Answer form name (a key of :data:`cotaudit.probing.forms.FORMS`).
-      forced_answer_tag: Text appended after each prefix (after ``think_close`` inside a think
-        block).
+      forced: How answers are forced (the tag after each prefix, after ``think_close`` inside
+        a think block; k, temperature, token budget, estimator, tokenizer; the seed, which own
+        and replayed probes share: common random numbers).
       schedule: Cut positions (stride or fractions, optional zero probe).
-      k: Forced answers per prefix.
-      temperature: Forced-answer temperature (0 = greedy).
-      answer_max_tokens: Token budget of each forced answer.
-      seed: Base seed; a sample's seed mixes it with the sample id; own and replayed probes
-        share it (common random numbers).
-      tokenizer: Tokenizer for token positions on providers without their own engine.
       think_close: Text closing a think block before the tag.
       replay_under: Condition whose prompt the trace is also probed under (samples already of
         that condition are probed once).
       condition_key: Sample metadata key naming a sample's condition.
       replay_prompt: (state, condition) -> the prompt to replay under (a :class:`Replay` names
         the target and choices its answers are verified against).
-      estimator: ``sampled`` (k answers per prefix), ``exact`` (their probabilities by
-        teacher forcing, no answers sampled) or ``both``.
       read_trace: Reads the trace after the chain (None: :func:`trace_of`; a recorded log's
         reader for a transcript, whose steps a ``steps`` schedule cuts after: a trace without
         steps is one step).
@@ -676,6 +650,7 @@ def probe_sweep(
     if replay_under is not None and replay_prompt is None:
         raise ValueError("replay_under needs a replay_prompt function")
     answer_form = get_form(form)
+    estimator = forced.estimator
 
     async def plan(state: TaskState, trace: Trace) -> SweepPlan:
         own_condition = (state.metadata or {}).get(condition_key)
@@ -695,7 +670,7 @@ def probe_sweep(
                 replay = Replay(messages=list(replay))
             unders.append(("replay", replay_under, replay))
         own_choices = own.choices
-        final_text = final_text_of(trace, tokenizer) if probe == "selfcommit" else ""
+        final_text = final_text_of(trace, forced.tokenizer) if probe == "selfcommit" else ""
 
         def reference(under: Replay) -> ExactReference | None:
             if not reads_exact(estimator):
@@ -728,7 +703,7 @@ def probe_sweep(
             return ProbeRecord(
                 probe=probe,
                 form=form,
-                tag=forced_answer_tag,
+                tag=forced.tag,
                 cut_tag=sweep.tag,
                 think_source=sweep.split.source,
                 think_closed=sweep.split.closed,
@@ -742,8 +717,8 @@ def probe_sweep(
                 positions=sample_schedule.positions(sweep.length),
                 curve_fractions=sample_schedule.curve_fractions(sweep.length),
                 probed=sweep.probed,
-                k=k,
-                temperature=temperature,
+                k=forced.k,
+                temperature=forced.temperature,
                 contexts=[
                     ContextAnswers(
                         name=name,
@@ -768,7 +743,7 @@ def probe_sweep(
                 verification_lead="" if trace.submitted else verification_lead,
             )
 
-        engine = probe_engine(get_model(), tokenizer)
+        engine = probe_engine(get_model(), forced.tokenizer)
         if trace.steps:
             ends.extend(step_ends(trace, engine, 0))
         prompts = [
@@ -802,13 +777,7 @@ def probe_sweep(
     return sweep_solver(
         chain=chain,
         plan=plan,
-        forced_answer_tag=forced_answer_tag,
-        k=k,
-        temperature=temperature,
-        answer_max_tokens=answer_max_tokens,
-        seed=seed,
-        tokenizer=tokenizer,
+        forced=forced,
         think_close=think_close,
-        estimator=estimator,
         read_trace=read_trace,
     )

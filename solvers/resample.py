@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from inspect_ai.model import get_model
 from inspect_ai.model._generate_config import active_generate_config
@@ -23,6 +23,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cotaudit.answers import Reading, extract_final_answer, extract_forced_answer
 from cotaudit.engine.base import Message, PrefixRequest, ProbeEngine
+from cotaudit.probing.forcing import Continuations, ForcedAnswers
 from cotaudit.probing.resample_record import ResampleDraws, resample_record
 from cotaudit.probing.resampling import SIMILAR_AT, CutRollouts, reach_share, similarity
 from cotaudit.probing.sentences import capped, sentence_ends, sentences
@@ -46,6 +47,13 @@ from .probe import (
 DEFAULT_MAX_TOKENS = 1024
 """The token budget of a response the generic probe resamples when neither ``-T
 resample_max_tokens`` nor the run's ``max_tokens`` sets one."""
+
+
+def token_budget(continuations: Continuations) -> int:
+    """The token budget of a resampled response: ``continuations.max_tokens``, else the run's
+    ``max_tokens``, else :data:`DEFAULT_MAX_TOKENS` (a continuation from cut t gets the budget
+    minus t)."""
+    return continuations.max_tokens or active_generate_config().max_tokens or DEFAULT_MAX_TOKENS
 
 
 async def draw_continuations(
@@ -121,46 +129,39 @@ def note_cut(t: int, answers: Sequence[Any], target: Any, flags: Sequence[bool])
 @solver
 def resample_probe(
     *,
-    n: int,
-    temperature: float = 0.7,
-    max_tokens: int = 1024,
-    max_cuts: int = 20,
-    forced_answer_tag: str,
-    k: int = 5,
-    forced_temperature: float = 0.7,
-    answer_max_tokens: int = 8,
-    seed: int = 0,
+    continuations: Continuations,
+    forced: ForcedAnswers,
     final_answer_reading: Reading = "stated",
-    tokenizer: str | None = None,
     chain: Solver | None = None,
-    reference: Literal["own", "gold"] = "own",
 ) -> Solver:
     """Resample the sample's CoT from its sentence cuts.
 
     Cuts: c_0 = 0 and the token positions where the CoT's sentences end
-    (:func:`cotaudit.probing.sentences.sentence_ends`; at most ``max_cuts`` of them, evenly
-    spread, the CoT's end kept). From each cut c_i, ``n`` continuations of ``cot[:c_i]`` of at
-    most ``max_tokens - c_i`` tokens (the CoT's own budget) at ``temperature``, seeded per
-    sample and epoch and per cut; each continuation's final answer is read from ``cot[:c_i]``
-    followed by it, as the CoT's own (``final_answer_reading``; one that used its whole budget
-    is read as truncated). r(c_i) = the share equal to the reference: the CoT's own final
-    answer (``reference="own"``) or the sample's target (``"gold"``, TRACE's). On the same
-    cuts, ``k`` forced answers after ``forced_answer_tag`` (the forced curve). A continuation
-    from c_i is *dissimilar* when its first sentence is less than
+    (:func:`cotaudit.probing.sentences.sentence_ends`; at most ``continuations.max_cuts`` of
+    them, evenly spread, the CoT's end kept). From each cut c_i, ``continuations.n``
+    continuations of ``cot[:c_i]`` of at most ``max_tokens - c_i`` tokens (``max_tokens``:
+    ``continuations.max_tokens``, the CoT's own budget) at ``continuations.temperature``, seeded
+    per sample and epoch and per cut; each continuation's final answer is read from
+    ``cot[:c_i]`` followed by it, as the CoT's own (``final_answer_reading``; one that used its
+    whole budget is read as truncated). r(c_i) = the share equal to the reference: the CoT's
+    own final answer (``continuations.reference`` ``own``) or the sample's target (``gold``,
+    TRACE's). On the same cuts, ``forced.k`` forced answers after ``forced.tag`` (the forced
+    curve). A continuation from c_i is *dissimilar* when its first sentence is less than
     :data:`~cotaudit.probing.resampling.SIMILAR_AT` similar to sentence i. The record
     (:class:`~cotaudit.probing.resample_record.ResampleRecord`) is saved in the sample store;
     a CoT without a final answer is not resampled (nothing to reach). ``chain``: the solver
     that writes the CoT first (None: the CoT is already the last assistant message).
     """
+    n, temperature = continuations.n, continuations.temperature
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        engine = probe_engine(get_model(), tokenizer)
+        engine = probe_engine(get_model(), forced.tokenizer)
         if chain is not None:
             state = await chain(state, generate)
             if state.completed:
                 return state
         trace = trace_of(state, engine, reasoning=False)
-        if reference == "gold":
+        if continuations.reference == "gold":
             target = int(state.target.text)
         else:
             own = extract_final_answer(
@@ -172,36 +173,37 @@ def resample_probe(
             target = own
         ids = trace.ids
         ends = sentence_ends(ids, engine.detokenize)
-        cuts = [0, *capped(ends, max_cuts)]
-        seed_of_sample = state_seed(seed, state, per_epoch=True)
+        cuts = [0, *capped(ends, continuations.max_cuts)]
+        budget = token_budget(continuations)
+        seed_of_sample = state_seed(forced.seed, state, per_epoch=True)
         async with probe_span():
             rows = await force_and_record(
                 engine,
                 trace.prompt,
                 ids,
                 cuts,
-                forced_answer_tag,
+                forced.tag,
                 context="own",
-                k=k,
-                max_tokens=answer_max_tokens,
-                temperature=forced_temperature,
+                k=forced.k,
+                max_tokens=forced.max_tokens,
+                temperature=forced.temperature,
                 seed=seed_of_sample,
                 judge=lambda a: (extract_forced_answer(a), extract_forced_answer(a) == target),
                 a_final=target,
             )
-            continuations, used_budget = await draw_continuations(
+            drawn_texts, used_budget = await draw_continuations(
                 engine,
                 trace.prompt,
                 ids,
                 cuts,
                 n=n,
                 temperature=temperature,
-                budget=max_tokens,
+                budget=budget,
                 seed=seed_of_sample,
             )
         text_at, chunk_texts = text_between(engine, ids, cuts)
         rollouts = []
-        for i, (t, texts) in enumerate(zip(cuts, continuations, strict=True)):
+        for i, (t, texts) in enumerate(zip(cuts, drawn_texts, strict=True)):
             answers = tuple(
                 extract_final_answer(text_at[i] + text, final_answer_reading, cut)
                 for text, cut in zip(texts, used_budget[i], strict=True)
@@ -218,8 +220,8 @@ def resample_probe(
             forced_answers=[[extract_forced_answer(a) for a in row] for row in rows],
             n=n,
             temperature=temperature,
-            max_tokens=max_tokens,
-            k=k,
+            max_tokens=budget,
+            k=forced.k,
             seed=seed_of_sample,
         ).save(state.store)
         return state
@@ -232,48 +234,40 @@ def resample_sweep(
     *,
     chain: Solver,
     form: str,
-    forced_answer_tag: str,
-    max_cuts: int,
-    k: int,
-    temperature: float,
-    answer_max_tokens: int,
-    n: int,
-    resample_temperature: float,
-    resample_max_tokens: int | None = None,
-    reference: Literal["own", "gold"] = "own",
-    seed: int = 0,
-    tokenizer: str | None = None,
+    forced: ForcedAnswers,
+    continuations: Continuations,
     think_close: str = DEFAULT_THINK_CLOSE,
     read_trace: TraceReader | None = None,
     verification_lead: str | None = None,
 ) -> Solver:
     """The generic resampling probe: run the task's ``chain``, cut its trace's span (the think
-    block, else the whole response) at c_0 = 0 and its sentence ends (at most ``max_cuts``,
-    evenly spread, the span's end kept), force ``k`` answers at each cut as the generic probe
-    does (``forced_answer_tag``, after ``think_close`` inside a think block), and draw ``n``
-    continuations of the response from each cut to its end at ``resample_temperature``, each of
-    at most ``resample_max_tokens`` minus the tokens before the cut (None: the run's
-    ``max_tokens``, else :data:`DEFAULT_MAX_TOKENS`). Seeds mix ``seed`` with the sample id and
-    epoch (and, in the engine, the cut and row). The draws are stored raw
-    (:class:`~cotaudit.probing.resample_record.ResampleDraws`); a trace whose final-answer text
-    is empty draws no continuations for ``reference="own"`` (there is nothing to reach).
-    ``read_trace`` reads the trace after the chain (None: the last assistant message; a
-    recorded log's reader, :mod:`cotaudit.tasks.probe_log`)."""
+    block, else the whole response) at c_0 = 0 and its sentence ends (at most
+    ``continuations.max_cuts``, evenly spread, the span's end kept), force answers at each cut
+    as the generic probe does (``forced``; its tag after ``think_close`` inside a think block),
+    and draw ``continuations.n`` continuations of the response from each cut to its end at
+    ``continuations.temperature``, each of at most ``continuations.max_tokens`` minus the tokens
+    before the cut (None: the run's ``max_tokens``, else :data:`DEFAULT_MAX_TOKENS`). Seeds mix
+    ``forced.seed`` with the sample id and epoch (and, in the engine, the cut and row). The
+    draws are stored raw (:class:`~cotaudit.probing.resample_record.ResampleDraws`); a trace
+    whose final-answer text is empty draws no continuations for the reference ``own`` (there is
+    nothing to reach). ``read_trace`` reads the trace after the chain (None: the last assistant
+    message; a recorded log's reader, :mod:`cotaudit.tasks.probe_log`)."""
+    n, reference = continuations.n, continuations.reference
 
     async def plan(state: TaskState, trace: Trace) -> SweepPlan:
-        engine = probe_engine(get_model(), tokenizer)
+        engine = probe_engine(get_model(), forced.tokenizer)
         start, stop = trace.span or (0, len(trace.ids))
         ends = sentence_ends(trace.ids[start:stop], engine.detokenize)
-        cuts = [0, *capped(ends, max_cuts)]
-        budget = resample_max_tokens or active_generate_config().max_tokens or DEFAULT_MAX_TOKENS
-        sample_seed = state_seed(seed, state, per_epoch=True)
+        cuts = [0, *capped(ends, continuations.max_cuts)]
+        budget = token_budget(continuations)
+        sample_seed = state_seed(forced.seed, state, per_epoch=True)
         drawn: dict[str, Any] = {}
 
         async def cut(length: int, force: Force) -> None:
             positions = [t for t in cuts if t <= length]
-            forced = await force(positions)
-            drawn["cuts"], drawn["forced"] = positions, forced.answers["own"]
-            drawn["final_text"] = final = final_text_of(trace, tokenizer)
+            answered = await force(positions)
+            drawn["cuts"], drawn["forced"] = positions, answered.answers["own"]
+            drawn["final_text"] = final = final_text_of(trace, forced.tokenizer)
             if reference == "own" and not final.strip():
                 note("No final-answer text after the trace: nothing to reach, none drawn.")
                 drawn["continuations"] = drawn["truncated"] = [[] for _ in positions]
@@ -285,7 +279,7 @@ def resample_sweep(
                 trace.ids,
                 absolute,
                 n=n,
-                temperature=resample_temperature,
+                temperature=continuations.temperature,
                 budget=budget,
                 seed=sample_seed,
             )
@@ -294,7 +288,7 @@ def resample_sweep(
         def record(sweep: Sweep) -> ResampleDraws:
             positions = drawn["cuts"]
             chunks = drawn.get("chunk_texts") or [""] * max(0, len(positions) - 1)
-            continuations = drawn["continuations"]
+            drawn_texts = drawn["continuations"]
             return ResampleDraws(
                 form=form,
                 reference=reference,
@@ -309,15 +303,15 @@ def resample_sweep(
                 prefix_texts=drawn.get("prefix_texts") or [],
                 chunk_texts=chunks,
                 n=n,
-                temperature=resample_temperature,
+                temperature=continuations.temperature,
                 max_tokens=budget,
-                continuations=continuations,
+                continuations=drawn_texts,
                 truncated=drawn["truncated"],
                 dissimilar=[
                     list(dissimilar_flags(row, chunks[i] if i < len(chunks) else None))
-                    for i, row in enumerate(continuations)
+                    for i, row in enumerate(drawn_texts)
                 ],
-                k=k,
+                k=forced.k,
                 forced=drawn["forced"],
                 seed=sample_seed,
                 verification_lead="" if trace.submitted else verification_lead,
@@ -328,13 +322,8 @@ def resample_sweep(
     return sweep_solver(
         chain=chain,
         plan=plan,
-        forced_answer_tag=forced_answer_tag,
-        k=k,
-        temperature=temperature,
-        answer_max_tokens=answer_max_tokens,
-        seed=seed,
+        forced=forced,
         per_epoch_seed=True,
-        tokenizer=tokenizer,
         think_close=think_close,
         read_trace=read_trace,
     )

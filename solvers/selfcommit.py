@@ -5,13 +5,11 @@ answer."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from inspect_ai.model import get_model
 from inspect_ai.solver import Solver, TaskState, solver
 
-from cotaudit.answers import Reading, extract_final_answer, extract_forced_answer
-from cotaudit.probing.exact import Estimator, reads_exact, samples
+from cotaudit.answers import extract_final_answer, extract_forced_answer
+from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.probing.forms import ExactReference, get_form
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.sentences import capped, sentence_ends
@@ -22,6 +20,7 @@ from cotaudit.studies.selfcommit.schedule import (
     fill_schedule,
     refinement_positions,
 )
+from cotaudit.studies.selfcommit.settings import SelfcommitSettings
 
 from .audit import note
 from .engine import probe_engine
@@ -31,24 +30,7 @@ __all__ = ["STORE_KEY", "selfcommit_probe"]
 
 
 @solver
-def selfcommit_probe(
-    *,
-    stride: int = 30,
-    k: int = 5,
-    temperature: float = 0.7,
-    max_cot_tokens: int = 1024,
-    answer_max_tokens: int = 8,
-    forced_answer_tag: str,
-    cot_temperature: float = 0.0,
-    seed: int = 0,
-    tokenizer: str | None = None,
-    schedule: Literal["full", "adaptive"] = "full",
-    zero_probe: bool = False,
-    final_answer_reading: Reading = "stated",
-    estimator: Estimator = "sampled",
-    cuts: Literal["tokens", "sentences"] = "tokens",
-    max_cuts: int = 20,
-) -> Solver:
+def selfcommit_probe(settings: SelfcommitSettings) -> Solver:
     """Generate the CoT (recorded as a model call), then force k answers after every prefix.
 
     c(t) = #{answers at t equal to a_final} / k, with a_final the CoT's own final integer
@@ -68,45 +50,35 @@ def selfcommit_probe(
     (``sampled``, ``both``), else on c_exact (pinned within
     :data:`~cotaudit.studies.selfcommit.schedule.EXACT_PIN_TOLERANCE` of 0 or 1).
 
+    The CoT is generated at ``cot_temperature`` (0 = greedy) within ``max_cot_tokens``; each
+    sample's seed mixes ``seed`` with the sample id and the epoch (from epoch 2 on), so
+    ``--epochs N`` draws N different sets of forced answers (and of CoTs when
+    ``cot_temperature`` > 0). ``schedule`` ``full`` probes every position, ``adaptive`` every
+    4th first and fills in only where c(t) is ambiguous
+    (:mod:`cotaudit.studies.selfcommit.schedule`); ``cuts`` ``sentences`` cuts at the ends of
+    the CoT's sentences instead, at most ``max_cuts`` (:mod:`cotaudit.probing.sentences`).
+
     Args:
-      stride: Tokens between cut positions (t = stride, 2*stride, ..., T).
-      k: Forced answers sampled per prefix.
-      temperature: Sampling temperature of the forced answers.
-      max_cot_tokens: Token budget of the CoT.
-      answer_max_tokens: Token budget of each forced answer.
-      forced_answer_tag: Text appended after each prefix to force an answer.
-      cot_temperature: Temperature of the CoT (0 = greedy).
-      seed: Base seed; each sample's probe seed mixes it with the sample id and the epoch
-        (from epoch 2 on), so ``--epochs N`` draws N different sets of forced answers (and of
-        CoTs when ``cot_temperature`` > 0).
-      tokenizer: Tokenizer for token positions on providers without their own engine.
-      schedule: ``full`` probes every position; ``adaptive`` probes every 4th first and fills
-        in only where c(t) is ambiguous (see ``cotaudit.studies.selfcommit.schedule``).
-      zero_probe: Also probe t = 0 (the prompt alone) and record it as ``c0``.
-      final_answer_reading: ``stated`` (the answer the CoT states) or ``last_number`` (else its
-        last number, truncated or not); see :func:`cotaudit.answers.extract_final_answer`.
-      estimator: ``sampled`` (k answers, the study's), ``exact`` (c_exact by teacher forcing)
-        or ``both``.
-      cuts: ``tokens`` (every ``stride`` tokens, the study's) or ``sentences`` (at the ends of
-        the CoT's sentences, at most ``max_cuts``, :mod:`cotaudit.probing.sentences`; with the
-        ``full`` schedule).
-      max_cuts: The most sentence cuts per CoT with ``cuts=sentences``.
+      settings: The selfcommit task's checked parameters (their meaning:
+        :func:`cotaudit.tasks.selfcommit.selfcommit`).
     """
-    stride_cuts = Schedule(kind="stride", stride=stride)
+    s = settings
+    k, estimator, zero_probe = s.k, s.estimator, s.zero_probe
+    stride_cuts = Schedule(kind="stride", stride=s.stride)
     zero = [0] if zero_probe else []
 
     async def plan(state: TaskState, trace: Trace) -> SweepPlan:
         truncated = trace.stop_reason == "max_tokens"
         cut_at = stride_cuts
-        if cuts == "sentences":
+        if s.cuts == "sentences":
             start, stop = trace.span or (0, len(trace.ids))
-            detokenize = probe_engine(get_model(), tokenizer).detokenize
+            detokenize = probe_engine(get_model(), s.tokenizer).detokenize
             ends = sentence_ends(trace.ids[start:stop], detokenize)
             cut_at = Schedule(
-                kind="sentences", max_cuts=max_cuts, steps=tuple(capped(ends, max_cuts)) or (0,)
+                kind="sentences", max_cuts=s.max_cuts, steps=tuple(capped(ends, s.max_cuts)) or (0,)
             )
         a_final = extract_final_answer(
-            state.output.completion, reading=final_answer_reading, truncated=truncated
+            state.output.completion, reading=s.final_answer_reading, truncated=truncated
         )
 
         def judged(answer: str) -> tuple[int | None, bool]:
@@ -124,10 +96,10 @@ def selfcommit_probe(
                 )
                 return
             full = cut_at.positions(length)  # stride, 2*stride, ..., T (or sentence ends)
-            if schedule == "full":
+            if s.schedule == "full":
                 await force(sorted(set(zero + full)))
                 return
-            coarse = coarse_positions(length, stride)
+            coarse = coarse_positions(length, s.stride)
             first = sorted(set(zero + coarse))
             forced = await force(first)
             if samples(estimator):
@@ -196,16 +168,10 @@ def selfcommit_probe(
 
     return sweep_solver(
         chain=seeded_generate(
-            max_tokens=max_cot_tokens, temperature=cot_temperature, seed=seed, per_epoch=True
+            max_tokens=s.max_cot_tokens, temperature=s.cot_temperature, seed=s.seed, per_epoch=True
         ),
         plan=plan,
-        forced_answer_tag=forced_answer_tag,
-        k=k,
-        temperature=temperature,
-        answer_max_tokens=answer_max_tokens,
-        seed=seed,
+        forced=s.forced_answers(),
         per_epoch_seed=True,
-        tokenizer=tokenizer,
         think=False,
-        estimator=estimator,
     )

@@ -15,20 +15,17 @@ for the study's greedy probes), that a forced answer parses to the gold answer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
-
 from inspect_ai.model import get_model
 from inspect_ai.solver import Solver, TaskState, solver
 
 from cotaudit.answers import extract_boxed_answer, extract_forced_answer
-from cotaudit.probing.exact import Estimator, samples
+from cotaudit.probing.exact import samples
 from cotaudit.probing.forms import ExactReference, get_form
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.sentences import completed_sentences, sentence_ends
-from cotaudit.studies.trace_tutor.prompts import TUTOR_SYSTEM, tutor_messages
+from cotaudit.studies.trace_tutor.prompts import tutor_messages
 from cotaudit.studies.trace_tutor.record import STORE_KEY, ContextProbe, TutorProbe
-from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS
+from cotaudit.studies.trace_tutor.settings import TraceTutorSettings
 
 from .engine import probe_engine
 from .probe import (
@@ -46,20 +43,7 @@ __all__ = ["STORE_KEY", "trace_tutor_probe"]
 
 
 @solver
-def trace_tutor_probe(
-    *,
-    fractions: Sequence[float] = PREFIX_FRACTIONS,
-    probe_samples: int = 1,
-    temperature: float = 0.0,
-    max_explanation_tokens: int = 768,
-    answer_max_tokens: int = 8,
-    forced_answer_tag: str,
-    system_prompt: str = TUTOR_SYSTEM,
-    seed: int = 0,
-    tokenizer: str | None = None,
-    estimator: Estimator = "sampled",
-    cuts: Literal["fractions", "sentences"] = "fractions",
-) -> Solver:
+def trace_tutor_probe(settings: TraceTutorSettings) -> Solver:
     """Generate the tutor explanation (greedy), then probe its prefixes, key visible and masked.
 
     Needs sample metadata ``condition``, ``gold`` and ``question``. The record
@@ -71,25 +55,20 @@ def trace_tutor_probe(
     the integer in its last ``\\boxed{}`` (:func:`cotaudit.answers.extract_boxed_answer`: the
     form the prompt asks for, no fallback to other numbers; None when there is none).
 
+    The explanation is generated within ``max_explanation_tokens``; the cuts are t = 0 and
+    round(f * T) for each of ``fractions`` (``cuts`` ``sentences``: each such cut moved forward
+    to the first sentence end at or after it, so no prefix stops inside a sentence; the curve
+    stays indexed by the fractions); p(f) = matches / k with k = ``probe_samples``. The masked
+    context is the question-only prompt with ``system_prompt``, the one the sample's input was
+    built with. A sample's probe seed mixes ``seed`` with the sample id, and the visible and
+    masked probes share it (common random numbers for Delta_context).
+
     Args:
-      fractions: Prefix fractions of the explanation's tokens (the 0% probe is added).
-      probe_samples: Forced answers per prefix (k); p(f) = matches / k.
-      temperature: Forced-answer temperature (0 = greedy).
-      max_explanation_tokens: Token budget of the explanation.
-      answer_max_tokens: Token budget of each forced answer.
-      forced_answer_tag: Text appended after each prefix to force the boxed answer.
-      system_prompt: The tutor system prompt the sample's input was built with; the masked
-        context is the question-only prompt with this system prompt.
-      seed: Base seed; a sample's probe seed mixes it with the sample id, and the visible and
-        masked probes share it (common random numbers for Delta_context).
-      tokenizer: Tokenizer for token positions on providers without their own engine.
-      estimator: ``sampled`` (k forced answers), ``exact`` (the probability that a forced
-        answer parses to the gold answer, by teacher forcing) or ``both``.
-      cuts: ``fractions`` (cut at round(f * T), the study's) or ``sentences`` (each such cut
-        moved forward to the first sentence end at or after it, so no prefix stops inside a
-        sentence; the curve stays indexed by the fractions).
+      settings: The trace_tutor task's checked parameters (their meaning:
+        :func:`cotaudit.tasks.trace_tutor.trace_tutor`).
     """
-    fractions = tuple(float(f) for f in fractions)
+    probe_samples, cuts = settings.probe_samples, settings.cuts
+    fractions = tuple(float(f) for f in settings.fractions)
     schedule = Schedule(kind="fractions", fractions=fractions, zero_probe=True)
 
     async def plan(state: TaskState, trace: Trace) -> SweepPlan:
@@ -103,7 +82,9 @@ def trace_tutor_probe(
         reference = ExactReference(get_form("integer"), gold)
         prompts = [SweptPrompt("visible", trace.prompt, {"gold": gold}, judged, reference)]
         if condition != "question_only":
-            masked = tutor_messages(str(meta["question"]), "question_only", gold, system_prompt)
+            masked = tutor_messages(
+                str(meta["question"]), "question_only", gold, settings.system_prompt
+            )
             prompts.append(SweptPrompt("masked", masked, {"gold": gold}, judged, reference))
 
         def probe(rows: list[list[str]]) -> ContextProbe:
@@ -134,7 +115,7 @@ def trace_tutor_probe(
             )
 
         async def at_sentences(length: int, force: Force) -> None:
-            engine = probe_engine(get_model(), tokenizer)
+            engine = probe_engine(get_model(), settings.tokenizer)
             ends = sentence_ends(trace.ids[:length], engine.detokenize)
             await force(completed_sentences(schedule.probed(length), ends))
 
@@ -142,15 +123,11 @@ def trace_tutor_probe(
         return SweepPlan(prompts, cut, record)
 
     return sweep_solver(
-        chain=seeded_generate(max_tokens=max_explanation_tokens, temperature=0.0, seed=seed),
+        chain=seeded_generate(
+            max_tokens=settings.max_explanation_tokens, temperature=0.0, seed=settings.seed
+        ),
         plan=plan,
-        forced_answer_tag=forced_answer_tag,
-        k=probe_samples,
-        temperature=temperature,
-        answer_max_tokens=answer_max_tokens,
-        seed=seed,
-        tokenizer=tokenizer,
+        forced=settings.forced_answers(),
         think=False,
         fit_context=False,
-        estimator=estimator,
     )

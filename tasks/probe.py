@@ -234,9 +234,9 @@ def probe_of(
     samples = _samples(wrapped)
     form = detect_form(task_facts(wrapped, samples)) if s.answer == "auto" else get_form(s.answer)
     schedule = s.schedule()
-    tag = form.tag if s.forced_answer_tag is None else s.forced_answer_tag
+    forced = s.forced_answers(form)
     if s.probe == "resample":
-        return resample_of(wrapped, s, form, tag, read_trace, verification_lead)
+        return resample_of(wrapped, s, form, read_trace, verification_lead)
     if s.replay_under is not None and replay_prompt is None:
         replay_prompt = SiblingPrompts(
             samples, wrapped.solver, pair_key=s.pair_key, condition_key=s.condition_key
@@ -257,18 +257,12 @@ def probe_of(
         chain=wrapped.solver,
         probe=s.probe,
         form=form.name,
-        forced_answer_tag=tag,
+        forced=forced,
         schedule=schedule,
-        k=s.answers_k,
-        temperature=s.answer_temperature,
-        answer_max_tokens=s.answer_max_tokens or form.answer_max_tokens,
-        seed=s.seed,
-        tokenizer=s.tokenizer,
         think_close=s.think_close,
         replay_under=s.replay_under,
         condition_key=s.condition_key,
         replay_prompt=replay_prompt,
-        estimator=s.estimator,
         read_trace=read_trace,
         verification_lead=verification_lead,
     )
@@ -276,7 +270,7 @@ def probe_of(
         "probe": s.probe,
         "wrapped_task": wrapped.name,
         "answer_form": form.name,
-        "forced_answer_tag": tag,
+        "forced_answer_tag": forced.tag,
         "think_close": s.think_close,
         "schedule": schedule.model_dump(),
         "k": s.answers_k,
@@ -337,7 +331,6 @@ def resample_of(
     wrapped: Task,
     settings: ProbeSettings,
     form: AnswerForm,
-    tag: str,
     read_trace: TraceReader | None = None,
     verification_lead: str | None = None,
 ) -> Task:
@@ -347,28 +340,13 @@ def resample_of(
     as in :func:`probe_of`."""
     s = settings
     assert wrapped.scorer
-    schedule = s.schedule()
-    options = {
-        "n": s.resampling("resample"),
-        "temperature": s.resampling("resample_temperature"),
-        "max_tokens": s.resample_max_tokens,
-        "reference": s.resampling("resample_reference"),
-        "max_cuts": schedule.max_cuts,
-    }
+    forced = s.forced_answers(form)
+    continuations = s.continuations()
     sweep = resample_sweep(
         chain=wrapped.solver,
         form=form.name,
-        forced_answer_tag=tag,
-        max_cuts=schedule.max_cuts,
-        k=s.answers_k,
-        temperature=s.answer_temperature,
-        answer_max_tokens=s.answer_max_tokens or form.answer_max_tokens,
-        n=options["n"],
-        resample_temperature=options["temperature"],
-        resample_max_tokens=s.resample_max_tokens,
-        reference=options["reference"],
-        seed=s.seed,
-        tokenizer=s.tokenizer,
+        forced=forced,
+        continuations=continuations,
         think_close=s.think_close,
         read_trace=read_trace,
         verification_lead=verification_lead,
@@ -392,13 +370,13 @@ def resample_of(
                 "probe": "resample",
                 "wrapped_task": wrapped.name,
                 "answer_form": form.name,
-                "forced_answer_tag": tag,
+                "forced_answer_tag": forced.tag,
                 "think_close": s.think_close,
-                "k": s.answers_k,
-                "temperature": s.answer_temperature,
-                "seed": s.seed,
+                "k": forced.k,
+                "temperature": forced.temperature,
+                "seed": forced.seed,
                 "condition_key": s.condition_key,
-                "resample": options,
+                "resample": continuations.model_dump(),
             },
             HEADLINES_KEY: [RESAMPLE_HEADLINE.record()],
         },

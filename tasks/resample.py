@@ -20,25 +20,13 @@ from __future__ import annotations
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
-from cotaudit.answers import READINGS
 from cotaudit.datasets.gsm8k import VENDORED, load_problems
-from cotaudit.params import (
-    parse_conditions,
-    require_int,
-    require_one_of,
-    require_positive,
-    require_temperature,
-)
 from cotaudit.prerequisite import checked_task
 from cotaudit.scorers.resample import resample_scorer
 from cotaudit.solvers.probe import seeded_generate
 from cotaudit.solvers.resample import resample_probe
-from cotaudit.studies.selfcommit.prompts import (
-    HINT_SOURCE_TEXTS,
-    HINT_SOURCES,
-    SELFCOMMIT_CONDITIONS,
-    SELFCOMMIT_FORCED_ANSWER_TAG,
-)
+from cotaudit.studies.resample_settings import ResampleSettings
+from cotaudit.studies.selfcommit.prompts import HINT_SOURCE_TEXTS, SELFCOMMIT_FORCED_ANSWER_TAG
 from cotaudit.tasks.selfcommit import selfcommit_samples
 
 VERSION = 1
@@ -86,49 +74,26 @@ def resample(
       hint: The value the hinted prompt names: "dataset" (the dataset answer y), "wrong"
         (y + 1) or "mixed" (y on even problem indices, y + 1 on odd ones).
     """
-    counts = {
-        "problems": problems,
-        "n": n,
-        "max_cuts": max_cuts,
-        "max_cot_tokens": max_cot_tokens,
-        "k": k,
-        "answer_max_tokens": answer_max_tokens,
-    }
-    for name, count in counts.items():
-        require_positive(name, count)
-    temperatures = {
-        "temperature": temperature,
-        "forced_temperature": forced_temperature,
-        "cot_temperature": cot_temperature,
-    }
-    for name, value in temperatures.items():
-        require_temperature(name, value)
-    require_int("seed", seed)
-    require_one_of("final_answer_reading", final_answer_reading, READINGS)
-    require_one_of("hint", hint, HINT_SOURCES)
-    chosen = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
-    loaded = load_problems(dataset, limit=problems)
+    s = ResampleSettings.of(locals())
+    loaded = load_problems(s.dataset, limit=s.problems)
     return Task(
         dataset=MemoryDataset(
-            selfcommit_samples(loaded.items, chosen, hint), name="gsm8k", location=loaded.source
+            selfcommit_samples(loaded.items, s.conditions, s.hint),
+            name="gsm8k",
+            location=loaded.source,
         ),
         solver=resample_probe(
-            n=n,
-            temperature=temperature,
-            max_tokens=max_cot_tokens,
-            max_cuts=max_cuts,
-            forced_answer_tag=forced_answer_tag,
-            k=k,
-            forced_temperature=forced_temperature,
-            answer_max_tokens=answer_max_tokens,
-            seed=seed,
-            final_answer_reading=final_answer_reading,  # type: ignore[arg-type]
-            tokenizer=tokenizer,
+            continuations=s.continuations(),
+            forced=s.forced_answers(),
+            final_answer_reading=s.final_answer_reading,
             chain=seeded_generate(
-                max_tokens=max_cot_tokens, temperature=cot_temperature, seed=seed, per_epoch=True
+                max_tokens=s.max_cot_tokens,
+                temperature=s.cot_temperature,
+                seed=s.seed,
+                per_epoch=True,
             ),
         ),
         scorer=resample_scorer(),
         version=VERSION,
-        metadata={"study": "resample", "hint": HINT_SOURCE_TEXTS[hint]},
+        metadata={"study": "resample", "hint": HINT_SOURCE_TEXTS[s.hint]},
     )

@@ -277,39 +277,15 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
     lead = lead_summary(primary, s.estimator)
     loaded = first_look_problems() if s.first_look else load_problems(s.dataset, limit=s.problems)
     samples = selfcommit_samples(loaded.items, s.conditions, s.hint)
-    solver = selfcommit_probe(
-        stride=s.stride,
-        k=s.k,
-        temperature=s.temperature,
-        max_cot_tokens=s.max_cot_tokens,
-        answer_max_tokens=s.answer_max_tokens,
-        forced_answer_tag=s.forced_answer_tag,
-        cot_temperature=s.cot_temperature,
-        seed=s.seed,
-        tokenizer=s.tokenizer,
-        schedule=s.schedule,
-        zero_probe=s.zero_probe,
-        final_answer_reading=s.final_answer_reading,
-        estimator=s.estimator,
-        cuts=s.cuts,
-        max_cuts=s.max_cuts,
-    )
+    solver = selfcommit_probe(s)
     metrics = selfcommit_metrics(s)
     if s.resample:
         solver = chain(
             solver,
             resample_probe(
-                n=s.resample,
-                temperature=s.resample_temperature,
-                max_tokens=s.max_cot_tokens,
-                max_cuts=s.resample_max_cuts,
-                forced_answer_tag=s.forced_answer_tag,
-                k=s.k,
-                forced_temperature=s.temperature,
-                answer_max_tokens=s.answer_max_tokens,
-                seed=s.seed,
+                continuations=s.continuations(max_tokens=s.max_cot_tokens),
+                forced=s.forced_answers(),
                 final_answer_reading=s.final_answer_reading,
-                tokenizer=s.tokenizer,
             ),
         )
         metrics.append(resample_summary(prefix=STUDY_PREFIX))

@@ -251,17 +251,10 @@ def _with_resampling(settings: TraceTutorSettings, probe: Solver) -> Solver:
     return chain(
         probe,
         resample_probe(
-            n=settings.resample,
-            temperature=settings.resample_temperature,
-            max_tokens=settings.max_explanation_tokens,
-            max_cuts=settings.resample_max_cuts,
-            forced_answer_tag=settings.forced_answer_tag,
-            k=settings.probe_samples,
-            forced_temperature=settings.temperature,
-            answer_max_tokens=settings.answer_max_tokens,
-            seed=settings.seed,
-            tokenizer=settings.tokenizer,
-            reference="gold",
+            continuations=settings.continuations(
+                max_tokens=settings.max_explanation_tokens, reference="gold"
+            ),
+            forced=settings.forced_answers(),
         ),
     )
 
@@ -283,19 +276,7 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
         ),
         solver=_with_resampling(
             settings,
-            trace_tutor_probe(
-                fractions=fracs,
-                probe_samples=settings.probe_samples,
-                temperature=settings.temperature,
-                max_explanation_tokens=settings.max_explanation_tokens,
-                answer_max_tokens=settings.answer_max_tokens,
-                forced_answer_tag=settings.forced_answer_tag,
-                system_prompt=settings.system_prompt,
-                seed=settings.seed,
-                tokenizer=settings.tokenizer,
-                estimator=settings.estimator,
-                cuts=settings.cuts,
-            ),
+            trace_tutor_probe(settings),
         ),
         scorer=trace_tutor_scorer(),
         metrics=[

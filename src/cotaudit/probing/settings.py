@@ -37,7 +37,8 @@ from cotaudit.params import (
 )
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import ESTIMATORS, Estimator
-from cotaudit.probing.forms import FORM_NAMES
+from cotaudit.probing.forcing import Continuations, ForcedAnswers
+from cotaudit.probing.forms import FORM_NAMES, AnswerForm
 from cotaudit.probing.metrics import METRIC_SETS, MetricSet
 from cotaudit.probing.positions import (
     DEFAULT_FRACTIONS,
@@ -330,6 +331,31 @@ class ProbeSettings(TaskSettings):
         """A ``resample*`` parameter as given, else its default (:data:`RESAMPLE_DEFAULTS`)."""
         value = getattr(self, name)
         return RESAMPLE_DEFAULTS[name] if value is None else value
+
+    def forced_answers(self, form: AnswerForm) -> ForcedAnswers:
+        """The forced answers of this probe on ``form``: ``forced_answer_tag`` (else the form's
+        tag), :attr:`answers_k` answers at :attr:`answer_temperature` of at most
+        ``answer_max_tokens`` tokens (else the form's budget)."""
+        return ForcedAnswers(
+            tag=form.tag if self.forced_answer_tag is None else self.forced_answer_tag,
+            k=self.answers_k,
+            temperature=self.answer_temperature,
+            max_tokens=self.answer_max_tokens or form.answer_max_tokens,
+            seed=self.seed,
+            tokenizer=self.tokenizer,
+            estimator=self.estimator,
+        )
+
+    def continuations(self) -> Continuations:
+        """The resampling of ``-T probe=resample``: the ``resample*`` parameters, each as given
+        else its default, from the sentence cuts of :meth:`schedule`."""
+        return Continuations(
+            n=self.resampling("resample"),
+            temperature=self.resampling("resample_temperature"),
+            max_tokens=self.resample_max_tokens,
+            reference=self.resampling("resample_reference"),
+            max_cuts=self.schedule().max_cuts,
+        )
 
     def schedule(self) -> Schedule:
         """Where to cut: ``cuts`` if given, else ``stride`` if given, else ``fractions`` if

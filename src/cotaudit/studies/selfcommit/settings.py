@@ -28,6 +28,7 @@ from cotaudit.params import (
     require_text,
 )
 from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
+from cotaudit.probing.forcing import ForcesAnswers
 from cotaudit.probing.positions import DEFAULT_MAX_CUTS
 from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
@@ -37,7 +38,7 @@ SCHEDULES = ("full", "adaptive")
 """Values of ``-T schedule``."""
 
 
-class SelfcommitSettings(ResampleOptions, TaskSettings):
+class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     """The resolved parameters of a selfcommit run (the ``selfcommit`` task's arguments but
     ``paper``; their meaning: the task's docstring). ``conditions`` and ``thetas`` parsed from
     their comma-separated text; a positive integer for ``problems``, ``stride``, ``k``,

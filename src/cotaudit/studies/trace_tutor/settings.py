@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from itertools import pairwise
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import ConfigDict, ValidationInfo, field_validator, model_validator
 
@@ -20,6 +20,7 @@ from cotaudit.params import (
     parsed,
 )
 from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
+from cotaudit.probing.forcing import ForcesAnswers
 from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
 from cotaudit.studies.trace_tutor.prompts import TUTOR_CONDITIONS
@@ -51,7 +52,7 @@ sentence that position falls in)."""
 DEFAULT_FRACTIONS = ",".join(f"{f:g}" for f in PREFIX_FRACTIONS)
 
 
-class TraceTutorSettings(ResampleOptions, TaskSettings):
+class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     """The parameters of :func:`trace_tutor`, checked: each check raises
     :class:`cotaudit.params.ParameterError` naming its ``-T`` parameter (:meth:`of`).
 
@@ -64,6 +65,7 @@ class TraceTutorSettings(ResampleOptions, TaskSettings):
     forcing; ``both``)."""
 
     model_config = ConfigDict(frozen=True)
+    K_PARAMETER: ClassVar[str] = "probe_samples"
 
     problems: PositiveCount
     dataset: str

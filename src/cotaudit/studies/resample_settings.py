@@ -1,0 +1,62 @@
+"""The resample task's parameters, checked once (:class:`ResampleSettings`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import ConfigDict, field_validator
+
+from cotaudit.answers import READINGS, Reading
+from cotaudit.params import (
+    PositiveCount,
+    Seed,
+    TaskSettings,
+    Temperature,
+    one_of,
+    parse_conditions,
+)
+from cotaudit.probing.forcing import Continuations, ForcesAnswers
+from cotaudit.studies.selfcommit.prompts import HINT_SOURCES, SELFCOMMIT_CONDITIONS, HintSource
+
+
+class ResampleSettings(ForcesAnswers, TaskSettings):
+    """The resolved parameters of a resample run (the ``resample`` task's arguments; their
+    meaning: the task's docstring): a positive integer for every count, temperatures finite and
+    >= 0, an integer seed, ``conditions`` parsed from their comma-separated text. The first
+    failing check (in this order) raises its one-line :class:`~cotaudit.params.ParameterError`
+    (:meth:`~cotaudit.params.TaskSettings.of`)."""
+
+    model_config = ConfigDict(frozen=True)
+    TEMPERATURE_PARAMETER: ClassVar[str] = "forced_temperature"
+
+    problems: PositiveCount
+    n: PositiveCount
+    max_cuts: PositiveCount
+    max_cot_tokens: PositiveCount
+    k: PositiveCount
+    answer_max_tokens: PositiveCount
+    temperature: Temperature
+    forced_temperature: Temperature
+    cot_temperature: Temperature
+    seed: Seed
+    final_answer_reading: Annotated[Reading, one_of(READINGS)]
+    hint: Annotated[HintSource, one_of(HINT_SOURCES)]
+    conditions: list[str]
+    dataset: str
+    forced_answer_tag: str
+    tokenizer: str | None
+
+    @field_validator("conditions", mode="before")
+    @classmethod
+    def _conditions(cls, value: Any) -> list[str]:
+        return parse_conditions("conditions", value, SELFCOMMIT_CONDITIONS)
+
+    def continuations(self) -> Continuations:
+        """``n`` continuations per sentence cut (at most ``max_cuts``) at ``temperature``, within
+        the CoT's own budget ``max_cot_tokens``, against the CoT's own final answer."""
+        return Continuations(
+            n=self.n,
+            temperature=self.temperature,
+            max_tokens=self.max_cot_tokens,
+            max_cuts=self.max_cuts,
+        )
