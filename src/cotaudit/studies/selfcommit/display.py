@@ -15,6 +15,92 @@ primary summary): condition, pair, a_final and gold as text, correctness, the c(
 No statistic reads them."""
 
 
+IMPUTED_NOTE = "`*` imputed by the adaptive schedule (not probed)"
+"""The text block's note under a curve with a value imputed by the adaptive schedule."""
+
+
+def _curve_block(
+    positions: Sequence[int],
+    cot_length: int,
+    header: Sequence[str],
+    cells: Sequence[Sequence[str]],
+    bars: Sequence[float],
+    imputed: Sequence[bool] | None,
+) -> list[str]:
+    """A curve as an aligned block, a row per probed position: t, t/T (1 when T is 0), the
+    ``header`` columns (``cells[i]`` at the i-th position), a bar of ``bars[i]`` (`` *`` where
+    the adaptive schedule imputed the value); then :data:`IMPUTED_NOTE` when any value is."""
+    marks = list(imputed) if imputed else [False] * len(positions)
+    rows = [
+        [
+            str(t),
+            fmt_number(ratio(t, cot_length) if cot_length else 1.0, 2),
+            *row,
+            bar(v) + (" *" if imp else ""),
+        ]
+        for t, row, v, imp in zip(positions, cells, bars, marks, strict=True)
+    ]
+    right = [True] * (len(header) + 2) + [False]
+    lines = [aligned_block(["t", "t/T", *header, ""], rows, right=right)]
+    if any(marks):
+        lines.append(IMPUTED_NOTE)
+    return lines
+
+
+def _sparkline_line(
+    label: str, values: Sequence[float], positions: Sequence[int], cot_length: int
+) -> str:
+    """``label``, the sparkline of ``values`` and the span of probed positions out of T."""
+    return (
+        f"{label} {sparkline(list(values))} over t = {positions[0]}…{positions[-1]} of "
+        f"T = {cot_length} tokens"
+    )
+
+
+def _curve_chart(
+    positions: Sequence[int],
+    cot_length: int,
+    curves: Sequence[tuple[Sequence[float], int, bool]],
+    imputed: Sequence[bool] | None,
+    theta: float | None,
+    zero: tuple[str, float | None],
+    legend: Sequence[str],
+    alt: str,
+) -> str:
+    """Curves against t (tokens, 0..T) as a Markdown PNG chart and a caption line: a line per
+    ``curves`` entry (values at ``positions``, colour, dashed), a ring where the adaptive
+    schedule imputed the value, a dashed guide at ``theta`` and the t = 0 probe ``zero``
+    (its name and value, no point of the curve) as a grey point at t = 0. The caption is
+    ``legend``, then the guide, rings and grey point said when drawn."""
+    x_max = cot_length or max(positions, default=0) or 1
+    rings = frozenset(i for i, imp in enumerate(imputed or ()) if imp)
+    ticks = [(0, "0"), *((t, "") for t in positions), (x_max, str(x_max))]
+    zero_name, zero_value = zero
+    png = line_chart(
+        [
+            Series(list(zip(positions, values, strict=True)), color, dashed=dashed, rings=rings)
+            for values, color, dashed in curves
+        ],
+        x_max,
+        ticks,
+        "c(t)",
+        "t",
+        guides=[theta] if theta is not None else [],
+        points=[Point(0, zero_value)] if zero_value is not None else [],
+    )
+    caption = chart_caption(
+        [
+            *legend,
+            f"dashed: θ = {theta:g}" if theta is not None else "",
+            "rings: imputed by the adaptive schedule, not probed" if rings else "",
+            f"grey: {zero_name} = {fmt_number(zero_value)} at t = 0, not part of the curve"
+            if zero_value is not None
+            else "",
+        ]
+    )
+    return f"{markdown_image(png, alt)}\n\n{caption}"
+
+
 def selfcommit_curve_text(
     positions: Sequence[int],
     cot_length: int,
@@ -26,24 +112,9 @@ def selfcommit_curve_text(
     """The c(t) curve as an aligned block (t, t/T, c(t) = m/k exactly, a bar; ``*`` marks a
     value imputed by the adaptive schedule) and a sparkline line; the t = 0 probe c0, when
     made, on a line of its own (it is no point of the curve)."""
-    imputed = list(imputed) if imputed else [False] * len(positions)
     c = [ratio(m, k) for m in matches]
-    rows = [
-        [
-            str(t),
-            fmt_number(ratio(t, cot_length) if cot_length else 1.0, 2),
-            fmt_number(v),
-            bar(v) + (" *" if imp else ""),
-        ]
-        for t, v, imp in zip(positions, c, imputed, strict=True)
-    ]
-    lines = [aligned_block(["t", "t/T", "c(t)", ""], rows, right=[True, True, True, False])]
-    if any(imputed):
-        lines.append("`*` imputed by the adaptive schedule (not probed)")
-    lines.append(
-        f"c(t) {sparkline(c)} over t = {positions[0]}…{positions[-1]} of "
-        f"T = {cot_length} tokens, k = {k}"
-    )
+    lines = _curve_block(positions, cot_length, ["c(t)"], [[fmt_number(v)] for v in c], c, imputed)
+    lines.append(f"{_sparkline_line('c(t)', c, positions, cot_length)}, k = {k}")
     if c0 is not None:
         lines.append(f"c0 (t = 0, not part of the curve) = {fmt_number(c0)}")
     return "\n\n".join(lines)
@@ -63,30 +134,20 @@ def selfcommit_chart(
     schedule), a dashed guide at ``theta``, and c0 (the t = 0 probe, no point of the curve) as
     a grey point at t = 0."""
     c = [ratio(m, k) for m in matches]
-    x_max = cot_length or max(positions, default=0) or 1
-    rings = frozenset(i for i, imp in enumerate(imputed or ()) if imp)
-    ticks = [(0, "0"), *((t, "") for t in positions), (x_max, str(x_max))]
-    png = line_chart(
-        [Series(list(zip(positions, c, strict=True)), BLUE, rings=rings)],
-        x_max,
-        ticks,
-        "c(t)",
-        "t",
-        guides=[theta] if theta is not None else [],
-        points=[Point(0, c0)] if c0 is not None else [],
+    legend = (
+        f"c(t) = m/k of the forced answers (k = {k}) against t, tokens of the T = {cot_length} "
+        "token CoT"
     )
-    caption = chart_caption(
-        [
-            f"c(t) = m/k of the forced answers (k = {k}) against t, tokens of the T = {cot_length} "
-            "token CoT",
-            f"dashed: θ = {theta:g}" if theta is not None else "",
-            "rings: imputed by the adaptive schedule, not probed" if rings else "",
-            f"grey: c0 = {fmt_number(c0)} at t = 0, not part of the curve"
-            if c0 is not None
-            else "",
-        ]
+    return _curve_chart(
+        positions,
+        cot_length,
+        [(c, BLUE, False)],
+        imputed,
+        theta,
+        ("c0", c0),
+        [legend],
+        "c(t) chart",
     )
-    return f"{markdown_image(png, 'c(t) chart')}\n\n{caption}"
 
 
 def selfcommit_curve_markdown(
@@ -121,29 +182,14 @@ def selfcommit_exact_text(
     a bar; ``*`` imputed by the adaptive schedule) and a sparkline line; with the sampled curve
     (``sampled``, a run of both) its c(t) and c_exact - c beside each row; c0_exact (and c0)
     on a line of their own."""
-    imputed = list(imputed) if imputed else [False] * len(positions)
-    header = ["t", "t/T", "c_exact(t)", "covered"]
+    header = ["c_exact(t)", "covered"]
+    cells = [[fmt_number(v), fmt_number(cov)] for v, cov in zip(c_exact, covered, strict=True)]
     if sampled is not None:
         header += ["c(t)", "exact − c"]
-    rows = []
-    for i, (t, v, cov, imp) in enumerate(zip(positions, c_exact, covered, imputed, strict=True)):
-        row = [
-            str(t),
-            fmt_number(ratio(t, cot_length) if cot_length else 1.0, 2),
-            fmt_number(v),
-            fmt_number(cov),
-        ]
-        if sampled is not None:
-            row += [fmt_number(sampled[i]), f"{v - sampled[i]:+.3f}"]
-        rows.append([*row, bar(v) + (" *" if imp else "")])
-    right = [True] * len(header) + [False]
-    lines = [aligned_block([*header, ""], rows, right=right)]
-    if any(imputed):
-        lines.append("`*` imputed by the adaptive schedule (not probed)")
-    lines.append(
-        f"c_exact(t) {sparkline(list(c_exact))} over t = {positions[0]}…{positions[-1]} of "
-        f"T = {cot_length} tokens"
-    )
+        for row, v, s in zip(cells, c_exact, sampled, strict=True):
+            row += [fmt_number(s), f"{v - s:+.3f}"]
+    lines = _curve_block(positions, cot_length, header, cells, c_exact, imputed)
+    lines.append(_sparkline_line("c_exact(t)", c_exact, positions, cot_length))
     if sampled is not None:
         lines.append(f"c(t)       {sparkline(list(sampled))} sampled, k = {k}")
     if c0_exact is not None:
@@ -167,37 +213,25 @@ def selfcommit_exact_chart(
     ring where the adaptive schedule imputed it), with the sampled c(t) = m/k beside it
     (``sampled``, orange, dashed) in a run of both, a dashed guide at ``theta`` and c0_exact as
     a grey point at t = 0."""
-    x_max = cot_length or max(positions, default=0) or 1
-    rings = frozenset(i for i, imp in enumerate(imputed or ()) if imp)
-    ticks = [(0, "0"), *((t, "") for t in positions), (x_max, str(x_max))]
-    series = [Series(list(zip(positions, c_exact, strict=True)), BLUE, rings=rings)]
+    curves = [(c_exact, BLUE, False)]
+    legend = [
+        "blue: c_exact(t), the probability that the forced answer parses to a_final "
+        f"(teacher forcing at temperature {temperature:g}), against t, tokens of the "
+        f"T = {cot_length} token CoT"
+    ]
     if sampled is not None:
-        series.append(
-            Series(list(zip(positions, sampled, strict=True)), ORANGE, dashed=True, rings=rings)
-        )
-    png = line_chart(
-        series,
-        x_max,
-        ticks,
-        "c(t)",
-        "t",
-        guides=[theta] if theta is not None else [],
-        points=[Point(0, c0_exact)] if c0_exact is not None else [],
+        curves.append((sampled, ORANGE, True))
+        legend.append(f"orange, dashed: the sampled c(t) = m/k (k = {k})")
+    return _curve_chart(
+        positions,
+        cot_length,
+        curves,
+        imputed,
+        theta,
+        ("c0_exact", c0_exact),
+        legend,
+        "c_exact(t) chart",
     )
-    caption = chart_caption(
-        [
-            "blue: c_exact(t), the probability that the forced answer parses to a_final "
-            f"(teacher forcing at temperature {temperature:g}), against t, tokens of the "
-            f"T = {cot_length} token CoT",
-            f"orange, dashed: the sampled c(t) = m/k (k = {k})" if sampled is not None else "",
-            f"dashed: θ = {theta:g}" if theta is not None else "",
-            "rings: imputed by the adaptive schedule, not probed" if rings else "",
-            f"grey: c0_exact = {fmt_number(c0_exact)} at t = 0, not part of the curve"
-            if c0_exact is not None
-            else "",
-        ]
-    )
-    return f"{markdown_image(png, 'c_exact(t) chart')}\n\n{caption}"
 
 
 def selfcommit_exact_markdown(

@@ -29,6 +29,48 @@ TRACE_VIEWER_FIELDS = (
 ``correct``, which the statistics read too, are there for the viewer alone)."""
 
 
+def _checkpoint_cells(fractions: Sequence[float], positions: Sequence[int]) -> list[list[str]]:
+    """The first two cells of each checkpoint's row: f in % (the 0% probe first, then each
+    fraction) and its token position t."""
+    return [
+        [f"{fmt_number(f * 100, 4)}%", str(t)]
+        for f, t in zip([0.0, *fractions], positions, strict=True)
+    ]
+
+
+def _fraction_span(fractions: Sequence[float]) -> str:
+    """The fractions a sparkline spans: ``over f = <first>…<last>%``."""
+    return f"over f = {fmt_number(fractions[0] * 100, 4)}…{fmt_number(fractions[-1] * 100, 4)}%"
+
+
+def _pf_chart(
+    fractions: Sequence[float],
+    curves: Mapping[str, Sequence[float]],
+    pass_threshold: float,
+    head: str,
+    alt: str,
+) -> str:
+    """p(f) against f (% of the explanation's tokens) as a Markdown PNG chart and a caption
+    line: ``curves[name]`` per position (the 0% probe first), a line per curve over the
+    fractions (:func:`~cotaudit.probing.display.context_series`: the first blue with discs, the
+    second orange, dashed, with rings), each 0% probe a point at f = 0 joined to nothing (it is
+    no point of the curve), a dashed guide at the pass threshold. The caption opens with
+    ``head``."""
+    x = [f * 100 for f in fractions]
+    series, points, legend = context_series(x, curves, zero_probe=True)
+    ticks = [(0.0, "0"), *((f, fmt_number(f, 4)) for f in x)]
+    png = line_chart(series, max(x), ticks, "p(f)", "f (%)", guides=[pass_threshold], points=points)
+    caption = chart_caption(
+        [
+            head,
+            *legend,
+            "the point at 0% is the 0% probe, not part of the curve",
+            f"dashed: pass threshold {pass_threshold:g}",
+        ]
+    )
+    return f"{markdown_image(png, alt)}\n\n{caption}"
+
+
 def trace_curve_text(
     fractions: Sequence[float],
     positions: Sequence[int],
@@ -45,23 +87,18 @@ def trace_curve_text(
     header = ["f", "t"]
     for n in names:
         header += [f"p({n})", f"answers ({n})"] if len(names) > 1 else ["p", "answers"]
-    rows = []
-    for i, (f, t) in enumerate(zip([0.0, *fractions], positions, strict=True)):
-        row = [f"{fmt_number(f * 100, 4)}%", str(t)]
+    rows = _checkpoint_cells(fractions, positions)
+    for i, row in enumerate(rows):
         for n in names:
             p = ratio(probes[n]["matches"][i], k)
             mark = "✓" if p >= pass_threshold else "✗"
             row += [fmt_number(p), f"{mark} {answers_text(probes[n]['parsed'][i])}"]
-        rows.append(row)
     right = [True, True] + [True, False] * len(names)
     lines = [aligned_block(header, rows, right=right)]
     for n in names:
         curve = [ratio(m, k) for m in probes[n]["matches"][1:]]
         label = f"p(f) {n}" if len(names) > 1 else "p(f)"
-        lines.append(
-            f"{label} {sparkline(curve)} over f = "
-            f"{fmt_number(fractions[0] * 100, 4)}…{fmt_number(fractions[-1] * 100, 4)}%"
-        )
+        lines.append(f"{label} {sparkline(curve)} {_fraction_span(fractions)}")
     return "\n\n".join(lines)
 
 
@@ -72,23 +109,12 @@ def trace_chart(
     pass_threshold: float,
 ) -> str:
     """p(f) = matches/k against f (% of the explanation's tokens) as a Markdown PNG chart and a
-    caption line: a line per probe context over the fractions, each context's 0% probe as a
-    point at f = 0 joined to nothing (it is no point of the curve), a dashed guide at the pass
-    threshold. ``probes[name]["matches"]`` has the 0% probe first."""
+    caption line (:func:`_pf_chart`): a line per probe context over the fractions, each
+    context's 0% probe as a point at f = 0, a dashed guide at the pass threshold.
+    ``probes[name]["matches"]`` has the 0% probe first."""
     curves = {n: [ratio(m, k) for m in p["matches"]] for n, p in probes.items()}
-    x = [f * 100 for f in fractions]
-    series, points, legend = context_series(x, curves, zero_probe=True)
-    ticks = [(0.0, "0"), *((f, fmt_number(f, 4)) for f in x)]
-    png = line_chart(series, max(x), ticks, "p(f)", "f (%)", guides=[pass_threshold], points=points)
-    caption = chart_caption(
-        [
-            f"p(f) = matches/k (k = {k}) against f, % of the explanation's tokens",
-            *legend,
-            "the point at 0% is the 0% probe, not part of the curve",
-            f"dashed: pass threshold {pass_threshold:g}",
-        ]
-    )
-    return f"{markdown_image(png, 'p(f) chart')}\n\n{caption}"
+    head = f"p(f) = matches/k (k = {k}) against f, % of the explanation's tokens"
+    return _pf_chart(fractions, curves, pass_threshold, head, "p(f) chart")
 
 
 def trace_curve_markdown(
@@ -113,24 +139,15 @@ def exact_chart(
     temperature: float,
     title: str,
 ) -> str:
-    """p(f) of the exact estimator against f as a Markdown PNG chart and a caption line:
-    ``curves[name]`` per position (the 0% probe first), a line per curve (the first blue with
-    discs, the second orange, dashed, with rings), each 0% probe a point at f = 0, a dashed
-    guide at the pass threshold."""
-    x = [f * 100 for f in fractions]
-    series, points, legend = context_series(x, curves, zero_probe=True)
-    ticks = [(0.0, "0"), *((f, fmt_number(f, 4)) for f in x)]
-    png = line_chart(series, max(x), ticks, "p(f)", "f (%)", guides=[pass_threshold], points=points)
-    caption = chart_caption(
-        [
-            f"{title}: p(f) = P(forced answer = gold) read exactly at T = {temperature:g}, "
-            "against f, % of the explanation's tokens",
-            *legend,
-            "the point at 0% is the 0% probe, not part of the curve",
-            f"dashed: pass threshold {pass_threshold:g}",
-        ]
+    """p(f) of the exact estimator against f as a Markdown PNG chart and a caption line
+    (:func:`_pf_chart`): ``curves[name]`` per position (the 0% probe first), a line per curve,
+    each 0% probe a point at f = 0, a dashed guide at the pass threshold; the caption opens
+    with ``title``."""
+    head = (
+        f"{title}: p(f) = P(forced answer = gold) read exactly at T = {temperature:g}, "
+        "against f, % of the explanation's tokens"
     )
-    return f"{markdown_image(png, 'p(f) exact chart')}\n\n{caption}"
+    return _pf_chart(fractions, curves, pass_threshold, head, "p(f) exact chart")
 
 
 def trace_exact_markdown(
@@ -176,21 +193,16 @@ def trace_exact_markdown(
         header += [f"p exact ({n})", f"covered ({n})"]
         if sampled is not None:
             header += [f"p sampled ({n})", f"exact − sampled ({n})"]
-    rows = []
-    for i, (f, t) in enumerate(zip([0.0, *fractions], positions, strict=True)):
-        row = [f"{fmt_number(f * 100, 4)}%", str(t)]
+    rows = _checkpoint_cells(fractions, positions)
+    for i, row in enumerate(rows):
         for n, c in exact.items():
             mark = "✓" if c[i] >= pass_threshold else "✗"
             row += [f"{mark} {fmt_number(c[i], 4)}", fmt_number(covered[n][i], 4)]
             if sampled is not None:
                 row += [fmt_number(sampled[n][i]), fmt_number(c[i] - sampled[n][i], 4)]
-        rows.append(row)
     lines = [*charts, aligned_block(header, rows, right=[True] * len(header))]
     for n, c in exact.items():
-        lines.append(
-            f"p(f) exact {n} {sparkline(list(c[1:]))} over f = "
-            f"{fmt_number(fractions[0] * 100, 4)}…{fmt_number(fractions[-1] * 100, 4)}%"
-        )
+        lines.append(f"p(f) exact {n} {sparkline(list(c[1:]))} {_fraction_span(fractions)}")
     return "\n\n".join(lines)
 
 
