@@ -31,6 +31,7 @@ from cotaudit.report.sections import FigureInfo
 
 P = ParamSpec("P")
 R = TypeVar("R", bound=FigureInfo | None)
+E = TypeVar("E")
 
 DPI = 100
 WIDTH = 7.5
@@ -59,6 +60,31 @@ def panel_row(height: float, n: int) -> tuple[Figure, np.ndarray]:
     sharing the y axis."""
     fig = _figure(WIDTH, height)
     return fig, fig.subplots(1, n, sharey=True, squeeze=False)[0]
+
+
+def _panel_figure(
+    height: float,
+    entries: Sequence[E],
+    draw: Callable[[Axes, E], tuple[str, list[str]]],
+    ylabel: str,
+    title: str,
+    path: Path,
+    caption: str,
+    legend: Callable[[Figure, Axes], object] | None = None,
+) -> FigureInfo | None:
+    """A row of panels (:func:`panel_row`), one per entry, saved to ``path``: ``draw`` draws an
+    entry in its panel and returns the panel's name and its series' labels; the first panel's
+    y axis is ``ylabel``; ``legend`` (when given) draws the legend from the figure and the first
+    panel; ``title`` over the row. None when there are no entries."""
+    if not entries:
+        return None
+    fig, axes = panel_row(height, len(entries))
+    panels = [draw(ax, entry) for ax, entry in zip(axes, entries, strict=True)]
+    axes[0].set_ylabel(ylabel, fontsize=9)
+    if legend is not None:
+        legend(fig, axes[0])
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path, panels, caption)
 
 
 def _label_panel(ax: Axes, title: str, xlabel: str, ylim: tuple[float, float]) -> None:
@@ -179,11 +205,8 @@ def curve_pairs(
     picks: Sequence[CurvePair], theta: float, path: Path, title: str, caption: str = ""
 ) -> FigureInfo | None:
     """One panel per pick: c(t) of the honest and hinted response against t/T, theta dashed."""
-    if not picks:
-        return None
-    fig, axes = panel_row(2.7, len(picks))
-    panels = []
-    for ax, pick in zip(axes, picks, strict=True):
+
+    def draw(ax: Axes, pick: CurvePair) -> tuple[str, list[str]]:
         for (x, y), label, color, marker in (
             (pick.honest, "honest", COLORS[0], "o"),
             (pick.hinted, "hinted", COLORS[1], "s"),
@@ -192,17 +215,18 @@ def curve_pairs(
                 x, y, marker=marker, ms=3.5, lw=1.4, color=color, label=label, drawstyle="default"
             )
         pick_panel(ax, pick, theta)
-        panels.append((pick.label, ["honest", "hinted"]))
-    axes[0].set_ylabel("c(t)", fontsize=9)
-    fig.legend(
-        *axes[0].get_legend_handles_labels(),
-        loc="outside lower center",
-        ncols=2,
-        fontsize=8,
-        frameon=False,
-    )
-    fig.suptitle(title, fontsize=10)
-    return _save(fig, path, panels, caption)
+        return pick.label, ["honest", "hinted"]
+
+    def legend(fig: Figure, first: Axes) -> None:
+        fig.legend(
+            *first.get_legend_handles_labels(),
+            loc="outside lower center",
+            ncols=2,
+            fontsize=8,
+            frameon=False,
+        )
+
+    return _panel_figure(2.7, picks, draw, "c(t)", title, path, caption, legend)
 
 
 # --- trace_tutor -------------------------------------------------------------------------------
@@ -226,23 +250,18 @@ def pass_curves(
     caption: str = "",
 ) -> FigureInfo | None:
     """One panel per keyed condition: mean pass rate against checkpoint (%), shaded 95% bands."""
-    if not panels_in:
-        return None
-    fig, axes = panel_row(3.0, len(panels_in))
-    panels = []
-    for ax, (name, x, bands) in zip(axes, panels_in, strict=True):
-        labels = []
+
+    def draw(ax: Axes, panel: tuple[str, Sequence[float], Sequence[Band]]) -> tuple[str, list[str]]:
+        name, x, bands = panel
         for i, b in enumerate(bands):
             color = COLORS[i % len(COLORS)]
             ax.plot(x, b.mean, marker="o", ms=3.5, color=color, label=b.label)
             ax.fill_between(x, b.low, b.high, color=color, alpha=0.15, lw=0)
-            labels.append(b.label)
         _label_panel(ax, name, "prefix of the explanation (%)", (-0.03, 1.03))
         ax.legend(fontsize=7, loc="upper left")
-        panels.append((name, labels))
-    axes[0].set_ylabel("mean pass rate", fontsize=9)
-    fig.suptitle(title, fontsize=10)
-    return _save(fig, path, panels, caption)
+        return name, [b.label for b in bands]
+
+    return _panel_figure(3.0, panels_in, draw, "mean pass rate", title, path, caption)
 
 
 @drawn
@@ -255,12 +274,12 @@ def paired_shift(
 ) -> FigureInfo | None:
     """One panel per keyed condition: each problem's paired AUC difference before (key visible)
     and after masking, joined by a grey line; medians as black bars."""
-    if not panels_in:
-        return None
-    fig, axes = panel_row(3.0, len(panels_in))
-    panels = []
     rng = np.random.default_rng(0)  # horizontal jitter only
-    for ax, (name, before, after) in zip(axes, panels_in, strict=True):
+
+    def draw(
+        ax: Axes, panel: tuple[str, Sequence[float], Sequence[float]]
+    ) -> tuple[str, list[str]]:
+        name, before, after = panel
         b, a = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
         jitter = rng.uniform(-0.06, 0.06, size=b.size)
         for i in range(b.size):
@@ -275,10 +294,10 @@ def paired_shift(
         ax.set_xlim(-0.5, 1.5)
         ax.set_title(f"{name} (n = {b.size})", fontsize=9)
         ax.tick_params(labelsize=8)
-        panels.append((name, list(labels)))
-    axes[0].set_ylabel("AUC(keyed) − AUC(question-only)", fontsize=9)
-    fig.suptitle(title, fontsize=10)
-    return _save(fig, path, panels, caption)
+        return name, list(labels)
+
+    ylabel = "AUC(keyed) − AUC(question-only)"
+    return _panel_figure(3.0, panels_in, draw, ylabel, title, path, caption)
 
 
 # --- report_ll and comparisons -------------------------------------------------------------------
@@ -377,19 +396,20 @@ def line_panels(
     caption: str = "",
 ) -> FigureInfo | None:
     """One panel per entry, one line per run."""
-    if not panels_in:
-        return None
-    fig, axes = panel_row(2.8, len(panels_in))
-    panels = []
-    for ax, (name, x, series) in zip(axes, panels_in, strict=True):
+
+    def draw(
+        ax: Axes, panel: tuple[str, Sequence[float], Sequence[tuple[str, Sequence[float]]]]
+    ) -> tuple[str, list[str]]:
+        name, x, series = panel
         for i, (label, y) in enumerate(series):
             ax.plot(x, y, marker="o", ms=3, color=COLORS[i % len(COLORS)], label=label)
         _label_panel(ax, name, xlabel, (-0.03, 1.03))
-        panels.append((name, [label for label, _ in series]))
-    axes[0].set_ylabel(ylabel, fontsize=9)
-    axes[0].legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
-    return _save(fig, path, panels, caption)
+        return name, [label for label, _ in series]
+
+    def legend(fig: Figure, first: Axes) -> None:
+        first.legend(fontsize=7)
+
+    return _panel_figure(2.8, panels_in, draw, ylabel, title, path, caption, legend)
 
 
 @drawn

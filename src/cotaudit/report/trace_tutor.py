@@ -654,19 +654,19 @@ def identical_pass_vectors_table(
     return t
 
 
+NON_MONOTONE_COLUMNS = {
+    "all pass": "all_pass_count",
+    "pass 10%, fail 100%": "pass_10_fail_100",
+    "pass before 100%, fail 100%": "pass_early_fail_100",
+}
+"""Columns of :func:`non_monotone_table` and the metric each counts (``<metric>/<curve>``)."""
+
+
 def non_monotone_table(values: Mapping[str, float], curves: Sequence[str]) -> Table:
     """All-pass curves and the two non-monotone counts per curve."""
-    t = Table(
-        "All-pass and non-monotone curves (counts)",
-        ["curve", "all pass", "pass 10%, fail 100%", "pass before 100%, fail 100%"],
-    )
+    t = Table("All-pass and non-monotone curves (counts)", ["curve", *NON_MONOTONE_COLUMNS])
     for c in curves:
-        t.add(
-            c,
-            count_cell(values[f"all_pass_count/{c}"]),
-            count_cell(values[f"pass_10_fail_100/{c}"]),
-            count_cell(values[f"pass_early_fail_100/{c}"]),
-        )
+        t.add(c, *(count_cell(values[f"{m}/{c}"]) for m in NON_MONOTONE_COLUMNS.values()))
     t.note = (
         "All pass: p(f) ≥ 0.5 at every fraction. Pass 10%, fail 100%: the study's non-monotone. "
         "Pass before 100%, fail 100%: any fraction below 100% passes."
