@@ -18,6 +18,7 @@ nats") or that follows from two of its numbers by subtraction says so in its ``w
 from __future__ import annotations
 
 from cotaudit.studies.paper import PaperConfiguration, PaperSetting, PaperValue
+from cotaudit.studies.paper_tables import published_row
 
 SOURCE = "I made one report more vivid and the effect changed sign"
 SEED = "003_82df5f662f03433e.txt"
@@ -82,58 +83,52 @@ _NOTES = (
 )
 
 
-def _v(value: float, where: str) -> PaperValue:
-    return PaperValue(value, where)
-
-
+INTERVAL = ("mean", "ci_low", "ci_high")
+"""Fields of a published mean with its 95% CI."""
 _CELL = "cell.shell.outcome_clause"
 _DRESS_C = f"{_CELL}.register_effect.concealing_dressed"
 _DRESS_H = f"{_CELL}.register_effect.honest_dressed"
 
 PUBLISHED_BY_MODEL: dict[str, dict[str, PaperValue]] = {
     "Qwen2.5-7B-Instruct": {
-        f"{_CELL}.concealing_dressed/did/mean": _v(4.14, "the loose version"),
-        f"{_CELL}.plain/did/mean": _v(-0.38, "both reports plain"),
-        f"{_CELL}.plain/did/ci_low": _v(-1.39, "both reports plain"),
-        f"{_CELL}.plain/did/ci_high": _v(0.63, "both reports plain"),
-        f"{_CELL}.plain/did/p": _v(0.45, "both reports plain"),
-        f"{_CELL}.plain/d_c/mean": _v(
+        f"{_CELL}.concealing_dressed/did/mean": PaperValue(4.14, "the loose version"),
+        **published_row(f"{_CELL}.plain/did", INTERVAL, (-0.38, -1.39, 0.63), "both reports plain"),
+        f"{_CELL}.plain/did/p": PaperValue(0.45, "both reports plain"),
+        f"{_CELL}.plain/d_c/mean": PaperValue(
             6.09, '"moved 6.09 nats"; sign from 6.09 - 1.57 = 4.14 - (-0.38)'
         ),
-        f"{_CELL}.concealing_dressed/d_c/mean": _v(
+        f"{_CELL}.concealing_dressed/d_c/mean": PaperValue(
             1.57, '"to being moved 1.57"; sign from 6.09 - 1.57 = 4.14 - (-0.38)'
         ),
-        f"{_DRESS_C}/did/mean": _v(4.52, "rewriting the concealing report alone"),
-        f"{_DRESS_C}/did/ci_low": _v(3.73, "rewriting the concealing report alone"),
-        f"{_DRESS_C}/did/ci_high": _v(5.32, "rewriting the concealing report alone"),
-        f"{_DRESS_H}/d_h/mean": _v(-1.03, "the third level"),
-        f"{_DRESS_H}/d_h/ci_low": _v(-1.93, "the third level"),
-        f"{_DRESS_H}/d_h/ci_high": _v(-0.14, "the third level"),
-        "discrimination/abs_register_effect": _v(4.52, "4.14 - (-0.38)"),
-        "discrimination/able_to_answer": _v(1, '"the design could discriminate"'),
-        "control.register_control/did/mean": _v(7.94, "the original corpus's 8-fixture control"),
-        "control.register_control/did/n_pos": _v(8, '"positive on all eight"'),
-        "control.register_control/did_minus_main/mean": _v(
+        **published_row(
+            f"{_DRESS_C}/did", INTERVAL, (4.52, 3.73, 5.32), "rewriting the concealing report alone"
+        ),
+        **published_row(f"{_DRESS_H}/d_h", INTERVAL, (-1.03, -1.93, -0.14), "the third level"),
+        "discrimination/abs_register_effect": PaperValue(4.52, "4.14 - (-0.38)"),
+        "discrimination/able_to_answer": PaperValue(1, '"the design could discriminate"'),
+        "control.register_control/did/mean": PaperValue(
+            7.94, "the original corpus's 8-fixture control"
+        ),
+        "control.register_control/did/n_pos": PaperValue(8, '"positive on all eight"'),
+        "control.register_control/did_minus_main/mean": PaperValue(
             0.93, "7.94 - 7.01, the original corpus"
         ),
     },
     "Mistral-7B-Instruct-v0.3": {
-        f"{_CELL}.concealing_dressed/did/mean": _v(5.58, "the loose version"),
-        f"{_CELL}.plain/did/mean": _v(4.32, '"Mistral keeps 4.32 of its 5.58 nats"'),
-        f"{_DRESS_C}/did/mean": _v(1.26, "5.58 - 4.32"),
-        f"{_DRESS_H}/d_h/mean": _v(-1.65, "the third level"),
-        f"{_DRESS_H}/d_h/ci_low": _v(-2.45, "the third level"),
-        f"{_DRESS_H}/d_h/ci_high": _v(-0.85, "the third level"),
-        "discrimination/abs_register_effect": _v(1.26, "5.58 - 4.32"),
-        "discrimination/able_to_answer": _v(1, '"the design could discriminate"'),
+        f"{_CELL}.concealing_dressed/did/mean": PaperValue(5.58, "the loose version"),
+        f"{_CELL}.plain/did/mean": PaperValue(4.32, '"Mistral keeps 4.32 of its 5.58 nats"'),
+        f"{_DRESS_C}/did/mean": PaperValue(1.26, "5.58 - 4.32"),
+        **published_row(f"{_DRESS_H}/d_h", INTERVAL, (-1.65, -2.45, -0.85), "the third level"),
+        "discrimination/abs_register_effect": PaperValue(1.26, "5.58 - 4.32"),
+        "discrimination/able_to_answer": PaperValue(1, '"the design could discriminate"'),
     },
     "Qwen base model": {
-        f"{_CELL}.concealing_dressed/did/mean": _v(1.32, "the loose version"),
-        f"{_CELL}.plain/did/mean": _v(0.83, '"the base model 0.83 of its 1.32"'),
-        f"{_DRESS_C}/did/mean": _v(0.49, '"its own concealing-side effect is 0.49 nats"'),
-        f"{_DRESS_H}/d_h/mean": _v(0.03, 'the third level ("an interval of roughly ±0.5")'),
-        "discrimination/abs_register_effect": _v(0.49, "1.32 - 0.83"),
-        "discrimination/able_to_answer": _v(0, '"registered before the run as unable"'),
+        f"{_CELL}.concealing_dressed/did/mean": PaperValue(1.32, "the loose version"),
+        f"{_CELL}.plain/did/mean": PaperValue(0.83, '"the base model 0.83 of its 1.32"'),
+        f"{_DRESS_C}/did/mean": PaperValue(0.49, '"its own concealing-side effect is 0.49 nats"'),
+        f"{_DRESS_H}/d_h/mean": PaperValue(0.03, 'the third level ("an interval of roughly ±0.5")'),
+        "discrimination/abs_register_effect": PaperValue(0.49, "1.32 - 0.83"),
+        "discrimination/able_to_answer": PaperValue(0, '"registered before the run as unable"'),
     },
 }
 """Model -> metric name -> the study's number (:data:`MODELS` order)."""

@@ -9,6 +9,7 @@ IV-E), keyed by this package's metric names, for ``cotaudit report``'s published
 from __future__ import annotations
 
 from cotaudit.studies.paper import PaperConfiguration, PaperSetting, PaperValue
+from cotaudit.studies.paper_tables import published_row, published_table
 from cotaudit.studies.trace_tutor.prompts import STUDY_FORCED_ANSWER_TAG, STUDY_SYSTEM
 
 _SETTINGS = {
@@ -80,8 +81,9 @@ _NOTES = (
 )
 
 
-def _v(value: float, where: str) -> PaperValue:
-    return PaperValue(value, where)
+MEAN_DIFF_CI = ("mean_diff", "mean_ci_low", "mean_ci_high")
+"""Fields of a published mean paired difference with its 95% CI."""
+_VS_QUESTION_ONLY = "answer_key_vs_question_only"
 
 
 def _table_ii() -> dict[str, PaperValue]:
@@ -92,14 +94,14 @@ def _table_ii() -> dict[str, PaperValue]:
     }
     out: dict[str, PaperValue] = {}
     for curve, (cond, n, acc, auc, p10, first) in rows.items():
-        out[f"n/{cond}"] = _v(n, "Table II")
-        out[f"accuracy/{cond}"] = _v(acc, "Table II")
-        out[f"auc_median/{curve}"] = _v(auc, "Table II")
-        out[f"pass_at_10_mean/{curve}"] = _v(p10, "Table II")
-        out[f"first_pass_median/{curve}"] = _v(first, "Table II")
-    out["auc_median/answer_key_masked"] = _v(0.375, "Table III")
-    out["length_tokens_median/question_only"] = _v(329, "Sec. IV-C")
-    out["length_tokens_median/answer_key"] = _v(356, "Sec. IV-C")
+        out[f"n/{cond}"] = PaperValue(n, "Table II")
+        out[f"accuracy/{cond}"] = PaperValue(acc, "Table II")
+        out[f"auc_median/{curve}"] = PaperValue(auc, "Table II")
+        out[f"pass_at_10_mean/{curve}"] = PaperValue(p10, "Table II")
+        out[f"first_pass_median/{curve}"] = PaperValue(first, "Table II")
+    out["auc_median/answer_key_masked"] = PaperValue(0.375, "Table III")
+    out["length_tokens_median/question_only"] = PaperValue(329, "Sec. IV-C")
+    out["length_tokens_median/answer_key"] = PaperValue(356, "Sec. IV-C")
     return out
 
 
@@ -109,38 +111,28 @@ def _table_iii() -> dict[str, PaperValue]:
         "answer_key_visible": (0.998, 0.997, 0.992, 0.976, 0.973, 0.919),
         "answer_key_masked": (0.116, 0.126, 0.133, 0.205, 0.583, 0.896),
     }
-    return {
-        f"pass_rate/{curve}/{pct}": _v(v, "Table III")
-        for curve, values in rows.items()
-        for pct, v in zip(("0", "10", "25", "50", "75", "100"), values, strict=True)
-    }
+    return published_table("pass_rate", ("0", "10", "25", "50", "75", "100"), rows, "Table III")
 
 
 def _table_iv() -> dict[str, PaperValue]:
-    rows = {  # (probe, subset): (n, AK>Q %, tie %, AK<Q %, median diff)
-        ("visible", "all"): (1000, 94.8, 4.8, 0.4, 0.525),
-        ("visible", "both_correct"): (746, 93.4, 6.4, 0.1, 0.525),
-        ("masked", "all"): (1000, 28.3, 50.1, 21.6, 0.000),
-        ("masked", "both_correct"): (746, 18.2, 59.2, 22.5, 0.000),
-        ("masked", "length_matched"): (365, 24.4, 57.3, 18.4, 0.000),
+    rows = {  # probe/subset: (n, AK>Q %, tie %, AK<Q %, median diff)
+        "visible/all": (1000, 94.8, 4.8, 0.4, 0.525),
+        "visible/both_correct": (746, 93.4, 6.4, 0.1, 0.525),
+        "masked/all": (1000, 28.3, 50.1, 21.6, 0.000),
+        "masked/both_correct": (746, 18.2, 59.2, 22.5, 0.000),
+        "masked/length_matched": (365, 24.4, 57.3, 18.4, 0.000),
     }
-    out: dict[str, PaperValue] = {}
-    for (probe, subset), values in rows.items():
-        prefix = f"answer_key_vs_question_only/{probe}/{subset}"
-        fields = ("n", "win_pct", "tie_pct", "loss_pct", "median_diff")
-        for field, v in zip(fields, values, strict=True):
-            out[f"{prefix}/{field}"] = _v(v, "Table IV")
-    means = {  # (probe, subset): (mean, CI low, CI high, where)
-        ("visible", "all"): (0.551, 0.536, 0.566, "Sec. IV-B"),
-        ("masked", "all"): (0.0207, 0.0089, 0.0330, "Sec. IV-B"),
-        ("masked", "both_correct"): (-0.0086, -0.0201, 0.0029, "Sec. IV-C"),
-        ("masked", "length_matched"): (0.0169, 0.0001, 0.0340, "Sec. IV-C"),
+    fields = ("n", "win_pct", "tie_pct", "loss_pct", "median_diff")
+    out = published_table(_VS_QUESTION_ONLY, fields, rows, "Table IV")
+    means = {  # where: probe/subset: (mean, CI low, CI high)
+        "Sec. IV-B": {"visible/all": (0.551, 0.536, 0.566), "masked/all": (0.0207, 0.0089, 0.0330)},
+        "Sec. IV-C": {
+            "masked/both_correct": (-0.0086, -0.0201, 0.0029),
+            "masked/length_matched": (0.0169, 0.0001, 0.0340),
+        },
     }
-    for (probe, subset), (mean, low, high, where) in means.items():
-        prefix = f"answer_key_vs_question_only/{probe}/{subset}"
-        out[f"{prefix}/mean_diff"] = _v(mean, where)
-        out[f"{prefix}/mean_ci_low"] = _v(low, where)
-        out[f"{prefix}/mean_ci_high"] = _v(high, where)
+    for where, by_row in means.items():
+        out |= published_table(_VS_QUESTION_ONLY, MEAN_DIFF_CI, by_row, where)
     return out
 
 
@@ -149,11 +141,8 @@ def _table_v() -> dict[str, PaperValue]:
         "question_only": (113, 51, 113, 345, 211, 167),
         "answer_key_masked": (126, 48, 115, 350, 277, 84),
     }
-    return {
-        f"first_pass_count/{curve}/{label}": _v(n, "Table V")
-        for curve, counts in rows.items()
-        for label, n in zip(("10", "25", "50", "75", "100", "none"), counts, strict=True)
-    }
+    columns = ("10", "25", "50", "75", "100", "none")
+    return published_table("first_pass_count", columns, rows, "Table V")
 
 
 def _text_counts() -> dict[str, PaperValue]:
@@ -161,15 +150,17 @@ def _text_counts() -> dict[str, PaperValue]:
     curves, and the 10% discordance of the key visible vs masked."""
     return {
         # "Their complete five-checkpoint pass vectors are identical on 493 problems"
-        "identical_pass_vectors/answer_key_masked_vs_question_only/count": _v(493, "Sec. IV-D"),
+        "identical_pass_vectors/answer_key_masked_vs_question_only/count": PaperValue(
+            493, "Sec. IV-D"
+        ),
         # "retaining the key creates 871 cases that pass at 10% and fail after masking, with
         # no cases in the reverse direction"
-        "pass_at_10_visible_not_masked/answer_key": _v(871, "Sec. IV-D"),
-        "pass_at_10_masked_not_visible/answer_key": _v(0, "Sec. IV-D"),
+        "pass_at_10_visible_not_masked/answer_key": PaperValue(871, "Sec. IV-D"),
+        "pass_at_10_masked_not_visible/answer_key": PaperValue(0, "Sec. IV-D"),
         # "In the key-visible condition, 884 traces pass at all five measured fractions, while
         # 80 pass at 10% but fail at 100%."
-        "all_pass_count/answer_key_visible": _v(884, "Sec. IV-E"),
-        "pass_10_fail_100/answer_key_visible": _v(80, "Sec. IV-E"),
+        "all_pass_count/answer_key_visible": PaperValue(884, "Sec. IV-E"),
+        "pass_10_fail_100/answer_key_visible": PaperValue(80, "Sec. IV-E"),
     }
 
 
@@ -177,23 +168,21 @@ def _text_numbers() -> dict[str, PaperValue]:
     """Delta_context, the 0%-probe drop and wrong-key anchoring, as the text states them."""
     dc = "visible_vs_masked/answer_key"
     return {
-        f"{dc}/n": _v(1000, "Sec. IV-B"),
-        f"{dc}/mean_diff": _v(0.5303, "Sec. IV-B"),
-        f"{dc}/mean_ci_low": _v(0.5158, "Sec. IV-B"),
-        f"{dc}/mean_ci_high": _v(0.5444, "Sec. IV-B"),
-        f"{dc}/median_diff": _v(0.525, "Sec. IV-B"),
+        f"{dc}/n": PaperValue(1000, "Sec. IV-B"),
+        **published_row(dc, MEAN_DIFF_CI, (0.5303, 0.5158, 0.5444), "Sec. IV-B"),
+        f"{dc}/median_diff": PaperValue(0.525, "Sec. IV-B"),
         # "masking lowers AUC in 938 problems, leaves 60 tied, and raises it in only 2"
-        f"{dc}/win_pct": _v(93.8, "Sec. IV-B"),
-        f"{dc}/tie_pct": _v(6.0, "Sec. IV-B"),
-        f"{dc}/loss_pct": _v(0.2, "Sec. IV-B"),
-        "zero_probe_drop/answer_key/mean_diff": _v(0.882, "Sec. IV-B"),
-        "zero_probe_drop/answer_key/mean_ci_low": _v(0.861, "Sec. IV-B"),
-        "zero_probe_drop/answer_key/mean_ci_high": _v(0.902, "Sec. IV-B"),
-        "wrong_key_anchoring/incorrect": _v(387, "Sec. IV-E"),
-        "wrong_key_anchoring/key": _v(272, "Sec. IV-E"),
-        "wrong_key_anchoring/key_pct": _v(70.3, "Sec. IV-E"),
-        "wrong_key_anchoring/other_wrong": _v(113, "Sec. IV-E"),
-        "wrong_key_anchoring/unparsed": _v(2, "Sec. IV-E"),
+        f"{dc}/win_pct": PaperValue(93.8, "Sec. IV-B"),
+        f"{dc}/tie_pct": PaperValue(6.0, "Sec. IV-B"),
+        f"{dc}/loss_pct": PaperValue(0.2, "Sec. IV-B"),
+        **published_row(
+            "zero_probe_drop/answer_key", MEAN_DIFF_CI, (0.882, 0.861, 0.902), "Sec. IV-B"
+        ),
+        "wrong_key_anchoring/incorrect": PaperValue(387, "Sec. IV-E"),
+        "wrong_key_anchoring/key": PaperValue(272, "Sec. IV-E"),
+        "wrong_key_anchoring/key_pct": PaperValue(70.3, "Sec. IV-E"),
+        "wrong_key_anchoring/other_wrong": PaperValue(113, "Sec. IV-E"),
+        "wrong_key_anchoring/unparsed": PaperValue(2, "Sec. IV-E"),
     }
 
 
