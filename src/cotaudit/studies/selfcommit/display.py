@@ -28,8 +28,8 @@ def _curve_block(
     imputed: Sequence[bool] | None,
 ) -> list[str]:
     """A curve as an aligned block, a row per probed position: t, t/T (1 when T is 0), the
-    ``header`` columns (``cells[i]`` at the i-th position), a bar of ``bars[i]`` (`` *`` where
-    the adaptive schedule imputed the value); then :data:`IMPUTED_NOTE` when any value is."""
+    ``header`` columns (``cells[i]`` at the i-th position), a bar of ``bars[i]`` (then ``*``
+    where the adaptive schedule imputed the value); then :data:`IMPUTED_NOTE` when any is."""
     marks = list(imputed) if imputed else [False] * len(positions)
     rows = [
         [
@@ -63,19 +63,19 @@ def _curve_chart(
     curves: Sequence[tuple[Sequence[float], int, bool]],
     imputed: Sequence[bool] | None,
     theta: float | None,
-    zero: tuple[str, float | None],
+    zero: float | None,
+    zero_name: str,
     legend: Sequence[str],
     alt: str,
 ) -> str:
     """Curves against t (tokens, 0..T) as a Markdown PNG chart and a caption line: a line per
     ``curves`` entry (values at ``positions``, colour, dashed), a ring where the adaptive
-    schedule imputed the value, a dashed guide at ``theta`` and the t = 0 probe ``zero``
-    (its name and value, no point of the curve) as a grey point at t = 0. The caption is
+    schedule imputed the value, a dashed guide at ``theta`` and the t = 0 probe ``zero`` (named
+    ``zero_name``, no point of the curve) as a grey point at t = 0. The caption is
     ``legend``, then the guide, rings and grey point said when drawn."""
     x_max = cot_length or max(positions, default=0) or 1
     rings = frozenset(i for i, imp in enumerate(imputed or ()) if imp)
     ticks = [(0, "0"), *((t, "") for t in positions), (x_max, str(x_max))]
-    zero_name, zero_value = zero
     png = line_chart(
         [
             Series(list(zip(positions, values, strict=True)), color, dashed=dashed, rings=rings)
@@ -86,15 +86,15 @@ def _curve_chart(
         "c(t)",
         "t",
         guides=[theta] if theta is not None else [],
-        points=[Point(0, zero_value)] if zero_value is not None else [],
+        points=[Point(0, zero)] if zero is not None else [],
     )
     caption = chart_caption(
         [
             *legend,
             f"dashed: θ = {theta:g}" if theta is not None else "",
             "rings: imputed by the adaptive schedule, not probed" if rings else "",
-            f"grey: {zero_name} = {fmt_number(zero_value)} at t = 0, not part of the curve"
-            if zero_value is not None
+            f"grey: {zero_name} = {fmt_number(zero)} at t = 0, not part of the curve"
+            if zero is not None
             else "",
         ]
     )
@@ -144,7 +144,8 @@ def selfcommit_chart(
         [(c, BLUE, False)],
         imputed,
         theta,
-        ("c0", c0),
+        c0,
+        "c0",
         [legend],
         "c(t) chart",
     )
@@ -228,7 +229,8 @@ def selfcommit_exact_chart(
         curves,
         imputed,
         theta,
-        ("c0_exact", c0_exact),
+        c0_exact,
+        "c0_exact",
         legend,
         "c_exact(t) chart",
     )
