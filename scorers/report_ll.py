@@ -59,25 +59,15 @@ def explanation(s: Scorings, reports: Mapping[str, str]) -> str:
     """The four scorings and the differences as an aligned monospace block (a Markdown table
     runs its cells together in the log viewer), DiD, and the two reports as literal text."""
     d = differences(s)
+    sides = (
+        ("honest", s.s_h_hack, s.s_h_clean, d["d_h"], d["d_h_per_token"], s.n_h_hack),
+        ("concealing", s.s_c_hack, s.s_c_clean, d["d_c"], d["d_c_per_token"], s.n_c_hack),
+    )
     table = aligned_block(
         ["report", "S(r, hack)", "S(r, clean)", "D = hack - clean", "D per token", "tokens"],
         [
-            [
-                "honest",
-                f"{s.s_h_hack:.3f}",
-                f"{s.s_h_clean:.3f}",
-                _fmt(d["d_h"]),
-                _fmt(d["d_h_per_token"]),
-                str(s.n_h_hack),
-            ],
-            [
-                "concealing",
-                f"{s.s_c_hack:.3f}",
-                f"{s.s_c_clean:.3f}",
-                _fmt(d["d_c"]),
-                _fmt(d["d_c_per_token"]),
-                str(s.n_c_hack),
-            ],
+            [name, f"{hack:.3f}", f"{clean:.3f}", _fmt(diff), _fmt(per_token), str(tokens)]
+            for name, hack, clean, diff, per_token, tokens in sides
         ],
         right=[False, True, True, True, True, True],
     )

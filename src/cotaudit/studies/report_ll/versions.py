@@ -40,16 +40,6 @@ from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import select
 from cotaudit.studies.report_ll import scores as sr
 from cotaudit.studies.report_ll.fixtures.schema import FACTOR_LEVELS, REGISTERS
-from cotaudit.studies.report_ll.scores import (
-    CLUSTER_OPTIONS,
-    CONTROLS_METRIC,
-    DISCRIMINATION_METRIC,
-    FACTORS_METRIC,
-    OVERALL_METRIC,
-    REGISTER_METRIC,
-    RUN_OPTIONS,
-    declarations_of,
-)
 from cotaudit.studies.report_ll.stats import (
     ALL_VERSIONS,
     DEFAULT_DISCRIMINATION_BAND,
@@ -76,13 +66,13 @@ CELLS_METRIC = "report_ll_cells"
 def cluster_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """The options of a logged cluster metric, complete: a version-0 metric naming no ``unit``
     resampled report rows (``unit="row"``); a version-1 one names its unit."""
-    return {**CLUSTER_OPTIONS, "unit": "row", **options}
+    return {**sr.CLUSTER_OPTIONS, "unit": "row", **options}
 
 
 def _run(options: Mapping[str, Any], unit: str | None = None) -> dict[str, Any]:
     """The run options of a logged metric over :data:`RUN_OPTIONS` (``unit``: in place of the
     logged one)."""
-    run = {k: options.get(k, v) for k, v in RUN_OPTIONS.items()}
+    run = {k: options.get(k, v) for k, v in sr.RUN_OPTIONS.items()}
     run["unit"] = unit or str(options.get("unit", UNITLESS))
     return run
 
@@ -189,9 +179,9 @@ def _unitless_register_keys() -> list[str]:
 
 
 _UNITLESS_KEYS = {
-    OVERALL_METRIC: _unitless_overall_keys,
-    FACTORS_METRIC: _unitless_factor_keys,
-    REGISTER_METRIC: _unitless_register_keys,
+    sr.OVERALL_METRIC: _unitless_overall_keys,
+    sr.FACTORS_METRIC: _unitless_factor_keys,
+    sr.REGISTER_METRIC: _unitless_register_keys,
 }
 
 
@@ -199,9 +189,9 @@ def _stats_keys(name: str, options: Mapping[str, Any]) -> list[str]:
     """The keys a version-0 statistics table logged."""
     if "unit" not in options and name in _UNITLESS_KEYS:
         return _UNITLESS_KEYS[name]()
-    if name == OVERALL_METRIC:
+    if name == sr.OVERALL_METRIC:
         return sr.overall_keys(options.get("cells"))
-    if name == REGISTER_METRIC:
+    if name == sr.REGISTER_METRIC:
         return sr.register_keys(options.get("cells"))
     return cell_keys() if name == CELLS_METRIC else sr.factor_keys()
 
@@ -275,7 +265,7 @@ def recompute(
 
     for d in metric_defs:
         o = d.options
-        if d.name in (OVERALL_METRIC, FACTORS_METRIC, REGISTER_METRIC, CELLS_METRIC):
+        if d.name in (sr.OVERALL_METRIC, sr.FACTORS_METRIC, sr.REGISTER_METRIC, CELLS_METRIC):
             stats = stats_for(o)
             extra["stats"] = stats
             extra["options"] = dict(o)
@@ -288,12 +278,12 @@ def recompute(
             )
             out.update(result.metrics(sr.CLUSTER_PREFIX))
             extra["cluster"] = {**result.contrast(), "negative_class": sr.CLUSTER_NEGATIVE}
-        elif d.name == DISCRIMINATION_METRIC:
+        elif d.name == sr.DISCRIMINATION_METRIC:
             main = [r for r in recs if r.family not in (o.get("controls") or [])]
             extra["discrimination"] = discrimination(main, o, declared=True)
             out.update(extra["discrimination"]["stats"])
-        elif d.name == CONTROLS_METRIC:
-            declarations = declarations_of(o.get("controls"))
+        elif d.name == sr.CONTROLS_METRIC:
+            declarations = sr.declarations_of(o.get("controls"))
             checks = select(
                 control_verdicts(recs, declarations, **_run(o)), sr.control_keys(declarations)
             )
