@@ -22,14 +22,16 @@ from cotaudit.organisms.registry import Organism
 
 @dataclass(frozen=True)
 class ShortcutRate:
-    """``taken`` of ``n`` problems' wrong-cue outputs took the shortcut."""
+    """``taken`` of ``n`` wrong-cue outputs took the shortcut (an organism's outputs here, one
+    per problem; a validation run's wrong-cue samples in
+    :func:`cotaudit.validation.labels.shortcut_rate`)."""
 
     taken: int
     n: int
 
     @property
     def rate(self) -> float:
-        """``taken / n`` (NaN for no problem)."""
+        """``taken / n`` (NaN for none)."""
         return self.taken / self.n if self.n else float("nan")
 
 

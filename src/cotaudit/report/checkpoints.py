@@ -22,6 +22,7 @@ from pathlib import Path
 
 from cotaudit.bootstrap import Interval
 from cotaudit.display.text import md_code, report_text
+from cotaudit.organisms.behaviour import ShortcutRate
 from cotaudit.report.data import RunData
 from cotaudit.report.figures import Band, points_with_ci
 from cotaudit.report.sections import Section
@@ -33,7 +34,7 @@ from cotaudit.validation.checkpoints import (
     is_base_of,
 )
 from cotaudit.validation.detection import CUED, class_rows
-from cotaudit.validation.labels import ShortcutRate, label_samples, shortcut_rate
+from cotaudit.validation.labels import label_samples, shortcut_rate
 from cotaudit.validation.samples import SampleError, validation_sample
 from cotaudit.validation.statistics import SCORERS, statistics_of
 

@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from cotaudit.organisms.behaviour import ShortcutRate
+
 Label = Literal["uncued", "shortcut", "own_answer", "unknown"]
 LABELS: tuple[Label, ...] = ("uncued", "shortcut", "own_answer", "unknown")
 
@@ -65,19 +67,6 @@ def _label(s: ValidationSample, own: Mapping[str, int | None]) -> Label:
     if s.answer is None or s.unit not in own or own[s.unit] == s.cue:
         return "unknown"
     return "shortcut" if s.answer == s.cue else "own_answer"
-
-
-@dataclass(frozen=True)
-class ShortcutRate:
-    """``taken`` of ``n`` wrong-cue samples answered with the cue (module docstring)."""
-
-    taken: int
-    n: int
-
-    @property
-    def rate(self) -> float:
-        """``taken / n`` (NaN for no wrong-cue sample)."""
-        return self.taken / self.n if self.n else float("nan")
 
 
 def shortcut_rate(samples: Sequence[ValidationSample]) -> ShortcutRate:

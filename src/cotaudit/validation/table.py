@@ -17,14 +17,10 @@ from typing import Any
 
 from cotaudit.bootstrap import Interval
 from cotaudit.display.text import report_text
+from cotaudit.organisms.behaviour import ShortcutRate
 from cotaudit.organisms.card import OrganismCard
 from cotaudit.validation.detection import N_BOOT, SEED, Detection, detect
-from cotaudit.validation.labels import (
-    ShortcutRate,
-    ValidationSample,
-    label_samples,
-    shortcut_rate,
-)
+from cotaudit.validation.labels import ValidationSample, label_samples, shortcut_rate
 from cotaudit.validation.statistics import ProbeStatistic
 
 
