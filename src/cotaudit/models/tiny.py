@@ -7,12 +7,12 @@ BPE tokenizer trained on the vendored GSM8K text (vocab 4096) and a 4-layer, hid
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 
 from cotaudit.datasets.gsm8k import vendored_path
 from cotaudit.models.default import cache_dir
+from cotaudit.models.folders import staged_folder
 
 TINY_MODEL_NAME = "tiny-random-llama"
 CHAT_TEMPLATE = (
@@ -55,13 +55,8 @@ def _cached_build(name: str, *, seed: int, think: bool) -> Path:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".build-"))
-    try:
+    with staged_folder(target, staging):
         build_tiny_model(staging, seed=seed, think=think)
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 

@@ -12,7 +12,6 @@ card, so a training stopped at any moment leaves every checkpoint already saved 
 from __future__ import annotations
 
 import random
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 
 from cotaudit.engine.base import Message
 from cotaudit.models.default import add_top_level_rope_theta
+from cotaudit.models.folders import staged_folder
 from cotaudit.organisms.card import (
     OrganismCard,
     TrainingData,
@@ -205,18 +205,11 @@ def save_checkpoint(model: Any, tokenizer: Any, card: OrganismCard, out: Path) -
     first, renamed into place when complete (an older folder of that name is replaced)."""
     assert card.step is not None
     target = out / checkpoint_name(card.step)
-    staging = out / f".staging-{target.name}"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
+    with staged_folder(target, out / f".staging-{target.name}") as staging:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         add_top_level_rope_theta(staging / "config.json")
         write_card(staging, card)
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
