@@ -1,6 +1,6 @@
 """Real training on the tiny model: a saved checkpoint loads on ``hf-probe/`` with the in-memory
-model's logits and its card; an interrupted ``cotaudit organism`` keeps what it saved; training
-moves behaviour toward the shortcut, read from the model's own greedy outputs."""
+model's logits and its card; an interrupted ``cotaudit organism`` keeps what it saved (that
+training moves behaviour toward the shortcut: test_organism_direction.py)."""
 
 from __future__ import annotations
 
