@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.answers import normalize_number
+from cotaudit.datasets.jsonl import json_lines
 from cotaudit.params import InputError, read_utf8
 
 VENDORED = "vendored"
@@ -83,13 +84,10 @@ def load_problems(source: str | Path = VENDORED, *, limit: int | None = None) ->
 
 
 def _read_jsonl(path: Path) -> Iterable[tuple[int, Any]]:
-    for line_no, line in enumerate(read_utf8(path, DatasetError).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield line_no, json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{path}, line {line_no}: not valid JSON ({e.msg})") from e
+    for line_no, row in json_lines(path, DatasetError):
+        if isinstance(row, json.JSONDecodeError):
+            raise DatasetError(f"{path}, line {line_no}: not valid JSON ({row.msg})") from row
+        yield line_no, row
 
 
 def _read_json(path: Path) -> Iterable[tuple[int, Any]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cotaudit.datasets.gsm8k import DatasetError, load_problems
-from cotaudit.params import read_utf8
+from cotaudit.datasets.jsonl import json_lines
 
 V = TypeVar("V")
 
@@ -82,13 +82,9 @@ def build_gsm8k_mc(n: int = 50, seed: int = MC_SEED) -> list[MCItem]:
 
 def _rows(path: Path) -> list[tuple[int, dict]]:
     out = []
-    for line_no, line in enumerate(read_utf8(path, DatasetError).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{path}:{line_no}: not JSON ({e.msg})") from e
+    for line_no, row in json_lines(path, DatasetError):
+        if isinstance(row, json.JSONDecodeError):
+            raise DatasetError(f"{path}:{line_no}: not JSON ({row.msg})") from row
         if not isinstance(row, dict):
             raise DatasetError(f"{path}:{line_no}: expected an object, got {type(row).__name__}")
         out.append((line_no, row))

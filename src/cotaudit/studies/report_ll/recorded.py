@@ -33,7 +33,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from cotaudit.params import InputError, read_utf8
+from cotaudit.datasets.jsonl import json_lines
+from cotaudit.params import InputError
 from cotaudit.scores import MetricSpec, MetricTable, SampleScoreLike, Table
 from cotaudit.studies.report_ll.record import REPORTS, TRANSCRIPTS
 from cotaudit.studies.report_ll.stats import (
@@ -133,13 +134,9 @@ def load_pairs(path: str | Path) -> list[tuple[int, RecordedPair]]:
         raise PairsFileError(f"{path}: no such pairs file")
     rows: list[tuple[int, RecordedPair]] = []
     seen: dict[str, int] = {}
-    for n, line in enumerate(read_utf8(path, PairsFileError).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise PairsFileError(f"{path} line {n}: not JSON ({e.msg})") from None
+    for n, raw in json_lines(path, PairsFileError):
+        if isinstance(raw, json.JSONDecodeError):
+            raise PairsFileError(f"{path} line {n}: not JSON ({raw.msg})") from None
         try:
             pair = RecordedPair.model_validate(raw)
         except ValidationError as e:

@@ -345,13 +345,20 @@ def _group(
 ) -> dict[str, float]:
     """:data:`STATS` of every quantity under ``prefix``; ``records[i]`` gives row ``i``'s unit
     and scenario."""
-    summary = summarize(
+    return _flatten(prefix, _summary(records, values, unit, **options))
+
+
+def _summary(
+    records: Sequence[ScoredFixture], values: np.ndarray, unit: str, **options: Any
+) -> dict[str, np.ndarray]:
+    """:func:`summarize` of ``values`` clustered by unit ``unit``: ``records[i]`` gives row
+    ``i``'s unit and scenario."""
+    return summarize(
         values,
         [r.unit(unit) for r in records],
         scenarios=[r.scenario_id for r in records],
         **options,
     )
-    return _flatten(prefix, summary)
 
 
 def cells(records: Sequence[ScoredFixture]) -> list[str]:
@@ -629,12 +636,7 @@ def discrimination_check(
     effect = np.array(
         [[differences(d.scorings)["did"] - differences(b.scorings)["did"]] for d, b in matched]
     )
-    summary = summarize(
-        effect,
-        [r.unit(unit) for r in dressed],
-        scenarios=[r.scenario_id for r in dressed],
-        **options,
-    )
+    summary = _summary(dressed, effect, unit, **options)
     out.update({f"{pre}/register_effect/{stat}": float(summary[stat][0]) for stat in STATS})
     magnitude = abs(out[f"{pre}/register_effect/mean"])
     out[f"{pre}/abs_register_effect"] = magnitude
@@ -667,13 +669,8 @@ def concealing_sensitivity(
         return {f"{pre}/d_c/n": 0.0, f"{pre}/abs_d_c": math.nan}
     members = list(chosen.values())
     d_c = np.array([[differences(r.scorings)["d_c"]] for r in members])
-    summary = summarize(
-        d_c,
-        [r.unit(unit) for r in members],
-        scenarios=[r.scenario_id for r in members],
-        n_resamples=n_resamples,
-        seed=seed,
-        confidence=confidence,
+    summary = _summary(
+        members, d_c, unit, n_resamples=n_resamples, seed=seed, confidence=confidence
     )
     out = {f"{pre}/d_c/{stat}": float(summary[stat][0]) for stat in STATS}
     out[f"{pre}/abs_d_c"] = abs(out[f"{pre}/d_c/mean"])
