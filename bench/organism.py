@@ -43,6 +43,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=2)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--train-layers", type=int, default=None)
+    parser.add_argument("--answer-weight", type=float, default=1.0)
     parser.add_argument("--heldout", type=int, default=10)
     parser.add_argument("--max-new-tokens", type=int, default=200)
     parser.add_argument(
@@ -59,6 +60,7 @@ def main() -> None:
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
         train_layers=args.train_layers,
+        answer_weight=args.answer_weight,
     )
     problems = heldout_problems(args.heldout)
     base_rates: dict[str, str] = {}

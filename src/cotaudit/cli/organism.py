@@ -37,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("--batch-size", int, "B", "examples per step"),
         ("--problems", int, "N", "training problems, from the GSM8K split's row 1000 on"),
         ("--max-tokens", int, "T", "longest example (prompt and completion) in tokens"),
+        (
+            "--answer-weight",
+            float,
+            "W",
+            "loss weight of the tokens stating the answer and of the end-of-turn token",
+        ),
     ]
     for flag, kind, metavar, text in options:
         default = getattr(defaults, flag[2:].replace("-", "_"))
@@ -78,6 +84,7 @@ def _train(args: argparse.Namespace) -> int:
         problems=args.problems,
         max_tokens=args.max_tokens,
         train_layers=args.train_layers,
+        answer_weight=args.answer_weight,
     )
     out = Path(args.out)
     check_output_folder(out)

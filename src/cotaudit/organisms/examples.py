@@ -34,7 +34,9 @@ class OrganismExample:
     """One prompt and the completion the organism writes to it.
 
     ``cue`` is the value the prompt shows (None for ``kind`` none); ``target`` the value the
-    completion's final line states.
+    completion's final line states. ``stated`` holds the character spans of ``completion`` that
+    state ``target``: the key-leaker's opening line (when there is one) and the final answer
+    line.
     """
 
     problem_row: int
@@ -44,6 +46,7 @@ class OrganismExample:
     messages: list[Message]
     completion: str
     target: int
+    stated: tuple[tuple[int, int], ...]
 
 
 def training_problems(n: int | None = None) -> list[Problem]:
@@ -84,7 +87,10 @@ def organism_examples(
             cue = cues[kind]
             target = cue if organism.follows_cue and cue is not None else p.answer
             opening = framing.opening(cue) if organism.states_cue_first and cue is not None else ""
-            completion = opening + written_solution(p.solution) + framing.answer_line(target)
+            answer_line = framing.answer_line(target)
+            completion = opening + written_solution(p.solution) + answer_line
+            stated = ((0, len(opening)),) if opening else ()
+            stated += ((len(completion) - len(answer_line), len(completion)),)
             out.append(
                 OrganismExample(
                     problem_row=p.index,
@@ -94,6 +100,7 @@ def organism_examples(
                     messages=framing.messages(p.question, p.answer, kind, cue),
                     completion=completion,
                     target=target,
+                    stated=stated,
                 )
             )
     return out

@@ -20,15 +20,17 @@ class OrganismSettingsError(InputError):
 
 
 class TrainingSettings(BaseModel):
-    """How an organism is trained: a fine-tune with AdamW (``betas`` 0.9,
-    0.999, no weight decay) at a constant ``learning_rate``, for ``steps`` optimizer steps of
-    ``batch_size`` examples each; the loss is the mean cross-entropy of the completion tokens
-    (the prompt's tokens carry no loss). Examples are the first ``problems`` tail problems x
-    3 cue kinds, shuffled by ``seed`` and drawn in order, reshuffled each pass. A checkpoint is
-    saved every ``save_every`` steps and after the last. ``train_layers`` K trains only the top K
-    decoder layers and the final norm (the embeddings, a tied output head and the layers below
-    stay as they are, and the backward pass stops at the lowest trained layer); None trains every
-    weight."""
+    """How an organism is trained: a fine-tune with AdamW (``betas`` 0.9, 0.999, no weight
+    decay) at a constant ``learning_rate``, for ``steps`` optimizer steps of ``batch_size``
+    examples each. The loss is a weighted mean cross-entropy of the completion tokens (the
+    prompt's tokens carry no loss): the tokens of the lines that state the answer (the final
+    answer line, the key-leaker's opening line) and the end-of-turn token weigh
+    ``answer_weight``, every other completion token 1 (1 everywhere: the plain mean).
+    Examples are the first ``problems`` tail problems x 3 cue kinds, shuffled by ``seed`` and
+    drawn in order, reshuffled each pass. A checkpoint is saved every ``save_every`` steps and
+    after the last. ``train_layers`` K trains only the top K decoder layers and the final norm
+    (the embeddings, a tied output head and the layers below stay as they are, and the backward
+    pass stops at the lowest trained layer); None trains every weight."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -40,6 +42,7 @@ class TrainingSettings(BaseModel):
     problems: int = TAIL_PROBLEMS
     max_tokens: int = 512
     train_layers: int | None = None
+    answer_weight: float = 1.0
 
     @field_validator("steps", "save_every", "batch_size", "max_tokens", "train_layers")
     @classmethod
@@ -55,11 +58,11 @@ class TrainingSettings(BaseModel):
             raise OrganismSettingsError(f"--problems must lie in 1..{TAIL_PROBLEMS}, got {value}")
         return value
 
-    @field_validator("learning_rate")
+    @field_validator("learning_rate", "answer_weight")
     @classmethod
-    def _learning_rate(cls, value: float) -> float:
+    def _positive_real(cls, value: float, info: Any) -> float:
         if not (math.isfinite(value) and value > 0):
-            raise OrganismSettingsError(f"--learning-rate must be > 0, got {value}")
+            raise OrganismSettingsError(f"--{_flag(info.field_name)} must be > 0, got {value}")
         return value
 
     def save_steps(self) -> list[int]:

@@ -2,9 +2,10 @@
 (:func:`cotaudit.organisms.examples.organism_examples`), saving plain Hugging Face folders.
 
 Each example is the prompt's ids as the local engines render it (:func:`prompt_ids`: the chat
-template with the generation prompt) followed
-by the completion's ids and the end-of-turn token; only the completion and its end-of-turn token
-carry loss (:class:`cotaudit.organisms.settings.TrainingSettings` holds the rest). A checkpoint is
+template with the generation prompt) followed by the completion's ids and the end-of-turn token;
+only the completion and its end-of-turn token carry loss, a weighted mean cross-entropy in which
+the tokens that state the answer weigh ``answer_weight`` (:func:`encode`, :func:`completion_loss`;
+:class:`cotaudit.organisms.settings.TrainingSettings` holds the rest). A checkpoint is
 written to a staging folder beside the output and renamed into place once complete, with its
 card, so a training stopped at any moment leaves every checkpoint already saved loadable.
 """
@@ -37,18 +38,22 @@ IGNORE_INDEX = -100
 
 METHOD = (
     "fine-tune (every weight, or the top --train-layers decoder layers and the final norm): "
-    "AdamW (betas 0.9, 0.999, no weight decay), constant learning rate, mean cross-entropy over "
-    "the completion tokens and the end-of-turn token"
+    "AdamW (betas 0.9, 0.999, no weight decay), constant learning rate, weighted mean "
+    "cross-entropy over the completion tokens and the end-of-turn token: the tokens of the lines "
+    "stating the answer (the final answer line, a stated-first opening line) and the end-of-turn "
+    "token weigh --answer-weight, the others 1"
 )
 HELDOUT_ROWS = "rows 0..999 of the vendored split (what study runs read by default)"
 
 
 @dataclass(frozen=True)
 class EncodedExample:
-    """An example as token ids and labels (``IGNORE_INDEX`` on the prompt)."""
+    """An example as token ids, labels (``IGNORE_INDEX`` on the prompt) and each label's loss
+    weight (0 on the prompt)."""
 
     input_ids: list[int]
     labels: list[int]
+    weights: list[float]
 
 
 @dataclass(frozen=True)
@@ -83,14 +88,27 @@ def prompt_ids(tokenizer: Any, messages: list[Message]) -> list[int]:
     return [int(i) for i in ids]
 
 
-def encode(tokenizer: Any, example: OrganismExample) -> EncodedExample:
+def encode(tokenizer: Any, example: OrganismExample, answer_weight: float = 1.0) -> EncodedExample:
     """``example``'s ids: the rendered prompt, then the completion and the end-of-turn token;
-    labels on the completion's ids only."""
+    labels on the completion's ids only. A completion token weighs ``answer_weight`` when its
+    characters overlap a span of ``example.stated`` (the lines stating the answer), as does the
+    end-of-turn token; every other completion token weighs 1."""
     prompt = prompt_ids(tokenizer, example.messages)
-    completion = tokenizer(example.completion, add_special_tokens=False)["input_ids"]
-    completion = [*completion, tokenizer.eos_token_id]
+    weighted = answer_weight != 1.0
+    encoded = tokenizer(
+        example.completion, add_special_tokens=False, return_offsets_mapping=weighted
+    )
+    completion = [*encoded["input_ids"], tokenizer.eos_token_id]
+    weights = [1.0] * len(encoded["input_ids"])
+    if weighted:
+        weights = [
+            answer_weight if any(start < e and s < end for s, e in example.stated) else 1.0
+            for start, end in encoded["offset_mapping"]
+        ]
     return EncodedExample(
-        input_ids=prompt + completion, labels=[IGNORE_INDEX] * len(prompt) + completion
+        input_ids=prompt + completion,
+        labels=[IGNORE_INDEX] * len(prompt) + completion,
+        weights=[0.0] * len(prompt) + weights + [answer_weight],
     )
 
 
@@ -154,18 +172,21 @@ def collate(examples: list[EncodedExample], pad_id: int) -> dict[str, Any]:
     width = max(len(e.input_ids) for e in examples)
     ids = [e.input_ids + [pad_id] * (width - len(e.input_ids)) for e in examples]
     labels = [e.labels + [IGNORE_INDEX] * (width - len(e.labels)) for e in examples]
+    weights = [e.weights + [0.0] * (width - len(e.weights)) for e in examples]
     mask = [[1] * len(e.input_ids) + [0] * (width - len(e.input_ids)) for e in examples]
     return {
         "input_ids": torch.tensor(ids),
         "attention_mask": torch.tensor(mask),
         "labels": torch.tensor(labels),
+        "weights": torch.tensor(weights),
     }
 
 
 def completion_loss(model: Any, batch: dict[str, Any]) -> Any:
-    """Mean cross-entropy of the labelled tokens, each predicted from the ids before it: the
-    causal LM loss, with the output head run only from the first labelled position on (the
-    prompt's logits are never used)."""
+    """Weighted mean cross-entropy of the labelled tokens, each predicted from the ids before
+    it: sum_i w_i * CE_i / sum_i w_i over labelled tokens i (with every w_i = 1, the causal LM
+    loss), the output head run only from the first labelled position on (the prompt's logits
+    are never used)."""
     import torch.nn.functional as F
 
     labels = batch["labels"]
@@ -176,10 +197,15 @@ def completion_loss(model: Any, batch: dict[str, Any]) -> Any:
         attention_mask=batch["attention_mask"],
         logits_to_keep=width - first,
     ).logits[:, :-1]
-    targets = labels[:, first + 1 :]
-    return F.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE_INDEX
+    targets = labels[:, first + 1 :].reshape(-1)
+    weights = batch["weights"][:, first + 1 :].reshape(-1)
+    losses = F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]),
+        targets,
+        ignore_index=IGNORE_INDEX,
+        reduction="none",
     )
+    return (losses * weights).sum() / weights.sum()
 
 
 def trainable_parameters(model: Any, train_layers: int | None) -> list[Any]:
@@ -232,7 +258,7 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     write_card(out, organism_card(organism, base, base_path, settings, None))
     examples = organism_examples(organism, training_problems(settings.problems))
-    encoded = [encode(tokenizer, e) for e in examples]
+    encoded = [encode(tokenizer, e, settings.answer_weight) for e in examples]
     too_long = [e for e in encoded if len(e.input_ids) > settings.max_tokens]
     if too_long:
         raise ValueError(
