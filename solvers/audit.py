@@ -15,9 +15,9 @@ match``), the event's title in ``inspect view``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, TypeVar
 
 from inspect_ai.log import transcript
 from inspect_ai.util import span
@@ -27,7 +27,6 @@ from cotaudit.probing.audit import (
     PREFIX_END_TOKENS,
     Judge,
     cut_record,
-    exact_header,
     exact_record,
     label,
     sweep_header,
@@ -39,6 +38,9 @@ from cotaudit.probing.sweep import force_answers, score_exact
 SPAN_NAME = "probe sweep"
 SPAN_TYPE = "probe"
 VERDICT_SPAN_NAME = "probe verdicts"
+
+R = TypeVar("R")
+"""One cut's result of a sweep: its k answers, or its exact point."""
 
 
 def probe_span() -> AbstractAsyncContextManager[None]:
@@ -72,48 +74,32 @@ async def force_and_record(
     judge: Judge | None = None,
     **reference: Any,
 ) -> list[list[str]]:
-    """:func:`cotaudit.probing.sweep.force_answers` at the absolute ``cuts``, recorded: the
-    sweep's header first, then one event per cut (t = cut - ``offset``; ``judge`` parses each
-    answer and gives its verdict; ``reference`` goes into the header)."""
-    positions = [c - offset for c in cuts]
-    _info(
-        sweep_header(
-            context=context,
-            tag=tag,
-            k=k,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            response_tokens=len(token_ids),
-            positions=positions,
-            offset=offset,
-            **reference,
-        )
-    )
-    answers = await force_answers(
+    """:func:`cotaudit.probing.sweep.force_answers` at the absolute ``cuts``, recorded
+    (:func:`_recorded_sweep`; ``judge`` parses each answer and gives its verdict)."""
+    return await _recorded_sweep(
         engine,
-        prompt,
         token_ids,
         cuts,
-        tag,
+        lambda: force_answers(
+            engine,
+            prompt,
+            token_ids,
+            cuts,
+            tag,
+            k=k,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+        ),
+        lambda row, **at: cut_record(answers=row, judge=judge, **at),
+        context=context,
+        tag=tag,
         k=k,
-        max_tokens=max_tokens,
         temperature=temperature,
-        seed=seed,
+        max_tokens=max_tokens,
+        offset=offset,
+        reference=reference,
     )
-    for c, t, row in zip(cuts, positions, answers, strict=True):
-        text, whole = _prefix_end(engine, token_ids, c)
-        _info(
-            cut_record(
-                context=context,
-                t=t,
-                offset=offset,
-                prefix_text=text,
-                whole_prefix=whole,
-                answers=row,
-                judge=judge,
-            )
-        )
-    return answers
 
 
 async def score_and_record(
@@ -130,13 +116,49 @@ async def score_and_record(
     offset: int = 0,
     **reference: Any,
 ) -> list[ExactPoint]:
-    """:func:`cotaudit.probing.sweep.score_exact` at the absolute ``cuts``, recorded as
-    :func:`force_and_record` records sampled answers: the header, then one event per cut."""
+    """:func:`cotaudit.probing.sweep.score_exact` at the absolute ``cuts``, recorded
+    (:func:`_recorded_sweep`) as :func:`force_and_record` records sampled answers."""
+    return await _recorded_sweep(
+        engine,
+        token_ids,
+        cuts,
+        lambda: score_exact(engine, prompt, token_ids, cuts, tag, plan, temperature=temperature),
+        lambda point, **at: exact_record(point=point, **at),
+        context=context,
+        tag=tag,
+        k=None,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        offset=offset,
+        reference=reference,
+    )
+
+
+async def _recorded_sweep(
+    engine: ProbeEngine,
+    token_ids: Sequence[int],
+    cuts: Sequence[int],
+    sweep: Callable[[], Awaitable[list[R]]],
+    cut: Callable[..., dict[str, Any]],
+    *,
+    context: str,
+    tag: str,
+    k: int | None,
+    temperature: float,
+    max_tokens: int,
+    offset: int,
+    reference: dict[str, Any],
+) -> list[R]:
+    """One prompt's ``sweep`` at the absolute ``cuts``, recorded: its header
+    (:func:`~cotaudit.probing.audit.sweep_header`, k None for the exact estimator's), then the
+    events the sweep makes, then one event per cut, ``cut(result, context=, t=, offset=,
+    prefix_text=, whole_prefix=)`` at t = cut - ``offset``."""
     positions = [c - offset for c in cuts]
     _info(
-        exact_header(
+        sweep_header(
             context=context,
             tag=tag,
+            k=k,
             temperature=temperature,
             max_tokens=max_tokens,
             response_tokens=len(token_ids),
@@ -145,20 +167,13 @@ async def score_and_record(
             **reference,
         )
     )
-    points = await score_exact(engine, prompt, token_ids, cuts, tag, plan, temperature=temperature)
-    for c, t, point in zip(cuts, positions, points, strict=True):
+    results = await sweep()
+    for c, t, result in zip(cuts, positions, results, strict=True):
         text, whole = _prefix_end(engine, token_ids, c)
         _info(
-            exact_record(
-                context=context,
-                t=t,
-                offset=offset,
-                prefix_text=text,
-                whole_prefix=whole,
-                point=point,
-            )
+            cut(result, context=context, t=t, offset=offset, prefix_text=text, whole_prefix=whole)
         )
-    return points
+    return results
 
 
 def record_verdicts(

@@ -12,10 +12,10 @@ CoT's final answer for self-commitment, the gold answer for TRACE) and the count
 Texts are clipped (:data:`ANSWER_CHARS`, :data:`PREFIX_END_CHARS`), so a record stays a few
 hundred bytes whatever the model writes. The store record keeps the full answers.
 
-The exact estimator's sweep of a prompt (:func:`exact_header`, ``estimator: "exact"``) and its
-cuts (:func:`exact_record`): per cut the probability ``p_exact`` that a forced answer parses to
-the reference, the mass ``covered`` by the enumerated answer forms and, for letters, the
-distribution over the letters (:mod:`cotaudit.probing.exact`).
+The exact estimator's sweep of a prompt (:func:`sweep_header` without k, ``estimator:
+"exact"``) and its cuts (:func:`exact_record`): per cut the probability ``p_exact`` that a
+forced answer parses to the reference, the mass ``covered`` by the enumerated answer forms and,
+for letters, the distribution over the letters (:mod:`cotaudit.probing.exact`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def sweep_header(
     *,
     context: str,
     tag: str,
-    k: int,
+    k: int | None,
     temperature: float,
     max_tokens: int,
     response_tokens: int,
@@ -66,12 +66,17 @@ def sweep_header(
     **reference: Any,
 ) -> dict[str, Any]:
     """What one sweep of one prompt asks: ``reference`` names what its answers are checked
-    against (``a_final=...``, ``gold=...``, ``condition=...``, ``sample_id=...``). The
-    positions come last (the viewer shows a record's first lines folded)."""
-    return {
-        "context": context,
-        "tag": clipped(tag, TAG_CHARS),
-        "k": k,
+    against (``a_final=...``, ``gold=...``, ``condition=...``, ``sample_id=...``). ``k`` None:
+    the exact estimator's sweep, ``estimator`` "exact" (after the context) in place of k (the
+    temperature is the one the distribution is read at). The positions come last (the viewer
+    shows a record's first lines folded)."""
+    header: dict[str, Any] = {"context": context}
+    if k is None:
+        header["estimator"] = "exact"
+    header["tag"] = clipped(tag, TAG_CHARS)
+    if k is not None:
+        header["k"] = k
+    return header | {
         "temperature": temperature,
         "answer_max_tokens": max_tokens,
         "response_tokens": response_tokens,
@@ -105,32 +110,6 @@ def cut_record(
         record["match"] = [bool(m) for _, m in verdicts]
     record["context"] = context
     return record
-
-
-def exact_header(
-    *,
-    context: str,
-    tag: str,
-    temperature: float,
-    max_tokens: int,
-    response_tokens: int,
-    positions: Sequence[int],
-    offset: int = 0,
-    **reference: Any,
-) -> dict[str, Any]:
-    """What one exact sweep of one prompt reads: as :func:`sweep_header`, with ``estimator``
-    "exact" in place of k (the temperature is the one the distribution is read at)."""
-    return {
-        "context": context,
-        "estimator": "exact",
-        "tag": clipped(tag, TAG_CHARS),
-        "temperature": temperature,
-        "answer_max_tokens": max_tokens,
-        "response_tokens": response_tokens,
-        "offset": offset,
-        **reference,
-        "positions": list(positions),
-    }
 
 
 def exact_record(
