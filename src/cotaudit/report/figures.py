@@ -386,6 +386,16 @@ def grouped_bars(
     return _save(fig, path, [(title, [label for label, _ in series])], caption)
 
 
+def _run_lines(
+    ax: Axes, x: Sequence[float], series: Sequence[tuple[str, Sequence[float]]]
+) -> list[str]:
+    """One dotted line per run of ``series`` over ``x`` (colours in :data:`COLORS` order); the
+    runs' labels."""
+    for i, (label, y) in enumerate(series):
+        ax.plot(x, y, marker="o", ms=3, color=COLORS[i % len(COLORS)], label=label)
+    return [label for label, _ in series]
+
+
 @drawn
 def line_panels(
     panels_in: Sequence[tuple[str, Sequence[float], Sequence[tuple[str, Sequence[float]]]]],
@@ -401,10 +411,9 @@ def line_panels(
         ax: Axes, panel: tuple[str, Sequence[float], Sequence[tuple[str, Sequence[float]]]]
     ) -> tuple[str, list[str]]:
         name, x, series = panel
-        for i, (label, y) in enumerate(series):
-            ax.plot(x, y, marker="o", ms=3, color=COLORS[i % len(COLORS)], label=label)
+        labels = _run_lines(ax, x, series)
         _label_panel(ax, name, xlabel, (-0.03, 1.03))
-        return name, [label for label, _ in series]
+        return name, labels
 
     def legend(fig: Figure, first: Axes) -> None:
         first.legend(fontsize=7)
@@ -429,12 +438,11 @@ def signed_lines(
     fig = _figure(WIDTH, 2.8)
     ax = fig.subplots()
     ax.axhline(0.0, color="#999999", lw=0.8)
-    for i, (label, y) in enumerate(series):
-        ax.plot(x, y, marker="o", ms=3, color=COLORS[i % len(COLORS)], label=label)
+    labels = _run_lines(ax, x, series)
     ax.set_ylim(-1.03, 1.03)
     ax.set_xlabel(xlabel, fontsize=9)
     ax.set_ylabel(ylabel, fontsize=9)
     ax.tick_params(labelsize=8)
     ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
-    return _save(fig, path, [(title, [label for label, _ in series])], caption)
+    return _save(fig, path, [(title, labels)], caption)
