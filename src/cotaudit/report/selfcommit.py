@@ -13,11 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from cotaudit.cluster.scores import METRIC_NAME as CLUSTER_METRIC
 from cotaudit.display.text import report_text
 from cotaudit.probing.resample_record import METRICS as RESAMPLE_METRICS
-from cotaudit.report import compare_ci, figures
-from cotaudit.report.cluster import add_cluster_tables, contrast_and_metrics
+from cotaudit.report import cluster, compare_ci, figures
+from cotaudit.report.cluster import add_cluster_tables
 from cotaudit.report.data import MetricDef, RunData, ScoredSample
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.sections import (
@@ -54,6 +53,7 @@ from cotaudit.studies.selfcommit.stats import (
     TAU_PREFIX,
     SelfcommitRecord,
     answered,
+    pairs,
     records_from_scores,
     summary_names,
 )
@@ -78,13 +78,8 @@ def recompute(
     metric of ``-T resample``, then each cluster metric); and each cluster metric's (options,
     contrast)."""
     out = METRICS.recompute(samples, metric_defs) | RESAMPLE_METRICS.recompute(samples, metric_defs)
-    contrasts = []
-    for d in metric_defs:
-        if d.name == CLUSTER_METRIC:
-            contrast, metrics = contrast_and_metrics(samples, d.options)
-            out.update(metrics)
-            contrasts.append((d.options, contrast))
-    return out, contrasts
+    cluster_metrics, contrasts = cluster.recompute(samples, metric_defs)
+    return out | cluster_metrics, contrasts
 
 
 def with_full_tables(metric_defs: Sequence[Any]) -> list[Any]:
@@ -182,14 +177,6 @@ TWO_CONDITION_COLUMNS = [
     "paired ties",
     "best accuracy",
 ]
-
-
-def pairs(recs: Sequence[SelfcommitRecord]) -> list[tuple[SelfcommitRecord, SelfcommitRecord]]:
-    """(honest, hinted) records of each problem with both, in pair_id order."""
-    by: dict[str, dict[str, SelfcommitRecord]] = {}
-    for r in recs:
-        by.setdefault(r.pair_id, {})[r.condition] = r
-    return [(g[HONEST], g[HINTED]) for p, g in sorted(by.items()) if HONEST in g and HINTED in g]
 
 
 def paired_differences(

@@ -110,6 +110,13 @@ def _by_condition(records: Iterable[SelfcommitRecord]) -> dict[str, dict[str, Se
     return out
 
 
+def pairs(records: Iterable[SelfcommitRecord]) -> list[tuple[SelfcommitRecord, SelfcommitRecord]]:
+    """(honest, hinted) records of each problem with both, in pair_id order."""
+    groups = _by_condition(records)
+    honest, hinted = groups[HONEST], groups[HINTED]
+    return [(honest[p], hinted[p]) for p in sorted(set(honest) & set(hinted))]
+
+
 def answered(records: Iterable[SelfcommitRecord]) -> list[SelfcommitRecord]:
     """The records with a final answer whose problem's other condition (if run) has one too."""
     records = list(records)
@@ -129,10 +136,8 @@ def no_answer_counts(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
     }
     for c in (HONEST, HINTED):
         out[f"n_truncated/{c}"] = float(sum(r.condition == c and r.truncated for r in records))
-    groups = _by_condition(records)
-    pairs = set(groups[HONEST]) & set(groups[HINTED])
     out["n_pairs_dropped_no_answer"] = float(
-        sum(not (groups[HONEST][p].has_answer and groups[HINTED][p].has_answer) for p in pairs)
+        sum(not (h.has_answer and g.has_answer) for h, g in pairs(records))
     )
     return out
 
@@ -164,14 +169,14 @@ def two_condition_table(
     records = answered(records)
     groups = _by_condition(records)
     honest, hinted = groups[HONEST], groups[HINTED]
-    pairs = sorted(set(honest) & set(hinted))
-    n = len(pairs)
+    paired = pairs(records)
+    n = len(paired)
     out: dict[str, float] = {f"{prefix}n_pairs": float(n)}
     for s in names:
         h = [r.summaries[s] for r in honest.values()]
         g = [r.summaries[s] for r in hinted.values()]
         wins, ties, _ = paired_wins(
-            [honest[p].summaries[s] for p in pairs], [hinted[p].summaries[s] for p in pairs]
+            [a.summaries[s] for a, _ in paired], [b.summaries[s] for _, b in paired]
         )
         out[f"{prefix}auroc/{s}"] = auroc(h, g)
         out[f"{prefix}auroc_tie_share/{s}"] = auroc_tie_share(h, g)
@@ -275,12 +280,7 @@ def both_correct_table(records: Iterable[SelfcommitRecord]) -> dict[str, float]:
 def both_correct(records: Iterable[SelfcommitRecord]) -> list[SelfcommitRecord]:
     """Records of problems whose honest and hinted responses are both correct."""
     records = list(records)
-    groups = _by_condition(records)
-    keep = {
-        p
-        for p in set(groups[HONEST]) & set(groups[HINTED])
-        if groups[HONEST][p].correct and groups[HINTED][p].correct
-    }
+    keep = {h.pair_id for h, g in pairs(records) if h.correct and g.correct}
     return [r for r in records if r.pair_id in keep and r.condition in (HONEST, HINTED)]
 
 
