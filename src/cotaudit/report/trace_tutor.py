@@ -125,17 +125,17 @@ def mean_band(
     return mean, low, high
 
 
-def auc_shifts(recs: Sequence[ts.TraceRecord], condition: str) -> tuple[list[float], list[float]]:
+def auc_shifts(
+    recs: Sequence[ts.TraceRecord], condition: ts.Condition
+) -> tuple[list[float], list[float]]:
     """Per problem with both records: AUC(keyed, key visible) - AUC(question-only) and
-    AUC(keyed, key masked) - AUC(question-only) (Table IV's paired differences, all pairs)."""
-    qo = {r.pair_id: r for r in recs if r.condition == "question_only"}
-    before, after = [], []
-    for r in recs:
-        if r.condition == condition and r.pair_id in qo:
-            base = qo[r.pair_id].auc("visible")
-            before.append(r.auc("visible") - base)
-            after.append(r.auc("masked") - base)
-    return before, after
+    AUC(keyed, key masked) - AUC(question-only) = Delta_prefix (Table IV's paired differences,
+    all pairs: :func:`~cotaudit.studies.trace_tutor.stats.question_only_pairs`)."""
+    pairs = ts.question_only_pairs(recs, condition)
+    return (
+        [k.auc("visible") - q.auc("visible") for k, q in pairs],
+        [ts.delta_prefix(k, q) for k, q in pairs],
+    )
 
 
 PAIRED_COLUMNS = [

@@ -474,7 +474,7 @@ def _by_problem(records: Sequence[TraceRecord]) -> dict[tuple[str, str], TraceRe
     return by_id
 
 
-def _pairs(
+def question_only_pairs(
     records: Sequence[TraceRecord], condition: Condition
 ) -> list[tuple[TraceRecord, TraceRecord]]:
     """(``condition`` record, question-only record) of each problem that has both, by pair_id."""
@@ -497,7 +497,7 @@ def table_iv(
     ``answer_key_vs_question_only/<probe>/<subset>/<field>``.
     """
     shared_fractions(records)
-    pairs = _pairs(records, "answer_key")
+    pairs = question_only_pairs(records, "answer_key")
     subsets = {
         "all": pairs,
         "both_correct": [(k, q) for k, q in pairs if both_correct(k, q)],
@@ -663,7 +663,7 @@ def identical_pass_vectors(records: Sequence[TraceRecord]) -> dict[str, float]:
     fractions = shared_fractions(records)
     out: dict[str, float] = {}
     for condition in KEYED_CONDITIONS:
-        pairs = _pairs(records, condition)
+        pairs = question_only_pairs(records, condition)
         same = sum(
             pass_pattern(k.passes("masked"), fractions)
             == pass_pattern(q.passes("visible"), fractions)
