@@ -189,6 +189,12 @@ def _metric_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
 
+def per_condition(key: str, condition: str) -> str:
+    """The run metric of ``key`` over one condition's samples (:func:`run_metrics`):
+    ``<key>/<condition>``, the condition's characters outside ``[A-Za-z0-9_.-]`` written ``_``."""
+    return f"{key}/{_metric_name(condition)}"
+
+
 def _nanmean(values: list[float]) -> float:
     arr = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
     return float(arr.mean()) if arr.size else math.nan
@@ -369,7 +375,7 @@ def run_metrics(
         for cond, values in groups.items():
             mean = _nanmean([float(v.get(key, math.nan)) for v in values])
             if not (key.endswith(REPLAY_SUFFIX) and math.isnan(mean)):
-                out[f"{key}/{cond}"] = mean
+                out[per_condition(key, cond)] = mean
     for key in gap_keys(probe):
         if key not in keys or f"{key}{REPLAY_SUFFIX}" not in keys:
             continue
@@ -381,7 +387,7 @@ def run_metrics(
         for cond, values in groups.items():
             gap = _nanmean(gaps(values))
             if not math.isnan(gap):
-                out[f"replay_gap/{key}/{cond}"] = gap
+                out[per_condition(f"replay_gap/{key}", cond)] = gap
     return out
 
 

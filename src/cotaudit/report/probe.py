@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from cotaudit.display.text import md_code, report_text
-from cotaudit.probing.metrics import ATTACHED, METRICS
+from cotaudit.probing.metrics import ATTACHED, METRICS, score_rows
 from cotaudit.probing.summaries import (
     EXACT_CURVE_KEYS,
     GAP_VALUE_KEYS,
@@ -27,6 +27,8 @@ from cotaudit.probing.summaries import (
     SAMPLED_CURVE_KEYS,
     gap_keys,
     main_keys,
+    per_condition,
+    run_metrics,
 )
 from cotaudit.probing.trajectory import curve_over_steps
 from cotaudit.report import compare_ci, figures
@@ -104,23 +106,13 @@ def key_values(samples: Sequence[ScoredSample], key: str) -> list[float]:
     return [_value(s, key) for s in samples]
 
 
-def _condition_means(
-    samples: Sequence[ScoredSample], key: str, condition_key: str, conditions: Sequence[str]
-) -> list[Cell]:
-    values = key_values(samples, key)
+def _condition_means(means: Mapping[str, float], key: str, conditions: Sequence[str]) -> list[Cell]:
+    """Per condition, ``key``'s run metric over its samples (:func:`per_condition` of the
+    run's :func:`run_metrics`: the mean, NaN left out); a dash where none is defined."""
     cells = []
     for cond in conditions:
-        v = np.array(
-            [
-                x
-                for s, x in zip(samples, values, strict=True)
-                if str((s.sample_metadata or {}).get(condition_key)) == cond
-            ],
-            dtype=float,
-        )
-        v = v[~np.isnan(v)]
-        mean = float(v.mean()) if v.size else math.nan
-        cells.append(Cell(mean, fmt(mean) if v.size else "–"))
+        mean = means.get(per_condition(key, cond), math.nan)
+        cells.append(Cell(mean, "–" if math.isnan(mean) else fmt(mean)))
     return cells
 
 
@@ -173,12 +165,13 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
     table = Table(
         "Per-sample summaries: mean over samples", ["summary", "mean [95% CI]", *conditions]
     )
+    means = run_metrics(score_rows(samples), probe, condition_key)
     for key in keys:
         mean = compare_ci.interval(compare_ci.mean_rows(units, key_values(samples, key)))
         table.add(
             key,
             compare_ci.interval_cell(mean),
-            *_condition_means(samples, key, condition_key, conditions),
+            *_condition_means(means, key, conditions),
         )
     table.note = (
         f"[…]: 95% percentile bootstrap over {md_code(pair_key) if pair_key else 'sample'} "
