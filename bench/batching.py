@@ -24,11 +24,9 @@ and a last line ``samples/min: unbatched U, batched B`` for scripts.
 from __future__ import annotations
 
 import argparse
-import tempfile
-import time
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
+from _common import add_numbers, bench_parser, selfcommit_eval
 from inspect_ai.model import get_model
 
 
@@ -44,39 +42,27 @@ def run(
     model: str, model_args: dict[str, Any], args: argparse.Namespace
 ) -> tuple[float, dict[str, Any]]:
     get_model(model, **model_args)  # load the engine before the clock starts
-    with tempfile.TemporaryDirectory() as log_dir:
-        start = time.perf_counter()
-        [log] = inspect_eval(
-            "tasks/selfcommit.py",
-            model=model,
-            model_args=model_args,
-            log_dir=log_dir,
-            display="none",
-            max_connections=args.max_connections,
-            max_samples=args.max_connections,
-            task_args={
-                "problems": args.problems,
-                "max_cot_tokens": args.max_cot_tokens,
-                "k": args.k,
-                "stride": args.stride,
-            },
-        )
-        elapsed = time.perf_counter() - start
-        if log.status != "success":
-            raise SystemExit(f"{model} {model_args}: eval {log.status}: {log.error}")
-        return 60 * len(log.samples or []) / elapsed, study(log)
+    task_args = {
+        "problems": args.problems,
+        "max_cot_tokens": args.max_cot_tokens,
+        "k": args.k,
+        "stride": args.stride,
+    }
+    elapsed, (samples, runs) = selfcommit_eval(
+        task_args,
+        args.max_connections,
+        lambda log: (len(log.samples or []), study(log)),
+        lambda log: SystemExit(f"{model} {model_args}: eval {log.status}: {log.error}"),
+        model=model,
+        model_args=model_args,
+    )
+    return 60 * samples / elapsed, runs
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument("--model", default="hf-probe/default")
-    parser.add_argument("--problems", type=int, default=4)
-    parser.add_argument("--max-cot-tokens", type=int, default=300)
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--stride", type=int, default=30)
-    parser.add_argument("--max-connections", type=int, default=16)
+    add_numbers(parser, problems=4, max_cot_tokens=300, k=5, stride=30, max_connections=16)
     parser.add_argument(
         "--max-batch-rows",
         type=int,

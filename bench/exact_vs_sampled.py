@@ -21,14 +21,11 @@ must be identical (zero variance).
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import numpy as np
 import torch
+from _common import SELFCOMMIT_RUN, add_numbers, bench_parser, timed
 
 from cotaudit.answers import extract_final_answer, extract_forced_answer
 from cotaudit.datasets.gsm8k import load_problems
@@ -38,14 +35,7 @@ from cotaudit.probing.exact import integer_plan, token_classes
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
-T = TypeVar("T")
 SUMMARIES = ("tau_0.8", "uncommitted", "range_c", "lowcommit")
-
-
-def timed(fn: Callable[..., T], *args: Any) -> tuple[float, T]:
-    start = time.perf_counter()
-    out = fn(*args)
-    return time.perf_counter() - start, out
 
 
 def bootstrap_spread(
@@ -67,16 +57,8 @@ def bootstrap_spread(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--problems", type=int, default=8)
-    parser.add_argument("--max-cot-tokens", type=int, default=256)
-    parser.add_argument("--stride", type=int, default=30)
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--draws", type=int, default=500)
+    parser = bench_parser(__doc__)
+    add_numbers(parser, **SELFCOMMIT_RUN, temperature=0.7, repeats=3, draws=500)
     parser.add_argument("--model", default="default", help="default, tiny, a hub id or folder")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or mps")
     args = parser.parse_args()

@@ -18,26 +18,16 @@ length, not on content. Greedy answers of forked and batched are checked against
 
 from __future__ import annotations
 
-import argparse
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import torch
+from _common import bench_parser, timed
 
 from cotaudit.datasets.gsm8k import load_problems
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.hf import HFEngine
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
-
-T = TypeVar("T")
-
-
-def timed(fn: Callable[..., T], *args: Any) -> tuple[float, T]:
-    start = time.perf_counter()
-    out = fn(*args)
-    return time.perf_counter() - start, out
 
 
 def floor_time(engine: HFEngine, request: PrefixRequest) -> float:
@@ -87,9 +77,7 @@ def shared_floor_time(engine: HFEngine, request: PrefixRequest) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument(
         "--model", default="default", help="hf-probe model name (default, tiny, path)"
     )

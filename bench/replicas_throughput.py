@@ -33,16 +33,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
+from _common import ROOT, add_numbers, bench_parser, selfcommit_eval
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import vllm_replicas  # noqa: E402 - scripts/
 
@@ -98,23 +96,15 @@ def run(replicas: vllm_replicas.Replicas, column: Column, args: argparse.Namespa
         "answer_max_tokens": args.answer_max_tokens,
         "final_answer_reading": "last_number",
     }
-    with tempfile.TemporaryDirectory() as log_dir:
-        start = time.perf_counter()
-        [log] = inspect_eval(
-            "tasks/selfcommit.py",
-            model=f"vllm/{replicas.model}",
-            model_base_url=url,
-            model_args={"api_key": "bench"},
-            task_args=task_args,
-            log_dir=log_dir,
-            display="none",
-            max_connections=args.max_connections,
-            max_samples=args.max_connections,
-        )
-        wall = time.perf_counter() - start
-        if log.status != "success":
-            raise RuntimeError(f"{column.name}: {log.error}")
-        samples = len(log.samples or [])  # read from the log file: inside the with
+    wall, samples = selfcommit_eval(
+        task_args,
+        args.max_connections,
+        lambda log: len(log.samples or []),
+        lambda log: RuntimeError(f"{column.name}: {log.error}"),
+        model=f"vllm/{replicas.model}",
+        model_base_url=url,
+        model_args={"api_key": "bench"},
+    )
     after = replicas.counts()
     queried = [a[0] - b[0] for a, b in zip(after, before, strict=True)]
     total = sum(queried)
@@ -127,21 +117,16 @@ def run(replicas: vllm_replicas.Replicas, column: Column, args: argparse.Namespa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--problems", type=int, default=4)
+    parser = bench_parser(__doc__)
+    add_numbers(parser, problems=4)
     parser.add_argument(
         "--model", default="default", help="default (SmolLM2-135M), tiny, or a model folder"
     )
-    parser.add_argument("--max-cot-tokens", type=int, default=256)
+    add_numbers(parser, max_cot_tokens=256)
     parser.add_argument(
         "--cot-temperature", type=float, default=0.0, help="1 for the tiny random model"
     )
-    parser.add_argument("--stride", type=int, default=16)
-    parser.add_argument("--k", type=int, default=1)
-    parser.add_argument("--answer-max-tokens", type=int, default=8)
-    parser.add_argument("--max-connections", type=int, default=16)
+    add_numbers(parser, stride=16, k=1, answer_max_tokens=8, max_connections=16)
     args = parser.parse_args()
 
     from cotaudit.providers.hf_probe import resolve_model_path

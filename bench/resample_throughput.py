@@ -33,15 +33,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+from _common import (
+    add_backends,
+    add_numbers,
+    bench_parser,
+    parse_backends,
+    start_vllm_server,
+    timed,
+)
 
 
 @dataclass
@@ -91,9 +94,9 @@ def _count(engine: Any, answers: Sequence[Sequence[Sequence[str]]]) -> tuple[int
 
 
 def _timed(engine: Any, run: Callable[[], Any]) -> Result:
-    start = time.perf_counter()
-    answers = run()
-    wall = time.perf_counter() - start
+    """``run``'s wall time and the rollouts and tokens of its answers (counted by ``engine``'s
+    tokenizer)."""
+    wall, answers = timed(run)
     rollouts, tokens = _count(engine, answers)
     return Result(rollouts, tokens, wall)
 
@@ -121,11 +124,7 @@ def concurrent(engine: Any, requests: list[Any], counter: Any) -> Result:
     async def all_at_once() -> list[list[list[str]]]:
         return list(await asyncio.gather(*(engine.continue_prefixes(r) for r in requests)))
 
-    start = time.perf_counter()
-    answers = asyncio.run(all_at_once())
-    wall = time.perf_counter() - start
-    rollouts, tokens = _count(counter, answers)
-    return Result(rollouts, tokens, wall)
+    return _timed(counter, lambda: asyncio.run(all_at_once()))
 
 
 def _vllm_engine(args: argparse.Namespace) -> Any | None:
@@ -136,15 +135,9 @@ def _vllm_engine(args: argparse.Namespace) -> Any | None:
     if args.vllm_url:
         url, name = args.vllm_url, args.vllm_model
     else:
-        import vllm_cpu_server
-
-        try:
-            server = vllm_cpu_server.start()
-        except FileNotFoundError as e:
-            print(f"vllm: {e}", file=sys.stderr)
+        server = start_vllm_server(_servers)
+        if server is None:
             return None
-        _servers.append(server)
-        print(f"vllm: server started in {server.startup_s:.0f} s (not counted)", flush=True)
         url, name = server.url, server.model
     model = get_model(f"vllm/{name}", base_url=url, api_key="bench", memoize=False)
     return InspectPrefillEngine.for_model(model)
@@ -155,26 +148,12 @@ COLUMNS = ("one at a time", "batched", "vllm")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--problems", type=int, default=4)
-    parser.add_argument("--cot-tokens", type=int, default=128)
-    parser.add_argument("--cuts", type=int, default=4)
+    parser = bench_parser(__doc__)
+    add_numbers(parser, problems=4, cot_tokens=128, cuts=4)
     parser.add_argument("--n", type=int, default=4, help="continuations per cut")
-    parser.add_argument("--max-tokens", type=int, default=96)
-    parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--vllm-url", help="a running vLLM server's .../v1 URL")
-    parser.add_argument("--vllm-model", help="its served model name (with --vllm-url)")
-    parser.add_argument(
-        "--columns", default=",".join(COLUMNS), help="comma-separated columns to run"
-    )
-    args = parser.parse_args()
-    chosen = args.columns.split(",")
-    if unknown := [c for c in chosen if c not in COLUMNS]:
-        parser.error(f"--columns: unknown {', '.join(unknown)}; known: {', '.join(COLUMNS)}")
-    if args.vllm_url and not args.vllm_model:
-        parser.error("--vllm-url needs --vllm-model")
+    add_numbers(parser, max_tokens=96, temperature=0.7)
+    add_backends(parser, COLUMNS, "comma-separated columns to run")
+    args, chosen = parse_backends(parser, COLUMNS)
 
     from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 

@@ -34,18 +34,20 @@ The last line reads ``samples/min: unbatched U, batched B, vllm V``.
 from __future__ import annotations
 
 import argparse
-import sys
-import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
+from _common import (
+    SELFCOMMIT_RUN,
+    add_backends,
+    add_numbers,
+    bench_parser,
+    parse_backends,
+    selfcommit_eval,
+    start_vllm_server,
+)
 from inspect_ai.event import ModelEvent
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -87,16 +89,9 @@ def _vllm(args: argparse.Namespace) -> dict[str, Any] | None:
             "model_base_url": args.vllm_url,
             "model_args": {"api_key": "bench"},
         }
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import vllm_cpu_server
-
-    try:
-        server = vllm_cpu_server.start()
-    except FileNotFoundError as e:
-        print(f"vllm: {e}", file=sys.stderr)
+    server = start_vllm_server(_server)
+    if server is None:
         return None
-    _server.append(server)
-    print(f"vllm: server started in {server.startup_s:.0f} s (not counted)", flush=True)
     return {
         "model": f"vllm/{server.model}",
         "model_base_url": server.url,
@@ -134,52 +129,26 @@ def run(target: dict[str, Any], args: argparse.Namespace) -> Result:
         "k": args.k,
         "answer_max_tokens": args.answer_max_tokens,
     }
-    with tempfile.TemporaryDirectory() as log_dir:
-        start = time.perf_counter()
-        [log] = inspect_eval(
-            "tasks/selfcommit.py",
-            task_args=task_args,
-            log_dir=log_dir,
-            display="none",
-            max_connections=args.max_connections,
-            max_samples=args.max_connections,
-            **target,
-        )
-        wall = time.perf_counter() - start
-        if log.status != "success":
-            raise RuntimeError(f"{target['model']}: {log.error}")
-        cot, probe = split(log)  # samples are read from the log file: inside the with
+    wall, (samples, (cot, probe)) = selfcommit_eval(
+        task_args,
+        args.max_connections,
+        lambda log: (len(log.samples or []), split(log)),
+        lambda log: RuntimeError(f"{target['model']}: {log.error}"),
+        **target,
+    )
     share = cot / (cot + probe) if cot + probe else 0.0
-    return Result(len(log.samples or []), wall, wall * share, wall * (1 - share))
+    return Result(samples, wall, wall * share, wall * (1 - share))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--problems", type=int, default=8)
-    parser.add_argument("--max-cot-tokens", type=int, default=256)
-    parser.add_argument("--stride", type=int, default=30)
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--answer-max-tokens", type=int, default=8)
-    parser.add_argument("--max-connections", type=int, default=16)
+    parser = bench_parser(__doc__)
+    add_numbers(parser, **SELFCOMMIT_RUN, answer_max_tokens=8, max_connections=16)
     parser.add_argument(
         "--max-batch-rows", type=int, help="the batched column's max_batch_rows (default: 64)"
     )
-    parser.add_argument("--vllm-url", help="a running vLLM server's .../v1 URL")
-    parser.add_argument("--vllm-model", help="its served model name (with --vllm-url)")
-    parser.add_argument(
-        "--columns",
-        default=",".join(c.name for c in COLUMNS),
-        help="comma-separated columns to run, in this order (default: all)",
-    )
-    args = parser.parse_args()
     names = [c.name for c in COLUMNS]
-    chosen = args.columns.split(",")
-    if unknown := [c for c in chosen if c not in names]:
-        parser.error(f"--columns: unknown {', '.join(unknown)}; known: {', '.join(names)}")
-    if args.vllm_url and not args.vllm_model:
-        parser.error("--vllm-url needs --vllm-model")
+    add_backends(parser, names, "comma-separated columns to run, in this order (default: all)")
+    args, chosen = parse_backends(parser, names)
 
     results: dict[str, Result | None] = {name: None for name in names}
     try:

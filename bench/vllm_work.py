@@ -48,12 +48,11 @@ import sys
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
+from _common import ROOT, add_numbers, bench_parser
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from cotaudit.answers import extract_final_answer  # noqa: E402
@@ -162,17 +161,18 @@ def measure(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument("--url", help="a running server's .../v1 (default: start a CPU one)")
     parser.add_argument("--model", help="served model name (default: the server's only one)")
-    parser.add_argument("--problems", type=int, default=2)
-    parser.add_argument("--max-cot-tokens", type=int, default=128)
-    parser.add_argument("--stride", type=int, default=32)
-    parser.add_argument("--continuations", type=int, default=4)
-    parser.add_argument("--continuation-tokens", type=int, default=32)
-    parser.add_argument("--versions", type=int, default=2)
+    add_numbers(
+        parser,
+        problems=2,
+        max_cot_tokens=128,
+        stride=32,
+        continuations=4,
+        continuation_tokens=32,
+        versions=2,
+    )
     parser.add_argument(
         "--replicas", type=int, default=0, help="start this many CPU replicas behind vllm-router"
     )
@@ -186,7 +186,8 @@ def main() -> None:
     from inspect_ai.model import get_model
 
     if args.replicas:
-        replicas = vllm_replicas.launch(args.replicas, _default_model(), kv_cache_gib=2).wait()
+        model = str(vllm_cpu_server.default_model())
+        replicas = vllm_replicas.launch(args.replicas, model, kv_cache_gib=2).wait()
         try:
             router = replicas.route(replicas.servers)
             roots = [s.root for s in replicas.servers]
@@ -199,12 +200,6 @@ def main() -> None:
         run(server.url, args.model or server.model, args.metrics or [server.root], args, get_model)
     finally:
         server.stop()
-
-
-def _default_model() -> str:
-    from cotaudit.models.default import default_model_path
-
-    return str(default_model_path())
 
 
 def run(url: str, name: str, roots: list[str], args: argparse.Namespace, get_model: Any) -> None:

@@ -211,6 +211,15 @@ def _terminate_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+def default_model() -> Path:
+    """The embedded default model's folder (``cotaudit`` read from ``src/`` when it is not
+    installed)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from cotaudit.models.default import default_model_path
+
+    return default_model_path()
+
+
 def launch(
     model: Path | str | None = None,
     port: int | None = None,
@@ -224,10 +233,7 @@ def launch(
     ``kv_cache_gib``: its KV cache (``VLLM_CPU_KVCACHE_SPACE``, GiB); ``env``: more
     environment variables for it."""
     if model is None:
-        sys.path.insert(0, str(ROOT / "src"))
-        from cotaudit.models.default import default_model_path
-
-        model = default_model_path()
+        model = default_model()
     port = port or free_port()
     log = Path(tempfile.mkstemp(prefix="vllm-server-", suffix=".log", dir=log_dir)[1])
     with log.open("wb") as out:

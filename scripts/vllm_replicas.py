@@ -242,10 +242,7 @@ def main() -> None:
     args = parser.parse_args()
     model = args.model
     if model is None:
-        sys.path.insert(0, str(vllm_cpu_server.ROOT / "src"))
-        from cotaudit.models.default import default_model_path
-
-        model = str(default_model_path())
+        model = str(vllm_cpu_server.default_model())
     replicas = launch(args.replicas, model, args.max_model_len, kv_cache_gib=2).wait()
     try:
         router = replicas.route(replicas.servers)
