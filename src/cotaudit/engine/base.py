@@ -29,12 +29,12 @@ import asyncio
 import contextvars
 import functools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from cotaudit.engine.batcher import CALLER_GONE
+from cotaudit.engine.batcher import CALLER_GONE, DecodeJob
 
 if TYPE_CHECKING:
     from cotaudit.engine.batcher import Job, Scheduler, Stepper
@@ -170,6 +170,12 @@ class AnswerScoreRequest:
         if wrong:
             raise ValueError(f"AnswerScoreRequest.reads {wrong} name no node or token set")
 
+    @property
+    def read_nodes(self) -> list[int]:
+        """The nodes after which the next-token distribution is read, in order (-1: the root,
+        right after the tag): every parent and every read's node."""
+        return sorted(set(self.tree.parents) | {node for node, _ in self.reads})
+
 
 @dataclass(frozen=True)
 class AnswerScores:
@@ -284,7 +290,27 @@ class LocalEngine(ProbeEngine, Protocol):
 T = TypeVar("T")
 
 
-class SyncVerbs:
+class GenerateFromN:
+    """``generate`` of an engine that samples a prompt ``n`` times at once (``generate_n``):
+    the one completion of ``generate_n`` with n = 1."""
+
+    generate_n: Callable[..., Awaitable[list[Generation]]]
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> Generation:
+        gens = await self.generate_n(
+            messages, max_tokens=max_tokens, temperature=temperature, seed=seed, n=1
+        )
+        return gens[0]
+
+
+class SyncVerbs(GenerateFromN):
     """The async verbs of an in-process engine, each running its blocking counterpart
     (``generate_sync``, ``continue_prefixes_sync``, ``loglikelihood_many_sync``,
     ``score_answers_sync``) through
@@ -340,18 +366,6 @@ class SyncVerbs:
             gone.set()
             raise
 
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        temperature: float = 0.0,
-        seed: int = 0,
-        n: int = 1,
-    ) -> Generation:
-        gens = await self._run(self.generate_sync, messages, max_tokens, temperature, seed, n)
-        return gens[0]
-
     async def generate_n(
         self, messages: Sequence[Message], *, max_tokens: int, temperature: float, seed: int, n: int
     ) -> list[Generation]:
@@ -375,19 +389,35 @@ class SyncVerbs:
         return await self._run(self.score_answers_sync, request)
 
 
-def decoded_generations(
-    detokenize: Callable[[Sequence[int]], str],
-    rows: Sequence[list[int]],
-    stopped: Sequence[bool],
-) -> list[Generation]:
-    """One :class:`Generation` per decoded row: its text, its token ids, and ``stop`` where
-    the row stopped at an end-of-sequence token (``max_tokens`` otherwise)."""
-    return [
-        Generation(
-            text=detokenize(ids), token_ids=ids, finish_reason="stop" if done else "max_tokens"
-        )
-        for ids, done in zip(rows, stopped, strict=True)
-    ]
+class GenerationJob(DecodeJob):
+    """The decode job of :meth:`SyncVerbs.generate_sync`: ``n`` completions of a chat prompt,
+    ``args`` = (messages, max_tokens, temperature, seed). The engine's subclass prefills the
+    prompt and picks the first tokens in ``start``; its decoder's ``tokens`` are the rows'
+    token ids and ``stopped`` whether each row stopped at an end-of-sequence token."""
+
+    def __init__(
+        self,
+        stepper: Any,
+        messages: Sequence[Message],
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        n: int,
+    ) -> None:
+        super().__init__(stepper)
+        self.args = (messages, max_tokens, temperature, seed)
+        self.rows = n
+
+    def result(self) -> list[Generation]:
+        """One :class:`Generation` per row: its text, its token ids, and ``stop`` where the row
+        stopped at an end-of-sequence token (``max_tokens`` otherwise)."""
+        detokenize = self.engine.detokenize
+        return [
+            Generation(
+                text=detokenize(ids), token_ids=ids, finish_reason="stop" if done else "max_tokens"
+            )
+            for ids, done in zip(self.decoder.tokens, self.decoder.stopped, strict=True)
+        ]
 
 
 def seed_for(*parts: int) -> int:

@@ -84,6 +84,22 @@ class Job(Protocol):
         ...
 
 
+class DecodeJob:
+    """What every engine's decode jobs share: the job's ``stepper``, the stepper's ``engine``,
+    and ``rows`` rows whose tokens its ``decoder`` picks (``decoder.advance(logits)``: True
+    when every row is done)."""
+
+    rows: int
+    decoder: Any
+
+    def __init__(self, stepper: Any) -> None:
+        self.stepper = stepper
+        self.engine = stepper.engine
+
+    def advance(self, logits: Any) -> bool:
+        return self.decoder.advance(logits)
+
+
 def job_spans(jobs: Sequence[Job]) -> tuple[list[tuple[int, int]], int]:
     """Each job's rows ``[a, b)`` in the merged batch of a step (the jobs' rows one after
     another, in order), and the batch's row count."""

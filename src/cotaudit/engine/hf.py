@@ -35,10 +35,7 @@ from typing import Any, Literal
 from cotaudit.engine.base import (
     AnswerScoreRequest,
     AnswerScores,
-    LoglikResult,
-    Message,
     PrefixRequest,
-    SyncVerbs,
     cut_and_feed,
     seed_for,
 )
@@ -56,12 +53,12 @@ from cotaudit.engine.hf_batch import (
     RowDecoder,
     SweepJob,
 )
-from cotaudit.engine.tokens import TokenizerVerbs
+from cotaudit.engine.in_process import InProcessEngine
 
 logger = logging.getLogger(__name__)
 
 
-class HFEngine(SyncVerbs, TokenizerVerbs):
+class HFEngine(InProcessEngine):
     """The probe engine over a transformers causal LM and its chat template."""
 
     _stepper: HFStepper
@@ -292,7 +289,7 @@ class HFEngine(SyncVerbs, TokenizerVerbs):
                     node = tree.parents[node]
             cache.suffix_mask = mask
             depth = torch.tensor([tree.depth(i) for i in fed], device=self.device)
-            wanted = set(tree.parents) | {node for node, _ in request.reads}
+            wanted = set(request.read_nodes)
             read_at = [node for node in fed if node in wanted]
             with self._attention(SHARED):
                 out = self.model(
@@ -329,61 +326,33 @@ class HFEngine(SyncVerbs, TokenizerVerbs):
         finally:
             config._attn_implementation = previous
 
-    @on_worker
-    def naive_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
-        """Reference implementation: ``model.generate`` re-prefills prompt + cot[:t] + tag for
-        every prefix (greedy only). Used to check the cached sweep and in the benchmark."""
+    def _greedy_answers(self, ids: list[int], max_tokens: int, k: int) -> list[str]:
+        """``model.generate`` over k rows of ``ids`` (greedy)."""
         torch = self._torch
-        if request.temperature != 0:
-            raise ValueError("the naive reference is greedy only (temperature 0)")
-        prompt_ids, tag_ids = self._prompt_and_tag(request)
-        answers: list[list[str]] = []
-        for t in request.positions:
-            ids = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids
-            x = torch.tensor([ids] * request.k, device=self.device)
-            out = self.model.generate(
-                input_ids=x,
-                attention_mask=torch.ones_like(x),
-                max_new_tokens=request.max_tokens,
-                do_sample=False,
-                eos_token_id=self.eos_ids,
-                pad_token_id=self.eos_ids[0],
-            )
-            answers.append(
-                [self.detokenize(_until_eos(r[len(ids) :].tolist(), self.eos_ids)) for r in out]
-            )
-        return answers
-
-    @on_worker
-    def loglikelihood_many_sync(
-        self, context: Sequence[Message], continuations: Sequence[str]
-    ) -> list[LoglikResult]:
-        """log p(c | context) for each continuation c, read as the assistant's reply.
-
-        The context is rendered with the generation prompt and the continuation tokenised on
-        its own, so the continuation's first token is scored given the whole context (never
-        dropped, never merged into the context's last token). The end-of-turn token is not
-        scored. The prefilled context is kept in a small LRU (``context_cache_size``), so
-        samples that share a transcript (fixture versions differing only in their reports)
-        prefill it once.
-        """
-        torch = self._torch
-        ctx_ids = self.render(context)
-        first_logp, ctx_cache = self._prefilled_context(ctx_ids)
-
-        def later(cont: list[int]) -> list[float]:
-            fork = self.fork_cache(ctx_cache, len(ctx_ids), 1)
-            x = torch.tensor([cont[:-1]], device=self.device)
-            logits = self.forward(x, fork)[0][0]
-            logp = torch.log_softmax(logits.float(), dim=-1)
-            return logp[torch.arange(len(cont) - 1), torch.tensor(cont[1:])].tolist()
-
-        return self._scored_continuations(
-            continuations, lambda token: float(first_logp[token]), later
+        x = torch.tensor([ids] * k, device=self.device)
+        out = self.model.generate(
+            input_ids=x,
+            attention_mask=torch.ones_like(x),
+            max_new_tokens=max_tokens,
+            do_sample=False,
+            eos_token_id=self.eos_ids,
+            pad_token_id=self.eos_ids[0],
         )
+        return [self.detokenize(_until_eos(r[len(ids) :].tolist(), self.eos_ids)) for r in out]
+
+    def _later_logprobs(self, cache: Any, ctx_ids: list[int], cont: list[int]) -> list[float]:
+        """One forward pass of cont[:-1] over a view of the context's cache."""
+        torch = self._torch
+        fork = self.fork_cache(cache, len(ctx_ids), 1)
+        x = torch.tensor([cont[:-1]], device=self.device)
+        logits = self.forward(x, fork)[0][0]
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        return logp[torch.arange(len(cont) - 1), torch.tensor(cont[1:])].tolist()
 
     def _prefilled_context(self, ctx_ids: list[int]) -> tuple[Any, Any]:
-        """(log-softmax after the context, its KV cache), from the LRU or a fresh prefill."""
+        """(log-softmax after the context, its KV cache), from a small LRU
+        (``context_cache_size``: samples that share a transcript, fixture versions differing
+        only in their reports, prefill it once) or a fresh prefill."""
         key = tuple(ctx_ids)
         if key in self._contexts:
             self._contexts.move_to_end(key)
@@ -413,7 +382,7 @@ class HFEngine(SyncVerbs, TokenizerVerbs):
         done = decoder.done or decoder.advance(logits)
         while not done:
             done = decoder.advance(step(decoder.next))
-        return decoder.tokens, decoder.finished.tolist()
+        return decoder.tokens, decoder.stopped
 
 
 def _fed_nodes(tree: Any, root: Any, prune_below: float) -> list[int]:

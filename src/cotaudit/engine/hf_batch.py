@@ -39,12 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from cotaudit.engine import batcher
+from cotaudit.engine.base import GenerationJob, cut_and_feed, seed_for
 from cotaudit.engine.batcher import job_spans
 from cotaudit.engine.hf_step import DecoderStep
 from cotaudit.engine.shared_prefix import SharedPrefixCache, shared_prefix_attention
 
 if TYPE_CHECKING:
-    from cotaudit.engine.base import Generation, Message, PrefixRequest
+    from cotaudit.engine.base import PrefixRequest
 
 ATTENTION_NAME = "cotaudit_jobs"
 ROW_MULTIPLE = 4
@@ -116,6 +118,11 @@ class RowDecoder:
     @property
     def done(self) -> bool:
         return self.picked >= self.max_tokens or bool(self.finished.all())
+
+    @property
+    def stopped(self) -> list[bool]:
+        """Whether each row stopped at an EOS token."""
+        return self.finished.tolist()
 
     def advance(self, logits: torch.Tensor) -> bool:
         """Pick one token per row from ``logits`` [rows, vocab]; True when done."""
@@ -402,22 +409,14 @@ class HFStepper:
         return [logits[a:b] for a, b in spans]
 
 
-class DecodeJob:
+class DecodeJob(batcher.DecodeJob):
     """Shared parts of the engine's jobs: ``decoder``, ``cache``, ``rows``, ``stepper``."""
 
     KERNEL_ATTENTION = False
     """Whether the job's attention is the decode attention kernel's (a :class:`GrowingCache`
     of its own per row; :mod:`cotaudit.engine.hf_kernel`)."""
-    rows: int
     decoder: RowDecoder
     cache: Any
-
-    def __init__(self, stepper: HFStepper) -> None:
-        self.stepper = stepper
-        self.engine = stepper.engine
-
-    def advance(self, logits: torch.Tensor) -> bool:
-        return self.decoder.advance(logits)
 
     def next_tokens(self) -> torch.Tensor:
         """The token each of the step's rows feeds next."""
@@ -425,28 +424,15 @@ class DecodeJob:
         return self.decoder.next
 
 
-class GenerateJob(DecodeJob):
+class GenerateJob(DecodeJob, GenerationJob):
     """``n`` completions of a chat prompt: prefill once, expand to n rows, decode."""
 
     KERNEL_ATTENTION = True
-
-    def __init__(
-        self,
-        stepper: HFStepper,
-        messages: Sequence[Message],
-        max_tokens: int,
-        temperature: float,
-        seed: int,
-        n: int,
-    ) -> None:
-        super().__init__(stepper)
-        self.args = (messages, max_tokens, temperature, seed)
-        self.rows = n
-        self.feeding_last = False
+    feeding_last = False
+    """Whether a one-row generation stopped at ``max_tokens`` feeds its last token (see
+    :meth:`advance`)."""
 
     def start(self) -> bool:
-        from cotaudit.engine.base import seed_for
-
         engine, (messages, max_tokens, temperature, seed) = self.engine, self.args
         prompt_ids = engine.render(messages)
         if engine.context_length:
@@ -504,13 +490,6 @@ class GenerateJob(DecodeJob):
         )
         return out.transpose(1, 2), None
 
-    def result(self) -> list[Generation]:
-        from cotaudit.engine.base import decoded_generations
-
-        return decoded_generations(
-            self.engine.detokenize, self.decoder.tokens, self.decoder.finished.tolist()
-        )
-
 
 class SweepJob(DecodeJob):
     """All P prefixes x k rows of a prefix request over one shared prompt + CoT cache.
@@ -527,7 +506,6 @@ class SweepJob(DecodeJob):
         self.rows = len(request.positions) * request.k
 
     def start(self) -> bool:
-        from cotaudit.engine.base import cut_and_feed, seed_for
         from cotaudit.engine.shared_prefix import ATTENTION_NAME as SHARED
 
         engine, request = self.engine, self.request

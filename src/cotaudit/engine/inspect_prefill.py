@@ -315,7 +315,7 @@ class InspectPrefillEngine(TokenizerVerbs):
         the tag's merged into one token at t = 0 and the greedy answers differed from
         ``hf-probe/``. Other providers get the assistant prefill."""
         client = await self._completions_client()
-        prompt_ids, tag_ids = self._prompt_and_tag(request)
+        prefixes = self._prefixes(request)
 
         async def one(t: int) -> list[str]:
             answers: list[str] = []
@@ -325,8 +325,7 @@ class InspectPrefillEngine(TokenizerVerbs):
                 n = request.k - len(answers) if request.temperature else 1
                 seed = seed_for(request.seed, t, attempt) if request.temperature else None
                 if client is not None:
-                    ids = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids
-                    got = await self._complete_ids(client, ids, request, n, seed)
+                    got = await self._complete_ids(client, prefixes[t], request, n, seed)
                 else:
                     got = await self._complete_prefill(request, t, n, seed)
                 if not got:

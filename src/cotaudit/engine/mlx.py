@@ -56,22 +56,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cotaudit.engine.base import (
-    AnswerScoreRequest,
-    AnswerScores,
-    LoglikResult,
-    Message,
-    PrefixRequest,
-    SyncVerbs,
-)
+from cotaudit.engine.base import AnswerScoreRequest, AnswerScores, PrefixRequest
 from cotaudit.engine.batcher import (
     DEFAULT_MAX_BATCH_ROWS,
     Scheduler,
     on_worker,
     warn_rows_dependent,
 )
+from cotaudit.engine.in_process import InProcessEngine
 from cotaudit.engine.openblas import openblas_status, openblas_wanted, preload_openblas
-from cotaudit.engine.tokens import TokenizerVerbs
 
 if TYPE_CHECKING:
     from cotaudit.engine.mlx_batch import MLXStepper
@@ -137,7 +130,7 @@ def _synchronize_at_exit() -> None:
 # --- the engine -------------------------------------------------------------------------------
 
 
-class MLXEngine(SyncVerbs, TokenizerVerbs):
+class MLXEngine(InProcessEngine):
     """The probe engine over an mlx-lm model and its (transformers) tokenizer."""
 
     _stepper: MLXStepper
@@ -275,58 +268,38 @@ class MLXEngine(SyncVerbs, TokenizerVerbs):
         sweep = Sweep(self, request)
         return self._scheduler.run([PrefixJob(self._stepper, sweep, t) for t in request.positions])
 
-    @on_worker
-    def naive_continue_prefixes_sync(self, request: PrefixRequest) -> list[list[str]]:
-        """Reference implementation: mlx-lm's own ``generate_step`` re-prefills
-        ``prompt ++ cot[:t] ++ tag`` from an empty cache for every prefix (greedy only)."""
+    def _greedy_answers(self, ids: list[int], max_tokens: int, k: int) -> list[str]:
+        """mlx-lm's own ``generate_step`` over ``ids`` from an empty cache (one row)."""
         from mlx_lm.generate import generate_step
 
-        mx = self._mx
-        if request.temperature != 0:
-            raise ValueError("the naive reference is greedy only (temperature 0)")
-        prompt_ids, tag_ids = self._prompt_and_tag(request)
         eos = set(self.eos_ids)
-        answers: list[list[str]] = []
-        for t in request.positions:
-            ids = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids
-            out: list[int] = []
-            for tok, _ in generate_step(mx.array(ids), self.model, max_tokens=request.max_tokens):
-                if int(tok) in eos:
-                    break
-                out.append(int(tok))
-            answers.append([self.detokenize(out)] * request.k)
-        return answers
+        out: list[int] = []
+        for tok, _ in generate_step(self._mx.array(ids), self.model, max_tokens=max_tokens):
+            if int(tok) in eos:
+                break
+            out.append(int(tok))
+        return [self.detokenize(out)] * k
 
-    @on_worker
-    def loglikelihood_many_sync(
-        self, context: Sequence[Message], continuations: Sequence[str]
-    ) -> list[LoglikResult]:
-        """log p(c | context) for each continuation c, read as the assistant's reply.
-
-        Same convention as the HF engine: the context is rendered with the generation prompt,
-        the continuation tokenised on its own; every continuation token is scored, the
-        end-of-turn token is not.
-        """
+    def _prefilled_context(self, ctx_ids: list[int]) -> tuple[Any, Any]:
+        """(log-softmax after the context, a fresh cache prefilled with it)."""
         mx = self._mx
-        ctx_ids = self.render(context)
-        base = self.new_cache()
-        last = self.prefill(ctx_ids, base)[0].astype(mx.float32)
-        first_logp = last - mx.logsumexp(last)
+        cache = self.new_cache()
+        last = self.prefill(ctx_ids, cache)[0].astype(mx.float32)
+        return last - mx.logsumexp(last), cache
 
-        def later(cont: list[int]) -> list[float]:
-            if self.forkable:
-                cache = self.fork_cache(base, len(ctx_ids), 1)
-            else:
-                cache = self.new_cache()
-                self.prefill(ctx_ids, cache)
-            logits = self.model(mx.array([cont[:-1]]), cache=cache)[0].astype(mx.float32)
-            logp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
-            picked = mx.take_along_axis(logp, mx.array(cont[1:])[:, None], axis=-1)[:, 0]
-            return [float(v) for v in picked.tolist()]
-
-        return self._scored_continuations(
-            continuations, lambda token: float(first_logp[token].item()), later
-        )
+    def _later_logprobs(self, cache: Any, ctx_ids: list[int], cont: list[int]) -> list[float]:
+        """One forward pass of cont[:-1] over a copy of the context's cache (forkable
+        models) or a fresh prefill of the context."""
+        mx = self._mx
+        if self.forkable:
+            cache = self.fork_cache(cache, len(ctx_ids), 1)
+        else:
+            cache = self.new_cache()
+            self.prefill(ctx_ids, cache)
+        logits = self.model(mx.array([cont[:-1]]), cache=cache)[0].astype(mx.float32)
+        logp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+        picked = mx.take_along_axis(logp, mx.array(cont[1:])[:, None], axis=-1)[:, 0]
+        return [float(v) for v in picked.tolist()]
 
     @on_worker
     def score_answers_sync(self, request: AnswerScoreRequest) -> list[AnswerScores]:
@@ -350,7 +323,7 @@ class MLXEngine(SyncVerbs, TokenizerVerbs):
             return self.naive_score_answers_sync(request)
         prompt_ids, tag_ids = self._prompt_and_tag(request)
         tree, n_tag = request.tree, len(tag_ids)
-        read_at = sorted(set(tree.parents) | {node for node, _ in request.reads})
+        read_at = request.read_nodes
         fed = [node for node in read_at if node >= 0]
         size = n_tag + len(fed)
         row_of = {-1: n_tag - 1} | {node: n_tag + j for j, node in enumerate(fed)}
@@ -405,15 +378,13 @@ class MLXEngine(SyncVerbs, TokenizerVerbs):
         prefix and every node whose logits are read, ``prompt ++ cot[:t] ++ tag ++ path(node)``
         is prefilled from an empty cache and log_softmax(last logits / T) read."""
         mx = self._mx
-        prompt_ids, tag_ids = self._prompt_and_tag(request)
-        tree = request.tree
-        read_at = sorted(set(tree.parents) | {node for node, _ in request.reads})
+        prefixes = self._prefixes(request)
+        tree, read_at = request.tree, request.read_nodes
         scores: list[AnswerScores] = []
         for t in request.positions:
-            head = prompt_ids + list(request.cot_token_ids[:t]) + tag_ids
             logp: dict[int, Any] = {}
             for node in read_at:
-                last = self.prefill(head + tree.path(node), self.new_cache())[0]
+                last = self.prefill(prefixes[t] + tree.path(node), self.new_cache())[0]
                 last = last.astype(mx.float32) / request.temperature
                 logp[node] = last - mx.logsumexp(last)
             node_lp = [

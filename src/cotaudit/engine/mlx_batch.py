@@ -38,15 +38,8 @@ from typing import Any, cast
 
 import mlx.core as mx
 
-from cotaudit.engine.base import (
-    Generation,
-    Message,
-    PrefixRequest,
-    cut_and_feed,
-    decoded_generations,
-    seed_for,
-)
-from cotaudit.engine.batcher import job_spans
+from cotaudit.engine.base import GenerationJob, PrefixRequest, cut_and_feed, seed_for
+from cotaudit.engine.batcher import DecodeJob, job_spans
 
 
 def rows_independent(trials: int = 6) -> bool:
@@ -86,6 +79,11 @@ class RowDecoder:
     @property
     def done(self) -> bool:
         return self.picked >= self.max_tokens or all(self.finished)
+
+    @property
+    def stopped(self) -> list[bool]:
+        """Whether each row stopped at an EOS token."""
+        return list(self.finished)
 
     def advance(self, logits: Any) -> bool:
         if self.temperature == 0:
@@ -308,21 +306,8 @@ class MLXStepper:
         return [logits[a:b] for a, b in spans]
 
 
-class GenerateJob:
+class GenerateJob(GenerationJob):
     """``n`` completions of a chat prompt: prefill once, broadcast to n rows, decode."""
-
-    def __init__(
-        self,
-        stepper: MLXStepper,
-        messages: Sequence[Message],
-        max_tokens: int,
-        temperature: float,
-        seed: int,
-        n: int,
-    ) -> None:
-        self.stepper, self.engine = stepper, stepper.engine
-        self.args = (messages, max_tokens, temperature, seed)
-        self.rows = n
 
     def start(self) -> bool:
         engine, (messages, max_tokens, temperature, seed) = self.engine, self.args
@@ -338,14 +323,6 @@ class GenerateJob:
         self.cache = cache
         self.decoder = RowDecoder(n, max_tokens, temperature, seed_for(seed), engine.eos_ids)
         return self.decoder.done or self.decoder.advance(logits)
-
-    def advance(self, logits: Any) -> bool:
-        return self.decoder.advance(logits)
-
-    def result(self) -> list[Generation]:
-        return decoded_generations(
-            self.engine.detokenize, self.decoder.tokens, self.decoder.finished
-        )
 
 
 class Sweep:
@@ -365,12 +342,12 @@ class Sweep:
         return self._base
 
 
-class PrefixJob:
+class PrefixJob(DecodeJob):
     """The k forced answers after one prefix ``prompt ++ cot[:t] ++ tag`` (continuations of the
     CoT when the tag is empty)."""
 
     def __init__(self, stepper: MLXStepper, sweep: Sweep, t: int) -> None:
-        self.stepper, self.engine = stepper, stepper.engine
+        super().__init__(stepper)
         self.sweep, self.t = sweep, t
         self.rows = sweep.request.k
 
@@ -390,9 +367,6 @@ class PrefixJob:
             seed_for(request.seed, t),
             engine.eos_ids,
         )
-        return self.decoder.advance(logits)
-
-    def advance(self, logits: Any) -> bool:
         return self.decoder.advance(logits)
 
     def result(self) -> list[str]:

@@ -40,6 +40,7 @@ from cotaudit.engine.base import (
     AnswerScoreRequest,
     AnswerScores,
     EngineCapabilityError,
+    GenerateFromN,
     Generation,
     LoglikResult,
     Message,
@@ -145,7 +146,7 @@ class ServerOptions:
         return [f.name for f in fields(cls)]
 
 
-class MLXServerEngine(TokenizerVerbs):
+class MLXServerEngine(TokenizerVerbs, GenerateFromN):
     """The probe engine over a running ``mlx_lm.server``'s ``/v1/completions`` endpoint; the
     prompt is rendered here (:class:`cotaudit.engine.tokens.TokenizerVerbs`, see the module
     docstring), and the vocabulary's end ids are those that end an answer here."""
@@ -383,19 +384,6 @@ class MLXServerEngine(TokenizerVerbs):
             )
         )
 
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Generation:
-        gens = await self.generate_n(
-            messages, max_tokens=max_tokens, temperature=temperature, seed=seed, n=1
-        )
-        return gens[0]
-
     async def generate_n(
         self, messages: Sequence[Message], *, max_tokens: int, temperature: float, seed: int, n: int
     ) -> list[Generation]:
@@ -409,14 +397,12 @@ class MLXServerEngine(TokenizerVerbs):
         return [Generation(o.text, o.token_ids, o.finish_reason) for o in outs]
 
     async def continue_prefixes(self, request: PrefixRequest) -> list[list[str]]:
-        prompt_ids, tag_ids = self._prompt_and_tag(request)
-        cot = list(request.cot_token_ids)
+        prefixes = self._prefixes(request)
 
         async def one(t: int, j: int) -> str:
-            ids = prompt_ids + cot[:t] + tag_ids
             out = await self._retrying(
                 lambda: self.complete(
-                    ids,
+                    prefixes[t],
                     max_tokens=request.max_tokens,
                     temperature=request.temperature,
                     seed=seed_for(request.seed, t, j),

@@ -1,16 +1,14 @@
 """The token verbs of an engine that holds the model's transformers tokenizer in this process:
 (de)tokenising, chat rendering and the vocabulary, one implementation for every such engine
-(``hf-probe/``, ``mlx/``, the ``mlx-server/`` client, the generic prefill engine), and the
-scoring of continuations tokenised on their own (the in-process engines' ``loglikelihood``)."""
+(``hf-probe/``, ``mlx/``, the ``mlx-server/`` client, the generic prefill engine)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from cotaudit.engine.base import (
     AnswerScoreRequest,
-    LoglikResult,
     Message,
     PrefixRequest,
     Vocabulary,
@@ -57,25 +55,9 @@ class TokenizerVerbs:
             raise ValueError("the forced-answer tag must contain at least one token")
         return self.render(request.messages), tag_ids
 
-    def _scored_continuations(
-        self,
-        continuations: Sequence[str],
-        first: Callable[[int], float],
-        later: Callable[[list[int]], list[float]],
-    ) -> list[LoglikResult]:
-        """log p(c | context) of each continuation c, tokenised on its own: its first token's
-        log-probability is ``first(token)`` (read after the context), its later tokens'
-        ``later(c)`` (read after the context and each token before them; c has two tokens or
-        more); an empty continuation has 0 tokens and log-probability 0."""
-        results = []
-        for text in continuations:
-            cont = self.tokenize(text)
-            if not cont:
-                results.append(LoglikResult(0.0, 0, [], []))
-                continue
-            values = [first(cont[0])]
-            if len(cont) > 1:
-                values += later(cont)
-            tokens = self.hf_tokenizer.convert_ids_to_tokens(cont)
-            results.append(LoglikResult.summed(values, tokens))
-        return results
+    def _prefixes(self, request: PrefixRequest | AnswerScoreRequest) -> dict[int, list[int]]:
+        """Per position t of ``request``, the token ids of its prefix ``render(messages) ++
+        cot[:t] ++ tokenize(tag)`` (:meth:`_prompt_and_tag`)."""
+        prompt_ids, tag_ids = self._prompt_and_tag(request)
+        cot = list(request.cot_token_ids)
+        return {t: prompt_ids + cot[:t] + tag_ids for t in request.positions}

@@ -7,9 +7,9 @@ from __future__ import annotations
 import abc
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -219,9 +219,23 @@ def completion_output(
 class EngineAPI(ModelAPI):
     """A provider whose chat generation is its probe engine's: the messages as plain text
     turns, ``num_choices`` completions of them (:meth:`complete`), returned as the choices of
-    one :func:`completion_output` whose metadata names the ``backend``."""
+    one :func:`completion_output` whose metadata names the ``backend`` (a class attribute)."""
 
-    backend: str
+    backend: ClassVar[str]
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None,
+        api_key: str | None,
+        config: GenerateConfig,
+        model_args: Mapping[str, Any],
+        known: Sequence[str],
+    ) -> None:
+        """Start the provider once its further ``-M`` args, ``model_args``, are all ``known``
+        (:func:`check_model_args`)."""
+        check_model_args(self.backend, model_args, known)
+        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
 
     def max_tokens(self) -> int | None:
         return DEFAULT_MAX_TOKENS
@@ -262,13 +276,12 @@ class LocalEngineAPI(EngineAPI):
     Plain chat generation continues a final assistant message (prefill); ``num_choices``
     samples come back as choices of one batch; the CoT's own token ids are returned in
     ``ModelOutput.metadata["token_ids"]`` (one list per choice) for the probes.
-    Subclasses set ``backend`` and ``load_engine`` (a function returning the engine) in
-    ``__init__``, after checking the model name and model args: the weights load on the first
-    use of :attr:`probe_engine` (the first generate or probe call), not when the provider
-    starts, so a task's parameters are checked before any model loads.
+    Subclasses set ``load_engine`` (a function returning the engine) in ``__init__``, after
+    checking the model name and model args: the weights load on the first use of
+    :attr:`probe_engine` (the first generate or probe call), not when the provider starts, so
+    a task's parameters are checked before any model loads.
     """
 
-    backend: str
     load_engine: Callable[[], LocalEngine]
     _engine: LocalEngine | None = None
 

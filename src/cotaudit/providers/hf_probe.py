@@ -30,7 +30,6 @@ from cotaudit.providers._local import (
     alias_path,
     batch_rows_arg,
     bool_arg,
-    check_model_args,
     check_model_name,
     resolve_model_path,  # noqa: F401 - with _load_engine, a loaded engine without a provider
 )
@@ -67,6 +66,8 @@ def _load_engine(
 class HFProbeAPI(LocalEngineAPI):
     """Inspect provider over :class:`cotaudit.engine.hf.HFEngine`."""
 
+    backend = "hf-probe"
+
     def __init__(
         self,
         model_name: str,
@@ -79,11 +80,8 @@ class HFProbeAPI(LocalEngineAPI):
         pad_rows: bool | str = True,
         **model_args: Any,
     ) -> None:
-        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
-        self.backend = "hf-probe"
-        check_model_args(
-            self.backend, model_args, ("dtype", "device", "max_batch_rows", "pad_rows")
-        )
+        known = ("dtype", "device", "max_batch_rows", "pad_rows")
+        super().__init__(model_name, base_url, api_key, config, model_args, known)
         if dtype not in DTYPES:
             raise ModelArgError(
                 f"hf-probe: -M dtype must be one of {', '.join(DTYPES)}, got {dtype!r}"

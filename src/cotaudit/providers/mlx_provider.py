@@ -30,7 +30,6 @@ from cotaudit.providers._local import (
     LocalEngineAPI,
     alias_path,
     batch_rows_arg,
-    check_model_args,
     check_model_name,
 )
 
@@ -63,6 +62,8 @@ def _load_engine(
 class MLXAPI(LocalEngineAPI):
     """Inspect provider over :class:`cotaudit.engine.mlx.MLXEngine`."""
 
+    backend = "mlx"
+
     def __init__(
         self,
         model_name: str,
@@ -73,9 +74,8 @@ class MLXAPI(LocalEngineAPI):
         max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
         **model_args: Any,
     ) -> None:
-        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
-        self.backend = "mlx"
-        check_model_args(self.backend, model_args, ("openblas", "max_batch_rows"))
+        known = ("openblas", "max_batch_rows")
+        super().__init__(model_name, base_url, api_key, config, model_args, known)
         check_model_name(model_name, "mlx/")
         rows = batch_rows_arg(max_batch_rows)
         _require_mlx()

@@ -39,7 +39,7 @@ from cotaudit.engine.mlx_server import (
     MLXServerEngine,
     ServerOptions,
 )
-from cotaudit.providers._local import EngineAPI, check_model_args, resolve_model_path
+from cotaudit.providers._local import EngineAPI, resolve_model_path
 
 BACKEND = "mlx-server"
 logger = logging.getLogger(__name__)
@@ -87,6 +87,8 @@ def _warn_rope_parameters(path: str) -> None:
 class MLXServerAPI(EngineAPI):
     """Inspect provider over :class:`cotaudit.engine.mlx_server.MLXServerEngine`."""
 
+    backend = BACKEND
+
     def __init__(
         self,
         model_name: str,
@@ -98,10 +100,9 @@ class MLXServerAPI(EngineAPI):
         **model_args: Any,
     ) -> None:
         """``model_args``: the fields of :class:`cotaudit.engine.mlx_server.ServerOptions`."""
-        check_model_args(BACKEND, model_args, ["url", "tokenizer", *ServerOptions.names()])
         url = base_url or url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
-        super().__init__(model_name=model_name, base_url=url, api_key=api_key, config=config)
-        self.backend = BACKEND
+        known = ["url", "tokenizer", *ServerOptions.names()]
+        super().__init__(model_name, url, api_key, config, model_args, known)
         tokenizer_path = resolve_model_path(
             tokenizer or model_name, f"{BACKEND}/" if tokenizer is None else "-M tokenizer="
         )
