@@ -35,6 +35,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -275,6 +277,18 @@ def start(
     return launch(model, port, log_dir).wait(timeout)
 
 
+@contextmanager
+def serving(stop: Callable[[], None]) -> Iterator[None]:
+    """The body of a command that serves until Ctrl-C (which ends it quietly), then ``stop``
+    whatever ended it."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop()
+
+
 def main() -> None:
     server = start()
     assert server.process is not None  # launched here, not attached
@@ -288,12 +302,8 @@ def main() -> None:
         f"--model-base-url {server.url}",
         flush=True,
     )
-    try:
+    with serving(server.stop):
         server.process.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":

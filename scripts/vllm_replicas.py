@@ -244,7 +244,7 @@ def main() -> None:
     if model is None:
         model = str(vllm_cpu_server.default_model())
     replicas = launch(args.replicas, model, args.max_model_len, kv_cache_gib=2).wait()
-    try:
+    with vllm_cpu_server.serving(replicas.stop):
         router = replicas.route(replicas.servers)
         for server in replicas.servers:
             assert server.process is not None
@@ -256,10 +256,6 @@ def main() -> None:
             flush=True,
         )
         router.process.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        replicas.stop()
 
 
 if __name__ == "__main__":
