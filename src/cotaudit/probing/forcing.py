@@ -9,7 +9,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from cotaudit.probing.exact import Estimator
+from cotaudit.probing.exact import Estimator, samples
 
 
 class ForcedAnswers(BaseModel):
@@ -70,3 +70,9 @@ class ForcesAnswers:
             tokenizer=value("tokenizer"),
             estimator=value("estimator", "sampled"),
         )
+
+    def greedy_copies(self) -> bool:
+        """Whether the task samples k > 1 forced answers at temperature 0: k copies of one
+        greedy answer (an exact-only run samples none)."""
+        forced = self.forced_answers()
+        return forced.k > 1 and forced.temperature == 0 and samples(forced.estimator)

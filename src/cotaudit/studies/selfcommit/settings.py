@@ -27,7 +27,7 @@ from cotaudit.params import (
     parsed,
     require_text,
 )
-from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
+from cotaudit.probing.exact import ESTIMATORS, Estimator
 from cotaudit.probing.forcing import ForcesAnswers
 from cotaudit.probing.positions import DEFAULT_MAX_CUTS
 from cotaudit.probing.resample_record import ResampleOptions
@@ -85,7 +85,7 @@ class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
 
     @model_validator(mode="after")
     def _k_needs_temperature(self) -> SelfcommitSettings:
-        if self.k > 1 and self.temperature == 0 and samples(self.estimator):
+        if self.greedy_copies():
             raise ParameterError(
                 f"-T k: k = {self.k} forced answers at -T temperature=0 are {self.k} copies of "
                 "one greedy answer (c(t) can only be 0 or 1); use k=1, or a temperature above 0 "

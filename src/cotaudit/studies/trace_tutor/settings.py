@@ -19,7 +19,7 @@ from cotaudit.params import (
     parse_conditions,
     parsed,
 )
-from cotaudit.probing.exact import ESTIMATORS, Estimator, samples
+from cotaudit.probing.exact import ESTIMATORS, Estimator
 from cotaudit.probing.forcing import ForcesAnswers
 from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
@@ -104,7 +104,7 @@ class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
 
     @model_validator(mode="after")
     def _samples_need_temperature(self) -> TraceTutorSettings:
-        if self.probe_samples > 1 and self.temperature == 0 and samples(self.estimator):
+        if self.greedy_copies():
             raise ParameterError(
                 f"-T probe_samples={self.probe_samples}: k > 1 greedy samples are identical; "
                 "set -T temperature > 0 (or probe_samples=1)"
