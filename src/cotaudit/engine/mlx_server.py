@@ -369,15 +369,19 @@ class MLXServerEngine(TokenizerVerbs, GenerateFromN):
         n: int,
         max_tokens: int,
         temperature: float,
-        seeds: Sequence[int],
+        seed: int,
     ) -> list[Completion]:
-        """``n`` concurrent requests for the same prompt (the server has no ``n``); one attempt
-        each, so a caller's retry policy decides what happens on failure."""
+        """``n`` concurrent requests for the same prompt (the server has no ``n``), request i
+        seeded with ``seed_for(seed, i)``; one attempt each, so a caller's retry policy decides
+        what happens on failure."""
         return list(
             await asyncio.gather(
                 *(
                     self.complete(
-                        prompt_ids, max_tokens=max_tokens, temperature=temperature, seed=seeds[i]
+                        prompt_ids,
+                        max_tokens=max_tokens,
+                        temperature=temperature,
+                        seed=seed_for(seed, i),
                     )
                     for i in range(n)
                 )
@@ -388,10 +392,9 @@ class MLXServerEngine(TokenizerVerbs, GenerateFromN):
         self, messages: Sequence[Message], *, max_tokens: int, temperature: float, seed: int, n: int
     ) -> list[Generation]:
         prompt = self.render(messages)
-        seeds = [seed_for(seed, i) for i in range(n)]
         outs = await self._retrying(
             lambda: self.complete_n(
-                prompt, n=n, max_tokens=max_tokens, temperature=temperature, seeds=seeds
+                prompt, n=n, max_tokens=max_tokens, temperature=temperature, seed=seed
             )
         )
         return [Generation(o.text, o.token_ids, o.finish_reason) for o in outs]

@@ -31,7 +31,7 @@ from typing import Any
 
 from inspect_ai.model import GenerateConfig, RetryDecision
 
-from cotaudit.engine.base import Message, seed_for
+from cotaudit.engine.base import Message
 from cotaudit.engine.mlx import rope_overrides
 from cotaudit.engine.mlx_server import (
     BASE_URL_ENV,
@@ -135,10 +135,6 @@ class MLXServerAPI(EngineAPI):
         engine = self.probe_engine
         prompt = engine.render(messages)
         outs = await engine.complete_n(
-            prompt,
-            n=n,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            seeds=[seed_for(seed, i) for i in range(n)],
+            prompt, n=n, max_tokens=max_tokens, temperature=temperature, seed=seed
         )
         return outs, outs[0].prompt_tokens or len(prompt), {"base_url": engine.base_url}
