@@ -42,13 +42,13 @@ and its ratio to the floor (``x``). No test asserts a time.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
+from _common import bench_parser
 
 from cotaudit.engine.hf import HFEngine
 from cotaudit.engine.hf_batch import ROW_MULTIPLE, GenerateJob, RowDecoder, padded_rows
@@ -277,9 +277,7 @@ def transformers_step_time(engine: HFEngine, jobs: list[GenerateJob], steps: int
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument("--rows", default="1,4,16,64", help="comma-separated row counts")
     parser.add_argument("--context", type=int, default=300, help="cached tokens per job")
     parser.add_argument("--steps", type=int, default=10)
