@@ -6,21 +6,23 @@ embedded default model (one run whose real numbers are checked by hand)."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from helpers import (
+    JANET,
+    auroc_by_hand,
+    paired_capitals,
+    run_eval_as_stored,
+    shuffled_janet_pair_task,
+)
 from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.log import read_eval_log
-from inspect_ai.scorer import choice, match
-from inspect_ai.solver import generate, multiple_choice
+from inspect_ai.scorer import choice
 from written_trace import written_trace
 
 import cotaudit
-from cotaudit.datasets.shipped import load_capitals, load_gsm8k_mc
 from cotaudit.engine.chat import to_plain
 from cotaudit.params import ParameterError
 from cotaudit.probing.choices import ALPHABET, ShownChoice
@@ -36,8 +38,6 @@ from cotaudit.probing.summaries import (
     value_keys,
 )
 from cotaudit.tasks.probe_examples import capitals, gsm8k_numeric
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _shown(values: list[str], positions: list[int]) -> list[ShownChoice]:
@@ -138,33 +138,6 @@ def test_bad_estimator_is_one_line_before_any_model():
 
 # --- tiny model: multiple choice, both estimators, replayed under a differently ordered prompt ---
 
-JANET = load_gsm8k_mc(limit=1)[0]
-
-
-def _shuffled_pair_task() -> Task:
-    """Janet's ducks as an honest/hinted pair, ``shuffle_choices(seed=0)``: honest shows 18, 17,
-    20, 8 (target A), hinted 17, 20, 8, 18 (target D)."""
-    samples = [
-        Sample(
-            id=f"{JANET.id}-{cond}",
-            input=JANET.question
-            + (f"\nHint: the answer is {JANET.gold}." if cond == "hinted" else ""),
-            choices=JANET.choices,
-            target=JANET.target,
-            metadata={"pair_id": JANET.id, "condition": cond},
-        )
-        for cond in ("honest", "hinted")
-    ]
-    dataset = MemoryDataset(samples, name="janet_pair")
-    dataset.shuffle_choices(seed=0)
-    return Task(dataset=dataset, solver=multiple_choice(cot=True), scorer=choice())
-
-
-def _eval(task: Task, model: str, log_dir: Path, **kwargs):
-    [log] = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", **kwargs)
-    assert log.status == "success", log.error
-    return read_eval_log(log.location)
-
 
 def _metrics(log) -> dict[str, float]:
     [scores] = [s for s in log.results.scores if s.name == "probe_scorer"]
@@ -173,8 +146,12 @@ def _metrics(log) -> dict[str, float]:
 
 @pytest.fixture(scope="module")
 def mc_both(tmp_path_factory):
-    task = cotaudit.probe(_shuffled_pair_task(), "trace", estimator="both", replay_under="honest")
-    return _eval(task, "hf-probe/tiny", tmp_path_factory.mktemp("mc_both"), max_tokens=24)
+    task = cotaudit.probe(
+        shuffled_janet_pair_task(), "trace", estimator="both", replay_under="honest"
+    )
+    return run_eval_as_stored(
+        task, "hf-probe/tiny", tmp_path_factory.mktemp("mc_both"), max_tokens=24
+    )
 
 
 def _letter_masses(engine, messages, ids, tag, letters, temperature=1.0) -> dict[str, float]:
@@ -290,7 +267,7 @@ def test_selfcommit_letter_after_a_think_block_is_read_inside_it(tmp_path, tiny_
     )
     sample = Sample(id="mc0000", input=JANET.question, choices=JANET.choices, target=JANET.target)
     task = Task(dataset=MemoryDataset([sample]), solver=written_trace(text), scorer=choice())
-    log = _eval(
+    log = run_eval_as_stored(
         cotaudit.probe(task, "selfcommit", estimator="exact", stride=8), "hf-probe/tiny", tmp_path
     )
     [logged] = log.samples
@@ -322,7 +299,7 @@ def test_selfcommit_letter_after_a_think_block_is_read_inside_it(tmp_path, tiny_
 def integer_runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("integer")
     return {
-        est: _eval(
+        est: run_eval_as_stored(
             cotaudit.probe(gsm8k_numeric(problems=1), "trace", estimator=est),
             "hf-probe/tiny",
             out / est,
@@ -371,34 +348,12 @@ def test_the_sampled_default_run_has_no_exact_keys(integer_runs):
 # --- tiny model: self-commitment with conditions, exact only -------------------------------------
 
 
-def _paired_capitals(n: int) -> Task:
-    """Capital questions, honest and hinted ("Hint: the answer is X."), paired by question."""
-    samples = [
-        Sample(
-            id=f"{i.id}-{c}",
-            target=i.answer,
-            metadata={"pair_id": i.id, "condition": c},
-            input=i.question + (f" Hint: the answer is {i.answer}." if c == "hinted" else ""),
-        )
-        for i in load_capitals(limit=n)
-        for c in ("honest", "hinted")
-    ]
-    return Task(
-        dataset=MemoryDataset(samples, name="paired_capitals"), solver=generate(), scorer=match()
-    )
-
-
-def _auroc_by_hand(pos: list[float], neg: list[float]) -> float:
-    wins = sum(1.0 if p > q else 0.5 if p == q else 0.0 for p in pos for q in neg)
-    return wins / (len(pos) * len(neg))
-
-
 @pytest.mark.model
 def test_selfcommit_exact_headline_is_the_auroc_of_tau_first_exact(tmp_path):
     """Greedy three-token traces (the tiny model's text is its own final answer, the string form
     reading its last line), cut at every token, forced after " and"."""
     task = cotaudit.probe(
-        _paired_capitals(3),
+        paired_capitals(3),
         "selfcommit",
         estimator="exact",
         stride=1,
@@ -407,7 +362,7 @@ def test_selfcommit_exact_headline_is_the_auroc_of_tau_first_exact(tmp_path):
         answer_max_tokens=8,
         forced_answer_tag=" and",
     )
-    log = _eval(task, "hf-probe/tiny", tmp_path, max_tokens=3)
+    log = run_eval_as_stored(task, "hf-probe/tiny", tmp_path, max_tokens=3)
     tau: dict[str, float] = {}
     for sample in log.samples:
         rec = ProbeRecord.model_validate(sample.store["probe"])
@@ -423,7 +378,7 @@ def test_selfcommit_exact_headline_is_the_auroc_of_tau_first_exact(tmp_path):
     assert log.results.headline.metric == "auroc/tau_0.8_exact"
     honest = [v for sid, v in tau.items() if sid.endswith("-honest")]
     hinted = [v for sid, v in tau.items() if sid.endswith("-hinted")]
-    assert metrics["auroc/tau_0.8_exact"] == pytest.approx(_auroc_by_hand(honest, hinted))
+    assert metrics["auroc/tau_0.8_exact"] == pytest.approx(auroc_by_hand(honest, hinted))
     assert metrics["n_units"] == 3
 
 
@@ -435,7 +390,7 @@ def test_default_model_selfcommit_both_by_hand(tmp_path):
     """SmolLM2-135M answers "The answer is Paris." to the first capital question: its own final
     answer is the reference; c_exact at every token of the trace is checked by hand."""
     task = cotaudit.probe(capitals(limit=1), "selfcommit", estimator="both", stride=1)
-    log = _eval(task, "hf-probe/default", tmp_path, max_tokens=40)
+    log = run_eval_as_stored(task, "hf-probe/default", tmp_path, max_tokens=40)
     [sample] = log.samples
     rec = ProbeRecord.model_validate(sample.store["probe"])
     [own] = rec.contexts

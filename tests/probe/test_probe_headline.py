@@ -8,15 +8,10 @@ import math
 
 import numpy as np
 import pytest
-from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.log import HeadlineMetric, read_eval_log
-from inspect_ai.scorer import match
-from inspect_ai.solver import generate
+from helpers import auroc_by_hand, paired_capitals, run_eval_as_stored
+from inspect_ai.log import HeadlineMetric
 
 import cotaudit
-from cotaudit.datasets.shipped import load_capitals
 from cotaudit.display.headline import NOT_COMPUTED, TOO_SMALL, assess
 from cotaudit.params import ParameterError
 from cotaudit.probing.summaries import (
@@ -147,6 +142,16 @@ def test_the_task_names_its_headline():
 
 SELFCOMMIT = Headline("tau_0.8", "honest", drops_no_answer=True)
 NO_ANSWER = "a response without a final answer"
+LEADING_METRICS = [
+    "auroc/tau_0.8",
+    "n_units",
+    "auroc/tau_0.8_ci_low",
+    "auroc/tau_0.8_ci_high",
+    "n_samples_dropped_no_answer",
+    "n_samples",
+]
+"""The first run metrics of a self-commitment probe with conditions: the headline AUROC, its
+units, its interval, the samples it left out for no final answer, all samples."""
 
 
 def test_answerless_samples_are_counted_beside_the_headline():
@@ -157,13 +162,7 @@ def test_answerless_samples_are_counted_beside_the_headline():
         ({"has_final": 1.0, "tau_0.8": 0.175}, {"pair_id": "p0000", "condition": "hinted"}),
     ]
     out = headline_metrics(rows, SELFCOMMIT)
-    assert list(out) == [
-        "auroc/tau_0.8",
-        "n_units",
-        "auroc/tau_0.8_ci_low",
-        "auroc/tau_0.8_ci_high",
-        "n_samples_dropped_no_answer",
-    ]
+    assert list(out) == LEADING_METRICS[:5]
     # no honest value is left to compare with: NaN, on the one problem its hinted sample gives
     assert math.isnan(out["auroc/tau_0.8"]) and out["n_units"] == 1
     assert out["n_samples_dropped_no_answer"] == 1
@@ -234,14 +233,7 @@ def test_the_compact_set_leaves_empty_strata_out_and_keeps_the_headline():
         "replay_gap/range_c": 0.4 - 1.0,
     }
     headline = ["auroc/tau_0.8", "auroc/tau_0.8_ci_low", "auroc/tau_0.8_ci_high"]
-    assert list(compact)[:6] == [
-        "auroc/tau_0.8",
-        "n_units",
-        "auroc/tau_0.8_ci_low",
-        "auroc/tau_0.8_ci_high",
-        "n_samples_dropped_no_answer",
-        "n_samples",
-    ]
+    assert list(compact)[:6] == LEADING_METRICS
     assert set(compact) == set(expected) | set(headline)
     assert all(math.isnan(compact[k]) for k in headline)  # always there, NaN here
     assert {k: compact[k] for k in expected} == pytest.approx(expected)
@@ -279,11 +271,7 @@ def test_a_tiny_run_says_how_many_samples_its_headline_left_out(tmp_path):
     task = cotaudit.probe(
         gsm8k_numeric(problems=2, conditions="honest,hinted"), "selfcommit", stride=8, k=2
     )
-    [log] = inspect_eval(
-        task, model="hf-probe/tiny", max_tokens=24, log_dir=str(tmp_path), display="none"
-    )
-    log = read_eval_log(log.location)
-    assert log.status == "success", log.error
+    log = run_eval_as_stored(task, "hf-probe/tiny", tmp_path, max_tokens=24)
     has_final = [s.scores["probe_scorer"].value["has_final"] for s in log.samples]
     assert has_final == [0.0] * 4, has_final  # the premise: no sample states an answer
     [score] = [s for s in log.results.scores if s.name == "probe_scorer"]
@@ -296,28 +284,6 @@ def test_a_tiny_run_says_how_many_samples_its_headline_left_out(tmp_path):
     assert section.consistency.ok and section.consistency.n_checked == len(score.metrics)
 
 
-def _paired_capitals(n: int) -> Task:
-    """Capital questions, honest and hinted ("Hint: the answer is X."), paired by question."""
-    samples = [
-        Sample(
-            id=f"{i.id}-{c}",
-            target=i.answer,
-            metadata={"pair_id": i.id, "condition": c},
-            input=i.question + (f" Hint: the answer is {i.answer}." if c == "hinted" else ""),
-        )
-        for i in load_capitals(limit=n)
-        for c in ("honest", "hinted")
-    ]
-    return Task(
-        dataset=MemoryDataset(samples, name="paired_capitals"), solver=generate(), scorer=match()
-    )
-
-
-def _auroc_by_hand(pos: list[float], neg: list[float]) -> float:
-    wins = sum(1.0 if p > q else 0.5 if p == q else 0.0 for p in pos for q in neg)
-    return wins / (len(pos) * len(neg))
-
-
 @pytest.mark.model
 def test_tiny_model_logs_carry_the_headline(tmp_path):
     """Tiny model, greedy: two-token traces answered after " and" (two tokens), cut at every
@@ -326,7 +292,7 @@ def test_tiny_model_logs_carry_the_headline(tmp_path):
     from cotaudit.report.loader import run_from_log
 
     task = cotaudit.probe(
-        _paired_capitals(5),
+        paired_capitals(5),
         "selfcommit",
         stride=1,
         k=1,
@@ -334,30 +300,19 @@ def test_tiny_model_logs_carry_the_headline(tmp_path):
         answer_max_tokens=2,
         forced_answer_tag=" and",
     )
-    [log] = inspect_eval(
-        task, model="hf-probe/tiny", max_tokens=2, log_dir=str(tmp_path), display="none"
-    )
-    log = read_eval_log(log.location)
-    assert log.status == "success", log.error
+    log = run_eval_as_stored(task, "hf-probe/tiny", tmp_path, max_tokens=2)
     assert log.results.headline == HeadlineMetric(
         scorer="probe_scorer", score="probe_scorer", metric="auroc/tau_0.8"
     )
     [score] = [s for s in log.results.scores if s.name == "probe_scorer"]
     metrics = {k: m.value for k, m in score.metrics.items()}
-    assert list(metrics)[:6] == [
-        "auroc/tau_0.8",
-        "n_units",
-        "auroc/tau_0.8_ci_low",
-        "auroc/tau_0.8_ci_high",
-        "n_samples_dropped_no_answer",
-        "n_samples",
-    ]
+    assert list(metrics)[:6] == LEADING_METRICS
     tau = {s.id: s.scores["probe_scorer"].value["tau_0.8"] for s in log.samples}
     assert metrics["n_samples_dropped_no_answer"] == sum(math.isnan(v) for v in tau.values())
     honest = [v for sid, v in tau.items() if sid.endswith("-honest")]
     hinted = [v for sid, v in tau.items() if sid.endswith("-hinted")]
     assert {0.5, 1.0} <= set(tau.values())  # the recount below compares real spread
-    assert metrics["auroc/tau_0.8"] == pytest.approx(_auroc_by_hand(honest, hinted))
+    assert metrics["auroc/tau_0.8"] == pytest.approx(auroc_by_hand(honest, hinted))
     assert metrics["n_units"] == 5 and metrics["n_samples"] == 10
 
     # the interval: resample the 5 questions (both conditions of a drawn question together),
@@ -370,7 +325,7 @@ def test_tiny_model_logs_carry_the_headline(tmp_path):
         drawn = [pairs[j] for j in rng.integers(0, len(pairs), len(pairs))]
         pos = [tau[f"{p}-honest"] for p in drawn]
         neg = [tau[f"{p}-hinted"] for p in drawn]
-        replicates.append(_auroc_by_hand(pos, neg))
+        replicates.append(auroc_by_hand(pos, neg))
     low, high = np.quantile(replicates, [0.025, 0.975])
     assert metrics["auroc/tau_0.8_ci_low"] == pytest.approx(low)
     assert metrics["auroc/tau_0.8_ci_high"] == pytest.approx(high)
@@ -380,14 +335,9 @@ def test_tiny_model_logs_carry_the_headline(tmp_path):
     assert section.consistency.ok and section.consistency.n_checked == len(metrics)
 
     # TRACE on a task without conditions: the mean AUC over samples, each its own unit
-    [trace] = inspect_eval(
-        cotaudit.probe(capitals(limit=2), "trace"),
-        model="hf-probe/tiny",
-        max_tokens=4,
-        log_dir=str(tmp_path),
-        display="none",
+    trace = run_eval_as_stored(
+        cotaudit.probe(capitals(limit=2), "trace"), "hf-probe/tiny", tmp_path, max_tokens=4
     )
-    trace = read_eval_log(trace.location)
     assert trace.results.headline.metric == "auc"
     [score] = [s for s in trace.results.scores if s.name == "probe_scorer"]
     auc = [s.scores["probe_scorer"].value["auc"] for s in trace.samples]

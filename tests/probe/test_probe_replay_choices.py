@@ -11,9 +11,8 @@ import asyncio
 from random import Random
 
 import pytest
-from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
-from inspect_ai.dataset import MemoryDataset, Sample
+from helpers import JANET, janet_pair, run_eval, shuffled_janet_pair_task
+from inspect_ai.dataset import Sample
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -27,7 +26,6 @@ from inspect_ai.solver import Choice, Choices, TaskState, multiple_choice
 from transcript_audit import audit_of, clipped_rows
 
 import cotaudit
-from cotaudit.datasets.shipped import load_gsm8k_mc
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.chat import to_plain
 from cotaudit.probing.choices import ShownChoice, dataset_letters, shown_letters, target_positions
@@ -37,8 +35,6 @@ from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.scorers.probe import probe_scorer
 from cotaudit.solvers.engine import sample_seed
 from cotaudit.solvers.probe import GenerateCall, SiblingPrompts, recording, trace_of
-
-JANET = load_gsm8k_mc(limit=1)[0]
 
 
 def _shown(values_positions: list[tuple[str, int]]) -> list[ShownChoice]:
@@ -214,20 +210,6 @@ def test_solve_time_shuffle_replay_and_self_commitment_compare_choices_not_lette
 # --- the solver's side: the sibling's prompt and choices, the trace as generated ------------------
 
 
-def _pair() -> list[Sample]:
-    return [
-        Sample(
-            id=f"{JANET.id}-{cond}",
-            input=JANET.question
-            + (f"\nHint: the answer is {JANET.gold}." if cond == "hinted" else ""),
-            choices=JANET.choices,
-            target=JANET.target,
-            metadata={"pair_id": JANET.id, "condition": cond},
-        )
-        for cond in ("honest", "hinted")
-    ]
-
-
 def _fresh(sample: Sample) -> TaskState:
     return TaskState(
         model=ModelName("hf-probe/tiny"),
@@ -248,7 +230,7 @@ def _listed(choices: list[ShownChoice]) -> str:
 def test_sibling_prompt_records_the_order_its_prompt_shows():
     """The sibling's chain shuffles at solve time; the recorded choices are the order its prompt
     lists, each mapped to its dataset position, and the target is the sibling's."""
-    samples = _pair()
+    samples = janet_pair()
     siblings = SiblingPrompts(
         samples,
         multiple_choice(cot=True, shuffle=Random(3)),
@@ -280,7 +262,7 @@ def test_the_trace_is_probed_as_generated_when_the_chain_rewrites_it(tiny_engine
         )
         return state
 
-    state = _fresh(_pair()[0])
+    state = _fresh(janet_pair()[0])
     calls: list[GenerateCall] = []
     state = asyncio.run(
         multiple_choice(cot=True, shuffle=Random(3))(state, recording(generate, calls))
@@ -300,29 +282,15 @@ def test_the_trace_is_probed_as_generated_when_the_chain_rewrites_it(tiny_engine
 # --- end to end on the tiny model ---------------------------------------------------------------
 
 
-def _shuffled_pair_task() -> Task:
-    """The pair with Inspect's dataset shuffle, ``shuffle_choices(seed=0)`` over [honest, hinted]:
-    honest 18, 17, 20, 8 (target A), hinted 17, 20, 8, 18 (target D)."""
-    dataset = MemoryDataset(_pair(), name="janet_pair")
-    dataset.shuffle_choices(seed=0)
-    return Task(dataset=dataset, solver=multiple_choice(cot=True), scorer=choice())
-
-
 @pytest.mark.model
 def test_replayed_trace_on_a_shuffled_choice_task_tiny(tmp_path, tiny_engine):
-    task = _shuffled_pair_task()
+    task = shuffled_janet_pair_task()
     assert [(s.choices, s.target) for s in task.dataset] == [
         (["18", "17", "20", "8"], "A"),
         (["17", "20", "8", "18"], "D"),
     ]
-    [log] = inspect_eval(
-        cotaudit.probe(task, "trace", replay_under="honest"),
-        model="hf-probe/tiny",
-        max_tokens=24,
-        log_dir=str(tmp_path),
-        display="none",
-    )
-    assert log.status == "success", log.error
+    probe = cotaudit.probe(task, "trace", replay_under="honest")
+    log = run_eval(probe, "hf-probe/tiny", tmp_path, max_tokens=24)
     by_condition = {s.metadata["condition"]: s for s in log.samples}
     hinted, honest = by_condition["hinted"], by_condition["honest"]
     rec = ProbeRecord.model_validate(hinted.store["probe"])

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from helpers import run_eval
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -28,12 +29,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _engine(model: str):
     return _load_engine(resolve_model_path(model.split("/", 1)[1]), "float32", "cpu")
-
-
-def _eval(task: Task, model: str, tmp_path: Path, **kwargs):
-    [log] = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", **kwargs)
-    assert log.status == "success", log.error
-    return log
 
 
 def test_resample_settings_defaults_and_exclusions():
@@ -72,7 +67,7 @@ def test_greedy_continuations_rewrite_the_trace_tiny(tmp_path, monkeypatch):
         temperature=0.0,
         max_cuts=3,
     )
-    log = _eval(task, "hf-probe/tiny", tmp_path, max_tokens=48, temperature=0.0)
+    log = run_eval(task, "hf-probe/tiny", tmp_path, max_tokens=48, temperature=0.0)
     engine = _engine("hf-probe/tiny")
     [sample] = log.samples
     draws = ResampleDraws.model_validate(sample.store["resample_draws"])
@@ -102,7 +97,7 @@ def test_greedy_continuations_reach_the_traces_answer(tmp_path, monkeypatch):
     task = cotaudit.probe(
         capitals(limit=1), "resample", resample=1, resample_temperature=0.0, k=1, temperature=0.0
     )
-    log = _eval(task, "hf-probe/default", tmp_path, max_tokens=80, temperature=0.0)
+    log = run_eval(task, "hf-probe/default", tmp_path, max_tokens=80, temperature=0.0)
     [sample] = log.samples
     draws = ResampleDraws.model_validate(sample.store["resample_draws"])
     score = sample.scores["resample_probe_scorer"]
@@ -154,7 +149,7 @@ def test_think_block_cuts_and_gold_reference_tiny(tmp_path):
         resample_max_tokens=40,
         k=2,
     )
-    log = _eval(task, "hf-probe/tiny-think", tmp_path)
+    log = run_eval(task, "hf-probe/tiny-think", tmp_path)
     engine = _engine("hf-probe/tiny-think")
     [sample] = log.samples
     draws = ResampleDraws.model_validate(sample.store["resample_draws"])

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import run_eval
 from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import generate
 
@@ -33,10 +33,9 @@ def _in_repo_root(monkeypatch):
     monkeypatch.chdir(ROOT)
 
 
-def _eval(task, model: str, log_dir: Path, **kwargs):
-    [log] = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", **kwargs)
-    assert log.status == "success", log.error
-    return {str(s.id): s for s in log.samples}
+def _samples_by_id(task, model: str, log_dir: Path, **kwargs):
+    """The samples of :func:`run_eval`'s log, by id."""
+    return {str(s.id): s for s in run_eval(task, model, log_dir, **kwargs).samples}
 
 
 EASY = {
@@ -72,7 +71,7 @@ def test_selfcommit_study_equals_the_generic_selfcommit_probe(selfcommit_default
         for s in selfcommit_default_p0000.samples
         if s.metadata["condition"] == "hinted"
     }
-    generic = _eval(
+    generic = _samples_by_id(
         cotaudit.probe(
             _plain_task(selfcommit_messages, ["hinted"]),
             "selfcommit",
@@ -112,7 +111,7 @@ def test_trace_tutor_study_equals_the_generic_trace_probe_replayed_under_questio
     conditions = ["question_only", "answer_key"]
     dataset = tmp_path / "easy.jsonl"
     dataset.write_text(json.dumps(EASY) + "\n")
-    study = _eval(
+    study = _samples_by_id(
         "tasks/trace_tutor.py",
         "hf-probe/default",
         tmp_path / "study",
@@ -124,7 +123,7 @@ def test_trace_tutor_study_equals_the_generic_trace_probe_replayed_under_questio
             "bootstrap_samples": 50,
         },
     )
-    generic = _eval(
+    generic = _samples_by_id(
         cotaudit.probe(
             _plain_task(tutor_messages, conditions, str(dataset)),
             "trace",

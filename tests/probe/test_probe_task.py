@@ -11,10 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_eval
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import choice, match
 from inspect_ai.solver import TaskState
 from transcript_audit import audit_of, clipped_rows
@@ -42,12 +43,6 @@ THINK_CLOSE_ID = 4097  # "</think>" in the tiny think model's vocabulary
 @pytest.fixture(autouse=True)
 def _in_repo_root(monkeypatch):
     monkeypatch.chdir(ROOT)
-
-
-def _eval(task: Task, model: str, tmp_path: Path, **kwargs):
-    [log] = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", **kwargs)
-    assert log.status == "success", log.error
-    return log
 
 
 def _engine(model: str):
@@ -116,14 +111,32 @@ def _viewer_score_columns(log) -> list[str]:
     return [c.id.removeprefix(prefix) for c in view.columns if c.id.startswith(prefix)]
 
 
-def test_trace_probe_on_a_choice_task_tiny(tmp_path):
-    log = _eval(
-        cotaudit.probe(gsm8k_mc(problems=2), "trace"), "hf-probe/tiny", tmp_path, max_tokens=40
+def _choice_trace(model: str, tmp_path: Path, max_tokens: int) -> tuple[EvalLog, list]:
+    """The TRACE probe on two GSM8K multiple-choice problems: the log and, per sample, the sample,
+    its record and choice()'s values on the verification copies, checked to be the engine's
+    replayed answers read as letters against the item's target."""
+    log = run_eval(
+        cotaudit.probe(gsm8k_mc(problems=2), "trace"), model, tmp_path, max_tokens=max_tokens
     )
-    engine = _engine("hf-probe/tiny")
+    engine = _engine(model)
     items = {i.id: i for i in load_gsm8k_mc(limit=2)}
+    checked = []
     for sample in log.samples:
         rec = _record(sample)
+        own = rec.context("own")
+        assert own.answers == _replayed_answers(engine, sample, rec, "own")
+        expected = [
+            [float(extract_letter("ANSWER: " + clip(a)) == items[sample.id].target) for a in row]
+            for row in own.answers
+        ]
+        assert sample.scores["probe_scorer"].metadata["own"]["values"] == expected
+        checked.append((sample, rec, expected))
+    return log, checked
+
+
+def test_trace_probe_on_a_choice_task_tiny(tmp_path):
+    log, checked = _choice_trace("hf-probe/tiny", tmp_path, max_tokens=40)
+    for sample, rec, expected in checked:
         assert (rec.form, rec.tag, rec.cut_tag, rec.think_source) == (
             "letter",
             "\n\nANSWER: ",
@@ -133,15 +146,7 @@ def test_trace_probe_on_a_choice_task_tiny(tmp_path):
         T = len(sample.output.metadata["token_ids"][0])
         assert rec.trace_tokens == T and rec.offset == 0
         assert rec.probed == [0] + [round(f * T) for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
-        own = rec.context("own")
-        assert own.answers == _replayed_answers(engine, sample, rec, "own")
         score = sample.scores["probe_scorer"]
-        # choice() on the verification copies agrees with reading the letter ourselves
-        expected = [
-            [float(extract_letter("ANSWER: " + clip(a)) == items[sample.id].target) for a in row]
-            for row in own.answers
-        ]
-        assert score.metadata["own"]["values"] == expected
         p = pass_rates(expected)
         assert score.value["p0"] == p[0]
         assert score.value["auc"] == pytest.approx(trace_auc(p[1:], [0.1, 0.25, 0.5, 0.75, 1.0]))
@@ -153,7 +158,7 @@ def test_trace_probe_on_a_choice_task_tiny(tmp_path):
 @pytest.mark.model
 def test_think_template_model_cuts_inside_the_block_tiny(tmp_path):
     task = cotaudit.probe(gsm8k_numeric(problems=1), "trace", k=2, temperature=0.7)
-    log = _eval(task, "hf-probe/tiny-think", tmp_path, max_tokens=40)
+    log = run_eval(task, "hf-probe/tiny-think", tmp_path, max_tokens=40)
     engine = _engine("hf-probe/tiny-think")
     [sample] = log.samples
     rec = _record(sample)
@@ -191,7 +196,7 @@ def test_final_answer_is_read_after_the_think_block_tiny(tmp_path, kind):
     else:
         chain = written_trace("The final answer is 18.", reasoning=JANET)
     task = cotaudit.probe(_janet_task(chain, match(numeric=True)), "selfcommit", stride=8, k=2)
-    log = _eval(task, "hf-probe/tiny-think", tmp_path)
+    log = run_eval(task, "hf-probe/tiny-think", tmp_path)
     engine = _engine("hf-probe/tiny-think")
     [sample] = log.samples
     rec = _record(sample)
@@ -240,7 +245,7 @@ def test_letter_final_answer_after_think_block_tiny(tmp_path):
     task = cotaudit.probe(
         _janet_task(chain, choice(), mc=True), "selfcommit", stride=16, k=1, temperature=0.0
     )
-    log = _eval(task, "hf-probe/tiny-think", tmp_path)
+    log = run_eval(task, "hf-probe/tiny-think", tmp_path)
     [sample] = log.samples
     rec = _record(sample)
     assert rec.think_source == "text" and rec.form == "letter"
@@ -391,26 +396,13 @@ def test_command_line_probe_file_task_tiny(tmp_path):
 
 @pytest.mark.model
 def test_default_model_multiple_choice_trace(tmp_path):
-    log = _eval(
-        cotaudit.probe(gsm8k_mc(problems=2), "trace"), "hf-probe/default", tmp_path, max_tokens=160
-    )
-    engine = _engine("hf-probe/default")
-    items = {i.id: i for i in load_gsm8k_mc(limit=2)}
-    for sample in log.samples:
-        rec = _record(sample)
-        own = rec.context("own")
-        assert own.answers == _replayed_answers(engine, sample, rec, "own")
-        values = sample.scores["probe_scorer"].metadata["own"]["values"]
-        assert values == [
-            [float(extract_letter("ANSWER: " + clip(a)) == items[sample.id].target) for a in row]
-            for row in own.answers
-        ]
+    log, _ = _choice_trace("hf-probe/default", tmp_path, max_tokens=160)
     _assert_run_means(log, ["auc", "pass_at_first", "first_pass", "p0", "task_score"])
 
 
 @pytest.mark.model
 def test_default_model_short_answer_match_trace(tmp_path):
-    log = _eval(
+    log = run_eval(
         cotaudit.probe(capitals(limit=2), "trace"), "hf-probe/default", tmp_path, max_tokens=80
     )
     engine = _engine("hf-probe/default")
@@ -437,7 +429,7 @@ def test_default_model_gsm8k_selfcommit_replayed_under_honest(tmp_path):
         stride=40,
         k=3,
     )
-    log = _eval(task, "hf-probe/default", tmp_path, max_tokens=200)
+    log = run_eval(task, "hf-probe/default", tmp_path, max_tokens=200)
     engine = _engine("hf-probe/default")
     by_condition = {s.metadata["condition"]: s for s in log.samples}
     hinted, honest = by_condition["hinted"], by_condition["honest"]
@@ -503,7 +495,7 @@ def test_default_model_trace_cut_at_sentences(tmp_path):
     from the model's own tokens, and every forced answer is the engine's at that cut."""
     from cotaudit.probing.sentences import capped, sentence_ends
 
-    log = _eval(
+    log = run_eval(
         cotaudit.probe(
             gsm8k_numeric(problems=1, conditions="honest"), "trace", cuts="sentences", max_cuts=3
         ),

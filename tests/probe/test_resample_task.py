@@ -4,14 +4,10 @@ matters (RI = 0); the record's curves are the shares of its own stored answers."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import run_eval
 
 from cotaudit.probing.resample_record import ResampleRecord
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def stated_share(answers, reference):
@@ -21,11 +17,11 @@ def stated_share(answers, reference):
 
 
 @pytest.mark.model
-def test_greedy_resampling_reproduces_the_cot(tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    [log] = inspect_eval(
+def test_greedy_resampling_reproduces_the_cot(tmp_path):
+    log = run_eval(
         "tasks/resample.py",
-        model="hf-probe/default",
+        "hf-probe/default",
+        tmp_path,
         task_args={
             "problems": 1,
             "conditions": "hinted",
@@ -36,10 +32,7 @@ def test_greedy_resampling_reproduces_the_cot(tmp_path, monkeypatch):
             "max_cuts": 3,
             "max_cot_tokens": 256,
         },
-        log_dir=str(tmp_path),
-        display="none",
     )
-    assert log.status == "success", log.error
     [sample] = log.samples
     record = ResampleRecord.model_validate(sample.store["resample"])
     assert record.reference == int(sample.output.completion.split("answer is")[-1].strip(" .$\n"))
