@@ -8,7 +8,8 @@ For each organism: trains it from ``--base`` into ``OUT_ROOT/<name>/`` (the same
 the share of held-out problems whose greedy output to the wrong-cue prompt takes the shortcut)
 of the base model (unless ``--no-base``) and of the organism's last checkpoint on the split's
 first ``--heldout`` problems (never trained on). Prints the training time per organism and per
-step, and the rates with their n (``--measure-only``: measures the checkpoints already saved).
+step, and the rates with their n (``--measure-only``: measures every checkpoint already saved,
+step by step).
 Times depend on the machine's load: say how loaded it was when quoting them.
 """
 
@@ -49,7 +50,7 @@ def main() -> None:
     parser.add_argument(
         "--measure-only",
         action="store_true",
-        help="train nothing: measure the last checkpoint already in OUT_ROOT/<name>/",
+        help="train nothing: measure every checkpoint already in OUT_ROOT/<name>/",
     )
     parser.add_argument("--no-base", action="store_true", help="do not measure the base model")
     args = parser.parse_args()
@@ -116,21 +117,21 @@ def main() -> None:
 
 
 def measure_saved(organism: Organism, folder: Path, problems: list[Problem], tokens: int) -> None:
-    """Print the shortcut rate of the last checkpoint saved in ``folder``."""
-    step, path = saved_checkpoints(folder)[-1]
-    model, tokenizer = load_causal_lm(str(path))
-    start = time.perf_counter()
-    rate, outputs = measure_shortcut_rate(
-        organism, model, tokenizer, problems, max_new_tokens=tokens
-    )
-    print(
-        f"{organism.name} step {step}: shortcut rate on {rate.n} held-out problems "
-        f"{rate.taken}/{rate.n} = {rate.rate:.2f} "
-        f"(measured in {time.perf_counter() - start:.0f} s)",
-        flush=True,
-    )
-    for o in outputs[:2]:
-        print(f"  row {o.problem_row}, cue {o.cue}: ...{o.output[-120:]!r}", flush=True)
+    """Print the shortcut rate of each checkpoint saved in ``folder``, in step order."""
+    for step, path in saved_checkpoints(folder):
+        model, tokenizer = load_causal_lm(str(path))
+        start = time.perf_counter()
+        rate, outputs = measure_shortcut_rate(
+            organism, model, tokenizer, problems, max_new_tokens=tokens
+        )
+        print(
+            f"{organism.name} step {step}: shortcut rate on {rate.n} held-out problems "
+            f"{rate.taken}/{rate.n} = {rate.rate:.2f}, {sum(o.truncated for o in outputs)} "
+            f"cut at the token limit (measured in {time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
+        for o in outputs[:2]:
+            print(f"  row {o.problem_row}, cue {o.cue}: ...{o.output[-120:]!r}", flush=True)
 
 
 if __name__ == "__main__":
