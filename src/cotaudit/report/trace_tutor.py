@@ -35,14 +35,6 @@ STUDY = "trace_tutor"
 BAND_RESAMPLES = 2000
 """Problem-level bootstrap resamples of Figure 1's 95% bands (seed: ts.BOOTSTRAP_SEED)."""
 
-CURVES = (
-    "question_only",
-    "answer_key_visible",
-    "answer_key_masked",
-    "wrong_key_visible",
-    "wrong_key_masked",
-)
-
 
 def records(samples: Sequence[ScoredSample]) -> list[ts.TraceRecord]:
     """The records the run's metrics were computed from (the metrics' own builder)."""
@@ -107,8 +99,7 @@ def recompute(
 
 def curve_matrix(recs: Sequence[ts.TraceRecord], curve: str) -> np.ndarray:
     """Rows: the curve's records; columns: the 0% probe, then each fraction."""
-    cond = _condition_of(curve)
-    probe: ts.Probe = "masked" if curve.endswith("_masked") else "visible"
+    cond, probe = ts.CURVE_PARTS[curve]
     rows = [[r.zero_probe(probe), *r.passes(probe)] for r in recs if r.condition == cond]
     return np.asarray(rows, dtype=float).reshape(len(rows), -1) if rows else np.empty((0, 0))
 
@@ -204,7 +195,7 @@ def _conditions(recs: Sequence[ts.TraceRecord]) -> list[str]:
 
 def _curves_present(recs: Sequence[ts.TraceRecord]) -> list[str]:
     present = _conditions(recs)
-    return [c for c in CURVES if (c if c == "question_only" else c.rsplit("_", 1)[0]) in present]
+    return [c for c in ts.CURVES if ts.CURVE_PARTS[c][0] in present]
 
 
 def section(run: RunData, out_dir: Path, stem: str) -> Section:
@@ -398,7 +389,7 @@ def exact_differences(
 ) -> dict[str, list[ExactDifference]]:
     """Per curve, each explanation read by both estimators: exact minus sampled."""
     sampled = {(x.pair_id, x.condition): x for x in sampled_recs}
-    out: dict[str, list[ExactDifference]] = {c: [] for c in CURVES}
+    out: dict[str, list[ExactDifference]] = {c: [] for c in ts.CURVES}
     for e in exact_recs:
         s = sampled.get((e.pair_id, e.condition))
         if s is None:
@@ -474,10 +465,6 @@ def intro_text(
     )
 
 
-def _condition_of(curve: str) -> str:
-    return curve if curve == "question_only" else curve.rsplit("_", 1)[0]
-
-
 def table_ii(values: Mapping[str, float], curves: Sequence[str]) -> Table:
     """Table II: per curve n, accuracy and median length of its condition, median AUC, mean
     Pass@10 and the lower median of first pass."""
@@ -494,7 +481,7 @@ def table_ii(values: Mapping[str, float], curves: Sequence[str]) -> Table:
         ],
     )
     for c in curves:
-        cond = _condition_of(c)
+        cond = ts.CURVE_PARTS[c][0]
         length = values[f"length_tokens_median/{cond}"]
         t.add(
             c,
@@ -872,11 +859,9 @@ def _curve_aucs(recs: Sequence[ts.TraceRecord], curve: str) -> list[tuple[str, f
     """(problem, TRACE AUC over the shared fractions) of each record on ``curve``, as Table II
     computes its median."""
     fractions = ts.shared_fractions(recs)
-    condition, probe = (
-        ("question_only", "visible") if curve == "question_only" else curve.rsplit("_", 1)
-    )
+    condition, probe = ts.CURVE_PARTS[curve]
     return [
-        (r.pair_id, ts.trace_auc(r.passes(probe), fractions))  # type: ignore[arg-type]
+        (r.pair_id, ts.trace_auc(r.passes(probe), fractions))
         for r in recs
         if r.condition == condition
     ]
@@ -929,7 +914,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     t.add("problems", *(len({r.pair_id for r in s.data["records"]}) for s in secs))
     for cond in ts.CONDITIONS:
         t.add(f"accuracy {cond}", *(s.data["table_ii"][f"accuracy/{cond}"] for s in secs))
-    for c in CURVES:
+    for c in ts.CURVES:
         rows = [compare_ci.median_rows(_curve_aucs(s.data["records"], c)) for s in secs]
         compare_ci.add_compared(t, f"median AUC {c}", compare_ci.compare_runs(rows), labels[0])
     estimands = [ts.problem_estimands(s.data["records"]) for s in secs]

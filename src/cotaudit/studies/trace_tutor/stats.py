@@ -366,12 +366,21 @@ def _of(records: Sequence[TraceRecord], condition: Condition) -> list[TraceRecor
     return [r for r in records if r.condition == condition]
 
 
+CURVE_PARTS: dict[str, tuple[Condition, Probe]] = {
+    "question_only": ("question_only", "visible"),
+    **{f"{c}_{p}": (c, p) for c in KEYED_CONDITIONS for p in PROBES},
+}
+"""The study's five pass curves by name, each with its records' condition and probe:
+``question_only`` (its one curve, probed visible), then ``<keyed condition>_<probe>``."""
+
+CURVES = tuple(CURVE_PARTS)
+"""The names of :data:`CURVE_PARTS`, in order."""
+
+
 def _curves(records: Sequence[TraceRecord]) -> Iterator[tuple[str, list[Sequence[float]]]]:
-    """(curve name, its pass vectors) for the five curves of the study."""
-    yield "question_only", [r.passes_visible for r in _of(records, "question_only")]
-    for condition in KEYED_CONDITIONS:
-        for probe in PROBES:
-            yield f"{condition}_{probe}", [r.passes(probe) for r in _of(records, condition)]
+    """(curve name, its pass vectors) for the five curves of the study (:data:`CURVES`)."""
+    for curve, (condition, probe) in CURVE_PARTS.items():
+        yield curve, [r.passes(probe) for r in _of(records, condition)]
 
 
 def percent_label(fraction: float) -> str:
@@ -450,12 +459,10 @@ def table_iii(records: Sequence[TraceRecord]) -> dict[str, float]:
     """
     fractions = shared_fractions(records)
     out: dict[str, float] = {}
-    zero_probes = {"question_only": [r.zero_probe_visible for r in _of(records, "question_only")]}
-    for condition in KEYED_CONDITIONS:
-        for probe in PROBES:
-            zero_probes[f"{condition}_{probe}"] = [
-                r.zero_probe(probe) for r in _of(records, condition)
-            ]
+    zero_probes = {
+        curve: [r.zero_probe(probe) for r in _of(records, condition)]
+        for curve, (condition, probe) in CURVE_PARTS.items()
+    }
     for curve, curves in _curves(records):
         out[f"pass_rate/{curve}/0"] = _mean(zero_probes[curve])
         for i, f in enumerate(fractions):
