@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from cotaudit.engine.batcher import CALLER_GONE, DecodeJob
 
 if TYPE_CHECKING:
-    from cotaudit.engine.batcher import Job, Scheduler, Stepper
+    from cotaudit.engine.batcher import Scheduler, Stepper
 
 Message = dict[str, str]
 """A chat message as ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -317,8 +317,7 @@ class SyncVerbs(GenerateFromN):
     ``_run``: a waiting thread that hands the model work to the engine's worker
     (``_scheduler``), where concurrent samples' decode jobs batch together
     (:mod:`cotaudit.engine.batcher`). The engine calls :meth:`_start_worker` when built, and
-    sets ``_stepper`` (its decode step) and ``_generate_job`` (its generation job's class,
-    built as ``(stepper, messages, max_tokens, temperature, seed, n)``)."""
+    sets ``_stepper`` (its decode step) and ``_generate_job`` (its :class:`GenerationJob`)."""
 
     continue_prefixes_sync: Callable[[PrefixRequest], list[list[str]]]
     loglikelihood_many_sync: Callable[..., list[LoglikResult]]
@@ -326,7 +325,7 @@ class SyncVerbs(GenerateFromN):
     _scheduler: Scheduler
     _waiters: ThreadPoolExecutor
     _stepper: Stepper
-    _generate_job: Callable[..., Job]
+    _generate_job: type[GenerationJob]
 
     def _start_worker(self, scheduler: Scheduler, name: str) -> None:
         """Run the model work on ``scheduler``; wait for it from threads named ``name-wait``."""

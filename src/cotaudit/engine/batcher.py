@@ -22,6 +22,7 @@ left is the matrix products over the merged rows (see :mod:`cotaudit.engine.hf_b
 
 from __future__ import annotations
 
+import abc
 import collections
 import contextlib
 import contextvars
@@ -84,7 +85,7 @@ class Job(Protocol):
         ...
 
 
-class DecodeJob:
+class DecodeJob(abc.ABC):
     """What every engine's decode jobs share: the job's ``stepper``, the stepper's ``engine``,
     and ``rows`` rows whose tokens its ``decoder`` picks (``decoder.advance(logits)``: True
     when every row is done)."""
@@ -96,8 +97,16 @@ class DecodeJob:
         self.stepper = stepper
         self.engine = stepper.engine
 
+    @abc.abstractmethod
+    def start(self) -> bool:
+        """Prefill (alone) and pick the first tokens; True when already finished."""
+
     def advance(self, logits: Any) -> bool:
         return self.decoder.advance(logits)
+
+    @abc.abstractmethod
+    def result(self) -> Any:
+        """The job's output once finished."""
 
 
 def job_spans(jobs: Sequence[Job]) -> tuple[list[tuple[int, int]], int]:
