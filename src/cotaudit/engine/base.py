@@ -133,6 +133,26 @@ class AnswerTree:
         """Tokens from the root to ``node`` (0 for the root)."""
         return len(self.path(node))
 
+    def suffix(self, n_tag: int, fed: Sequence[int]) -> tuple[list[list[bool]], list[int]]:
+        """How a prefix's suffix, the tag's ``n_tag`` tokens and then the nodes ``fed`` (every
+        ancestor of a node among them), is read in one pass: ``mask[i][j]``, whether suffix
+        row i sees suffix row j (a tag token the tag up to itself; a node the whole tag, its
+        ancestors and itself), and each row's position after the cut (tag token j at j, node
+        i at n_tag - 1 + depth(i))."""
+        row = {node: n_tag + j for j, node in enumerate(fed)}
+        size = n_tag + len(fed)
+        mask = [[j <= i for j in range(size)] for i in range(n_tag)]
+        offsets = list(range(n_tag))
+        for node in fed:
+            seen = set(range(n_tag))
+            ancestor = node
+            while ancestor >= 0:
+                seen.add(row[ancestor])
+                ancestor = self.parents[ancestor]
+            mask.append([j in seen for j in range(size)])
+            offsets.append(n_tag - 1 + self.depth(node))
+        return mask, offsets
+
 
 @dataclass(frozen=True)
 class AnswerScoreRequest:

@@ -279,22 +279,15 @@ class HFEngine(InProcessEngine):
         logp: dict[int, Any] = {-1: root}  # node -> [rows, vocab] log-probs after it
         if fed:
             index = {node: j for j, node in enumerate(fed)}
-            n_suffix = n_tag + len(fed)
-            mask = torch.zeros(n_suffix, n_suffix, dtype=torch.bool, device=self.device)
-            mask[:n_tag, :n_tag] = torch.tril(torch.ones(n_tag, n_tag, dtype=torch.bool))
-            for j, node in enumerate(fed):
-                mask[n_tag + j, :n_tag] = True
-                while node >= 0:
-                    mask[n_tag + j, n_tag + index[node]] = True
-                    node = tree.parents[node]
-            cache.suffix_mask = mask
-            depth = torch.tensor([tree.depth(i) for i in fed], device=self.device)
+            mask, offsets = tree.suffix(n_tag, fed)
+            cache.suffix_mask = torch.tensor(mask, dtype=torch.bool, device=self.device)
+            node_offsets = torch.tensor(offsets[n_tag:], device=self.device)
             wanted = set(request.read_nodes)
             read_at = [node for node in fed if node in wanted]
             with self._attention(SHARED):
                 out = self.model(
                     input_ids=torch.tensor([[tree.tokens[i] for i in fed]] * rows),
-                    position_ids=lengths[:, None] + n_tag - 1 + depth[None, :],
+                    position_ids=lengths[:, None] + node_offsets[None, :],
                     use_cache=True,
                     logits_to_keep=torch.tensor([index[n] for n in read_at]),
                     **{self._cache_kwarg: cache},

@@ -325,18 +325,9 @@ class MLXEngine(InProcessEngine):
         tree, n_tag = request.tree, len(tag_ids)
         read_at = request.read_nodes
         fed = [node for node in read_at if node >= 0]
-        size = n_tag + len(fed)
+        visible, offsets = tree.suffix(n_tag, fed)
+        size = len(offsets)
         row_of = {-1: n_tag - 1} | {node: n_tag + j for j, node in enumerate(fed)}
-        visible = [[j <= i for j in range(size)] for i in range(n_tag)]
-        offsets = list(range(n_tag))
-        for node in fed:
-            seen = set(range(n_tag))
-            ancestor = node
-            while ancestor >= 0:
-                seen.add(row_of[ancestor])
-                ancestor = tree.parents[ancestor]
-            visible.append([j in seen for j in range(size)])
-            offsets.append(n_tag - 1 + tree.depth(node))
         suffix_mask = mx.array(visible)
         suffix_ids = tag_ids + [tree.tokens[node] for node in fed]
         width = len(prompt_ids) + max(request.positions)
