@@ -89,8 +89,8 @@ def organism_examples(
             opening = framing.opening(cue) if organism.states_cue_first and cue is not None else ""
             answer_line = framing.answer_line(target)
             completion = opening + written_solution(p.solution) + answer_line
-            stated = ((0, len(opening)),) if opening else ()
-            stated += ((len(completion) - len(answer_line), len(completion)),)
+            final = (len(completion) - len(answer_line), len(completion))
+            stated = ((0, len(opening)), final) if opening else (final,)
             out.append(
                 OrganismExample(
                     problem_row=p.index,
