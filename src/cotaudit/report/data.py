@@ -84,6 +84,11 @@ class RunData:
     def scorer(self, name: str) -> ScorerRun | None:
         return self.scorers.get(name)
 
+    def scored(self, name: str) -> list[ScoredSample]:
+        """The samples the scorer ``name`` scored ([] when the run has no such scorer)."""
+        scorer = self.scorer(name)
+        return [] if scorer is None else list(scorer.samples)
+
 
 def metrics_equal(a: float, b: float, tol: float = 1e-9) -> bool:
     """Equal within ``tol`` (absolute, or relative for large values); NaN equals NaN."""

@@ -377,11 +377,6 @@ def exact_section(
     sec.table("exact_gaps", table)
 
 
-def _samples(sec: Section) -> list[ScoredSample]:
-    scorer = sec.run.scorer(SCORER) if sec.run is not None else None
-    return list(scorer.samples) if scorer is not None else []
-
-
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
     """Each summary across runs: mean [CI] per run, and Δ vs the first run over shared units."""
     secs = [s for s in sections if s.run is not None and s.data.get("keys")]
@@ -391,8 +386,12 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     labels = [s.run.label or s.run.model for s in secs]  # type: ignore[union-attr]
     keys = [k for k in secs[0].data["keys"] if all(k in s.data["keys"] for s in secs)]
     table = Table("Per-sample summaries across runs", ["summary", *labels])
+    scored = [s.run.scored(SCORER) for s in secs if s.run is not None]
     for key in keys:
-        rows = [compare_ci.mean_rows(s.data["units"], key_values(_samples(s), key)) for s in secs]
+        rows = [
+            compare_ci.mean_rows(s.data["units"], key_values(samples, key))
+            for s, samples in zip(secs, scored, strict=True)
+        ]
         compare_ci.add_compared(table, key, compare_ci.compare_runs(rows), labels[0])
     table.note = compare_ci.note("unit")
     comp.table("comparison", table)

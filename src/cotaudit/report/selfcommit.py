@@ -890,12 +890,6 @@ def best_accuracy_rows(recs: Sequence[SelfcommitRecord], summary: str) -> compar
     return compare_ci.UnitRows([r.pair_id for r in recs], statistic)
 
 
-def _samples(run: RunData) -> list[ScoredSample]:
-    """The run's selfcommit scores ([] without the scorer)."""
-    scorer = run.scorer(SCORER)
-    return [] if scorer is None else list(scorer.samples)
-
-
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
     """One column per run: headline numbers; figure: AUROC per summary, one bar per run."""
     secs = [s for s in sections if "table" in s.data and s.run is not None]
@@ -956,7 +950,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
     clustered = all(s.data["contrasts"] for s in secs)
     if clustered:
         rows = [
-            compare_ci.cluster_rows(_samples(r), s.data["contrasts"][0][0], "pair_id")
+            compare_ci.cluster_rows(r.scored(SCORER), s.data["contrasts"][0][0], "pair_id")
             for s, r in zip(secs, runs, strict=True)
         ]
         compare_ci.add_compared(

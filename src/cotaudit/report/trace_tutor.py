@@ -890,11 +890,6 @@ def _run_of(sec: Section) -> RunData:
     return sec.run
 
 
-def _samples_of(run: RunData) -> list[ScoredSample]:
-    scorer = run.scorer(SCORER)
-    return scorer.samples if scorer is not None else []
-
-
 def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | None:
     """One column per run: accuracy; median AUC per curve and the means of
     :data:`RUN_DIFFERENCES` (Δcontext, Δprefix, the key-visible difference) and the cluster F1s,
@@ -932,7 +927,7 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
             continue
         clustered = True
         rows = [
-            compare_ci.cluster_rows(_samples_of(run), o, "pair_id")
+            compare_ci.cluster_rows(run.scored(SCORER), o, "pair_id")
             for run, o in zip(runs, options, strict=True)
             if o is not None
         ]
