@@ -1,10 +1,15 @@
 """What several test modules share: one Inspect eval, run from the repository root and checked to
-have succeeded; a method's calls recorded while it runs; the honest/hinted pairs the probe tests
+have succeeded; an Inspect command killed once two samples are in its log; a method's calls
+recorded while it runs; the honest/hinted pairs the probe tests
 build their tasks from (capital questions, Janet's ducks); the AUROC counted by hand; a
 trace_tutor record from its pass vectors."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +19,7 @@ import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.log import EvalLog, read_eval_log
+from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log
 from inspect_ai.scorer import choice, match
 from inspect_ai.solver import generate, multiple_choice
 
@@ -40,6 +45,36 @@ def run_eval_as_stored(
 ) -> EvalLog:
     """:func:`run_eval`'s log as read back from its file (what a reader of the log sees)."""
     return read_eval_log(run_eval(task, model, log_dir, **eval_args).location)
+
+
+def killed_after_two_samples(
+    cmd: list[str], log_dir: Path, timeout: float, **popen: Any
+) -> tuple[list[EvalSample], subprocess.Popen]:
+    """Run ``cmd`` (an Inspect command writing one log under ``log_dir``) one sample at a time,
+    its log written at every sample, no display, from :data:`ROOT` in its own process group
+    (``popen``: further ``Popen`` arguments); read its log every 0.3 s until two samples are
+    scored, it exits or ``timeout`` seconds pass, then SIGKILL the group: the scored samples
+    last read, and the process."""
+    per_sample = ["--max-samples", "1", "--log-buffer", "1", "--display", "none"]
+    proc = subprocess.Popen([*cmd, *per_sample], cwd=ROOT, start_new_session=True, **popen)
+    done: list[EvalSample] = []
+    deadline = time.time() + timeout
+    try:
+        while time.time() < deadline and proc.poll() is None:
+            time.sleep(0.3)
+            logs = list_eval_logs(str(log_dir))
+            if not logs:
+                continue
+            try:
+                log = read_eval_log(logs[0].name)
+            except Exception:  # noqa: BLE001 - the file is being written
+                continue
+            done = [s for s in (log.samples or []) if s.scores]
+            if len(done) >= 2:
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+    return done, proc
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers import killed_after_two_samples, run_eval, run_eval_as_stored
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from inspect_ai import eval as inspect_eval
@@ -177,35 +178,12 @@ def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterr
         "hf-probe/tiny",
         "--log-dir",
         str(killed_dir),
-        "--max-samples",
-        "1",
-        "--log-buffer",
-        "1",
-        "--display",
-        "none",
         *_task_args_cli(RUN_ARGS),
     )
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    done, proc = killed_after_two_samples(
+        cmd, killed_dir, 180, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
-    done: list = []
-    deadline = time.time() + 180
-    try:
-        while time.time() < deadline and proc.poll() is None:
-            time.sleep(0.3)
-            logs = list_eval_logs(str(killed_dir))
-            if not logs:
-                continue
-            try:
-                log = read_eval_log(logs[0].name)
-            except Exception:  # noqa: BLE001 - the file is being written
-                continue
-            done = [s for s in (log.samples or []) if s.scores]
-            if len(done) >= 2:
-                break
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGKILL, err.decode(errors="replace")[-2000:]
     [killed] = [read_eval_log(info.name) for info in list_eval_logs(str(killed_dir))]
     assert killed.status == "started"  # interrupted, not finished
@@ -228,10 +206,7 @@ def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterr
     for sid, uuid in finished.items():
         assert by_id[sid].uuid == uuid  # carried over from the killed run, not recomputed
 
-    [reference] = inspect_eval(
-        SELFCOMMIT, model="hf-probe/tiny", task_args=RUN_ARGS, log_dir=str(ref_dir), display="none"
-    )
-    assert reference.status == "success", reference.error
+    reference = run_eval(SELFCOMMIT, "hf-probe/tiny", ref_dir, task_args=RUN_ARGS)
     ref, got = _per_sample(reference), _per_sample(resumed)
     assert ref.keys() == got.keys()
     assert any(r["record"]["a_final"] is not None for r in ref.values())  # the probe really ran
@@ -385,15 +360,8 @@ def test_non_integer_answers_are_filtered_and_counted_in_the_log(tmp_path, task,
     many (`non_integer_dropped`), and only integer problems become samples."""
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in NON_INTEGER_ROWS), encoding="utf-8")
-    [log] = inspect_eval(
-        task,
-        model="hf-probe/tiny",
-        display="none",
-        log_dir=str(tmp_path),
-        task_args={"dataset": str(path), "problems": 2, **args},
-    )
-    assert log.status == "success", log.error
-    log = read_eval_log(log.location)  # what is on disk
+    task_args = {"dataset": str(path), "problems": 2, **args}
+    log = run_eval_as_stored(task, "hf-probe/tiny", tmp_path, task_args=task_args)
     assert log.eval.metadata["non_integer_dropped"] == 2
     assert sorted(str(s.id).split("-")[0] for s in log.samples) == ["p0001", "p0003"]
     assert sorted(s.metadata["gold"] for s in log.samples) == [7, 1200]
@@ -518,11 +486,10 @@ def test_cot_longer_than_context_is_truncated_and_flagged_end_to_end(tmp_path):
     config["max_position_embeddings"] = context = 163
     (small / "config.json").write_text(json.dumps(config))
 
-    [log] = inspect_eval(
+    log = run_eval(
         SELFCOMMIT,
-        model=f"hf-probe/{small}",
-        display="none",
-        log_dir=str(tmp_path / "logs"),
+        f"hf-probe/{small}",
+        tmp_path / "logs",
         task_args={
             "problems": 1,
             "conditions": "honest",
@@ -533,7 +500,6 @@ def test_cot_longer_than_context_is_truncated_and_flagged_end_to_end(tmp_path):
             "final_answer_reading": "last_number",
         },
     )
-    assert log.status == "success", log.error
     [sample] = read_eval_log(log.location).samples
     record = sample.store["selfcommit"]
     from cotaudit.engine.chat import to_plain

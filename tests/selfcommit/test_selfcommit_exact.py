@@ -5,11 +5,10 @@ default model for properties of real numbers."""
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import run_eval
 
 from cotaudit.params import ParameterError
 from cotaudit.probing.curves import DEFAULT_THETAS, summary_keys, tau_key
@@ -17,7 +16,6 @@ from cotaudit.report import build_report
 from cotaudit.studies.selfcommit.display import SELFCOMMIT_VIEWER_FIELDS
 from cotaudit.studies.selfcommit.schedule import coarse_positions
 
-ROOT = Path(__file__).resolve().parents[2]
 TASK = "tasks/selfcommit.py"  # Inspect resolves task files relative to the working directory
 EXACT_KEYS = [f"{k}_exact" for k in summary_keys(DEFAULT_THETAS)]
 TINY = dict(  # a sampled 60-token CoT of the random model, read as its last number
@@ -30,16 +28,7 @@ TINY = dict(  # a sampled 60-token CoT of the random model, read as its last num
 
 
 def _run(model: str, log_dir: Path, **task_args):
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        [log] = inspect_eval(
-            TASK, model=model, task_args=task_args, log_dir=str(log_dir), display="none"
-        )
-    finally:
-        os.chdir(cwd)
-    assert log.status == "success", log.error
-    return log
+    return run_eval(TASK, model, log_dir, task_args=task_args)
 
 
 @pytest.fixture(scope="module")

@@ -4,15 +4,11 @@ report's recomputation of it (embedded model)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import run_eval
 
 from cotaudit.params import ParameterError
 from cotaudit.probing.resample_record import ResampleRecord
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bad_resample_parameters_are_one_line():
@@ -29,13 +25,13 @@ def test_bad_resample_parameters_are_one_line():
 
 
 @pytest.mark.model
-def test_greedy_resampling_beside_the_curve(tmp_path, monkeypatch):
+def test_greedy_resampling_beside_the_curve(tmp_path):
     """Greedy continuations from the sentence cuts reproduce the CoT: every one reaches
     a_final (resample_r_mean = 1), in the sample's score and in the run metric."""
-    monkeypatch.chdir(ROOT)
-    [log] = inspect_eval(
+    log = run_eval(
         "tasks/selfcommit.py",
-        model="hf-probe/default",
+        "hf-probe/default",
+        tmp_path,
         task_args={
             "problems": 1,
             "conditions": "hinted",
@@ -49,10 +45,7 @@ def test_greedy_resampling_beside_the_curve(tmp_path, monkeypatch):
             "cuts": "sentences",
             "max_cuts": 2,
         },
-        log_dir=str(tmp_path),
-        display="none",
     )
-    assert log.status == "success", log.error
     [sample] = log.samples
     # c(t) itself cut at the sentence ends: the last of the two is T
     from cotaudit.probing.sentences import capped, sentence_ends

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import math
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import killed_after_two_samples, recorded_calls, run_eval
 from inspect_ai import eval_retry
 from inspect_ai.log import list_eval_logs, read_eval_log
 from transcript_audit import audit_of, clipped_rows
@@ -37,11 +34,7 @@ def _in_repo_root(monkeypatch):
 
 def _run(model: str, log_dir: Path, **task_args):
     task_args.setdefault("metrics", "all")  # the full tables
-    [log] = inspect_eval(
-        TASK, model=model, task_args=task_args, log_dir=str(log_dir), display="none"
-    )
-    assert log.status == "success", log.error
-    return log
+    return run_eval(TASK, model, log_dir, task_args=task_args)
 
 
 @pytest.mark.model
@@ -281,11 +274,10 @@ def test_epochs_draw_different_cots_and_forced_answers_on_tiny_model(tmp_path):
     """--epochs 2 on one hinted problem (sampled CoTs, read as their last number): the two
     epochs' CoTs and forced answers differ (with one seed for all epochs they were identical).
     Seed 0 answers p0000-hinted in both epochs."""
-    [log] = inspect_eval(
+    log = run_eval(
         TASK,
-        model="hf-probe/tiny",
-        log_dir=str(tmp_path),
-        display="none",
+        "hf-probe/tiny",
+        tmp_path,
         epochs=2,
         task_args=dict(
             problems=1,
@@ -297,7 +289,6 @@ def test_epochs_draw_different_cots_and_forced_answers_on_tiny_model(tmp_path):
             final_answer_reading="last_number",
         ),
     )
-    assert log.status == "success", log.error
     by_epoch = {s.epoch: s for s in log.samples}
     assert sorted(by_epoch) == [1, 2]
     records = {e: s.store["selfcommit"] for e, s in by_epoch.items()}
@@ -310,34 +301,19 @@ def test_epochs_draw_different_cots_and_forced_answers_on_tiny_model(tmp_path):
 def tiny_paper_run(tmp_path_factory):
     """-T paper=true on the tiny model, 2 problems and 61-token sampled CoTs (read as their last
     number), every prefix request recorded."""
-    requests = []
-    original = HFEngine.continue_prefixes_sync
-
-    def spy(self, request):
-        requests.append(request)
-        return original(self, request)
-
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(HFEngine, "continue_prefixes_sync", spy)
-            [log] = inspect_eval(
-                TASK,
-                model="hf-probe/tiny",
-                log_dir=str(tmp_path_factory.mktemp("paper")),
-                display="none",
-                task_args=dict(
-                    paper=True,
-                    problems=2,
-                    max_cot_tokens=61,
-                    cot_temperature=1.0,
-                    final_answer_reading="last_number",
-                ),
-            )
-    finally:
-        os.chdir(cwd)
-    assert log.status == "success", log.error
+    with recorded_calls(HFEngine, "continue_prefixes_sync") as requests:
+        log = run_eval(
+            TASK,
+            "hf-probe/tiny",
+            tmp_path_factory.mktemp("paper"),
+            task_args=dict(
+                paper=True,
+                problems=2,
+                max_cot_tokens=61,
+                cot_temperature=1.0,
+                final_answer_reading="last_number",
+            ),
+        )
     return log, requests
 
 
@@ -434,28 +410,8 @@ def test_interrupted_run_resumes_without_redoing_samples(tmp_path):
         "max_cot_tokens=100",
         "-T",
         "stride=5",
-        "--max-samples",
-        "1",
-        "--log-buffer",
-        "1",
-        "--display",
-        "none",
     ]
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, start_new_session=True)
-    done: list = []
-    deadline = time.time() + 240
-    while time.time() < deadline and proc.poll() is None:
-        time.sleep(1)
-        logs = list_eval_logs(str(tmp_path))
-        if logs:
-            try:
-                log = read_eval_log(logs[0].name)
-            except Exception:  # noqa: BLE001 - file mid-write
-                continue
-            done = [s for s in (log.samples or []) if s.scores]
-            if len(done) >= 2:
-                break
-    os.killpg(proc.pid, signal.SIGKILL)
+    done, proc = killed_after_two_samples(cmd, tmp_path, 240, env=env)
     proc.wait()
     assert 2 <= len(done) < 6, "the run should be interrupted with some samples finished"
     finished = {s.id: s.uuid for s in done}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from helpers import trace_record
 
 from cotaudit.report import compare_ci
 from cotaudit.report.trace_tutor import (
@@ -24,36 +25,20 @@ ONLY_100 = [0, 0, 0, 0, 1]  # AUC 0.125
 NEVER = [0, 0, 0, 0, 0]  # AUC 0
 
 
-def rec(pair_id, condition, visible, masked=None):
-    keyed = condition != "question_only"
-    return ts.TraceRecord(
-        pair_id=pair_id,
-        condition=condition,
-        passes_visible=visible,
-        passes_masked=masked if keyed else None,
-        correct=True,
-        length_tokens=100,
-        zero_probe_visible=0.0,
-        zero_probe_masked=0.0 if keyed else None,
-        final_answer=10,
-        gold=10,
-    )
-
-
 RUN_A = [
-    rec("p0", "question_only", FROM_75),
-    rec("p0", "answer_key", FULL, FROM_75),
-    rec("p1", "question_only", NEVER),
-    rec("p1", "answer_key", FROM_50, ONLY_100),
-    rec("p2", "question_only", FULL),
-    rec("p2", "answer_key", FULL, FULL),
+    trace_record("p0", "question_only", FROM_75),
+    trace_record("p0", "answer_key", FULL, FROM_75),
+    trace_record("p1", "question_only", NEVER),
+    trace_record("p1", "answer_key", FROM_50, ONLY_100),
+    trace_record("p2", "question_only", FULL),
+    trace_record("p2", "answer_key", FULL, FULL),
 ]
 RUN_B = [
-    rec("p0", "question_only", FROM_75),
-    rec("p0", "answer_key", FULL, FULL),
-    rec("p1", "question_only", NEVER),
-    rec("p1", "answer_key", FROM_50, FROM_50),
-    rec("p3", "answer_key", FULL, NEVER),  # only in B, no question-only partner
+    trace_record("p0", "question_only", FROM_75),
+    trace_record("p0", "answer_key", FULL, FULL),
+    trace_record("p1", "question_only", NEVER),
+    trace_record("p1", "answer_key", FROM_50, FROM_50),
+    trace_record("p3", "answer_key", FULL, NEVER),  # only in B, no question-only partner
 ]
 
 

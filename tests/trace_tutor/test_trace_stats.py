@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import trace_record
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -215,106 +216,46 @@ def test_paired_comparison_rejects_unequal_lengths():
 # --------------------------------------------------------------------------------------------
 
 
-def record(
-    pair_id,
-    condition,
-    visible,
-    masked=None,
-    *,
-    correct=True,
-    length=100,
-    zero=(0.0, None),
-    final=None,
-    gold=10,
-):
-    if condition != "question_only" and masked is None:
-        masked = visible
-    if condition != "question_only" and zero[1] is None:
-        zero = (zero[0], 0.0)
-    return TraceRecord(
-        pair_id=pair_id,
-        condition=condition,
-        passes_visible=visible,
-        passes_masked=masked,
-        correct=correct,
-        length_tokens=length,
-        zero_probe_visible=zero[0],
-        zero_probe_masked=zero[1],
-        final_answer=gold if correct else final,
-        gold=gold,
-    )
-
-
-def test_records_must_have_masked_probes_exactly_when_keyed():
+@pytest.mark.parametrize(
+    ("condition", "masked", "zero_masked"),
+    [
+        ("answer_key", None, None),  # keyed, no masked probes
+        ("question_only", FULL, 0.0),  # not keyed, masked probes
+        ("hint", None, None),  # no such condition
+        ("answer_key", [1, 1], 0.0),  # masked probes of another length than the visible ones
+    ],
+)
+def test_records_must_have_masked_probes_exactly_when_keyed(condition, masked, zero_masked):
     with pytest.raises(ValueError):
         TraceRecord(
             pair_id="p",
-            condition="answer_key",
+            condition=condition,
             passes_visible=FULL,
-            passes_masked=None,
+            passes_masked=masked,
             correct=True,
             length_tokens=10,
             zero_probe_visible=1.0,
-            zero_probe_masked=None,
-            final_answer=10,
-            gold=10,
-        )
-    with pytest.raises(ValueError):
-        TraceRecord(
-            pair_id="p",
-            condition="question_only",
-            passes_visible=FULL,
-            passes_masked=FULL,
-            correct=True,
-            length_tokens=10,
-            zero_probe_visible=1.0,
-            zero_probe_masked=0.0,
-            final_answer=10,
-            gold=10,
-        )
-    with pytest.raises(ValueError):
-        TraceRecord(
-            pair_id="p",
-            condition="hint",
-            passes_visible=FULL,
-            passes_masked=None,
-            correct=True,
-            length_tokens=10,
-            zero_probe_visible=1.0,
-            zero_probe_masked=None,
-            final_answer=10,
-            gold=10,
-        )
-    with pytest.raises(ValueError):
-        TraceRecord(
-            pair_id="p",
-            condition="answer_key",
-            passes_visible=FULL,
-            passes_masked=[1, 1],
-            correct=True,
-            length_tokens=10,
-            zero_probe_visible=1.0,
-            zero_probe_masked=0.0,
+            zero_probe_masked=zero_masked,
             final_answer=10,
             gold=10,
         )
 
 
 def test_delta_context_and_delta_prefix():
-    keyed = record("p", "answer_key", FULL, FROM_75)
-    question_only = record("p", "question_only", ONLY_100)
+    keyed = trace_record("p", "answer_key", FULL, FROM_75)
+    question_only = trace_record("p", "question_only", ONLY_100)
     assert delta_context(keyed) == pytest.approx(0.9 - 0.375)
     assert delta_prefix(keyed, question_only) == pytest.approx(0.375 - 0.125)
     with pytest.raises(ValueError):
-        delta_prefix(keyed, record("q", "question_only", ONLY_100))
+        delta_prefix(keyed, trace_record("q", "question_only", ONLY_100))
 
 
 def test_problem_estimands_by_hand():
     rows = ts.problem_estimands(
         [
-            record("p", "answer_key", FULL, FROM_75),  # AUC 0.9 visible, 0.375 masked
-            record("p", "question_only", ONLY_100),  # AUC 0.125
-            record("q", "wrong_key", FROM_50, NEVER),  # no question-only partner
+            trace_record("p", "answer_key", FULL, FROM_75),  # AUC 0.9 visible, 0.375 masked
+            trace_record("p", "question_only", ONLY_100),  # AUC 0.125
+            trace_record("q", "wrong_key", FROM_50, NEVER),  # no question-only partner
         ]
     )
     assert [r["pair_id"] for r in rows] == ["p", "q"]
@@ -368,12 +309,12 @@ def test_lower_median_of_nothing_is_nan():
 
 def test_wrong_key_anchoring_counts():
     records = [
-        record("a", "wrong_key", NEVER, correct=False, final=11, gold=10),  # the key
-        record("b", "wrong_key", NEVER, correct=False, final=-4, gold=-5),  # the key
-        record("c", "wrong_key", NEVER, correct=False, final=12, gold=10),  # other wrong
-        record("d", "wrong_key", NEVER, correct=False, final=None, gold=10),  # unparsed
-        record("e", "wrong_key", FULL, correct=True, gold=10),  # correct: not counted
-        record("f", "answer_key", NEVER, correct=False, final=11, gold=10),  # other condition
+        trace_record("a", "wrong_key", NEVER, correct=False, final=11, gold=10),  # the key
+        trace_record("b", "wrong_key", NEVER, correct=False, final=-4, gold=-5),  # the key
+        trace_record("c", "wrong_key", NEVER, correct=False, final=12, gold=10),  # other wrong
+        trace_record("d", "wrong_key", NEVER, correct=False, final=None, gold=10),  # unparsed
+        trace_record("e", "wrong_key", FULL, correct=True, gold=10),  # correct: not counted
+        trace_record("f", "answer_key", NEVER, correct=False, final=11, gold=10),  # other condition
     ]
     assert wrong_key_anchoring(records) == {
         "wrong_key_anchoring/incorrect": 4,
@@ -392,10 +333,10 @@ def test_wrong_key_anchoring_reproduces_the_studys_counts():
     itself; another 113 produce other wrong answers and 2 contain no parsed answer" (1000 wrong-
     key responses at accuracy 0.613: 1000 - 613 = 387 incorrect)."""
     records = (
-        [record(f"k{i}", "wrong_key", NEVER, correct=False, final=11) for i in range(272)]
-        + [record(f"o{i}", "wrong_key", NEVER, correct=False, final=12) for i in range(113)]
-        + [record(f"u{i}", "wrong_key", NEVER, correct=False, final=None) for i in range(2)]
-        + [record(f"c{i}", "wrong_key", NEVER) for i in range(613)]
+        [trace_record(f"k{i}", "wrong_key", NEVER, correct=False, final=11) for i in range(272)]
+        + [trace_record(f"o{i}", "wrong_key", NEVER, correct=False, final=12) for i in range(113)]
+        + [trace_record(f"u{i}", "wrong_key", NEVER, correct=False, final=None) for i in range(2)]
+        + [trace_record(f"c{i}", "wrong_key", NEVER) for i in range(613)]
     )
     anchoring = wrong_key_anchoring(records)
     assert anchoring["wrong_key_anchoring/incorrect"] == 387
@@ -425,7 +366,9 @@ def test_final_answer_is_the_last_boxed_integer_only():
     for i, (text, want) in enumerate(texts.values()):
         final = extract_boxed_answer(text)
         assert final == want, text
-        records.append(record(f"p{i}", "wrong_key", NEVER, correct=final == gold, final=final))
+        records.append(
+            trace_record(f"p{i}", "wrong_key", NEVER, correct=final == gold, final=final)
+        )
     anchoring = wrong_key_anchoring(records)
     assert anchoring["wrong_key_anchoring/incorrect"] == 5  # 10 is never boxed
     assert anchoring["wrong_key_anchoring/key"] == 2
@@ -438,15 +381,17 @@ def test_final_answer_is_the_last_boxed_integer_only():
 
 RUN = [
     # problem 1: key visible passes from 10%, masked and question-only from 75%
-    record("1", "question_only", FROM_75, length=100, zero=(0.0, None)),
-    record("1", "answer_key", FULL, FROM_75, length=109, zero=(1.0, 0.0)),
-    record("1", "wrong_key", [0, 1, 1, 1, 0], NEVER, correct=False, final=11, zero=(0.0, 0.0)),
+    trace_record("1", "question_only", FROM_75, length=100, zero=(0.0, None)),
+    trace_record("1", "answer_key", FULL, FROM_75, length=109, zero=(1.0, 0.0)),
+    trace_record(
+        "1", "wrong_key", [0, 1, 1, 1, 0], NEVER, correct=False, final=11, zero=(0.0, 0.0)
+    ),
     # problem 2: question-only wrong; answer-key the same curve both ways, much longer
-    record("2", "question_only", NEVER, correct=False, final=3, length=100),
-    record("2", "answer_key", FROM_50, FROM_50, length=200, zero=(1.0, 0.0)),
-    record("2", "wrong_key", ONLY_100, ONLY_100, correct=True),
+    trace_record("2", "question_only", NEVER, correct=False, final=3, length=100),
+    trace_record("2", "answer_key", FROM_50, FROM_50, length=200, zero=(1.0, 0.0)),
+    trace_record("2", "wrong_key", ONLY_100, ONLY_100, correct=True),
     # problem 3: answer-key only (no question-only partner, left out of Table IV)
-    record("3", "answer_key", ONLY_100, NEVER, zero=(1.0, 1.0)),
+    trace_record("3", "answer_key", ONLY_100, NEVER, zero=(1.0, 1.0)),
 ]
 
 
@@ -549,26 +494,26 @@ def test_zero_probe_drop_by_hand():
 
 def test_zero_probe_drop_resamples_problems_so_duplicates_are_rejected():
     with pytest.raises(ValueError, match="duplicate record for problem '1'"):
-        ts.zero_probe_drop_table(RUN + [record("1", "answer_key", FULL)], n_boot=10)
+        ts.zero_probe_drop_table(RUN + [trace_record("1", "answer_key", FULL)], n_boot=10)
 
 
 COUNTS = [
     # a: passes at 10% only with the key visible; masked replay = question-only (never)
-    record("a", "answer_key", [1, 0, 0, 0, 0], NEVER),
-    record("a", "question_only", NEVER),
-    record("a", "wrong_key", [1, 1, 0, 1, 0], NEVER),
+    trace_record("a", "answer_key", [1, 0, 0, 0, 0], NEVER),
+    trace_record("a", "question_only", NEVER),
+    trace_record("a", "wrong_key", [1, 1, 0, 1, 0], NEVER),
     # b: passes at 10% only with the key masked; masked = question-only (all pass)
-    record("b", "answer_key", [0, 1, 1, 1, 1], FULL),
-    record("b", "question_only", FULL),
+    trace_record("b", "answer_key", [0, 1, 1, 1, 1], FULL),
+    trace_record("b", "question_only", FULL),
     # c: passes at 10% both ways; masked (all pass) differs from question-only (from 50%)
-    record("c", "answer_key", FULL, FULL),
-    record("c", "question_only", FROM_50),
+    trace_record("c", "answer_key", FULL, FULL),
+    trace_record("c", "question_only", FROM_50),
     # d: rates; visible passes at 10% (0.6), masked does not (0.4); the masked pattern
     # (F, T, T, T, F) equals the question-only one although the rates differ
-    record("d", "answer_key", [0.6, 0.4, 1, 1, 1], [0.4, 1, 1, 1, 0]),
-    record("d", "question_only", [0, 1, 1, 1, 0.2]),
+    trace_record("d", "answer_key", [0.6, 0.4, 1, 1, 1], [0.4, 1, 1, 1, 0]),
+    trace_record("d", "question_only", [0, 1, 1, 1, 0.2]),
     # e: no question-only partner: counted per curve, not in the identical-vector pairs
-    record("e", "answer_key", FULL, FULL),
+    trace_record("e", "answer_key", FULL, FULL),
 ]
 
 
@@ -607,18 +552,8 @@ def test_all_pass_and_both_non_monotone_counts_by_hand():
 def test_counts_without_a_10_percent_checkpoint_are_nan():
     fr = (0.25, 1.0)
     recs = [
-        ts.TraceRecord(
-            pair_id="p",
-            condition="answer_key",
-            passes_visible=[1, 0],
-            passes_masked=[0, 0],
-            correct=True,
-            length_tokens=10,
-            zero_probe_visible=1.0,
-            zero_probe_masked=0.0,
-            final_answer=3,
-            gold=3,
-            fractions=fr,
+        trace_record(
+            "p", "answer_key", [1, 0], [0, 0], length=10, zero=(1.0, 0.0), gold=3, fractions=fr
         )
     ]
     t = ts.checkpoint_counts(recs)
@@ -629,7 +564,7 @@ def test_counts_without_a_10_percent_checkpoint_are_nan():
 
 def test_duplicate_records_are_rejected():
     with pytest.raises(ValueError):
-        table_iv(RUN + [record("1", "question_only", FULL)], n_boot=10)
+        table_iv(RUN + [trace_record("1", "question_only", FULL)], n_boot=10)
 
 
 def test_run_summary_keys_are_metric_names_and_values_are_numbers():

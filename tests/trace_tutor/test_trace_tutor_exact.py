@@ -4,12 +4,11 @@ the tiny model for the plumbing (records, scores, metrics, viewer, report), the 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import run_eval
 from tasks_loader import load_task_module
 
 from cotaudit.params import ParameterError
@@ -31,28 +30,13 @@ from cotaudit.studies.trace_tutor.record import (
     logged,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 TASK = "tasks/trace_tutor.py"  # Inspect resolves task files relative to the working directory
 SCORER = "trace_tutor_scorer"
 TINY = dict(problems=1, max_explanation_tokens=16, bootstrap_samples=50)
 
 
 def _run(model: str, log_dir: Path, sample_id: list[str] | None = None, **task_args):
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        [log] = inspect_eval(
-            TASK,
-            model=model,
-            task_args=task_args,
-            sample_id=sample_id,
-            log_dir=str(log_dir),
-            display="none",
-        )
-    finally:
-        os.chdir(cwd)
-    assert log.status == "success", log.error
-    return log
+    return run_eval(TASK, model, log_dir, task_args=task_args, sample_id=sample_id)
 
 
 def _metrics(log) -> dict[str, float]:

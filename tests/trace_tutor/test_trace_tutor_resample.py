@@ -3,10 +3,8 @@ scored against the gold answer, beside the study's curves (embedded model)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import run_eval
 
 from cotaudit.answers import extract_final_answer
 from cotaudit.engine.base import PrefixRequest
@@ -17,8 +15,6 @@ from cotaudit.probing.sentences import completed_sentences, sentence_ends
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.studies.trace_tutor.prompts import TUTOR_FORCED_ANSWER_TAG, tutor_messages
 from cotaudit.studies.trace_tutor.stats import PREFIX_FRACTIONS
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bad_resample_or_cuts_parameter_is_one_line():
@@ -31,15 +27,15 @@ def test_bad_resample_or_cuts_parameter_is_one_line():
 
 
 @pytest.mark.model
-def test_greedy_resampling_against_the_gold_answer_and_sentence_cuts(tmp_path, monkeypatch):
+def test_greedy_resampling_against_the_gold_answer_and_sentence_cuts(tmp_path):
     """Greedy continuations reproduce the explanation, so each reaches the gold answer exactly
     when the explanation's own final answer is the gold one: r(t) is that indicator at every
     cut. With ``-T cuts=sentences`` the study's own probes cut each fraction's prefix at the end
     of its sentence: every forced answer is the engine's after that prefix."""
-    monkeypatch.chdir(ROOT)
-    [log] = inspect_eval(
+    log = run_eval(
         "tasks/trace_tutor.py",
-        model="hf-probe/default",
+        "hf-probe/default",
+        tmp_path,
         task_args={
             "problems": 1,
             "conditions": "answer_key",
@@ -49,10 +45,7 @@ def test_greedy_resampling_against_the_gold_answer_and_sentence_cuts(tmp_path, m
             "resample_max_cuts": 2,
             "cuts": "sentences",
         },
-        log_dir=str(tmp_path),
-        display="none",
     )
-    assert log.status == "success", log.error
     [sample] = log.samples
     score = sample.scores["trace_tutor_scorer"]
     record = ResampleRecord.model_validate(score.metadata["resample"])

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import recorded_calls, run_eval, trace_record
 from inspect_ai.log import EvalLog, read_eval_log
-from tasks_loader import TASKS, load_task_module
+from tasks_loader import load_task_module
 from transcript_audit import audit_of, clipped_rows
 
 from cotaudit.answers import extract_boxed_answer
@@ -45,7 +45,6 @@ from cotaudit.studies.trace_tutor.prompts import (
     tutor_messages,
 )
 
-ROOT = TASKS.parent
 TASK = "tasks/trace_tutor.py"  # Inspect resolves task files relative to the working directory
 CONDITIONS = ("question_only", "answer_key", "wrong_key")
 
@@ -57,18 +56,7 @@ def load_task():
 def run(model: str, log_dir: Path, **task_args) -> EvalLog:
     sample_id = task_args.pop("sample_id", None)
     task_args.setdefault("metrics", "all")  # the full tables
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(ROOT)
-        [log] = inspect_eval(
-            TASK,
-            model=model,
-            task_args=task_args,
-            sample_id=sample_id,
-            log_dir=str(log_dir),
-            display="none",
-        )
-    assert log.status == "success", log.error
-    return log
+    return run_eval(TASK, model, log_dir, task_args=task_args, sample_id=sample_id)
 
 
 def by_id(log: EvalLog) -> dict[str, object]:
@@ -306,29 +294,14 @@ def test_metrics_of_no_scores_are_nan_not_errors(make):
 
 def test_records_with_other_fractions_label_the_tables_by_their_checkpoints():
     fr = (0.1, 0.125, 0.5, 1.0)
-    qo = ts.TraceRecord(
-        pair_id="p",
-        condition="question_only",
-        passes_visible=[0, 1, 1, 1],
-        passes_masked=None,
-        correct=True,
-        length_tokens=10,
-        zero_probe_visible=0.0,
-        zero_probe_masked=None,
-        final_answer=3,
-        gold=3,
-        fractions=fr,
-    )
-    ak = ts.TraceRecord(
-        pair_id="p",
-        condition="answer_key",
-        passes_visible=[1, 1, 1, 1],
-        passes_masked=[0, 0, 0, 1],
-        correct=True,
-        length_tokens=10,
-        zero_probe_visible=1.0,
-        zero_probe_masked=0.0,
-        final_answer=3,
+    qo = trace_record("p", "question_only", [0, 1, 1, 1], length=10, gold=3, fractions=fr)
+    ak = trace_record(
+        "p",
+        "answer_key",
+        [1, 1, 1, 1],
+        [0, 0, 0, 1],
+        length=10,
+        zero=(1.0, 0.0),
         gold=3,
         fractions=fr,
     )
@@ -341,18 +314,7 @@ def test_records_with_other_fractions_label_the_tables_by_their_checkpoints():
     assert row["delta_context/answer_key"] == pytest.approx(0.9 - 0.25)
     assert row["delta_prefix/answer_key"] == pytest.approx(0.25 - 0.8875)
     assert math.isnan(row["delta_context/wrong_key"])
-    default = ts.TraceRecord(
-        pair_id="q",
-        condition="question_only",
-        passes_visible=[0, 0, 1, 1, 1],
-        passes_masked=None,
-        correct=True,
-        length_tokens=9,
-        zero_probe_visible=0.0,
-        zero_probe_masked=None,
-        final_answer=3,
-        gold=3,
-    )
+    default = trace_record("q", "question_only", [0, 0, 1, 1, 1], length=9, gold=3)
     with pytest.raises(ValueError, match="different prefix fractions"):
         ts.table_ii([qo, default])
 
@@ -367,21 +329,10 @@ def tiny_run(tmp_path_factory):
     """2 problems x 3 conditions on hf-probe/tiny, recording every prefix request and every
     token sequence whose cache the engine read for it (the explanation's own kept cache, or a
     prefill)."""
-    requests, prefilled = [], []
-    original_continue = HFEngine.continue_prefixes_sync
-    original_prefix_cache = HFEngine.prefix_cache
-
-    def spy_continue(self, request):
-        requests.append(request)
-        return original_continue(self, request)
-
-    def spy_prefix_cache(self, token_ids):
-        prefilled.append(list(token_ids))
-        return original_prefix_cache(self, token_ids)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(HFEngine, "continue_prefixes_sync", spy_continue)
-        mp.setattr(HFEngine, "prefix_cache", spy_prefix_cache)
+    with (
+        recorded_calls(HFEngine, "continue_prefixes_sync") as requests,
+        recorded_calls(HFEngine, "prefix_cache", list) as prefilled,
+    ):
         log = run(
             "hf-probe/tiny",
             tmp_path_factory.mktemp("tiny"),
@@ -596,15 +547,7 @@ def test_stochastic_replication_makes_p_a_rate_over_k_samples(tmp_path):
 @pytest.fixture(scope="module")
 def tiny_paper_run(tmp_path_factory):
     """The paper configuration on 2 problems with 24-token explanations (hf-probe/tiny)."""
-    requests = []
-    original = HFEngine.continue_prefixes_sync
-
-    def spy(self, request):
-        requests.append(request)
-        return original(self, request)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(HFEngine, "continue_prefixes_sync", spy)
+    with recorded_calls(HFEngine, "continue_prefixes_sync") as requests:
         log = run(
             "hf-probe/tiny",
             tmp_path_factory.mktemp("paper"),
