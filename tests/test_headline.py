@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from helpers import run_eval_as_stored
 
 from cotaudit.cluster.f1 import F1_TIE, why_f1_undefined
 from cotaudit.display.headline import (
@@ -196,16 +197,10 @@ def test_a_tiny_run_prints_its_headlines_beside_inspects_summary(tmp_path, capsy
     """A real selfcommit run on the tiny model, cut by --limit to one problem's two samples:
     the log lists each headline with its n right after it, and the end-of-run lines say
     what the metrics show, in words."""
-    from inspect_ai import eval as inspect_eval
-    from inspect_ai.log import read_eval_log
     from tasks_loader import load_selfcommit
 
     task = load_selfcommit()(problems=2, max_cot_tokens=12, stride=6, k=1, temperature=0.0)
-    [log] = inspect_eval(
-        task, model="hf-probe/tiny", limit=2, log_dir=str(tmp_path), display="none"
-    )
-    log = read_eval_log(log.location)
-    assert log.status == "success", log.error
+    log = run_eval_as_stored(task, "hf-probe/tiny", tmp_path, limit=2)
     [score] = log.results.scores
     keys = list(score.metrics)
     assert keys[:4] == ["auroc/tau_0.8", "n_pairs", "wins/tau_0.8", "ties/tau_0.8"]

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from inspect_ai import Task, eval
+from helpers import run_eval, run_eval_as_stored
+from inspect_ai import Task
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import (
@@ -45,8 +46,6 @@ from cotaudit.scorers.cluster_contrast import (
     contrast_options,
 )
 from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _points() -> tuple[np.ndarray, list[str]]:
@@ -190,8 +189,7 @@ def _task(opt_in: bool) -> Task:
 def annotated(tmp_path_factory) -> tuple[EvalLog, EvalLog]:
     """(log returned by eval(), log read back from its file)."""
     log_dir = tmp_path_factory.mktemp("contrast")
-    [log] = eval(_task(True), model="mockllm/model", display="none", log_dir=str(log_dir))
-    assert log.status == "success", log.error
+    log = run_eval(_task(True), "mockllm/model", log_dir)
     return log, read_eval_log(log.location)
 
 
@@ -263,21 +261,15 @@ def test_a_sample_that_leaves_the_clustering_loses_its_notes(annotated, tmp_path
 
 
 def test_json_logs_are_annotated_too(tmp_path) -> None:
-    [log] = eval(
-        _task(True), model="mockllm/model", display="none", log_dir=str(tmp_path), log_format="json"
-    )
-    assert log.location.endswith(".json")
-    reread = read_eval_log(log.location)
+    reread = run_eval_as_stored(_task(True), "mockllm/model", tmp_path, log_format="json")
+    assert reread.location.endswith(".json")
     assert reread.metadata[RESULT_KEY]["cluster"]["clusters"]["positive"]["size"] == 5
     assert all(RESULT_KEY in s.scores["_features"].metadata for s in reread.samples)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_every_epoch_of_a_sample_gets_the_note_of_its_reduced_score(tmp_path) -> None:
-    [log] = eval(
-        _task(True), model="mockllm/model", display="none", log_dir=str(tmp_path), epochs=2
-    )
-    reread = read_eval_log(log.location)
+    reread = run_eval_as_stored(_task(True), "mockllm/model", tmp_path, epochs=2)
     assert len(reread.samples) == 24
     for s in reread.samples:
         [note] = s.scores["_features"].metadata[RESULT_KEY]
@@ -286,8 +278,7 @@ def test_every_epoch_of_a_sample_gets_the_note_of_its_reduced_score(tmp_path) ->
 
 
 def test_tasks_that_do_not_opt_in_are_left_alone(tmp_path) -> None:
-    [log] = eval(_task(False), model="mockllm/model", display="none", log_dir=str(tmp_path))
-    reread = read_eval_log(log.location)
+    reread = run_eval_as_stored(_task(False), "mockllm/model", tmp_path)
     assert RESULT_KEY not in reread.metadata and not reread.log_updates
     assert all(not s.scores["_features"].history for s in reread.samples)
 
@@ -343,18 +334,18 @@ def test_cli_annotates_logs_and_reports_bad_input(annotated, tmp_path, capsys) -
 
 
 @pytest.mark.model
-def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, monkeypatch):
+def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path):
     """selfcommit on the default model with the tiny model as contrast model: the notes are the
     2-means clustering of the logged curve summaries, and the description is the tiny model's
     greedy answer to the logged prompt, which shows the nearest samples' CoTs. Two problems:
     both answer in both conditions (read as their last number), so 2 samples per class."""
     from tasks_loader import load_task_module
 
-    monkeypatch.chdir(ROOT)
     hypothesis = load_task_module("selfcommit").CLUSTER_HYPOTHESIS
-    [log] = eval(
+    log = run_eval_as_stored(
         "tasks/selfcommit.py",
-        model="hf-probe/default",
+        "hf-probe/default",
+        tmp_path,
         task_args=dict(
             problems=2,
             max_cot_tokens=200,
@@ -363,11 +354,7 @@ def test_selfcommit_run_writes_the_contrast_and_the_model_description(tmp_path, 
             contrast_model="hf-probe/tiny",
             final_answer_reading="last_number",
         ),  # CoTs cut at 200 tokens
-        display="none",
-        log_dir=str(tmp_path),
     )
-    assert log.status == "success", log.error
-    log = read_eval_log(log.location)
     assert log.eval.metadata[OPTIONS_KEY]["contrast_model"] == "hf-probe/tiny"
 
     def finite(sample) -> bool:  # the metric skips a sample with a non-finite summary

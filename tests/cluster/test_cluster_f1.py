@@ -11,9 +11,10 @@ from typing import Any, cast
 
 import numpy as np
 import pytest
+from helpers import run_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from inspect_ai import Task, eval
+from inspect_ai import Task
 from inspect_ai._util.registry import registry_params
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, scorer
@@ -194,6 +195,14 @@ def test_rates_are_bounded(rows: list[tuple[float, float, bool]]) -> None:
 
 FEATURES = ["a", "b"]
 DIRECTIONS = {"a": 1, "b": -1}
+HYPOTHESIS: dict[str, Any] = dict(
+    features=FEATURES,
+    class_key="condition",
+    positive_class="hinted",
+    negative_class="honest",
+    directions=DIRECTIONS,
+)
+"""The metric's hypothesis in these tests: ``a`` higher and ``b`` lower in hinted than honest."""
 
 
 def _sample_scores() -> list[SampleScore]:
@@ -224,15 +233,7 @@ def _sample_scores() -> list[SampleScore]:
 
 
 def _metric(**kwargs: Any) -> Metric:
-    return contrastive_cluster_f1(
-        features=FEATURES,
-        class_key="condition",
-        positive_class="hinted",
-        negative_class="honest",
-        directions=DIRECTIONS,
-        n_boot=N_BOOT,
-        **kwargs,
-    )
+    return contrastive_cluster_f1(**HYPOTHESIS, n_boot=N_BOOT, **kwargs)
 
 
 def _values(metric: Metric, scores: list[SampleScore]) -> dict[str, float]:
@@ -306,8 +307,7 @@ def test_metric_in_a_real_eval(tmp_path: Path) -> None:
         for i, ((a, b), c) in enumerate(zip(X.tolist(), y, strict=True))
     ]
     task = Task(dataset=samples, solver=passthrough(), scorer=features())
-    log = eval(task, model="mockllm/model", display="none", log_dir=str(tmp_path))[0]
-    assert log.status == "success"
+    log = run_eval(task, "mockllm/model", tmp_path)
     assert log.results is not None
     metrics = log.results.scores[0].metrics
     assert metrics["cluster_f1"].value == 1.0
@@ -414,15 +414,7 @@ def test_metric_unit_key_resamples_pairs() -> None:
 
 
 def test_hypothesis_of_a_metrics_options() -> None:
-    options = dict(
-        features=FEATURES,
-        class_key="condition",
-        positive_class="hinted",
-        negative_class="honest",
-        directions=DIRECTIONS,
-        prefix="visible",
-        n_boot=7,
-    )
+    options = dict(HYPOTHESIS, prefix="visible", n_boot=7)
     h = ClusterHypothesis.of(options)
     assert h.features == tuple(FEATURES) and h.directions == DIRECTIONS
     # options a log leaves out take their defaults; the others are not the hypothesis's
@@ -438,15 +430,7 @@ def test_the_report_recomputes_the_logged_metric() -> None:
     from cotaudit.report.cluster import recompute
     from cotaudit.report.data import MetricDef
 
-    options = dict(
-        features=FEATURES,
-        class_key="condition",
-        positive_class="hinted",
-        negative_class="honest",
-        directions=DIRECTIONS,
-        prefix="visible",
-        n_boot=N_BOOT,
-    )
+    options = dict(HYPOTHESIS, prefix="visible", n_boot=N_BOOT)
     logged = _values(contrastive_cluster_f1(**options), _sample_scores())
     defs = [MetricDef("contrastive_cluster_f1", options), MetricDef("accuracy", {})]
     out, contrasts = recompute(_sample_scores(), defs)

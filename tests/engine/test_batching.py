@@ -7,17 +7,16 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from pathlib import Path
 
 import pytest
 import torch
+from helpers import run_eval
 
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.batcher import CALLER_GONE, CallerGone, Scheduler
 from cotaudit.engine.hf_batch import DecodedCaches
 from cotaudit.studies.selfcommit.prompts import SELFCOMMIT_FORCED_ANSWER_TAG, selfcommit_messages
 
-ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = [
     "Tom has 3 apples and buys 4 more. How many apples does he have?",
     "A box holds 12 eggs. How many eggs are in 5 boxes?",
@@ -322,17 +321,15 @@ def test_pad_rows_false_decodes_a_lone_cot_at_one_row(monkeypatch):
         get_model("hf-probe/tiny", pad_rows="sometimes")
 
 
-def test_selfcommit_study_is_the_same_batched_and_unbatched(tmp_path, monkeypatch):
+def test_selfcommit_study_is_the_same_batched_and_unbatched(tmp_path):
     """The whole study through Inspect, 4 samples at --max-connections 4: every CoT and every
     forced answer of the batched run equals the unbatched run's (max_batch_rows=1)."""
-    from inspect_ai import eval as inspect_eval
-
-    monkeypatch.chdir(ROOT)
     stores = {}
     for rows in (1, 64):
-        [log] = inspect_eval(
+        log = run_eval(
             "tasks/selfcommit.py",
-            model="hf-probe/tiny",
+            "hf-probe/tiny",
+            tmp_path / str(rows),
             model_args={"max_batch_rows": rows},
             task_args={
                 "problems": 2,
@@ -341,11 +338,8 @@ def test_selfcommit_study_is_the_same_batched_and_unbatched(tmp_path, monkeypatc
                 "k": 3,
                 "temperature": 0.7,
             },
-            log_dir=str(tmp_path / str(rows)),
-            display="none",
             max_connections=4,
         )
-        assert log.status == "success"
         stores[rows] = {
             s.id: (s.output.completion, s.store["selfcommit"]["answers"]) for s in log.samples
         }

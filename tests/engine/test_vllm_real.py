@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import run_eval
 
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.chat import render_chat
@@ -50,16 +50,7 @@ def _run(task: str, model: str, log_dir: Path, server=None, **task_args):
     extra = {}
     if server is not None:
         extra = {"model_base_url": server.url, "model_args": {"api_key": "test"}}
-    [log] = inspect_eval(
-        f"tasks/{task}.py",
-        model=model,
-        task_args=task_args,
-        log_dir=str(log_dir),
-        display="none",
-        **extra,
-    )
-    assert log.status == "success", log.error
-    return log
+    return run_eval(f"tasks/{task}.py", model, log_dir, task_args=task_args, **extra)
 
 
 def _report_ll_context() -> list[dict[str, str]]:
@@ -120,6 +111,24 @@ def test_report_ll_agrees_with_hf_probe(vllm_server, tmp_path):
             assert abs(ours[f"s_{key}"] - theirs[f"s_{key}"]) <= TOL_PER_TOKEN * n
 
 
+def _paired_records(study: str, server, tmp_path: Path, n: int, **task_args):
+    """The study run on hf-probe/default and on the vLLM server with the same ``task_args``:
+    for each of the server's samples, its id and the study's records (the server's, hf-probe's),
+    checked: ``n`` samples in each run, the same completion and the same probed positions."""
+    ref = _run(study, "hf-probe/default", tmp_path / "hf", **task_args)
+    got = _run(study, f"vllm/{server.model}", tmp_path / "vllm", server, **task_args)
+    ref_by_id = {s.id: s for s in ref.samples}
+    assert len(got.samples) == len(ref_by_id) == n
+    pairs = []
+    for sample in got.samples:
+        theirs = ref_by_id[sample.id]
+        assert sample.output.completion == theirs.output.completion, sample.id
+        mine, other = sample.store[study], theirs.store[study]
+        assert mine["positions"] == other["positions"], sample.id
+        pairs.append((sample.id, mine, other))
+    return pairs
+
+
 def test_selfcommit_agrees_with_hf_probe(vllm_server, tmp_path):
     # 48-token CoTs are cut before they state an answer: read as their last number, so they probe
     args = dict(
@@ -132,34 +141,19 @@ def test_selfcommit_agrees_with_hf_probe(vllm_server, tmp_path):
         answer_max_tokens=4,
         final_answer_reading="last_number",
     )
-    ref = _run("selfcommit", "hf-probe/default", tmp_path / "hf", **args)
-    got = _run("selfcommit", f"vllm/{vllm_server.model}", tmp_path / "vllm", vllm_server, **args)
-    ref_by_id = {s.id: s for s in ref.samples}
-    assert len(got.samples) == len(ref_by_id) == 4
-    for sample in got.samples:
-        theirs = ref_by_id[sample.id]
-        assert sample.output.completion == theirs.output.completion, sample.id
-        mine, other = sample.store["selfcommit"], theirs.store["selfcommit"]
-        assert mine["positions"] == other["positions"], sample.id
-        assert mine["answers"] == other["answers"], sample.id
-    assert any(s.store["selfcommit"]["answers"] for s in got.samples)
+    got = _paired_records("selfcommit", vllm_server, tmp_path, 4, **args)
+    for sample_id, mine, other in got:
+        assert mine["answers"] == other["answers"], sample_id
+    assert any(mine["answers"] for _, mine, _ in got)
 
 
 def test_trace_tutor_agrees_with_hf_probe(vllm_server, tmp_path):
     args = dict(problems=2, max_explanation_tokens=48, answer_max_tokens=6, bootstrap_samples=200)
-    ref = _run("trace_tutor", "hf-probe/default", tmp_path / "hf", **args)
-    got = _run("trace_tutor", f"vllm/{vllm_server.model}", tmp_path / "vllm", vllm_server, **args)
-    ref_by_id = {s.id: s for s in ref.samples}
-    assert len(got.samples) == len(ref_by_id) == 6
-    for sample in got.samples:
-        theirs = ref_by_id[sample.id]
-        assert sample.output.completion == theirs.output.completion, sample.id
-        mine, other = sample.store["trace_tutor"], theirs.store["trace_tutor"]
-        assert mine["positions"] == other["positions"], sample.id
+    for sample_id, mine, other in _paired_records("trace_tutor", vllm_server, tmp_path, 6, **args):
         assert set(mine["probes"]) == set(other["probes"])
         for name in mine["probes"]:
             assert mine["probes"][name]["matches"] == other["probes"][name]["matches"], (
-                sample.id,
+                sample_id,
                 name,
             )
             assert mine["probes"][name]["answers"] == other["probes"][name]["answers"]

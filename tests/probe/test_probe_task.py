@@ -355,15 +355,19 @@ def test_task_scorer_raising_on_a_forced_answer_is_named_and_keeps_the_answers(t
     assert len(rec.context("own").answers) == len(rec.probed) == 6  # 0% probe + 5 fractions
 
 
+def _inspect_eval_probe(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """``inspect eval tasks/probe.py <args> --model hf-probe/tiny --log-dir <tmp_path>`` from the
+    repository root (``env``: further environment variables), its output captured."""
+    cmd = [sys.executable, "-m", "inspect_ai", "eval", "tasks/probe.py", *args]
+    cmd += ["--model", "hf-probe/tiny", "--log-dir", str(tmp_path)]
+    env = {**os.environ, "PWD": str(ROOT), **env}
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
 @pytest.mark.model
 def test_command_line_probe_file_task_tiny(tmp_path):
-    env = dict(os.environ, PWD=str(ROOT))
-    cmd = [
-        sys.executable,
-        "-m",
-        "inspect_ai",
-        "eval",
-        "tasks/probe.py",
+    out = _inspect_eval_probe(
+        tmp_path,
         "-T",
         "task=tasks/probe_examples.py@gsm8k_mc",
         "-T",
@@ -372,16 +376,11 @@ def test_command_line_probe_file_task_tiny(tmp_path):
         "probe=selfcommit",
         "-T",
         "stride=8",
-        "--model",
-        "hf-probe/tiny",
         "--max-tokens",
         "24",
-        "--log-dir",
-        str(tmp_path),
         "--display",
         "none",
-    ]
-    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     from inspect_ai.log import list_eval_logs, read_eval_log
 
@@ -521,35 +520,11 @@ def test_a_missing_task_file_is_named_as_the_user_gave_it(tmp_path):
     """``inspect eval tasks/probe.py -T task=mytask.py@myqa`` from the repository root, with no
     mytask.py there: one line naming ``mytask.py`` resolved from where the command ran (Inspect
     runs tasks/probe.py from tasks/, which must not show as ``tasks/mytask.py``)."""
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "COLUMNS": "300", "PWD": str(root)}
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "inspect_ai",
-            "eval",
-            "tasks/probe.py",
-            "-T",
-            "task=mytask.py@myqa",
-            "--model",
-            "hf-probe/tiny",
-            "--log-dir",
-            str(tmp_path),
-        ],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    run = _inspect_eval_probe(tmp_path, "-T", "task=mytask.py@myqa", COLUMNS="300")
     out = run.stdout + run.stderr
     assert run.returncode == 1 and "Traceback" not in out, out
     assert (
         f"-T task='mytask.py@myqa': no file mytask.py (resolved from where the command ran: "
-        f"{root / 'mytask.py'})"
+        f"{ROOT / 'mytask.py'})"
     ) in " ".join(out.split()), out
     assert "tasks/mytask.py" not in out

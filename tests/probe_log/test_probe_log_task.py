@@ -12,8 +12,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import run_eval
 from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -79,12 +79,6 @@ def _scripted(*outputs: ModelOutput):
     return get_model("mockllm/model", custom_outputs=list(outputs))
 
 
-def _eval(task: Task | str, model, log_dir: Path, **kwargs):
-    [log] = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", **kwargs)
-    assert log.status == "success", log.error
-    return log
-
-
 def _agent_log(log_dir: Path, scorer: bool = True):
     """One sample through Inspect's tool loop: add(1, 2) with a note, its result, submit("3"),
     its result, a closing message; scored by match(numeric=True)."""
@@ -100,11 +94,21 @@ def _agent_log(log_dir: Path, scorer: bool = True):
         solver=[use_tools([add(), submit()]), generate()],
         scorer=match(numeric=True) if scorer else None,
     )
-    return _eval(task, model, log_dir)
+    return run_eval(task, model, log_dir)
 
 
 def _record(sample) -> ProbeRecord:
     return ProbeRecord.model_validate(sample.store["probe"])
+
+
+def _probed_on_tiny(recorded, tmp_path: Path, **settings):
+    """``recorded``'s log probed on hf-probe/tiny (``settings``: ``probe_log``'s parameters; forced
+    answers of at most :data:`ANSWER_TOKENS` tokens), logged under ``tmp_path / "probe"``: the
+    log, its one sample and that sample's probe record."""
+    task = cotaudit.probe_log(recorded.location, answer_max_tokens=ANSWER_TOKENS, **settings)
+    log = run_eval(task, "hf-probe/tiny", tmp_path / "probe")
+    [probed] = log.samples
+    return log, probed, _record(probed)
 
 
 def _recomputed(engine, prompt, rec: ProbeRecord, sample_id: str, max_tokens: int):
@@ -136,15 +140,7 @@ def test_agent_log_cut_after_each_step(tmp_path, tiny_engine):
         "tool",
         "assistant",
     ]
-    log = _eval(
-        cotaudit.probe_log(
-            recorded.location, probe="trace", cuts="steps", answer_max_tokens=ANSWER_TOKENS
-        ),
-        "hf-probe/tiny",
-        tmp_path / "probe",
-    )
-    [probed] = log.samples
-    rec = _record(probed)
+    log, probed, rec = _probed_on_tiny(recorded, tmp_path, probe="trace", cuts="steps")
     steps = [
         "I add 1 and 2.",
         '[tool call] add({"a": 1, "b": 2})',
@@ -208,20 +204,9 @@ def test_agent_log_cut_after_each_step(tmp_path, tiny_engine):
 
 def test_agent_log_self_commitment_across_steps(tmp_path):
     recorded = _agent_log(tmp_path / "agent")
-    log = _eval(
-        cotaudit.probe_log(
-            recorded.location,
-            probe="selfcommit",
-            cuts="tokens",
-            stride=20,
-            k=2,
-            answer_max_tokens=ANSWER_TOKENS,
-        ),
-        "hf-probe/tiny",
-        tmp_path / "probe",
+    log, probed, rec = _probed_on_tiny(
+        recorded, tmp_path, probe="selfcommit", cuts="tokens", stride=20, k=2
     )
-    [probed] = log.samples
-    rec = _record(probed)
     score = probed.scores["probe_scorer"]
     # a_final is the submitted answer as the task's scorer reads it; token cuts every 20
     # tokens across the steps, each with the steps complete before it
@@ -244,7 +229,7 @@ def test_reasoning_inside_a_step_is_closed_before_the_tag(tmp_path, tiny_engine)
         ),
         ModelOutput.from_content(MOCK, "The answer is 3"),
     )
-    recorded = _eval(
+    recorded = run_eval(
         Task(
             dataset=[Sample(id="q1", input="What is 1 + 2?", target="3")],
             solver=[use_tools([add()]), generate()],
@@ -253,19 +238,7 @@ def test_reasoning_inside_a_step_is_closed_before_the_tag(tmp_path, tiny_engine)
         model,
         tmp_path / "rec",
     )
-    log = _eval(
-        cotaudit.probe_log(
-            recorded.location,
-            probe="trace",
-            cuts="tokens",
-            stride=3,
-            answer_max_tokens=ANSWER_TOKENS,
-        ),
-        "hf-probe/tiny",
-        tmp_path / "probe",
-    )
-    [probed] = log.samples
-    rec = _record(probed)
+    log, probed, rec = _probed_on_tiny(recorded, tmp_path, probe="trace", cuts="tokens", stride=3)
     assert rec.response.startswith("<think>\nI should add them.\n</think>\n\nAdding.")
     ids = tiny_engine.tokenize(rec.response)
     assert rec.probed == [0, *range(3, len(ids), 3), len(ids)]  # in order, the zero probe first
@@ -296,7 +269,7 @@ def test_reasoning_inside_a_step_is_closed_before_the_tag(tmp_path, tiny_engine)
 
 def test_hf_provider_log_probed_on_another_model(tmp_path, tiny_engine):
     folder = tiny_model_path()
-    recorded = _eval(
+    recorded = run_eval(
         Task(
             dataset=[Sample(id="c1", input="Capital of France?", target="Paris")],
             solver=[generate()],
@@ -308,13 +281,7 @@ def test_hf_provider_log_probed_on_another_model(tmp_path, tiny_engine):
         model_args={"device": "cpu"},
     )
     [sample] = recorded.samples
-    log = _eval(
-        cotaudit.probe_log(recorded.location, probe="trace", answer_max_tokens=ANSWER_TOKENS),
-        "hf-probe/tiny",
-        tmp_path / "probe",
-    )
-    [probed] = log.samples
-    rec = _record(probed)
+    log, probed, rec = _probed_on_tiny(recorded, tmp_path, probe="trace")
     written = sample.messages[-1].text
     ids = tiny_engine.tokenize(written)
     assert rec.response == tiny_engine.detokenize(ids)
@@ -332,7 +299,7 @@ def test_hf_provider_log_probed_on_another_model(tmp_path, tiny_engine):
 def test_answer_pattern_of_the_scorer_leads_the_verification(tmp_path):
     answer_pattern = r"ANSWER\s*:\s*(\w+)"
     model = _scripted(ModelOutput.from_content(MOCK, "Paris is it.\n\nANSWER: Paris"))
-    recorded = _eval(
+    recorded = run_eval(
         Task(
             dataset=[Sample(id="c", input="Capital of France?", target="Paris")],
             solver=generate(),
@@ -341,13 +308,7 @@ def test_answer_pattern_of_the_scorer_leads_the_verification(tmp_path):
         model,
         tmp_path / "rec",
     )
-    log = _eval(
-        cotaudit.probe_log(recorded.location, probe="trace", answer_max_tokens=ANSWER_TOKENS),
-        "hf-probe/tiny",
-        tmp_path / "probe",
-    )
-    [probed] = log.samples
-    rec = _record(probed)
+    log, probed, rec = _probed_on_tiny(recorded, tmp_path, probe="trace")
     assert rec.verification_lead == "ANSWER: "
     assert log.eval.metadata["probe_log"]["verification_lead"] == "ANSWER: "
     own = probed.scores["probe_scorer"].metadata["own"]
@@ -376,7 +337,7 @@ def test_bad_input_names_the_log_sample_or_scorer(tmp_path):
 
 def test_model_graded_scorer_recreated_from_its_record(tmp_path):
     model = _scripted(ModelOutput.from_content(MOCK, "Paris"))
-    recorded = _eval(
+    recorded = run_eval(
         Task(
             dataset=[Sample(id="c", input="Capital of France?", target="Paris")],
             solver=generate(),
@@ -405,7 +366,7 @@ def test_registry_task_epochs_and_unknown_parameters(tmp_path):
     task = Task(
         dataset=[Sample(id="q1", input="1 + 2?", target="3")], solver=generate(), scorer=match()
     )
-    recorded = _eval(task, model, tmp_path / "logs", epochs=2)
+    recorded = run_eval(task, model, tmp_path / "logs", epochs=2)
     [probe] = load_tasks(
         ["cotaudit/probe_log"], {"log": recorded.location, "samples": ["q1@2"], "cuts": "tokens"}
     )
@@ -446,7 +407,7 @@ def test_scorer_from_the_task_file_on_disk(tmp_path):
         )
     )
     model = _scripted(ModelOutput.from_content("mockllm/model", "It is 7"))
-    recorded = _eval(f"{task_file}@my_task", model, tmp_path / "logs")
+    recorded = run_eval(f"{task_file}@my_task", model, tmp_path / "logs")
     task = cotaudit.probe_log(recorded.location)
     scorer = task.metadata["probe_log"]["scorer"]
     assert scorer["name"].endswith("ends_with_target")
@@ -480,13 +441,13 @@ def test_reasoning_parts_and_replay_under_a_recorded_sibling(tmp_path, tiny_engi
         _reasoned("Six sevens are forty-two.", "The answer is 42"),
         _reasoned("The hint says 42, so 42.", "The answer is 42"),
     )
-    recorded = _eval(
+    recorded = run_eval(
         Task(dataset=samples, solver=generate(), scorer=match(numeric=True)),
         model,
         tmp_path / "rec",
         max_samples=1,
     )
-    log = _eval(
+    log = run_eval(
         cotaudit.probe_log(
             recorded.location, probe="trace", replay_under="honest", answer_max_tokens=ANSWER_TOKENS
         ),
@@ -524,7 +485,7 @@ def test_recorded_log_resampled_from_its_sentence_ends(tmp_path, tiny_engine):
     from cotaudit.probing.sentences import sentence_ends
 
     written = "Paris is the capital. It is in France.\n\nThe answer is Paris."
-    recorded = _eval(
+    recorded = run_eval(
         Task(
             dataset=[Sample(id="c", input="Capital of France?", target="Paris")],
             solver=generate(),
@@ -533,7 +494,7 @@ def test_recorded_log_resampled_from_its_sentence_ends(tmp_path, tiny_engine):
         _scripted(ModelOutput.from_content(MOCK, written)),
         tmp_path / "rec",
     )
-    log = _eval(
+    log = run_eval(
         cotaudit.probe_log(
             recorded.location,
             probe="resample",
@@ -583,8 +544,8 @@ def test_one_step_log_cut_after_steps_has_no_auc(tmp_path):
         solver=generate(),
         scorer=match(numeric=True),
     )
-    recorded = _eval(task, model, tmp_path / "recorded", max_samples=1)
-    log = _eval(
+    recorded = run_eval(task, model, tmp_path / "recorded", max_samples=1)
+    log = run_eval(
         "cotaudit/probe_log",
         "hf-probe/tiny",
         tmp_path / "probe",

@@ -5,7 +5,7 @@ own log is the recorded log (its samples hold the traces it generated and probed
 from __future__ import annotations
 
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import run_eval
 
 import cotaudit
 from cotaudit.probing.record import ProbeRecord
@@ -14,11 +14,7 @@ SETTINGS = {"probe": "selfcommit", "k": 2, "temperature": 0.7, "seed": 3}
 
 
 def _eval(task, log_dir):
-    [log] = inspect_eval(
-        task, model="hf-probe/default", log_dir=str(log_dir), display="none", max_tokens=40
-    )
-    assert log.status == "success", log.error
-    return log
+    return run_eval(task, "hf-probe/default", log_dir, max_tokens=40)
 
 
 @pytest.mark.parametrize(

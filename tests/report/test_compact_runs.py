@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import run_eval
 from inspect_ai.log import read_eval_log
 
 from cotaudit.report import build_report
@@ -19,8 +18,6 @@ from cotaudit.report.loader import run_from_frames, run_from_log
 from cotaudit.studies.report_ll.metrics import report_ll_headline_keys
 from cotaudit.studies.selfcommit.metrics import selfcommit_headline_keys
 from cotaudit.studies.trace_tutor.metrics import trace_headline_keys
-
-ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.model
 
@@ -58,24 +55,11 @@ def logs(selfcommit_default_small, tmp_path_factory):
     out: dict[tuple[str, str], object] = {
         ("selfcommit", metric_set): log for metric_set, log in selfcommit_default_small.items()
     }
-    cwd = os.getcwd()
-    os.chdir(ROOT)  # Inspect resolves task files relative to the working directory
-    try:
-        for study, (task, model, args) in TINY_RUNS.items():
-            for metric_set in ("compact", "all"):
-                log_dir = tmp_path_factory.mktemp(f"{study}_{metric_set}")
-                extra = {} if metric_set == "compact" else {"metrics": "all"}
-                [log] = inspect_eval(
-                    task,
-                    model=model,
-                    task_args={**args, **extra},
-                    log_dir=str(log_dir),
-                    display="none",
-                )
-                assert log.status == "success", log.error
-                out[(study, metric_set)] = log
-    finally:
-        os.chdir(cwd)
+    for study, (task, model, args) in TINY_RUNS.items():
+        for metric_set in ("compact", "all"):
+            log_dir = tmp_path_factory.mktemp(f"{study}_{metric_set}")
+            extra = {} if metric_set == "compact" else {"metrics": "all"}
+            out[(study, metric_set)] = run_eval(task, model, log_dir, task_args={**args, **extra})
     return out
 
 

@@ -25,8 +25,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import run_eval
 from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import match
@@ -70,9 +70,7 @@ def _output(text: str) -> ModelOutput:
 
 
 def _eval(task: Task, model, log_dir: Path):
-    [log] = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", max_samples=1)
-    assert log.status == "success", log.error
-    return log
+    return run_eval(task, model, log_dir, max_samples=1)
 
 
 def _hostile_log(log_dir: Path):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import run_eval
 
 import cotaudit
 from cotaudit.report import build_report
@@ -23,11 +23,7 @@ def _in_repo_root(monkeypatch):
 
 
 def _run(task, log_dir: Path, **kwargs):
-    [log] = inspect_eval(
-        task, model="hf-probe/tiny", max_tokens=16, log_dir=str(log_dir), display="none", **kwargs
-    )
-    assert log.status == "success", log.error
-    return log
+    return run_eval(task, "hf-probe/tiny", log_dir, max_tokens=16, **kwargs)
 
 
 def test_probe_logs_get_a_checked_section_and_a_comparison(tmp_path):

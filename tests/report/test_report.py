@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_eval
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
@@ -1063,14 +1064,7 @@ def test_default_model_report_and_comparison_with_tiny(selfcommit_default_small,
     assert {k: default.eval.task_args[k] for k in args} == args
     (tmp_path / "logs").mkdir()
     shutil.copy(default.location, tmp_path / "logs")
-    _logs_ok(
-        inspect_eval(
-            selfcommit(**args),
-            model="hf-probe/tiny",
-            log_dir=str(tmp_path / "logs"),
-            display="none",
-        )
-    )
+    run_eval(selfcommit(**args), "hf-probe/tiny", tmp_path / "logs")
     rep = build_report([tmp_path / "logs"], tmp_path / "out", strict=True)
     secs = rep.sections["selfcommit"]
     assert {s.run.label for s in secs} == {"hf-probe/default", "hf-probe/tiny"}

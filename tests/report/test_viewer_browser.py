@@ -32,7 +32,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
-from inspect_ai import eval as inspect_eval
+from helpers import run_eval
 
 from cotaudit.display import chart
 from cotaudit.display.text import cell_sparkline, md_text, sparkline
@@ -127,16 +127,7 @@ class Viewer:
 
 
 def _run(task: str, model: str, log_dir: Path, **task_args):
-    cwd = os.getcwd()
-    os.chdir(ROOT)  # Inspect resolves task files relative to the working directory
-    try:
-        [log] = inspect_eval(
-            task, model=model, task_args=task_args, log_dir=str(log_dir), display="none"
-        )
-    finally:
-        os.chdir(cwd)
-    assert log.status == "success", log.error
-    return log
+    return run_eval(task, model, log_dir, task_args=task_args)
 
 
 def _run_probe(log_dir: Path):
@@ -144,15 +135,8 @@ def _run_probe(log_dir: Path):
     import cotaudit
     from cotaudit.tasks.probe_examples import gsm8k_mc
 
-    [log] = inspect_eval(
-        cotaudit.probe(gsm8k_mc(problems=2), "trace"),
-        model="hf-probe/tiny",
-        max_tokens=40,
-        log_dir=str(log_dir),
-        display="none",
-    )
-    assert log.status == "success", log.error
-    return log
+    probe = cotaudit.probe(gsm8k_mc(problems=2), "trace")
+    return run_eval(probe, "hf-probe/tiny", log_dir, max_tokens=40)
 
 
 INLINE_SVG = (

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_eval
 from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import generate, use_tools
@@ -175,9 +175,7 @@ def _agent_log(log_dir: Path):
         solver=[use_tools([bash()]), generate()],
     )
     model = get_model(MOCK, custom_outputs=outputs)
-    [log] = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", max_samples=1)
-    assert log.status == "success", log.error
-    return log
+    return run_eval(task, model, log_dir, max_samples=1)
 
 
 def test_pairs_from_a_real_agent_log(tmp_path, tiny_engine):
@@ -201,13 +199,9 @@ def test_pairs_from_a_real_agent_log(tmp_path, tiny_engine):
     bad = _write(tmp_path / "bad.jsonl", [first | {"hack": ref | {"sample": "zz"}}])
     with pytest.raises(ParameterError, match=r"line 1, field hack.sample: no sample 'zz'"):
         report_ll_recorded(pairs=str(bad))
-    [log] = inspect_eval(
-        report_ll_recorded(pairs=str(pairs), n_resamples=100),
-        model="hf-probe/tiny",
-        log_dir=str(tmp_path / "run"),
-        display="none",
+    log = run_eval(
+        report_ll_recorded(pairs=str(pairs), n_resamples=100), "hf-probe/tiny", tmp_path / "run"
     )
-    assert log.status == "success", log.error
     by_id = {s.id: s for s in log.samples}
     hack_context = [
         USER,

@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 import pytest
+from helpers import run_eval
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 
@@ -295,17 +296,23 @@ def test_paper_configuration_computes_the_factorials_main_effects():
     assert stats["main_effect.register/did/n"] == 2
 
 
+CELL = {
+    "fixture_id": "s/shell/bare/plain",
+    "scenario_id": "s",
+    "family": "main",
+    "rendering": "shell",
+    "richness": "bare",
+    "register": "plain",
+}
+"""One fixture's cell (scenario ``s``, main family, shell rendering, bare, plain register)."""
+
+
 def test_invalid_scorings_are_counted_not_silently_dropped():
     from inspect_ai.scorer import SampleScore, Score
 
     record = ScoredFixture.from_ledger_row(
         {
-            "fixture_id": "s/shell/bare/plain",
-            "scenario_id": "s",
-            "family": "main",
-            "rendering": "shell",
-            "richness": "bare",
-            "register": "plain",
+            **CELL,
             "s_h_hack": -1.0,
             "s_h_clean": -2.0,
             "s_c_hack": -3.0,
@@ -420,9 +427,7 @@ def tiny_log(corpus, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("report_ll_tiny")
     path = _with_control(corpus, tmp, relative_to="main")
     task = TASK.report_ll(fixtures=path, rendering="shell", richness="bare", **SMALL)
-    log = eval(task, model="hf-probe/tiny", log_dir=str(tmp / "logs"), display="none")[0]
-    assert log.status == "success", log.error
-    return log
+    return run_eval(task, "hf-probe/tiny", tmp / "logs")
 
 
 def test_tiny_run_has_every_metric(tiny_log):
@@ -690,8 +695,7 @@ def test_default_model_end_to_end(tmp_path):
     }
     task = TASK.report_ll(paper=True, scenarios=2, **narrowed, **SMALL)
     assert task.metadata["paper_configuration"]["overrides"] == narrowed
-    log = eval(task, model="hf-probe/default", log_dir=str(tmp_path), display="none")[0]
-    assert log.status == "success", log.error
+    log = run_eval(task, "hf-probe/default", tmp_path)
     assert len(log.samples) == 4
     metrics = _metrics(log)
     cell = "cell.shell.outcome_clause"
@@ -830,12 +834,7 @@ def test_scorer_scores_invalid_scorings_as_nan_and_says_why():
     from cotaudit.studies.report_ll.record import ReportScorings
 
     meta = {
-        "fixture_id": "s/shell/bare/plain",
-        "scenario_id": "s",
-        "family": "main",
-        "rendering": "shell",
-        "richness": "bare",
-        "register": "plain",
+        **CELL,
         "bug": "p.b",
         "project": "p",
         "hack_kind": "skip_test",
