@@ -197,6 +197,18 @@ def _curve(sample: ScoredSample, exact: bool = False) -> tuple[list[float], list
     return list(md.fractions or []), list(md.c or [])
 
 
+def _curves(
+    samples: Sequence[ScoredSample], exact: bool = False
+) -> dict[tuple[str, str], tuple[list[float], list[float]]]:
+    """:func:`_curve` of each sample with a pair_id and a condition, by (pair_id, condition)."""
+    curves = {}
+    for s in samples:
+        meta = s.sample_metadata or {}
+        if "pair_id" in meta and "condition" in meta:
+            curves[(str(meta["pair_id"]), str(meta["condition"]))] = _curve(s, exact)
+    return curves
+
+
 def _fractions(md: SelfcommitScoreMetadata) -> list[float]:
     """t/T at the positions (1.0 for an empty CoT)."""
     T = md.cot_tokens or 0
@@ -223,11 +235,7 @@ def pick_curves(
 ) -> list[figures.CurvePair]:
     """Figure 2's three pairs, chosen by the rules of :data:`PICK_RULES` (never by hand)."""
     theta = _theta(primary)
-    curves: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
-    for s in samples:
-        meta = s.sample_metadata or {}
-        if "pair_id" in meta and "condition" in meta:
-            curves[(str(meta["pair_id"]), str(meta["condition"]))] = _curve(s, is_exact(primary))
+    curves = _curves(samples, is_exact(primary))
     ps = [
         (h, g)
         for h, g in pairs(recs)
@@ -592,12 +600,7 @@ def figure_exact(
     run of both estimators, their sampled c(t) beside (dashed); theta dashed grey."""
     if not picks:
         return None
-    sampled: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
-    if both:
-        for s in samples:
-            meta = s.sample_metadata or {}
-            if "pair_id" in meta and "condition" in meta:
-                sampled[(str(meta["pair_id"]), str(meta["condition"]))] = _curve(s)
+    sampled = _curves(samples) if both else {}
     theta = _theta(primary)
     fig, axes = figures.panel_row(2.9, len(picks))
     panels = []
