@@ -24,6 +24,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from helpers import run_eval
 from hypothesis import settings
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -135,41 +136,16 @@ def default_engine():
     return _load_engine(resolve_model_path("default"), "float32", "cpu")
 
 
-def _selfcommit_eval(log_dir, model: str, **task_args):
-    """One selfcommit run of ``tasks/selfcommit.py`` (resolved from the repository root)."""
-    from pathlib import Path
-
-    from inspect_ai import eval as inspect_eval
-
-    cwd = os.getcwd()
-    os.chdir(Path(__file__).resolve().parents[1])
-    try:
-        [log] = inspect_eval(
-            "tasks/selfcommit.py",
-            model=model,
-            task_args=task_args,
-            log_dir=str(log_dir),
-            display="none",
-        )
-    finally:
-        os.chdir(cwd)
-    assert log.status == "success", log.error
-    return log
-
-
 @pytest.fixture(scope="session")
 def selfcommit_default_p0000(tmp_path_factory):
     """selfcommit on the default model, problem p0000 in both conditions, greedy CoTs of at
     most 180 tokens, stride 30, k = 2, the full tables: the end-to-end test's run and the study
     side of the generic probe's equivalence (tests/probe/test_probe_studies.py), one run."""
-    return _selfcommit_eval(
-        tmp_path_factory.mktemp("selfcommit_default_p0000"),
+    return run_eval(
+        "tasks/selfcommit.py",
         "hf-probe/default",
-        problems=1,
-        max_cot_tokens=180,
-        stride=30,
-        k=2,
-        metrics="all",
+        tmp_path_factory.mktemp("selfcommit_default_p0000"),
+        task_args=dict(problems=1, max_cot_tokens=180, stride=30, k=2, metrics="all"),
     )
 
 
@@ -181,14 +157,17 @@ def selfcommit_default_small(tmp_path_factory):
     own log folder. Shared by tests/report/test_compact_runs.py and tests/report/test_report.py."""
     args = dict(problems=2, max_cot_tokens=60, stride=20, k=2, final_answer_reading="last_number")
     return {
-        "compact": _selfcommit_eval(
-            tmp_path_factory.mktemp("selfcommit_default_compact"), "hf-probe/default", **args
-        ),
-        "all": _selfcommit_eval(
-            tmp_path_factory.mktemp("selfcommit_default_all"),
+        "compact": run_eval(
+            "tasks/selfcommit.py",
             "hf-probe/default",
-            metrics="all",
-            **args,
+            tmp_path_factory.mktemp("selfcommit_default_compact"),
+            task_args=args,
+        ),
+        "all": run_eval(
+            "tasks/selfcommit.py",
+            "hf-probe/default",
+            tmp_path_factory.mktemp("selfcommit_default_all"),
+            task_args=dict(args, metrics="all"),
         ),
     }
 
