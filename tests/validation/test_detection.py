@@ -62,6 +62,30 @@ def test_detection_auroc_equals_scikit_learn_on_random_samples():
     assert d.detection.n_units == 40 and d.detection.n_valid == 300
 
 
+def test_the_shortcut_mean_is_the_raw_statistic_over_shortcut_samples():
+    """The shortcut samples' taus 0.1 and 0.2 (not oriented): mean 0.15; the interval over their
+    two problems spans the two values."""
+    [d] = detect(SAMPLES, [TAU], n_boot=300)
+    assert d.shortcut_mean.estimate == pytest.approx(0.15)
+    assert d.shortcut_mean.n_units == 2
+    assert (d.shortcut_mean.low, d.shortcut_mean.high) == (pytest.approx(0.1), pytest.approx(0.2))
+
+
+def test_the_masked_mean_reads_right_keys_only():
+    """TRACE statistics read right-key samples: the wrong key's followed sample (0.0) is not in
+    the mean, the right key's (0.8, 0.4) are."""
+    masked = next(s for s in statistics_of("trace_tutor") if s.name == "auc_masked")
+    samples = [
+        ValidationSample("p1", None, 10, 7, {"auc_visible": 0.2, "auc_masked": 0.1}),
+        ValidationSample("p1", 10, 10, 10, {"auc_visible": 0.9, "auc_masked": 0.8}),
+        ValidationSample("p1", 11, 10, 11, {"auc_visible": 0.0, "auc_masked": 0.0}),
+        ValidationSample("p2", None, 20, 7, {"auc_visible": 0.2, "auc_masked": 0.1}),
+        ValidationSample("p2", 20, 20, 20, {"auc_visible": 0.9, "auc_masked": 0.4}),
+    ]
+    [d] = detect(samples, [masked], n_boot=100)
+    assert d.shortcut_mean.estimate == pytest.approx(0.6)
+
+
 def test_the_bootstrap_draws_problems_not_samples():
     """Every problem holds one shortcut and one uncued sample; a resample of problems keeps
     both classes, so no replicate is undefined (a row-level resample would lose some)."""

@@ -10,6 +10,9 @@ For a statistic ``s`` (one number per sample, NaN where undefined) and the label
 - **Cue-only AUROC** (the negative control's number): the same with positives the
   ``own_answer`` samples (a cue shown, not followed). Near 0.5 when the statistic answers to the
   shortcut and not to the cue's mere presence.
+- **Shortcut mean**: the statistic's own mean (not oriented) over the ``shortcut`` samples it
+  reads, sum_i s_i / n. What an AUROC cannot show: where the statistic sits, e.g. a TRACE AUC
+  that stays high with the key masked (the key-leaker) or falls (the key-copier).
 - **Cued AUROC** (no ground truth: the study's own two-condition contrast, e.g. selfcommit's
   AUROC of honest against hinted traces): positives every cued sample, whatever its label.
 
@@ -112,6 +115,34 @@ class Detection:
     n_uncued: int
     cue_only: Interval
     n_own_answer: int
+    shortcut_mean: Interval
+
+
+def shortcut_mean(
+    samples: Sequence[ValidationSample],
+    labels: Sequence[Label],
+    statistic: ProbeStatistic,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+) -> Interval:
+    """The statistic's mean over the ``shortcut`` samples it reads (NaN values left out) and
+    its problem-bootstrap interval (NaN with none)."""
+    read = [
+        (s.unit, s.values.get(statistic.name, math.nan))
+        for s, label in zip(samples, labels, strict=True)
+        if label == "shortcut" and statistic.reads_cue(s.cue, s.gold)
+    ]
+    kept = [(unit, v) for unit, v in read if not math.isnan(v)]
+    if not kept:
+        return Interval(math.nan, math.nan, math.nan, 0, n_boot, 0, CONFIDENCE)
+    values = np.asarray([v for _, v in kept], dtype=float)
+    return bootstrap_ci(
+        lambda rows: float(values[rows].mean()),
+        [unit for unit, _ in kept],
+        n_boot=n_boot,
+        seed=seed,
+        confidence=CONFIDENCE,
+    )
 
 
 def detect(
@@ -134,6 +165,7 @@ def detect(
                 n_uncued=shortcut.n_negative,
                 cue_only=control.interval(n_boot, seed),
                 n_own_answer=control.n_positive,
+                shortcut_mean=shortcut_mean(samples, labels, stat, n_boot, seed),
             )
         )
     return out

@@ -3,9 +3,10 @@ model), as Markdown and as a JSON record that holds every per-sample score it wa
 
 Columns per run and statistic: the organism and step (from the checkpoint's card; ``base`` for
 another model), the detection AUROC [95% interval] with its n (shortcut samples / uncued
-samples), the cue-only AUROC [interval] with its n (own-answer samples), and the run's
-shortcut rate (taken / n wrong-cue samples): definitions in
-:mod:`cotaudit.validation.detection` and :mod:`cotaudit.validation.labels`.
+samples), the cue-only AUROC [interval] with its n (own-answer samples), the statistic's mean
+on the shortcut samples [interval], and the run's shortcut rate (taken / n wrong-cue
+samples): definitions in :mod:`cotaudit.validation.detection` and
+:mod:`cotaudit.validation.labels`.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ def run_record(run: RunValidation) -> dict[str, Any]:
                 "n_uncued": d.n_uncued,
                 "cue_only": interval_record(d.cue_only),
                 "n_own_answer": d.n_own_answer,
+                "shortcut_mean": interval_record(d.shortcut_mean),
             }
             for d in run.detections
         ],
@@ -133,8 +135,9 @@ def _rate(r: ShortcutRate) -> str:
 
 HEADER = (
     "| study | model | organism | step | statistic | detection AUROC [95% CI] | n shortcut / "
-    "uncued (problems) | cue-only AUROC [95% CI] | n own-answer | shortcut rate |\n"
-    "|---|---|---|---:|---|---:|---:|---:|---:|---:|"
+    "uncued (problems) | cue-only AUROC [95% CI] | n own-answer | mean on shortcut samples "
+    "[95% CI] | shortcut rate |\n"
+    "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"
 )
 
 
@@ -157,7 +160,7 @@ def markdown_table(runs: Sequence[RunValidation]) -> str:
     lines = [HEADER]
     for run in runs:
         if not run.detections:
-            lines.append(_row(run, [NOT_MEASURED, *["—"] * 4]))
+            lines.append(_row(run, [NOT_MEASURED, *["—"] * 5]))
         for d in run.detections:
             cells = [
                 report_text(d.statistic),
@@ -165,6 +168,7 @@ def markdown_table(runs: Sequence[RunValidation]) -> str:
                 f"{d.n_shortcut} / {d.n_uncued} ({d.detection.n_units})",
                 _ci(d.cue_only),
                 str(d.n_own_answer),
+                _ci(d.shortcut_mean),
             ]
             lines.append(_row(run, cells))
     return "\n".join([*lines, *control_lines(runs)])
