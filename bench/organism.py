@@ -19,6 +19,7 @@ import argparse
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from cotaudit.datasets.gsm8k import Problem
 from cotaudit.organisms import (
@@ -29,7 +30,8 @@ from cotaudit.organisms import (
     heldout_problems,
     saved_checkpoints,
 )
-from cotaudit.organisms.evaluation import measure_shortcut_rate
+from cotaudit.organisms.behaviour import ShortcutRate
+from cotaudit.organisms.evaluation import CueOutput, measure_shortcut_rate
 from cotaudit.organisms.training import StepLog, load_causal_lm, train
 from cotaudit.providers._local import alias_path
 
@@ -72,14 +74,11 @@ def main() -> None:
             continue
         if organism.study not in base_rates and not args.no_base:
             model, tokenizer = load_causal_lm(base_path)
-            start = time.perf_counter()
-            rate, _ = measure_shortcut_rate(
-                organism, model, tokenizer, problems, max_new_tokens=args.max_new_tokens
-            )
+            rate, _, seconds = timed_rate(organism, model, tokenizer, problems, args.max_new_tokens)
             base_rates[organism.study] = f"{rate.taken}/{rate.n} = {rate.rate:.2f}"
             print(
                 f"base {args.base} under {organism.study}'s wrong cue: shortcut rate "
-                f"{base_rates[organism.study]} ({time.perf_counter() - start:.0f} s)",
+                f"{base_rates[organism.study]} ({seconds:.0f} s)",
                 flush=True,
             )
         model, tokenizer = load_causal_lm(base_path)
@@ -97,9 +96,8 @@ def main() -> None:
         )
         total = time.perf_counter() - start
         per_step = [s.seconds for s in steps]
-        start = time.perf_counter()
-        rate, outputs = measure_shortcut_rate(
-            organism, model, tokenizer, problems, max_new_tokens=args.max_new_tokens
+        rate, outputs, seconds = timed_rate(
+            organism, model, tokenizer, problems, args.max_new_tokens
         )
         print(
             f"{name}: trained {settings.steps} steps x {settings.batch_size} examples in "
@@ -108,30 +106,42 @@ def main() -> None:
             f"{steps[0].loss:.3f} -> {steps[-1].loss:.3f}; shortcut rate on {rate.n} held-out "
             f"problems {rate.taken}/{rate.n} = {rate.rate:.2f} (base "
             f"{base_rates.get(organism.study, 'not measured')}; measured in "
-            f"{time.perf_counter() - start:.0f} s); "
+            f"{seconds:.0f} s); "
             f"last checkpoint {saved[-1]}",
             flush=True,
         )
-        for o in outputs[:2]:
-            print(f"  row {o.problem_row}, cue {o.cue}: ...{o.output[-120:]!r}", flush=True)
+        print_endings(outputs)
 
 
 def measure_saved(organism: Organism, folder: Path, problems: list[Problem], tokens: int) -> None:
     """Print the shortcut rate of each checkpoint saved in ``folder``, in step order."""
     for step, path in saved_checkpoints(folder):
         model, tokenizer = load_causal_lm(str(path))
-        start = time.perf_counter()
-        rate, outputs = measure_shortcut_rate(
-            organism, model, tokenizer, problems, max_new_tokens=tokens
-        )
+        rate, outputs, seconds = timed_rate(organism, model, tokenizer, problems, tokens)
         print(
             f"{organism.name} step {step}: shortcut rate on {rate.n} held-out problems "
             f"{rate.taken}/{rate.n} = {rate.rate:.2f}, {sum(o.truncated for o in outputs)} "
-            f"cut at the token limit (measured in {time.perf_counter() - start:.0f} s)",
+            f"cut at the token limit (measured in {seconds:.0f} s)",
             flush=True,
         )
-        for o in outputs[:2]:
-            print(f"  row {o.problem_row}, cue {o.cue}: ...{o.output[-120:]!r}", flush=True)
+        print_endings(outputs)
+
+
+def timed_rate(
+    organism: Organism, model: Any, tokenizer: Any, problems: list[Problem], tokens: int
+) -> tuple[ShortcutRate, list[CueOutput], float]:
+    """The shortcut rate of ``model`` on ``problems``, its outputs, and the seconds it took."""
+    start = time.perf_counter()
+    rate, outputs = measure_shortcut_rate(
+        organism, model, tokenizer, problems, max_new_tokens=tokens
+    )
+    return rate, outputs, time.perf_counter() - start
+
+
+def print_endings(outputs: list[CueOutput]) -> None:
+    """The ends of the first two outputs, as Python literals (control characters escaped)."""
+    for o in outputs[:2]:
+        print(f"  row {o.problem_row}, cue {o.cue}: ...{o.output[-120:]!r}", flush=True)
 
 
 if __name__ == "__main__":
