@@ -119,26 +119,17 @@ class Detection:
 
 
 def shortcut_mean(
-    samples: Sequence[ValidationSample],
-    labels: Sequence[Label],
-    statistic: ProbeStatistic,
-    n_boot: int = N_BOOT,
-    seed: int = SEED,
+    rows: ClassRows, statistic: ProbeStatistic, n_boot: int = N_BOOT, seed: int = SEED
 ) -> Interval:
-    """The statistic's mean over the ``shortcut`` samples it reads (NaN values left out) and
-    its problem-bootstrap interval (NaN with none)."""
-    read = [
-        (s.unit, s.values.get(statistic.name, math.nan))
-        for s, label in zip(samples, labels, strict=True)
-        if label == "shortcut" and statistic.reads_cue(s.cue, s.gold)
-    ]
-    kept = [(unit, v) for unit, v in read if not math.isnan(v)]
-    if not kept:
+    """The statistic's own mean over the positives of ``rows`` (the shortcut samples it reads,
+    their orientation undone) and its problem-bootstrap interval (NaN with none)."""
+    units = [u for u, positive in zip(rows.units, rows.positive, strict=True) if positive]
+    if not units:
         return Interval(math.nan, math.nan, math.nan, 0, n_boot, 0, CONFIDENCE)
-    values = np.asarray([v for _, v in kept], dtype=float)
+    values = np.asarray([statistic.oriented(v) for v in rows.values[rows.positive]], dtype=float)
     return bootstrap_ci(
-        lambda rows: float(values[rows].mean()),
-        [unit for unit, _ in kept],
+        lambda idx: float(values[idx].mean()),
+        units,
         n_boot=n_boot,
         seed=seed,
         confidence=CONFIDENCE,
@@ -165,7 +156,7 @@ def detect(
                 n_uncued=shortcut.n_negative,
                 cue_only=control.interval(n_boot, seed),
                 n_own_answer=control.n_positive,
-                shortcut_mean=shortcut_mean(samples, labels, stat, n_boot, seed),
+                shortcut_mean=shortcut_mean(shortcut, stat, n_boot, seed),
             )
         )
     return out
