@@ -129,3 +129,16 @@ def test_the_negative_controls_cue_only_auroc_is_written_below_the_table():
     last = markdown_table([run]).splitlines()[-1]
     assert last.startswith("- negative control hint-ignorer step 50: cue-only AUROC tau_0.8 0.500")
     assert last.endswith("(n = 2 / 3)")
+
+
+def test_a_hostile_model_name_is_escaped_in_the_table():
+    """A model name from a log holding a table pipe, HTML and an escape sequence stays one
+    literal cell: no raw ``|``, ``<`` or control character reaches the Markdown."""
+    from cotaudit.validation.table import markdown_table, validate_run
+
+    name = "evil|<script>alert(1)</script>\x1b[31m"
+    run = validate_run("log.json", "selfcommit", name, None, SAMPLES, [TAU], n_boot=50)
+    [row] = [line for line in markdown_table([run]).splitlines() if "tau_0.8" in line]
+    assert "<script>" not in row and "\x1b" not in row
+    assert "evil\\|&lt;script&gt;" in row
+    assert row.count(" | ") == 10  # eleven cells, the name's pipe escaped
