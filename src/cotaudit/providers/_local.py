@@ -7,7 +7,7 @@ from __future__ import annotations
 import abc
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -219,23 +219,34 @@ def completion_output(
 class EngineAPI(ModelAPI):
     """A provider whose chat generation is its probe engine's: the messages as plain text
     turns, ``num_choices`` completions of them (:meth:`complete`), returned as the choices of
-    one :func:`completion_output` whose metadata names the ``backend`` (a class attribute)."""
+    one :func:`completion_output` whose metadata names the ``backend`` (a class attribute).
+
+    Inspect builds it with its provider arguments and the ``-M`` model args as keywords; the
+    model args are checked against ``model_arg_names`` (a class attribute) and then given to
+    :meth:`start`, which declares each one with its default."""
 
     backend: ClassVar[str]
+    model_arg_names: ClassVar[Sequence[str]]
+    """The ``-M`` model args the provider takes: the keywords of its :meth:`start`."""
 
     def __init__(
         self,
         model_name: str,
-        base_url: str | None,
-        api_key: str | None,
-        config: GenerateConfig,
-        model_args: Mapping[str, Any],
-        known: Sequence[str],
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
     ) -> None:
-        """Start the provider once its further ``-M`` args, ``model_args``, are all ``known``
+        """Start the provider (:meth:`start`) once its ``model_args`` are all known
         (:func:`check_model_args`)."""
-        check_model_args(self.backend, model_args, known)
+        check_model_args(self.backend, model_args, self.model_arg_names)
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+        self.start(**model_args)
+
+    @abc.abstractmethod
+    def start(self, *args: Any, **model_args: Any) -> None:
+        """Check the model name and the ``-M`` model args (each a keyword with its default) and
+        set up the engine."""
 
     def max_tokens(self) -> int | None:
         return DEFAULT_MAX_TOKENS
@@ -276,7 +287,7 @@ class LocalEngineAPI(EngineAPI):
     Plain chat generation continues a final assistant message (prefill); ``num_choices``
     samples come back as choices of one batch; the CoT's own token ids are returned in
     ``ModelOutput.metadata["token_ids"]`` (one list per choice) for the probes.
-    Subclasses set ``load_engine`` (a function returning the engine) in ``__init__``, after
+    Subclasses set ``load_engine`` (a function returning the engine) in :meth:`start`, after
     checking the model name and model args: the weights load on the first use of
     :attr:`probe_engine` (the first generate or probe call), not when the provider starts, so
     a task's parameters are checked before any model loads.

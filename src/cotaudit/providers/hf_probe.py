@@ -20,9 +20,7 @@ batching, ``--max-connections N`` lets up to N samples' CoTs decode in one batch
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
-
-from inspect_ai.model import GenerateConfig
+from typing import TYPE_CHECKING
 
 from cotaudit.providers._local import (
     LocalEngineAPI,
@@ -67,26 +65,22 @@ class HFProbeAPI(LocalEngineAPI):
     """Inspect provider over :class:`cotaudit.engine.hf.HFEngine`."""
 
     backend = "hf-probe"
+    model_arg_names = ("dtype", "device", "max_batch_rows", "pad_rows")
 
-    def __init__(
+    def start(
         self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
         dtype: str = "float32",
         device: str = "cpu",
         max_batch_rows: int | None = None,
         pad_rows: bool | str = True,
-        **model_args: Any,
     ) -> None:
-        known = ("dtype", "device", "max_batch_rows", "pad_rows")
-        super().__init__(model_name, base_url, api_key, config, model_args, known)
         if dtype not in DTYPES:
             raise ModelArgError(
                 f"hf-probe: -M dtype must be one of {', '.join(DTYPES)}, got {dtype!r}"
             )
-        check_model_name(model_name, "hf-probe/")
+        check_model_name(self.model_name, "hf-probe/")
         rows = None if max_batch_rows is None else batch_rows_arg(max_batch_rows)
         pad = bool_arg("pad_rows", pad_rows)
-        self.load_engine = lambda: _load_engine(alias_path(model_name), dtype, device, rows, pad)
+        self.load_engine = lambda: _load_engine(
+            alias_path(self.model_name), dtype, device, rows, pad
+        )

@@ -23,8 +23,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from inspect_ai.model import GenerateConfig
-
 from cotaudit.engine.batcher import DEFAULT_MAX_BATCH_ROWS
 from cotaudit.providers._local import (
     LocalEngineAPI,
@@ -63,20 +61,12 @@ class MLXAPI(LocalEngineAPI):
     """Inspect provider over :class:`cotaudit.engine.mlx.MLXEngine`."""
 
     backend = "mlx"
+    model_arg_names = ("openblas", "max_batch_rows")
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
-        openblas: bool | None = None,
-        max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
-        **model_args: Any,
+    def start(
+        self, openblas: bool | None = None, max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS
     ) -> None:
-        known = ("openblas", "max_batch_rows")
-        super().__init__(model_name, base_url, api_key, config, model_args, known)
-        check_model_name(model_name, "mlx/")
+        check_model_name(self.model_name, "mlx/")
         rows = batch_rows_arg(max_batch_rows)
         _require_mlx()
-        self.load_engine = lambda: _load_engine(alias_path(model_name), openblas, rows)
+        self.load_engine = lambda: _load_engine(alias_path(self.model_name), openblas, rows)

@@ -29,7 +29,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from inspect_ai.model import GenerateConfig, RetryDecision
+from inspect_ai.model import RetryDecision
 
 from cotaudit.engine.base import Message
 from cotaudit.engine.mlx import rope_overrides
@@ -88,21 +88,15 @@ class MLXServerAPI(EngineAPI):
     """Inspect provider over :class:`cotaudit.engine.mlx_server.MLXServerEngine`."""
 
     backend = BACKEND
+    model_arg_names = ("url", "tokenizer", *ServerOptions.names())
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
-        url: str | None = None,
-        tokenizer: str | None = None,
-        **model_args: Any,
-    ) -> None:
-        """``model_args``: the fields of :class:`cotaudit.engine.mlx_server.ServerOptions`."""
-        url = base_url or url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
-        known = ["url", "tokenizer", *ServerOptions.names()]
-        super().__init__(model_name, url, api_key, config, model_args, known)
+    def start(self, url: str | None = None, tokenizer: str | None = None, **options: Any) -> None:
+        """``options``: the fields of :class:`cotaudit.engine.mlx_server.ServerOptions`. The
+        base URL is Inspect's ``base_url``, else ``url``, else ``$MLX_SERVER_BASE_URL``, else
+        the server's default."""
+        model_name = self.model_name
+        url = self.base_url or url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+        self.base_url = url
         tokenizer_path = resolve_model_path(
             tokenizer or model_name, f"{BACKEND}/" if tokenizer is None else "-M tokenizer="
         )
@@ -111,7 +105,7 @@ class MLXServerAPI(EngineAPI):
             url,
             _load_tokenizer(tokenizer_path, tokenizer or model_name, model_name),
             name=f"mlx-server/{model_name}",
-            options=ServerOptions(**model_args),
+            options=ServerOptions(**options),
         )
 
     def max_connections(self) -> int:
