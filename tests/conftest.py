@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from helpers import run_eval
+from helpers import SELFCOMMIT_DEFAULT_SMALL, run_eval
 from hypothesis import settings
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -155,19 +155,18 @@ def selfcommit_default_small(tmp_path_factory):
     number (cut before they state one), stride 20, k = 2: ``{"compact": log, "all": log}``,
     the compact metric set (the default) and the full tables (``-T metrics=all``), each in its
     own log folder. Shared by tests/report/test_compact_runs.py and tests/report/test_report.py."""
-    args = dict(problems=2, max_cot_tokens=60, stride=20, k=2, final_answer_reading="last_number")
     return {
         "compact": run_eval(
             "tasks/selfcommit.py",
             "hf-probe/default",
             tmp_path_factory.mktemp("selfcommit_default_compact"),
-            task_args=args,
+            task_args=SELFCOMMIT_DEFAULT_SMALL,
         ),
         "all": run_eval(
             "tasks/selfcommit.py",
             "hf-probe/default",
             tmp_path_factory.mktemp("selfcommit_default_all"),
-            task_args=dict(args, metrics="all"),
+            task_args=dict(SELFCOMMIT_DEFAULT_SMALL, metrics="all"),
         ),
     }
 

@@ -2,7 +2,8 @@
 have succeeded; an Inspect command killed once two samples are in its log; a method's calls
 recorded while it runs; the honest/hinted pairs the probe tests
 build their tasks from (capital questions, Janet's ducks); the AUROC counted by hand; a
-trace_tutor record from its pass vectors."""
+trace_tutor record from its pass vectors; the task arguments several tests' runs share; the
+options of a one-feature contrastive cluster F1."""
 
 from __future__ import annotations
 
@@ -27,6 +28,30 @@ from cotaudit.datasets.shipped import load_capitals, load_gsm8k_mc
 
 ROOT = Path(__file__).resolve().parents[1]
 """The repository root: Inspect resolves a task file (``tasks/selfcommit.py``) from there."""
+
+SAMPLED_LAST_NUMBER: dict[str, Any] = dict(cot_temperature=1.0, final_answer_reading="last_number")
+"""selfcommit task arguments for the tiny random model's CoTs: sampled at temperature 1 and read
+as their last number (at greedy decoding the model writes no number, so nothing is probed)."""
+
+GREEDY_LAST_NUMBER: dict[str, Any] = dict(k=1, temperature=0.0, final_answer_reading="last_number")
+"""selfcommit task arguments for one forced answer per probed position at greedy decoding, the
+CoTs read as their last number (short CoTs are cut before they state a final answer)."""
+
+SELFCOMMIT_DEFAULT_SMALL: dict[str, Any] = dict(
+    problems=2, max_cot_tokens=60, stride=20, k=2, final_answer_reading="last_number"
+)
+"""selfcommit task arguments of the shared default-model run (``selfcommit_default_small`` in
+tests/conftest.py): 2 problems, greedy 60-token CoTs read as their last number (cut before they
+state one), stride 20, k = 2."""
+
+EVERY_TOKEN_AFTER_AND: dict[str, Any] = dict(stride=1, k=1, temperature=0, forced_answer_tag=" and")
+"""``cotaudit.probe`` arguments for a trace cut at every token and one greedy answer forced after
+" and" (the tiny model's text is its own final answer)."""
+
+TOM_APPLES_CHAT = [
+    {"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples?"}
+]
+"""A one-turn chat asking a sum (3 + 4 = 7 apples), the context of engine-level requests."""
 
 
 def run_eval(task: Task | str, model: Any, log_dir: Path | str, **eval_args: Any) -> EvalLog:
@@ -185,4 +210,18 @@ def trace_record(
         final_answer=gold if correct else final,
         gold=gold,
         **fields,
+    )
+
+
+def one_feature_contrast(feature: str, positive: str, negative: str, **more: Any) -> dict[str, Any]:
+    """Options of ``contrastive_cluster_f1`` for the one feature ``feature``, expected larger in
+    the ``positive`` class than in the ``negative`` one, the class read from the sample metadata
+    field ``condition`` (``more``: further options)."""
+    return dict(
+        features=[feature],
+        class_key="condition",
+        positive_class=positive,
+        negative_class=negative,
+        directions={feature: 1},
+        **more,
     )

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import one_feature_contrast
 from inspect_ai.scorer import SampleScore, Score
 from tasks_loader import load_task_module
 
@@ -25,15 +26,7 @@ ROWS = [
     ("p2", "honest", 10.5),
     ("p2", "hinted", math.nan),
 ]
-OPTIONS = dict(
-    features=["x"],
-    class_key="condition",
-    positive_class="hinted",
-    negative_class="honest",
-    directions={"x": 1},
-    unit_key="pair_id",
-    n_boot=50,
-)
+OPTIONS = one_feature_contrast("x", "hinted", "honest", unit_key="pair_id", n_boot=50)
 
 
 def _scores() -> list[SampleScore]:

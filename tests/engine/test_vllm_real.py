@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import run_eval
+from helpers import GREEDY_LAST_NUMBER, run_eval
 
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.chat import render_chat
@@ -136,10 +136,8 @@ def test_selfcommit_agrees_with_hf_probe(vllm_server, tmp_path):
         conditions="honest,hinted",
         max_cot_tokens=48,
         stride=16,
-        k=1,
-        temperature=0.0,
         answer_max_tokens=4,
-        final_answer_reading="last_number",
+        **GREEDY_LAST_NUMBER,
     )
     got = _paired_records("selfcommit", vllm_server, tmp_path, 4, **args)
     for sample_id, mine, other in got:

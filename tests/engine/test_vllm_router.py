@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import GREEDY_LAST_NUMBER
 from inspect_ai import eval as inspect_eval
 from inspect_ai import eval_retry
 
@@ -29,11 +30,9 @@ ARGS = dict(
     conditions="honest,hinted",
     max_cot_tokens=256,
     stride=32,
-    k=1,
-    temperature=0.0,
     cot_temperature=1.0,
     answer_max_tokens=4,
-    final_answer_reading="last_number",
+    **GREEDY_LAST_NUMBER,
 )
 
 

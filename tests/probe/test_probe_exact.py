@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from helpers import (
+    EVERY_TOKEN_AFTER_AND,
     JANET,
     auroc_by_hand,
     paired_capitals,
@@ -356,11 +357,8 @@ def test_selfcommit_exact_headline_is_the_auroc_of_tau_first_exact(tmp_path):
         paired_capitals(3),
         "selfcommit",
         estimator="exact",
-        stride=1,
-        k=1,
-        temperature=0,
         answer_max_tokens=8,
-        forced_answer_tag=" and",
+        **EVERY_TOKEN_AFTER_AND,
     )
     log = run_eval_as_stored(task, "hf-probe/tiny", tmp_path, max_tokens=3)
     tau: dict[str, float] = {}

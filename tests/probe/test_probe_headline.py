@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import auroc_by_hand, paired_capitals, run_eval_as_stored
+from helpers import EVERY_TOKEN_AFTER_AND, auroc_by_hand, paired_capitals, run_eval_as_stored
 from inspect_ai.log import HeadlineMetric
 
 import cotaudit
@@ -294,11 +294,8 @@ def test_tiny_model_logs_carry_the_headline(tmp_path):
     task = cotaudit.probe(
         paired_capitals(5),
         "selfcommit",
-        stride=1,
-        k=1,
-        temperature=0,
         answer_max_tokens=2,
-        forced_answer_tag=" and",
+        **EVERY_TOKEN_AFTER_AND,
     )
     log = run_eval_as_stored(task, "hf-probe/tiny", tmp_path, max_tokens=2)
     assert log.results.headline == HeadlineMetric(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run_eval
+from helpers import SAMPLED_LAST_NUMBER, SELFCOMMIT_DEFAULT_SMALL, one_feature_contrast, run_eval
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
@@ -102,9 +102,8 @@ def log_dir(tmp_path_factory):
         max_cot_tokens=30,
         stride=10,
         k=2,
-        cot_temperature=1.0,
         metrics="all",
-        final_answer_reading="last_number",
+        **SAMPLED_LAST_NUMBER,
     )
     small_rl = dict(
         rendering="shell", richness="bare", n_resamples=300, cluster_boot=20, metrics="all"
@@ -955,13 +954,7 @@ def test_cluster_rows_follow_the_unit_key():
             ]
         )
     ]
-    options = dict(
-        features=["x"],
-        class_key="condition",
-        positive_class="hinted",
-        negative_class="honest",
-        directions={"x": 1},
-    )
+    options = one_feature_contrast("x", "hinted", "honest")
     rows = compare_ci.cluster_rows(samples, options, "pair_id")
     assert list(rows.units) == ["p0", "p0", "p1", "p1", "p2", "p2", "p3", "p3"]
     # p0, p1 separate as declared, p2, p3 reversed: pooled TP = FP = FN = 2, F1 = 0.5
@@ -1053,14 +1046,7 @@ def test_default_model_report_and_comparison_with_tiny(selfcommit_default_small,
     # p0000; the tiny model on neither (the full metric tables). The default model's run is
     # the shared one of tests/conftest.py (the same settings), its log copied beside the tiny's.
     default = selfcommit_default_small["all"]
-    args = dict(
-        problems=2,
-        max_cot_tokens=60,
-        stride=20,
-        k=2,
-        metrics="all",
-        final_answer_reading="last_number",
-    )
+    args = dict(SELFCOMMIT_DEFAULT_SMALL, metrics="all")
     assert {k: default.eval.task_args[k] for k in args} == args
     (tmp_path / "logs").mkdir()
     shutil.copy(default.location, tmp_path / "logs")

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from helpers import one_feature_contrast
 from inspect_ai.scorer import Score
 from inspect_ai.viewer import ViewerConfig
 
@@ -352,14 +353,7 @@ def test_full_metrics_of_each_compact_metric():
 def test_cluster_metric_logs_only_the_chosen_keys():
     from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 
-    opts = dict(
-        features=["auc"],
-        class_key="condition",
-        positive_class="a",
-        negative_class="b",
-        directions={"auc": 1},
-        prefix="cluster_visible",
-    )
+    opts = one_feature_contrast("auc", "a", "b", prefix="cluster_visible")
     keys = ["cluster_visible_f1", "cluster_visible_f1_ci_low", "cluster_visible_f1_ci_high"]
     out = contrastive_cluster_f1(**opts, keys=keys)([])
     assert list(out) == keys and all(math.isnan(v) for v in out.values())

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import killed_after_two_samples, recorded_calls, run_eval
+from helpers import SAMPLED_LAST_NUMBER, killed_after_two_samples, recorded_calls, run_eval
 from inspect_ai import eval_retry
 from inspect_ai.log import list_eval_logs, read_eval_log
 from transcript_audit import audit_of, clipped_rows
@@ -145,8 +145,7 @@ def test_zero_probe_is_reported_apart_and_leaves_the_curve_unchanged(tmp_path):
         max_cot_tokens=30,
         stride=10,
         k=3,
-        cot_temperature=1.0,
-        final_answer_reading="last_number",
+        **SAMPLED_LAST_NUMBER,
     )
     plain = _run("hf-probe/tiny", tmp_path / "plain", **args)
     zero = _run("hf-probe/tiny", tmp_path / "zero", zero_probe=True, **args)
@@ -285,8 +284,7 @@ def test_epochs_draw_different_cots_and_forced_answers_on_tiny_model(tmp_path):
             max_cot_tokens=20,
             stride=10,
             k=2,
-            cot_temperature=1.0,
-            final_answer_reading="last_number",
+            **SAMPLED_LAST_NUMBER,
         ),
     )
     by_epoch = {s.epoch: s for s in log.samples}
@@ -310,8 +308,7 @@ def tiny_paper_run(tmp_path_factory):
                 paper=True,
                 problems=2,
                 max_cot_tokens=61,
-                cot_temperature=1.0,
-                final_answer_reading="last_number",
+                **SAMPLED_LAST_NUMBER,
             ),
         )
     return log, requests

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import recorded_calls, run_eval, trace_record
+from helpers import one_feature_contrast, recorded_calls, run_eval, trace_record
 from inspect_ai.log import EvalLog, read_eval_log
 from tasks_loader import load_task_module
 from transcript_audit import audit_of, clipped_rows
@@ -272,12 +272,9 @@ def test_probe_positions_are_zero_then_rounded_fractions():
         lambda: trace_zero_probe_drop(n_boot=100),
         trace_checkpoint_counts,
         lambda: contrastive_cluster_f1(
-            features=["auc_masked"],
-            class_key="condition",
-            positive_class="answer_key",
-            negative_class="question_only",
-            directions={"auc_masked": 1},
-            prefix="cluster_masked",
+            **one_feature_contrast(
+                "auc_masked", "answer_key", "question_only", prefix="cluster_masked"
+            )
         ),
     ],
 )

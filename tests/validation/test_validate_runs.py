@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 import pytest
+from helpers import GREEDY_LAST_NUMBER
 from inspect_ai import eval as inspect_eval
 from sklearn.metrics import roc_auc_score
 from tasks_loader import load_selfcommit
@@ -27,9 +28,7 @@ TINY_RUN = dict(
     hint="mixed",
     max_cot_tokens=24,
     stride=8,
-    k=1,
-    temperature=0.0,
-    final_answer_reading="last_number",
+    **GREEDY_LAST_NUMBER,
 )
 
 
