@@ -57,14 +57,7 @@ def main() -> None:
     parser.add_argument("--no-base", action="store_true", help="do not measure the base model")
     args = parser.parse_args()
     base_path = alias_path(args.base)
-    settings = TrainingSettings.of(
-        steps=args.steps,
-        save_every=args.save_every,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        train_layers=args.train_layers,
-        answer_weight=args.answer_weight,
-    )
+    settings = TrainingSettings.of_options(args)
     problems = heldout_problems(args.heldout)
     base_rates: dict[str, str] = {}
     for name in args.organisms.split(","):

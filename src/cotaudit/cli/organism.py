@@ -75,17 +75,7 @@ def _train(args: argparse.Namespace) -> int:
     from cotaudit.organisms.training import StepLog, train
 
     organism = get_organism(args.name)
-    settings = TrainingSettings.of(
-        steps=args.steps,
-        save_every=args.save_every,
-        seed=args.seed,
-        learning_rate=args.learning_rate,
-        batch_size=args.batch_size,
-        problems=args.problems,
-        max_tokens=args.max_tokens,
-        train_layers=args.train_layers,
-        answer_weight=args.answer_weight,
-    )
+    settings = TrainingSettings.of_options(args)
     out = Path(args.out)
     check_output_folder(out)
     base_path = resolve_base(args.base)

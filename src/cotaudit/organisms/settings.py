@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import math
 from typing import Any
 
@@ -83,6 +84,14 @@ class TrainingSettings(BaseModel):
             name = _flag(str(first["loc"][0])) if first["loc"] else "?"
             message = f"--{name}: {first['msg']}, got {first['input']!r}"
             raise OrganismSettingsError(message) from None
+
+    @classmethod
+    def of_options(cls, options: argparse.Namespace) -> TrainingSettings:
+        """The settings given as command-line options (``--save-every`` is ``save_every``); a
+        setting with no option keeps its default. Checked as in :meth:`of`."""
+        return cls.of(
+            **{name: getattr(options, name) for name in cls.model_fields if hasattr(options, name)}
+        )
 
 
 def _flag(field: str) -> str:
