@@ -15,14 +15,15 @@ match``), the event's title in ``inspect view``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any
 
 from inspect_ai.log import transcript
 from inspect_ai.util import span
 
-from cotaudit.engine.base import Message, ProbeEngine
+from cotaudit.engine.base import ProbeEngine
 from cotaudit.probing.audit import (
     PREFIX_END_TOKENS,
     Judge,
@@ -33,14 +34,11 @@ from cotaudit.probing.audit import (
     verdict_record,
 )
 from cotaudit.probing.exact import ExactPlan, ExactPoint
-from cotaudit.probing.sweep import force_answers, score_exact
+from cotaudit.probing.sweep import Prefixes, force_answers, score_exact
 
 SPAN_NAME = "probe sweep"
 SPAN_TYPE = "probe"
 VERDICT_SPAN_NAME = "probe verdicts"
-
-R = TypeVar("R")
-"""One cut's result of a sweep: its k answers, or its exact point."""
 
 
 def probe_span() -> AbstractAsyncContextManager[None]:
@@ -58,122 +56,110 @@ def note(text: str) -> None:
     transcript().info(text, source="probe")
 
 
+@dataclass(frozen=True)
+class SweepHeading:
+    """What names one prompt's sweep in the transcript besides its request: ``context`` (the
+    prompt's name in the record), ``offset`` (the response token the positions count from: t =
+    cut - offset) and ``reference`` (header fields naming what its answers are checked against,
+    see :func:`cotaudit.probing.audit.sweep_header`)."""
+
+    context: str
+    offset: int = 0
+    reference: dict[str, Any] = field(default_factory=dict)
+
+
 async def force_and_record(
     engine: ProbeEngine,
-    prompt: Sequence[Message],
-    token_ids: Sequence[int],
-    cuts: Sequence[int],
-    tag: str,
+    prefixes: Prefixes,
+    heading: SweepHeading,
     *,
-    context: str,
     k: int,
     max_tokens: int,
     temperature: float,
     seed: int,
-    offset: int = 0,
     judge: Judge | None = None,
-    **reference: Any,
 ) -> list[list[str]]:
-    """:func:`cotaudit.probing.sweep.force_answers` at the absolute ``cuts``, recorded
-    (:func:`_recorded_sweep`; ``judge`` parses each answer and gives its verdict)."""
-    return await _recorded_sweep(
+    """:func:`cotaudit.probing.sweep.force_answers` after ``prefixes``, recorded: the sweep's
+    header, the events the engine makes, then one event per cut (:func:`_cut_places`; ``judge``
+    parses each answer and gives its verdict)."""
+    _record_header(prefixes, heading, k=k, temperature=temperature, max_tokens=max_tokens)
+    rows = await force_answers(
         engine,
-        token_ids,
-        cuts,
-        lambda: force_answers(
-            engine,
-            prompt,
-            token_ids,
-            cuts,
-            tag,
-            k=k,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            seed=seed,
-        ),
-        lambda row, **at: cut_record(answers=row, judge=judge, **at),
-        context=context,
-        tag=tag,
+        prefixes.prompt,
+        prefixes.token_ids,
+        prefixes.cuts,
+        prefixes.tag,
         k=k,
-        temperature=temperature,
         max_tokens=max_tokens,
-        offset=offset,
-        reference=reference,
+        temperature=temperature,
+        seed=seed,
     )
+    for at, row in zip(_cut_places(engine, prefixes, heading), rows, strict=True):
+        _info(cut_record(answers=row, judge=judge, **at))
+    return rows
 
 
 async def score_and_record(
     engine: ProbeEngine,
-    prompt: Sequence[Message],
-    token_ids: Sequence[int],
-    cuts: Sequence[int],
-    tag: str,
+    prefixes: Prefixes,
+    heading: SweepHeading,
     plan: ExactPlan,
     *,
-    context: str,
     temperature: float,
     max_tokens: int,
-    offset: int = 0,
-    **reference: Any,
 ) -> list[ExactPoint]:
-    """:func:`cotaudit.probing.sweep.score_exact` at the absolute ``cuts``, recorded
-    (:func:`_recorded_sweep`) as :func:`force_and_record` records sampled answers."""
-    return await _recorded_sweep(
-        engine,
-        token_ids,
-        cuts,
-        lambda: score_exact(engine, prompt, token_ids, cuts, tag, plan, temperature=temperature),
-        lambda point, **at: exact_record(point=point, **at),
-        context=context,
-        tag=tag,
-        k=None,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        offset=offset,
-        reference=reference,
-    )
+    """:func:`cotaudit.probing.sweep.score_exact` after ``prefixes``, recorded as
+    :func:`force_and_record` records sampled answers (its header has no k)."""
+    _record_header(prefixes, heading, k=None, temperature=temperature, max_tokens=max_tokens)
+    points = await score_exact(engine, prefixes, plan, temperature=temperature)
+    for at, point in zip(_cut_places(engine, prefixes, heading), points, strict=True):
+        _info(exact_record(point=point, **at))
+    return points
 
 
-async def _recorded_sweep(
-    engine: ProbeEngine,
-    token_ids: Sequence[int],
-    cuts: Sequence[int],
-    sweep: Callable[[], Awaitable[list[R]]],
-    cut: Callable[..., dict[str, Any]],
+def _record_header(
+    prefixes: Prefixes,
+    heading: SweepHeading,
     *,
-    context: str,
-    tag: str,
     k: int | None,
     temperature: float,
     max_tokens: int,
-    offset: int,
-    reference: dict[str, Any],
-) -> list[R]:
-    """One prompt's ``sweep`` at the absolute ``cuts``, recorded: its header
-    (:func:`~cotaudit.probing.audit.sweep_header`, k None for the exact estimator's), then the
-    events the sweep makes, then one event per cut, ``cut(result, context=, t=, offset=,
-    prefix_text=, whole_prefix=)`` at t = cut - ``offset``."""
-    positions = [c - offset for c in cuts]
+) -> None:
+    """The info event heading one prompt's sweep (:func:`~cotaudit.probing.audit.sweep_header`;
+    k None for the exact estimator's)."""
     _info(
         sweep_header(
-            context=context,
-            tag=tag,
+            context=heading.context,
+            tag=prefixes.tag,
             k=k,
             temperature=temperature,
             max_tokens=max_tokens,
-            response_tokens=len(token_ids),
-            positions=positions,
-            offset=offset,
-            **reference,
+            response_tokens=len(prefixes.token_ids),
+            positions=[c - heading.offset for c in prefixes.cuts],
+            offset=heading.offset,
+            **heading.reference,
         )
     )
-    results = await sweep()
-    for c, t, result in zip(cuts, positions, results, strict=True):
-        text, whole = _prefix_end(engine, token_ids, c)
-        _info(
-            cut(result, context=context, t=t, offset=offset, prefix_text=text, whole_prefix=whole)
+
+
+def _cut_places(
+    engine: ProbeEngine, prefixes: Prefixes, heading: SweepHeading
+) -> list[dict[str, Any]]:
+    """Per cut, in order, the fields that place its event: ``context``, ``t`` = cut - offset,
+    ``offset``, ``prefix_text`` and ``whole_prefix`` (:func:`_prefix_end`)."""
+    places = []
+    for c in prefixes.cuts:
+        text, whole = _prefix_end(engine, prefixes.token_ids, c)
+        places.append(
+            {
+                "context": heading.context,
+                "t": c - heading.offset,
+                "offset": heading.offset,
+                "prefix_text": text,
+                "whole_prefix": whole,
+            }
         )
-    return results
+    return places
 
 
 def record_verdicts(

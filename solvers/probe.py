@@ -59,7 +59,7 @@ from cotaudit.probing.positions import Schedule
 from cotaudit.probing.record import ContextAnswers, ProbeKind, ProbeRecord
 from cotaudit.probing.sentences import capped, sentence_ends
 from cotaudit.probing.store_record import StoreRecord
-from cotaudit.probing.sweep import fit_to_context
+from cotaudit.probing.sweep import Prefixes, fit_to_context
 from cotaudit.probing.think import (
     DEFAULT_THINK_CLOSE,
     THINK_OPEN,
@@ -72,7 +72,7 @@ from cotaudit.probing.think import (
 )
 from cotaudit.probing.trajectory import Step, StepMark
 
-from .audit import force_and_record, probe_span, score_and_record
+from .audit import SweepHeading, force_and_record, probe_span, score_and_record
 from .engine import completion_token_ids, probe_engine, state_seed
 
 
@@ -526,37 +526,29 @@ def sweep_solver(
             rows: dict[str, list[list[str]]] = {}
             points: dict[str, list[ExactPoint]] = {}
             for prompt in planned.prompts:
+                prefixes = Prefixes(prompt.messages, ids, cuts, round_tag)
+                heading = SweepHeading(prompt.name, start, prompt.reference)
                 rows[prompt.name] = [[] for _ in positions]
                 if samples(estimator):
                     rows[prompt.name] = await force_and_record(
                         engine,
-                        prompt.messages,
-                        ids,
-                        cuts,
-                        round_tag,
-                        context=prompt.name,
-                        offset=start,
+                        prefixes,
+                        heading,
                         k=forced.k,
                         max_tokens=forced.max_tokens,
                         temperature=forced.temperature,
                         seed=probe_seed,
                         judge=prompt.judge,
-                        **prompt.reference,
                     )
                 answers[prompt.name] += rows[prompt.name]
                 if reads_exact(estimator) and prompt.exact is not None:
                     points[prompt.name] = await score_and_record(
                         engine,
-                        prompt.messages,
-                        ids,
-                        cuts,
-                        round_tag,
+                        prefixes,
+                        heading,
                         plan_of(prompt),
-                        context=prompt.name,
-                        offset=start,
                         temperature=read_at,
                         max_tokens=forced.max_tokens,
-                        **prompt.reference,
                     )
                     exact[prompt.name] += points[prompt.name]
             probed.extend(positions)

@@ -27,9 +27,10 @@ from cotaudit.probing.forcing import Continuations, ForcedAnswers
 from cotaudit.probing.resample_record import ResampleDraws, resample_record
 from cotaudit.probing.resampling import SIMILAR_AT, CutRollouts, reach_share, similarity
 from cotaudit.probing.sentences import capped, sentence_ends, sentences
+from cotaudit.probing.sweep import Prefixes
 from cotaudit.probing.think import DEFAULT_THINK_CLOSE
 
-from .audit import force_and_record, note, probe_span
+from .audit import SweepHeading, force_and_record, note, probe_span
 from .engine import probe_engine, state_seed
 from .probe import (
     Force,
@@ -179,17 +180,13 @@ def resample_probe(
         async with probe_span():
             rows = await force_and_record(
                 engine,
-                trace.prompt,
-                ids,
-                cuts,
-                forced.tag,
-                context="own",
+                Prefixes(trace.prompt, ids, cuts, forced.tag),
+                SweepHeading("own", reference={"a_final": target}),
                 k=forced.k,
                 max_tokens=forced.max_tokens,
                 temperature=forced.temperature,
                 seed=seed_of_sample,
                 judge=lambda a: (extract_forced_answer(a), extract_forced_answer(a) == target),
-                a_final=target,
             )
             drawn_texts, used_budget = await draw_continuations(
                 engine,

@@ -11,9 +11,21 @@ probabilities by teacher forcing (:mod:`cotaudit.probing.exact`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from cotaudit.engine.base import LocalEngine, Message, PrefixRequest, ProbeEngine
 from cotaudit.probing.exact import ExactPlan, ExactPoint
+
+
+@dataclass(frozen=True)
+class Prefixes:
+    """The prefixes one prompt's sweep forces answers after: ``prompt ++ token_ids[:c] ++ tag``
+    for each absolute cut c of ``cuts``, in order."""
+
+    prompt: Sequence[Message]
+    token_ids: Sequence[int]
+    cuts: Sequence[int]
+    tag: str
 
 
 def context_room(
@@ -79,19 +91,14 @@ async def force_answers(
 
 
 async def score_exact(
-    engine: ProbeEngine,
-    prompt: Sequence[Message],
-    token_ids: Sequence[int],
-    cuts: Sequence[int],
-    tag: str,
-    plan: ExactPlan,
-    *,
-    temperature: float,
+    engine: ProbeEngine, prefixes: Prefixes, plan: ExactPlan, *, temperature: float
 ) -> list[ExactPoint]:
-    """The exact estimator after ``prompt ++ token_ids[:c] ++ tag`` for each absolute cut c, in
-    order: one :meth:`~cotaudit.engine.base.ProbeEngine.score_answers` request for all cuts,
-    read at ``temperature`` (> 0)."""
-    if not cuts:
+    """The exact estimator after each of ``prefixes``, in order: one
+    :meth:`~cotaudit.engine.base.ProbeEngine.score_answers` request for all cuts, read at
+    ``temperature`` (> 0)."""
+    if not prefixes.cuts:
         return []
-    request = plan.request(prompt, list(token_ids), list(cuts), tag, temperature)
+    request = plan.request(
+        prefixes.prompt, list(prefixes.token_ids), list(prefixes.cuts), prefixes.tag, temperature
+    )
     return [plan.point(scores) for scores in await engine.score_answers(request)]
