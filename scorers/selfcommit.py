@@ -10,13 +10,14 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from cotaudit.display.text import cell_sparkline, fmt_number
-from cotaudit.probing.curves import DEFAULT_THETAS, Curve, summarize, summarize_probabilities
+from cotaudit.probing.curves import DEFAULT_THETAS, summarize, summarize_probabilities
 from cotaudit.probing.exact import Estimator, reads_exact, samples
 from cotaudit.scorers.metric_table import inspect_metrics
 from cotaudit.scorers.resample import beside_study_score
 from cotaudit.studies.selfcommit.display import (
+    CurveView,
+    ExactCurve,
     selfcommit_curve_markdown,
-    selfcommit_exact_markdown,
 )
 from cotaudit.studies.selfcommit.metrics import (
     METRICS,
@@ -28,20 +29,27 @@ from cotaudit.studies.selfcommit.metrics import (
 from cotaudit.studies.selfcommit.record import SelfcommitProbe, SelfcommitScoreMetadata
 
 
-def render_curve(
-    curve: Curve,
-    imputed: list[bool] | None = None,
-    c0: float | None = None,
-    theta: float | None = None,
-) -> str:
-    """c(t) as a chart (a PNG image: c(t) against t, a dashed line at ``theta``), then an
-    aligned monospace block (t, t/T, c(t) = m/k exactly, a bar; ``*`` = imputed by the adaptive
-    schedule) and a one-line sparkline; the t = 0 probe ``c0``, when made, on its own line (it
-    is no point of the curve). Markdown tables run their cells together in the log viewer, so
-    the block is pre-formatted text
-    (:func:`cotaudit.studies.selfcommit.display.selfcommit_curve_markdown`)."""
-    return selfcommit_curve_markdown(
-        curve.positions, curve.cot_length, curve.matches, curve.k, imputed, c0, theta
+def curve_view(rec: SelfcommitProbe, theta: float | None) -> CurveView:
+    """The curves of a probed sample with a final answer, as its explanation draws them: the
+    sampled c(t) (when sampled), the exact c_exact(t) with its covered mass and c0_exact (when
+    read exactly), the imputed positions, the t = 0 probe c0 and the guide at ``theta``."""
+    assert rec.cot_tokens is not None
+    curve, c_exact = rec.curve(), rec.exact_curve()
+    exact = None
+    if c_exact is not None:
+        assert rec.covered_exact is not None
+        exact = ExactCurve(
+            c_exact, rec.covered_exact, float(rec.exact_temperature or 0.0), rec.c0_exact
+        )
+    return CurveView(
+        rec.positions,
+        rec.cot_tokens,
+        matches=None if curve is None else curve.matches,
+        k=None if curve is None else curve.k,
+        exact=exact,
+        imputed=rec.imputed,
+        c0=rec.c0,
+        theta=theta,
     )
 
 
@@ -127,7 +135,7 @@ def selfcommit_scorer(
                         exact, rec.positions, rec.cot_tokens, thetas
                     ).items()
                 }
-            body = _body(rec, curve, exact, theta)
+            body = selfcommit_curve_markdown(curve_view(rec, theta))
             if lead.startswith("tau_"):
                 t_first = round(summaries[lead] * rec.cot_tokens)
                 head += f"; t_first = {t_first} tokens ({lead} = {summaries[lead]:.3f})"
@@ -171,31 +179,6 @@ def selfcommit_scorer(
         )
 
     return score
-
-
-def _body(
-    rec: SelfcommitProbe, curve: Curve | None, exact: list[float] | None, theta: float | None
-) -> str:
-    """The explanation's curve: c(t) (:func:`render_curve`), or with an exact curve c_exact(t)
-    (:func:`cotaudit.studies.selfcommit.display.selfcommit_exact_markdown`), the sampled c(t)
-    beside it in a run of both."""
-    if exact is None:
-        assert curve is not None
-        return render_curve(curve, rec.imputed, rec.c0, theta)
-    assert rec.cot_tokens is not None and rec.covered_exact is not None
-    return selfcommit_exact_markdown(
-        rec.positions,
-        rec.cot_tokens,
-        exact,
-        rec.covered_exact,
-        float(rec.exact_temperature or 0.0),
-        sampled=None if curve is None else [float(x) for x in curve.c],
-        k=rec.k,
-        imputed=rec.imputed,
-        c0_exact=rec.c0_exact,
-        c0=rec.c0,
-        theta=theta,
-    )
 
 
 SELFCOMMIT_METRICS = inspect_metrics(METRICS)

@@ -34,6 +34,7 @@ from cotaudit.scorers.resample import beside_study_score
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.studies.trace_tutor.display import (
     TRACE_PRIMARY,
+    SampledCurves,
     trace_curve_markdown,
     trace_curve_text,
     trace_exact_markdown,
@@ -62,13 +63,17 @@ def render_curves(rec: TutorProbe, meta: TraceScoreMetadata) -> str:
     covered mass (:func:`~cotaudit.studies.trace_tutor.display.trace_exact_markdown`). Markdown
     tables run their cells together in the log viewer, so the blocks are pre-formatted text."""
     parts = []
-    if rec.probes is not None and rec.p_exact is None:
-        probes: dict[str, dict[str, Any]] = {
-            n: rec.probes[n].model_dump() for n in PROBES if n in rec.probes
-        }
-        parts.append(
-            trace_curve_markdown(rec.fractions, rec.positions, probes, rec.k, ts.PASS_THRESHOLD)
+    sampled_curves = None
+    if rec.probes is not None:
+        sampled_curves = SampledCurves(
+            rec.fractions,
+            rec.positions,
+            {n: rec.probes[n].model_dump() for n in PROBES if n in rec.probes},
+            rec.k,
+            ts.PASS_THRESHOLD,
         )
+    if sampled_curves is not None and rec.p_exact is None:
+        parts.append(trace_curve_markdown(sampled_curves))
     if rec.p_exact is not None and rec.covered_exact is not None:
         contexts: list[str] = [n for n in PROBES if n in rec.p_exact]
         sampled = (
@@ -85,12 +90,8 @@ def render_curves(rec: TutorProbe, meta: TraceScoreMetadata) -> str:
                 float(meta.exact_temperature or 1.0),
             )
         )
-        if rec.probes is not None:
-            probes = {n: rec.probes[n].model_dump() for n in PROBES if n in rec.probes}
-            parts.append(
-                "Sampled answers:\n\n"
-                + trace_curve_text(rec.fractions, rec.positions, probes, rec.k, ts.PASS_THRESHOLD)
-            )
+        if sampled_curves is not None:
+            parts.append("Sampled answers:\n\n" + trace_curve_text(sampled_curves))
     return "\n\n".join(parts)
 
 

@@ -120,10 +120,10 @@ def test_curve_summaries_are_exact_fractions():
 
 
 def test_selfcommit_curve_text_by_hand():
-    from cotaudit.studies.selfcommit.display import selfcommit_curve_text
+    from cotaudit.studies.selfcommit.display import CurveView, selfcommit_curve_text
 
     text = selfcommit_curve_text(
-        [20, 40, 60], 60, [1, 2, 2], 2, imputed=[False, True, False], c0=0.5
+        CurveView([20, 40, 60], 60, [1, 2, 2], 2, imputed=[False, True, False], c0=0.5)
     )
     block, note, spark, c0 = text.split("\n\n")
     assert block.splitlines() == [
@@ -140,13 +140,13 @@ def test_selfcommit_curve_text_by_hand():
 
 
 def test_trace_curve_text_by_hand():
-    from cotaudit.studies.trace_tutor.display import trace_curve_text
+    from cotaudit.studies.trace_tutor.display import SampledCurves, trace_curve_text
 
     probes = {
         "visible": {"matches": [0, 1, 1], "parsed": [[17], [18], [18]]},
         "masked": {"matches": [0, 0, 1], "parsed": [[None], [16], [18]]},
     }
-    text = trace_curve_text([0.1, 1.0], [0, 5, 50], probes, 1, 0.5)
+    text = trace_curve_text(SampledCurves([0.1, 1.0], [0, 5, 50], probes, 1, 0.5))
     block, vis, mask = text.split("\n\n")
     assert block.splitlines()[1:-1] == [
         "   f   t  p(visible)  answers (visible)  p(masked)  answers (masked)",
@@ -157,11 +157,13 @@ def test_trace_curve_text_by_hand():
     assert vis == "p(f) visible ██ over f = 10…100%"
     assert mask == "p(f) masked ▁█ over f = 10…100%"
     one = trace_curve_text(
-        [0.1, 1.0],
-        [0, 5, 50],
-        {"visible": {"matches": [1, 3, 2], "parsed": [[18, 18, 18]] * 2 + [[18, 17, 18]]}},
-        3,
-        0.5,
+        SampledCurves(
+            [0.1, 1.0],
+            [0, 5, 50],
+            {"visible": {"matches": [1, 3, 2], "parsed": [[18, 18, 18]] * 2 + [[18, 17, 18]]}},
+            3,
+            0.5,
+        )
     )
     assert "  p  answers" in one and "0.667  ✓ 18×2 17×1" in one
 
@@ -271,10 +273,10 @@ def _png_of(markdown: str) -> bytes:
 
 def test_selfcommit_chart_pixels_by_hand():
     from cotaudit.display import chart
-    from cotaudit.studies.selfcommit.display import selfcommit_chart
+    from cotaudit.studies.selfcommit.display import CurveView, selfcommit_chart
 
     md = selfcommit_chart(
-        [20, 40, 60], 60, [1, 0, 2], 2, imputed=[False, True, False], c0=0.5, theta=0.8
+        CurveView([20, 40, 60], 60, [1, 0, 2], 2, imputed=[False, True, False], c0=0.5, theta=0.8)
     )
     image, caption = md.split("\n\n")
     assert image.startswith("![c(t) chart](data:image/png;base64,")
@@ -300,10 +302,10 @@ def test_selfcommit_chart_pixels_by_hand():
 
 def test_trace_chart_two_contexts_and_the_0_percent_probe():
     from cotaudit.display import chart
-    from cotaudit.studies.trace_tutor.display import trace_chart
+    from cotaudit.studies.trace_tutor.display import SampledCurves, trace_chart
 
     probes = {"visible": {"matches": [1, 0, 1]}, "masked": {"matches": [0, 0, 1]}}
-    md = trace_chart([0.5, 1.0], probes, 1, 0.5)
+    md = trace_chart(SampledCurves([0.5, 1.0], [0, 20, 40], probes, 1, 0.5))
     assert "blue: visible" in md and "orange rings, dashed: masked" in md
     _, _, _, px = _decode_png(_png_of(md))
     # f = 50%: x 30 + 158 = 188, both p = 0 (y 120): the blue disc and, around it, the orange
@@ -319,10 +321,14 @@ def test_trace_chart_two_contexts_and_the_0_percent_probe():
 
 
 def test_curve_markdown_puts_the_chart_before_the_text():
-    from cotaudit.studies.selfcommit.display import selfcommit_curve_markdown, selfcommit_curve_text
+    from cotaudit.studies.selfcommit.display import (
+        CurveView,
+        selfcommit_curve_markdown,
+        selfcommit_curve_text,
+    )
 
-    md = selfcommit_curve_markdown([20, 40], 40, [1, 2], 2, theta=0.8)
-    text = selfcommit_curve_text([20, 40], 40, [1, 2], 2)
+    md = selfcommit_curve_markdown(CurveView([20, 40], 40, [1, 2], 2, theta=0.8))
+    text = selfcommit_curve_text(CurveView([20, 40], 40, [1, 2], 2))
     assert md.startswith("![c(t) chart](data:image/png;base64,") and md.endswith(text)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from cotaudit.display.chart import BLUE, ORANGE, Point, Series, line_chart, markdown_image
 from cotaudit.display.sample_table import SampleTable
@@ -17,6 +18,45 @@ No statistic reads them."""
 
 IMPUTED_NOTE = "`*` imputed by the adaptive schedule (not probed)"
 """The text block's note under a curve with a value imputed by the adaptive schedule."""
+
+
+@dataclass(frozen=True)
+class ExactCurve:
+    """A selfcommit sample's exact curve: c_exact(t), the probability that the forced answer
+    parses to a_final (teacher forcing at ``temperature``), at each probed position; the
+    ``covered`` mass there (answers beginning in an integer form at all); and the t = 0 probe
+    ``c0`` (no point of the curve; None when not made)."""
+
+    c: Sequence[float]
+    covered: Sequence[float]
+    temperature: float
+    c0: float | None = None
+
+
+@dataclass(frozen=True)
+class CurveView:
+    """One selfcommit sample's curves as its explanation draws them: at the probed
+    ``positions`` t (tokens of the T = ``cot_length`` token CoT), the sampled c(t) =
+    ``matches``/``k`` (None in an exact-only run) and the ``exact`` curve (None in a sampled
+    run); ``imputed`` marks the values the adaptive schedule imputed (None: none), ``c0`` is
+    the sampled t = 0 probe (no point of the curve; None when not made) and ``theta`` the
+    threshold drawn as a dashed guide (None: none)."""
+
+    positions: Sequence[int]
+    cot_length: int
+    matches: Sequence[int] | None = None
+    k: int | None = None
+    exact: ExactCurve | None = None
+    imputed: Sequence[bool] | None = None
+    c0: float | None = None
+    theta: float | None = None
+
+    def sampled(self) -> list[float] | None:
+        """The sampled c(t) = m/k at each probed position; None without a sampled curve."""
+        if self.matches is None or self.k is None:
+            return None
+        k = self.k
+        return [ratio(m, k) for m in self.matches]
 
 
 def _curve_block(
@@ -58,23 +98,21 @@ def _sparkline_line(
 
 
 def _curve_chart(
-    positions: Sequence[int],
-    cot_length: int,
+    view: CurveView,
     curves: Sequence[tuple[Sequence[float], int, bool]],
-    imputed: Sequence[bool] | None,
-    theta: float | None,
     zero: float | None,
     zero_name: str,
     legend: Sequence[str],
     alt: str,
 ) -> str:
     """Curves against t (tokens, 0..T) as a Markdown PNG chart and a caption line: a line per
-    ``curves`` entry (values at ``positions``, colour, dashed), a ring where the adaptive
-    schedule imputed the value, a dashed guide at ``theta`` and the t = 0 probe ``zero`` (named
-    ``zero_name``, no point of the curve) as a grey point at t = 0. The caption is
-    ``legend``, then the guide, rings and grey point said when drawn."""
-    x_max = cot_length or max(positions, default=0) or 1
-    rings = frozenset(i for i, imp in enumerate(imputed or ()) if imp)
+    ``curves`` entry (values at the view's positions, colour, dashed), a ring where the
+    adaptive schedule imputed the value, a dashed guide at the view's theta and the t = 0
+    probe ``zero`` (named ``zero_name``, no point of the curve) as a grey point at t = 0. The
+    caption is ``legend``, then the guide, rings and grey point said when drawn."""
+    positions, theta = view.positions, view.theta
+    x_max = view.cot_length or max(positions, default=0) or 1
+    rings = frozenset(i for i, imp in enumerate(view.imputed or ()) if imp)
     ticks = [(0, "0"), *((t, "") for t in positions), (x_max, str(x_max))]
     png = line_chart(
         [
@@ -101,165 +139,103 @@ def _curve_chart(
     return f"{markdown_image(png, alt)}\n\n{caption}"
 
 
-def selfcommit_curve_text(
-    positions: Sequence[int],
-    cot_length: int,
-    matches: Sequence[int],
-    k: int,
-    imputed: Sequence[bool] | None = None,
-    c0: float | None = None,
-) -> str:
-    """The c(t) curve as an aligned block (t, t/T, c(t) = m/k exactly, a bar; ``*`` marks a
-    value imputed by the adaptive schedule) and a sparkline line; the t = 0 probe c0, when
-    made, on a line of its own (it is no point of the curve)."""
-    c = [ratio(m, k) for m in matches]
-    lines = _curve_block(positions, cot_length, ["c(t)"], [[fmt_number(v)] for v in c], c, imputed)
+def _sampled_of(view: CurveView) -> tuple[list[float], int]:
+    """The sampled c(t) of ``view`` and its k (a view of a sampled curve holds both)."""
+    c = view.sampled()
+    if c is None or view.k is None:
+        raise ValueError("the view holds no sampled curve (matches and k)")
+    return c, view.k
+
+
+def _exact_of(view: CurveView) -> ExactCurve:
+    """The exact curve of ``view`` (a view of an exact curve holds it)."""
+    if view.exact is None:
+        raise ValueError("the view holds no exact curve")
+    return view.exact
+
+
+def selfcommit_curve_text(view: CurveView) -> str:
+    """The sampled c(t) curve as an aligned block (t, t/T, c(t) = m/k exactly, a bar; ``*``
+    marks a value imputed by the adaptive schedule) and a sparkline line; the t = 0 probe c0,
+    when made, on a line of its own (it is no point of the curve)."""
+    c, k = _sampled_of(view)
+    positions, cot_length = view.positions, view.cot_length
+    lines = _curve_block(
+        positions, cot_length, ["c(t)"], [[fmt_number(v)] for v in c], c, view.imputed
+    )
     lines.append(f"{_sparkline_line('c(t)', c, positions, cot_length)}, k = {k}")
-    if c0 is not None:
-        lines.append(f"c0 (t = 0, not part of the curve) = {fmt_number(c0)}")
+    if view.c0 is not None:
+        lines.append(f"c0 (t = 0, not part of the curve) = {fmt_number(view.c0)}")
     return "\n\n".join(lines)
 
 
-def selfcommit_chart(
-    positions: Sequence[int],
-    cot_length: int,
-    matches: Sequence[int],
-    k: int,
-    imputed: Sequence[bool] | None = None,
-    c0: float | None = None,
-    theta: float | None = None,
-) -> str:
-    """c(t) = m/k against t (tokens, 0..T) as a Markdown PNG chart and a caption line: one
-    line through the probed positions (a ring marks a value imputed by the adaptive
-    schedule), a dashed guide at ``theta``, and c0 (the t = 0 probe, no point of the curve) as
-    a grey point at t = 0."""
-    c = [ratio(m, k) for m in matches]
+def selfcommit_chart(view: CurveView) -> str:
+    """The sampled c(t) = m/k against t (tokens, 0..T) as a Markdown PNG chart and a caption
+    line: one line through the probed positions (a ring marks a value imputed by the adaptive
+    schedule), a dashed guide at theta, and c0 (the t = 0 probe, no point of the curve) as a
+    grey point at t = 0."""
+    c, k = _sampled_of(view)
     legend = (
-        f"c(t) = m/k of the forced answers (k = {k}) against t, tokens of the T = {cot_length} "
-        "token CoT"
+        f"c(t) = m/k of the forced answers (k = {k}) against t, tokens of the "
+        f"T = {view.cot_length} token CoT"
     )
-    return _curve_chart(
-        positions,
-        cot_length,
-        [(c, BLUE, False)],
-        imputed,
-        theta,
-        c0,
-        "c0",
-        [legend],
-        "c(t) chart",
-    )
+    return _curve_chart(view, [(c, BLUE, False)], view.c0, "c0", [legend], "c(t) chart")
 
 
-def selfcommit_curve_markdown(
-    positions: Sequence[int],
-    cot_length: int,
-    matches: Sequence[int],
-    k: int,
-    imputed: Sequence[bool] | None = None,
-    c0: float | None = None,
-    theta: float | None = None,
-) -> str:
-    """The c(t) chart (:func:`selfcommit_chart`), then its text (:func:`selfcommit_curve_text`)."""
-    return (
-        selfcommit_chart(positions, cot_length, matches, k, imputed, c0, theta)
-        + "\n\n"
-        + selfcommit_curve_text(positions, cot_length, matches, k, imputed, c0)
-    )
-
-
-def selfcommit_exact_text(
-    positions: Sequence[int],
-    cot_length: int,
-    c_exact: Sequence[float],
-    covered: Sequence[float],
-    sampled: Sequence[float] | None = None,
-    k: int | None = None,
-    imputed: Sequence[bool] | None = None,
-    c0_exact: float | None = None,
-    c0: float | None = None,
-) -> str:
+def selfcommit_exact_text(view: CurveView) -> str:
     """The exact curve as an aligned block (t, t/T, c_exact(t) to 3 decimals, the covered mass,
-    a bar; ``*`` imputed by the adaptive schedule) and a sparkline line; with the sampled curve
-    (``sampled``, a run of both) its c(t) and c_exact - c beside each row; c0_exact (and c0)
-    on a line of their own."""
+    a bar; ``*`` imputed by the adaptive schedule) and a sparkline line; with a sampled curve
+    too (a run of both) its c(t) and c_exact - c beside each row; c0_exact (and c0) on a line
+    of their own."""
+    exact = _exact_of(view)
+    sampled = view.sampled()
     header = ["c_exact(t)", "covered"]
-    cells = [[fmt_number(v), fmt_number(cov)] for v, cov in zip(c_exact, covered, strict=True)]
+    cells = [
+        [fmt_number(v), fmt_number(cov)] for v, cov in zip(exact.c, exact.covered, strict=True)
+    ]
     if sampled is not None:
         header += ["c(t)", "exact − c"]
-        for row, v, s in zip(cells, c_exact, sampled, strict=True):
+        for row, v, s in zip(cells, exact.c, sampled, strict=True):
             row += [fmt_number(s), f"{v - s:+.3f}"]
-    lines = _curve_block(positions, cot_length, header, cells, c_exact, imputed)
-    lines.append(_sparkline_line("c_exact(t)", c_exact, positions, cot_length))
+    lines = _curve_block(view.positions, view.cot_length, header, cells, exact.c, view.imputed)
+    lines.append(_sparkline_line("c_exact(t)", exact.c, view.positions, view.cot_length))
     if sampled is not None:
-        lines.append(f"c(t)       {sparkline(list(sampled))} sampled, k = {k}")
-    if c0_exact is not None:
-        zero = f"c0_exact (t = 0, not part of the curve) = {fmt_number(c0_exact)}"
-        lines.append(zero + (f"; sampled c0 = {fmt_number(c0)}" if c0 is not None else ""))
+        lines.append(f"c(t)       {sparkline(sampled)} sampled, k = {view.k}")
+    if exact.c0 is not None:
+        zero = f"c0_exact (t = 0, not part of the curve) = {fmt_number(exact.c0)}"
+        lines.append(
+            zero + (f"; sampled c0 = {fmt_number(view.c0)}" if view.c0 is not None else "")
+        )
     return "\n\n".join(lines)
 
 
-def selfcommit_exact_chart(
-    positions: Sequence[int],
-    cot_length: int,
-    c_exact: Sequence[float],
-    temperature: float,
-    sampled: Sequence[float] | None = None,
-    k: int | None = None,
-    imputed: Sequence[bool] | None = None,
-    c0_exact: float | None = None,
-    theta: float | None = None,
-) -> str:
+def selfcommit_exact_chart(view: CurveView) -> str:
     """c_exact(t) against t as a Markdown PNG chart and a caption: the exact curve (blue, a
     ring where the adaptive schedule imputed it), with the sampled c(t) = m/k beside it
-    (``sampled``, orange, dashed) in a run of both, a dashed guide at ``theta`` and c0_exact as
-    a grey point at t = 0."""
-    curves = [(c_exact, BLUE, False)]
+    (orange, dashed) in a run of both, a dashed guide at theta and c0_exact as a grey point at
+    t = 0."""
+    exact = _exact_of(view)
+    sampled = view.sampled()
+    curves: list[tuple[Sequence[float], int, bool]] = [(exact.c, BLUE, False)]
     legend = [
         "blue: c_exact(t), the probability that the forced answer parses to a_final "
-        f"(teacher forcing at temperature {temperature:g}), against t, tokens of the "
-        f"T = {cot_length} token CoT"
+        f"(teacher forcing at temperature {exact.temperature:g}), against t, tokens of the "
+        f"T = {view.cot_length} token CoT"
     ]
     if sampled is not None:
         curves.append((sampled, ORANGE, True))
-        legend.append(f"orange, dashed: the sampled c(t) = m/k (k = {k})")
-    return _curve_chart(
-        positions,
-        cot_length,
-        curves,
-        imputed,
-        theta,
-        c0_exact,
-        "c0_exact",
-        legend,
-        "c_exact(t) chart",
-    )
+        legend.append(f"orange, dashed: the sampled c(t) = m/k (k = {view.k})")
+    return _curve_chart(view, curves, exact.c0, "c0_exact", legend, "c_exact(t) chart")
 
 
-def selfcommit_exact_markdown(
-    positions: Sequence[int],
-    cot_length: int,
-    c_exact: Sequence[float],
-    covered: Sequence[float],
-    temperature: float,
-    sampled: Sequence[float] | None = None,
-    k: int | None = None,
-    imputed: Sequence[bool] | None = None,
-    c0_exact: float | None = None,
-    c0: float | None = None,
-    theta: float | None = None,
-) -> str:
-    """The exact curve's chart (:func:`selfcommit_exact_chart`), then its text
-    (:func:`selfcommit_exact_text`)."""
-    return (
-        selfcommit_exact_chart(
-            positions, cot_length, c_exact, temperature, sampled, k, imputed, c0_exact, theta
-        )
-        + "\n\n"
-        + selfcommit_exact_text(
-            positions, cot_length, c_exact, covered, sampled, k, imputed, c0_exact, c0
-        )
-    )
+def selfcommit_curve_markdown(view: CurveView) -> str:
+    """The chart, then the text, of the exact curve when ``view`` holds one
+    (:func:`selfcommit_exact_chart`, :func:`selfcommit_exact_text`), else of the sampled c(t)
+    (:func:`selfcommit_chart`, :func:`selfcommit_curve_text`). Markdown tables run their cells
+    together in the log viewer, so the text is an aligned pre-formatted block."""
+    if view.exact is not None:
+        return selfcommit_exact_chart(view) + "\n\n" + selfcommit_exact_text(view)
+    return selfcommit_chart(view) + "\n\n" + selfcommit_curve_text(view)
 
 
 SELFCOMMIT_LABELS = {"c_t": "c(t) plot", "uncommitted": "uncommit.", "lowcommit": "low c(t)"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from cotaudit.display.chart import line_chart, markdown_image
 from cotaudit.display.sample_table import SampleTable
@@ -71,65 +72,59 @@ def _pf_chart(
     return f"{markdown_image(png, alt)}\n\n{caption}"
 
 
-def trace_curve_text(
-    fractions: Sequence[float],
-    positions: Sequence[int],
-    probes: dict[str, dict[str, Sequence]],
-    k: int,
-    pass_threshold: float,
-) -> str:
+@dataclass(frozen=True)
+class SampledCurves:
+    """One explanation's sampled p(f) curves as its explanation draws them: the checkpoint
+    ``fractions`` f of the explanation's tokens; the token ``positions`` t of the checkpoints,
+    the 0% probe first; ``probes[name]`` per probe context, its ``matches`` (out of ``k``
+    forced answers) and ``parsed`` answers per checkpoint, the 0% probe first; and the
+    ``pass_threshold`` p(f) passes at."""
+
+    fractions: Sequence[float]
+    positions: Sequence[int]
+    probes: Mapping[str, Mapping[str, Sequence]]
+    k: int
+    pass_threshold: float
+
+
+def trace_curve_text(curves: SampledCurves) -> str:
     """The p(f) curves as one aligned block: a row per checkpoint (the 0% probe, then each
     fraction f), per probe context p(f) = matches/k exactly and its forced answers (``✓`` when
     p(f) >= the pass threshold); then one sparkline line per context over the fractions f
-    (the 0% probe is not part of the curve). ``probes[name]`` holds ``matches`` and ``parsed``
-    per checkpoint; ``positions`` has the 0% probe first."""
+    (the 0% probe is not part of the curve)."""
+    probes, k = curves.probes, curves.k
     names = list(probes)
     header = ["f", "t"]
     for n in names:
         header += [f"p({n})", f"answers ({n})"] if len(names) > 1 else ["p", "answers"]
-    rows = _checkpoint_cells(fractions, positions)
+    rows = _checkpoint_cells(curves.fractions, curves.positions)
     for i, row in enumerate(rows):
         for n in names:
             p = ratio(probes[n]["matches"][i], k)
-            mark = "✓" if p >= pass_threshold else "✗"
+            mark = "✓" if p >= curves.pass_threshold else "✗"
             row += [fmt_number(p), f"{mark} {answers_text(probes[n]['parsed'][i])}"]
     right = [True, True] + [True, False] * len(names)
     lines = [aligned_block(header, rows, right=right)]
     for n in names:
         curve = [ratio(m, k) for m in probes[n]["matches"][1:]]
         label = f"p(f) {n}" if len(names) > 1 else "p(f)"
-        lines.append(f"{label} {sparkline(curve)} {_fraction_span(fractions)}")
+        lines.append(f"{label} {sparkline(curve)} {_fraction_span(curves.fractions)}")
     return "\n\n".join(lines)
 
 
-def trace_chart(
-    fractions: Sequence[float],
-    probes: Mapping[str, Mapping[str, Sequence]],
-    k: int,
-    pass_threshold: float,
-) -> str:
+def trace_chart(curves: SampledCurves) -> str:
     """p(f) = matches/k against f (% of the explanation's tokens) as a Markdown PNG chart and a
     caption line (:func:`_pf_chart`): a line per probe context over the fractions, each
-    context's 0% probe as a point at f = 0, a dashed guide at the pass threshold.
-    ``probes[name]["matches"]`` has the 0% probe first."""
-    curves = {n: [ratio(m, k) for m in p["matches"]] for n, p in probes.items()}
+    context's 0% probe as a point at f = 0, a dashed guide at the pass threshold."""
+    k = curves.k
+    values = {n: [ratio(m, k) for m in p["matches"]] for n, p in curves.probes.items()}
     head = f"p(f) = matches/k (k = {k}) against f, % of the explanation's tokens"
-    return _pf_chart(fractions, curves, pass_threshold, head, "p(f) chart")
+    return _pf_chart(curves.fractions, values, curves.pass_threshold, head, "p(f) chart")
 
 
-def trace_curve_markdown(
-    fractions: Sequence[float],
-    positions: Sequence[int],
-    probes: dict[str, dict[str, Sequence]],
-    k: int,
-    pass_threshold: float,
-) -> str:
+def trace_curve_markdown(curves: SampledCurves) -> str:
     """The p(f) chart (:func:`trace_chart`), then its text (:func:`trace_curve_text`)."""
-    return (
-        trace_chart(fractions, probes, k, pass_threshold)
-        + "\n\n"
-        + trace_curve_text(fractions, positions, probes, k, pass_threshold)
-    )
+    return trace_chart(curves) + "\n\n" + trace_curve_text(curves)
 
 
 def exact_chart(
