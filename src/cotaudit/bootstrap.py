@@ -23,7 +23,7 @@ first appearance. Optionally each unit belongs to a stratum (a label constant wi
 - **Percentile interval** (:func:`percentile_interval`): the ``(1 - c)/2`` and ``(1 + c)/2``
   quantiles (numpy's default linear interpolation) of the valid replicates, ``c`` the
   confidence (default 0.95).
-- **Paired difference** (:func:`paired_bootstrap_ci`): two runs ``a`` and ``b`` measured on
+- **Paired difference** (:func:`paired_difference`): two runs ``a`` and ``b`` measured on
   units with the same labels (e.g. two models on the same problems). On the ``m`` units present
   in both, ``D = T_a(shared rows of a) - T_b(shared rows of b)``; each resample draws ``m``
   shared units once and applies the *same* draw to both runs, so what the units have in common
@@ -217,43 +217,6 @@ def bootstrap_ci(
     estimate = float(statistic(np.arange(sampler.n_rows, dtype=np.intp)))
     return _interval(
         estimate, sampler.replicates(statistic, n_boot, seed), sampler.n_units, n_boot, confidence
-    )
-
-
-@dataclass(frozen=True)
-class PairedInterval:
-    """Two runs' intervals and their paired difference ``a - b`` over the shared units."""
-
-    a: Interval
-    b: Interval
-    diff: Interval
-    """``estimate = T_a(shared) - T_b(shared)``; ``n_units`` = the number of shared units."""
-
-
-def paired_bootstrap_ci(
-    statistic_a: Statistic,
-    units_a: Sequence[Hashable],
-    statistic_b: Statistic,
-    units_b: Sequence[Hashable],
-    *,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> PairedInterval:
-    """Each run's interval over its own units, and the paired difference over the shared ones
-    (:func:`paired_difference`)."""
-    return PairedInterval(
-        bootstrap_ci(statistic_a, units_a, n_boot=n_boot, confidence=confidence, seed=seed),
-        bootstrap_ci(statistic_b, units_b, n_boot=n_boot, confidence=confidence, seed=seed),
-        paired_difference(
-            statistic_a,
-            units_a,
-            statistic_b,
-            units_b,
-            n_boot=n_boot,
-            confidence=confidence,
-            seed=seed,
-        ),
     )
 
 
