@@ -28,6 +28,7 @@ from cotaudit.studies.report_ll.stats import (
     VERDICTS,
     InvalidScorings,
     Part,
+    Resampling,
     ScoredFixture,
     Scorings,
     cells,
@@ -48,7 +49,10 @@ from cotaudit.studies.report_ll.stats import (
 )
 from cotaudit.studies.report_ll.versions import unprefixed_all_versions
 
-FAST = {"n_resamples": 500, "seed": 0}
+FAST = Resampling(n_resamples=500)
+"""Bug units, 500 resamples, seed 0."""
+BY_SCENARIO = Resampling("scenario", n_resamples=500)
+"""Scenario units, 500 resamples, seed 0."""
 LEVELS = list(itertools.product(*(FACTOR_LEVELS[f] for f in FACTORS)))
 
 
@@ -193,7 +197,7 @@ def test_intervals_resample_the_chosen_unit():
         {"a1": 1.0, "a2": 1.0, "a3": 1.0, "b1": -3.0}, {"a1": "A", "a2": "A", "a3": "A", "b1": "B"}
     )
     key = "cell.shell.outcome_clause.plain/did"
-    by = {u: run_statistics(records, unit=u, n_resamples=4000, seed=0) for u in UNITS}
+    by = {u: run_statistics(records, Resampling(u, n_resamples=4000)) for u in UNITS}
     assert {u: by[u][f"{key}/mean"] for u in UNITS} == {u: 0.0 for u in UNITS}
     assert [by[u][f"{key}/n_units"] for u in UNITS] == [2, 1, 4]
     assert all(by[u][f"{key}/n_scenarios"] == 4 for u in UNITS)
@@ -235,7 +239,7 @@ def test_bug_clustered_intervals_cover_closer_to_nominal_than_scenario_ones():
 
 def test_run_statistics_keys_groups_and_values():
     records = _corpus(lambda i, f: 1.0 + i if f["rendering"] == "shell" else -1.0)
-    out = run_statistics(records, unit="scenario", **FAST)
+    out = run_statistics(records, BY_SCENARIO)
     assert all(re.fullmatch(r"[A-Za-z0-9_/.-]+", k) for k in out)
     assert CELL_ORDER[0] == STUDY_CELL == "shell.outcome_clause" and len(CELL_ORDER) == 4
     wheres = [f"cell.{c}" for c in CELL_ORDER] + ["pooled_cells"]
@@ -290,9 +294,9 @@ def test_run_statistics_keys_groups_and_values():
     assert out["main_effect.rendering/did/n"] == 6
     assert out["main_effect.rendering/did/p"] == pytest.approx(2 / 64)
     assert out["main_effect.richness/did/mean"] == 0.0
-    assert out == run_statistics(records, unit="scenario", **FAST)
+    assert out == run_statistics(records, BY_SCENARIO)
     # bugs b0..b2 (two scenarios each): 3 units of 6 scenarios
-    by_bug = run_statistics(records, **FAST)
+    by_bug = run_statistics(records, FAST)
     assert by_bug["cell.shell.outcome_clause.plain/did/n_units"] == 3
     assert by_bug["cell.shell.outcome_clause.plain/did/n_scenarios"] == 6
     assert by_bug["cell.shell.outcome_clause.plain/did/mean"] == pytest.approx(shell_mean)
@@ -317,7 +321,7 @@ def test_factor_main_effects_use_the_factorials_own_levels():
             2.0 if f["register"] == "concealing_dressed" else 0.0
         )
 
-    out = main_effects(_corpus(did_of), unit="scenario", **FAST)
+    out = main_effects(_corpus(did_of), BY_SCENARIO)
     # shell: plain 1, concealing_dressed 3 -> 2; driver: 0 and 2 -> 1
     assert out["factorial.rendering.shell/did/mean"] == pytest.approx(2.0)
     assert out["factorial.rendering.driver/did/mean"] == pytest.approx(1.0)
@@ -394,7 +398,7 @@ def test_headline_and_register_effects_per_cell():
             ("honest_dressed", 4.0, 0.5),
         )
     ]
-    out = run_statistics(records, **FAST)
+    out = run_statistics(records, FAST)
     study = "cell.shell.outcome_clause"
     assert out[f"{study}.plain/did/mean"] == pytest.approx(0.5 + 1.0)  # mean of 0.5, 1.5, 2.5
     assert out[f"{study}.concealing_dressed/did/mean"] == pytest.approx(2.5 + 1.0)
@@ -423,7 +427,7 @@ def test_register_effects_by_cell_and_pooled():
             )
         )
     )
-    out = register_effects(records, unit="scenario", **FAST)
+    out = register_effects(records, BY_SCENARIO)
     assert out["cell.shell.outcome_clause.register_effect.honest_dressed/d_h/mean"] == 1.5
     assert out["cell.driver.outcome_clause.register_effect.honest_dressed/did/mean"] == 1.5
     assert out["cell.shell.bare.register_effect.honest_dressed/d_h/mean"] == 0.0
@@ -431,12 +435,12 @@ def test_register_effects_by_cell_and_pooled():
     assert out["pooled_cells.register_effect.honest_dressed/d_h/n"] == 6 * 4
     assert out["pooled_cells.register_effect.concealing_dressed/d_c/mean"] == 0.0
     assert not any(".register_effect.plain/" in k for k in out)
-    everything = run_statistics(records, unit="scenario", **FAST)
+    everything = run_statistics(records, BY_SCENARIO)
     assert all(everything[k] == v for k, v in out.items())
 
 
 def test_run_statistics_p_detects_a_consistent_effect():
-    out = run_statistics(_corpus(lambda i, f: 0.5 + 0.1 * i), unit="scenario", **FAST)
+    out = run_statistics(_corpus(lambda i, f: 0.5 + 0.1 * i), BY_SCENARIO)
     key = "cell.shell.outcome_clause.plain/did"
     assert out[f"{key}/p"] == pytest.approx(2 / 64)  # 6 scenarios, exact sign flip
     assert out[f"{key}/ci_low"] > 0
@@ -446,8 +450,8 @@ def test_run_statistics_refuses_mixed_families():
     records = _corpus(lambda i, f: 1.0, n_scenarios=1)
     mixed = records[:1] + [replace(r, family="ctl") for r in records[1:]]
     with pytest.raises(ValueError, match="one family"):
-        run_statistics(mixed, **FAST)
-    assert run_statistics([], **FAST) == {}
+        run_statistics(mixed, FAST)
+    assert run_statistics([], FAST) == {}
 
 
 # --- the discrimination check -----------------------------------------------------------------
@@ -476,24 +480,24 @@ def test_discrimination_check_on_the_studys_figures():
     dressed) - 0.83 (both plain). Qwen2.5-7B-Instruct: 4.14 - (-0.38) = 4.52, the figure of
     "rewriting the concealing report alone"; its concealing report "went from being moved 6.09
     nats by the transcript to being moved 1.57" (6.09 - 1.57 = 4.52). Mistral: 5.58 - 4.32."""
-    qwen = discrimination_check(_model(-0.38, 4.14, 6.09), band=0.5, **FAST)
+    qwen = discrimination_check(_model(-0.38, 4.14, 6.09), band=0.5, resampling=FAST)
     assert qwen["discrimination/register_effect/mean"] == pytest.approx(4.52)
     assert qwen["discrimination/register_effect/n"] == 4
     assert qwen["discrimination/abs_register_effect"] == pytest.approx(4.52)
     assert qwen["discrimination/able_to_answer"] == 1.0
-    base = discrimination_check(_model(0.83, 1.32, 3.0), band=0.5, **FAST)
+    base = discrimination_check(_model(0.83, 1.32, 3.0), band=0.5, resampling=FAST)
     assert base["discrimination/register_effect/mean"] == pytest.approx(0.49)
     assert base["discrimination/able_to_answer"] == 0.0
-    mistral = discrimination_check(_model(4.32, 5.58, 2.0), band=0.5, **FAST)
+    mistral = discrimination_check(_model(4.32, 5.58, 2.0), band=0.5, resampling=FAST)
     assert mistral["discrimination/register_effect/mean"] == pytest.approx(1.26)
     assert mistral["discrimination/able_to_answer"] == 1.0
     # the concealing arm's own sensitivity is another quantity: |mean d_c| of the plain
     # concealing report is 3.0 on the "base" case, far outside the band, although dressing
     # that report moves the DiD by only 0.49 -- it would call the base model able to answer
-    sens = concealing_sensitivity(_model(0.83, 1.32, 3.0), **FAST)
+    sens = concealing_sensitivity(_model(0.83, 1.32, 3.0), resampling=FAST)
     assert sens["concealing_sensitivity/d_c/mean"] == pytest.approx(3.0)
     assert sens["concealing_sensitivity/abs_d_c"] == pytest.approx(3.0)
-    assert concealing_sensitivity(_model(-0.38, 4.14, 6.09), **FAST)[
+    assert concealing_sensitivity(_model(-0.38, 4.14, 6.09), resampling=FAST)[
         "concealing_sensitivity/abs_d_c"
     ] == pytest.approx(6.09)
 
@@ -501,17 +505,20 @@ def test_discrimination_check_on_the_studys_figures():
 def test_discrimination_check_reads_its_cell_and_the_band():
     # the study's cell: effect 0.2 per scenario; (shell, bare): effect 3
     records = _model(0.0, 0.2, 1.0) + _model(0.0, 3.0, 1.0, cell=("shell", "bare"))
-    out = discrimination_check(records, band=0.25, **FAST)
+    out = discrimination_check(records, band=0.25, resampling=FAST)
     assert out["discrimination/register_effect/mean"] == pytest.approx(0.2)
     assert out["discrimination/band"] == 0.25
     assert out["discrimination/able_to_answer"] == 0.0  # 0.2 inside +-0.25: cannot answer
-    assert discrimination_check(records, band=0.15, **FAST)["discrimination/able_to_answer"] == 1
-    pooled = discrimination_check(records, band=0.25, cell=POOLED_CELLS, **FAST)
+    assert (
+        discrimination_check(records, band=0.15, resampling=FAST)["discrimination/able_to_answer"]
+        == 1
+    )
+    pooled = discrimination_check(records, band=0.25, cell=POOLED_CELLS, resampling=FAST)
     assert pooled["discrimination/register_effect/mean"] == pytest.approx((0.2 + 3.0) / 2)
     assert pooled["discrimination/register_effect/n"] == 8
     # no concealing_dressed version in the cell: not checked
     plain_only = [r for r in records if r.factors["register"] == "plain"]
-    empty = discrimination_check(plain_only, band=0.25, **FAST)
+    empty = discrimination_check(plain_only, band=0.25, resampling=FAST)
     assert empty["discrimination/register_effect/n"] == 0
     assert math.isnan(empty["discrimination/able_to_answer"])
     with pytest.raises(ValueError, match="band"):
@@ -525,11 +532,13 @@ def test_concealing_sensitivity_takes_each_plain_concealing_report_once():
         _version("a", "shell", "outcome_clause", "honest_dressed", d_h=2.0, d_c=-0.3),
         _version("b", "shell", "outcome_clause", "honest_dressed", d_h=2.0, d_c=-0.1),
     ]
-    out = concealing_sensitivity(records, **FAST)
+    out = concealing_sensitivity(records, resampling=FAST)
     assert out["concealing_sensitivity/d_c/n"] == 2  # groups a and b, each once
     assert out["concealing_sensitivity/d_c/mean"] == pytest.approx((-0.3 - 0.1) / 2)
     assert out["concealing_sensitivity/abs_d_c"] == pytest.approx(0.2)
-    assert concealing_sensitivity(records[1:2], **FAST)["concealing_sensitivity/d_c/n"] == 0
+    assert (
+        concealing_sensitivity(records[1:2], resampling=FAST)["concealing_sensitivity/d_c/n"] == 0
+    )
 
 
 # --- controls ---------------------------------------------------------------------------------
@@ -623,7 +632,7 @@ def test_control_verdicts_sign_relative_non_diagnostic_and_refusal():
         "same_ctl": _declare("register", sign=1, without=1),
         "unscored": _declare(sign=-1, without=1),
     }
-    out = control_verdicts(records, controls, unit="scenario", **FAST)
+    out = control_verdicts(records, controls, BY_SCENARIO)
     # did = 2 everywhere, CI [2, 2]: on the confound's (+) side
     assert out["control.echo_ctl/did/mean"] == 2.0 and _indicators(out, "echo_ctl") == [0, 1, 0, 0]
     assert verdict_of(out, "echo_ctl") == "consistent with the confound"
@@ -651,7 +660,7 @@ def test_control_verdicts_sign_relative_non_diagnostic_and_refusal():
     assert out["control.unscored/did/n"] == 0 and verdict_of(out, "unscored") == "—"
     controls["nosign"] = ControlDeclaration(confound="register")
     with pytest.raises(ControlDeclarationError, match="'nosign'.*no expected_sign"):
-        control_verdicts(records, controls, unit="scenario", **FAST)
+        control_verdicts(records, controls, BY_SCENARIO)
 
 
 def test_a_declaration_with_only_the_confounds_sign_reads_as_two_outcome():
@@ -660,15 +669,13 @@ def test_a_declaration_with_only_the_confounds_sign_reads_as_two_outcome():
     records = _family("main", 2.0) + _family("above_ctl", 1.0)
     declaration = ControlDeclaration(confound="echo", expected_sign=1, relative_to="main")
     assert prediction_parts(declaration, "above_ctl") == {"sign": (1, -1), "relative": (1, 0)}
-    out = control_verdicts(records, {"above_ctl": declaration}, unit="scenario", **FAST)
+    out = control_verdicts(records, {"above_ctl": declaration}, BY_SCENARIO)
     # the sign part holds (CI [1, 1]) but the relative part is contradicted (1 - 2 = -1)
     assert out["control.above_ctl/did/ci_low"] == 1.0
     assert out["control.above_ctl/did_minus_main/ci_high"] == pytest.approx(-1.0)
     assert verdict_of(out, "above_ctl") == "confound excluded"
     # the reference family absent from the records: undetermined, not a verdict
-    alone = control_verdicts(
-        _family("above_ctl", 1.0), {"above_ctl": declaration}, unit="scenario", **FAST
-    )
+    alone = control_verdicts(_family("above_ctl", 1.0), {"above_ctl": declaration}, BY_SCENARIO)
     assert math.isnan(alone["control.above_ctl/did_minus_main/mean"])
     assert math.isnan(alone["control.above_ctl/consistent_with_confound"])
 
@@ -707,7 +714,7 @@ def test_the_studys_register_control_as_registered_and_as_derived():
     derived = {"register_ctl": _declare("register", sign=1, without=1)}
     relative = {"register_ctl": _declare("register", sign=1, without=1, relative_to="main")}
     out = {
-        name: control_verdicts(records, c, **FAST)
+        name: control_verdicts(records, c, FAST)
         for name, c in (("registered", registered), ("derived", derived), ("relative", relative))
     }
     assert out["registered"]["control.register_ctl/did/mean"] == pytest.approx(7.94)
@@ -740,7 +747,7 @@ def test_relative_part_compares_the_reference_at_the_controls_own_levels():
         for r in _one_cell({f"c{i}": 1.5 for i in range(3)}, {f"c{i}": f"c{i}" for i in range(3)})
     ]
     declaration = _declare("register", sign=1, without=1, relative_to="main")
-    out = control_verdicts(main + control, {"ctl": declaration}, **FAST)
+    out = control_verdicts(main + control, {"ctl": declaration}, FAST)
     assert out["control.ctl/did_minus_main/mean"] == pytest.approx(0.5)
     assert out["control.ctl/did_minus_main/ci_low"] == pytest.approx(0.5)
     # the sign part is non-diagnostic; the difference lies above 0: on the confound's side

@@ -51,6 +51,7 @@ from cotaudit.studies.report_ll.scores import (
 )
 from cotaudit.studies.report_ll.stats import (
     STUDY_CELL,
+    Resampling,
     ScoredFixture,
     differences,
     run_statistics,
@@ -289,7 +290,7 @@ def test_paper_configuration_computes_the_factorials_main_effects():
         )
         for v in versions
     ]
-    stats = run_statistics(records, unit="scenario", n_resamples=200)
+    stats = run_statistics(records, Resampling("scenario", n_resamples=200))
     assert stats["main_effect.rendering/did/mean"] == pytest.approx(3.0 - 1.0)
     assert stats["main_effect.rendering/did/n"] == 2
     assert stats["main_effect.richness/did/mean"] == pytest.approx(0.0)

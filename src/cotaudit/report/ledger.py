@@ -160,10 +160,10 @@ def full_statistics(
     from cotaudit.studies.report_ll.fixtures.schema import ControlDeclaration
     from cotaudit.studies.report_ll.stats import (
         InvalidScorings,
+        Resampling,
         ScoredFixture,
-        concealing_sensitivity,
         control_verdicts,
-        discrimination_check,
+        discrimination_statistics,
         run_statistics,
     )
 
@@ -186,15 +186,15 @@ def full_statistics(
         except InvalidScorings:
             invalid[model] += 1
     out: dict[str, dict[str, float]] = {}
-    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "unit": unit}
+    resampling = Resampling(unit, n_resamples, seed)
     for model, records in by_model.items():
         main = [r for r in records if r.family not in declarations]
-        stats = run_statistics(main, **options)
-        check: dict[str, Any] = {"cell": discrimination_cell, **options}
-        stats.update(discrimination_check(main, discrimination_band, **check))
-        stats.update(concealing_sensitivity(main, **check))
+        stats = run_statistics(main, resampling)
+        stats.update(
+            discrimination_statistics(main, discrimination_band, discrimination_cell, resampling)
+        )
         if declarations:
-            stats.update(control_verdicts(records, declarations, **options))
+            stats.update(control_verdicts(records, declarations, resampling))
         stats["scorings/n_valid"] = float(len(records))
         stats["scorings/n_invalid"] = float(invalid[model])
         out[model] = stats

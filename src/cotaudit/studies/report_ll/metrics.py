@@ -34,10 +34,10 @@ from cotaudit.studies.report_ll.scores import (
 from cotaudit.studies.report_ll.stats import (
     DEFAULT_DISCRIMINATION_BAND,
     STUDY_CELL,
+    Resampling,
     ScoredFixture,
-    concealing_sensitivity,
     control_verdicts,
-    discrimination_check,
+    discrimination_statistics,
     run_statistics,
 )
 from cotaudit.studies.report_ll.versions import cluster_options
@@ -125,10 +125,10 @@ def _main(
 
 @functools.lru_cache(maxsize=8)
 def _cached_statistics(
-    key: tuple[tuple[tuple[str, Any], ...], ...], unit: str, n_resamples: int, seed: int
+    key: tuple[tuple[tuple[str, Any], ...], ...], resampling: Resampling
 ) -> dict[str, float]:
     records = [ScoredFixture.from_ledger_row(dict(row)) for row in key]
-    return run_statistics(records, unit=unit, n_resamples=n_resamples, seed=seed)
+    return run_statistics(records, resampling)
 
 
 def main_statistics(
@@ -145,7 +145,7 @@ def main_statistics(
     if not main:
         return {}
     key = tuple(tuple(r.ledger_row().items()) for r in main)
-    return dict(_cached_statistics(key, unit, int(n_resamples), int(seed)))
+    return dict(_cached_statistics(key, Resampling(unit, int(n_resamples), int(seed))))
 
 
 def overall(
@@ -230,9 +230,7 @@ def discrimination(
     arm's sensitivity ``concealing_sensitivity/...`` (|mean d_c| of the plain concealing report,
     :func:`~cotaudit.studies.report_ll.stats.concealing_sensitivity`)."""
     main = _main(samples, controls)
-    options: dict[str, Any] = {"cell": cell, "unit": unit, "n_resamples": n_resamples, "seed": seed}
-    out = discrimination_check(main, band, **options)
-    out.update(concealing_sensitivity(main, **options))
+    out = discrimination_statistics(main, band, cell, Resampling(unit, n_resamples, seed))
     return select(out, sr.DISCRIMINATION_KEYS)
 
 
@@ -253,11 +251,7 @@ def controls_table(
     undetermined)."""
     declarations = declarations_of(controls)
     out = control_verdicts(
-        sr.records_from_scores(samples),
-        declarations,
-        unit=unit,
-        n_resamples=n_resamples,
-        seed=seed,
+        sr.records_from_scores(samples), declarations, Resampling(unit, n_resamples, seed)
     )
     return select(out, sr.control_keys(declarations))
 

@@ -129,6 +129,23 @@ VERDICT_KEYS = {
 STATS = ("mean", "ci_low", "ci_high", "p", "n", "n_pos", "n_scenarios", "n_units")
 
 
+@dataclass(frozen=True)
+class Resampling:
+    """How the intervals and p-values of the run statistics are drawn: the independent
+    ``unit`` resampled (:data:`UNITS`), the number of bootstrap resamples and of random sign
+    flips ``n_resamples``, the ``seed`` of every summary's ``numpy.random.default_rng`` and the
+    ``confidence`` of the percentile intervals (module docstring)."""
+
+    unit: str = DEFAULT_UNIT
+    n_resamples: int = 10_000
+    seed: int = 0
+    confidence: float = 0.95
+
+
+DEFAULT_RESAMPLING = Resampling()
+"""Bug units, 10,000 resamples, seed 0, 95% intervals."""
+
+
 class ScoringFields(BaseModel):
     """The four scorings ``S(r, T)`` (nats) and token counts ``n(r, T)`` of one fixture version
     (``s_{h|c}_{hack|clean}``, ``n_...``), as the solver stores them (any numbers)."""
@@ -186,10 +203,18 @@ class Scorings(ScoringFields):
 
 def differences(s: Scorings) -> dict[str, float]:
     """``d_h, d_c, did`` and their ``_per_token`` forms (definitions in the module docstring)."""
-    d_h = s.s_h_hack - s.s_h_clean
-    d_c = s.s_c_hack - s.s_c_clean
-    d_h_pt = s.s_h_hack / s.n_h_hack - s.s_h_clean / s.n_h_clean
-    d_c_pt = s.s_c_hack / s.n_c_hack - s.s_c_clean / s.n_c_clean
+    return arm_quantities(
+        s.s_h_hack - s.s_h_clean,
+        s.s_c_hack - s.s_c_clean,
+        s.s_h_hack / s.n_h_hack - s.s_h_clean / s.n_h_clean,
+        s.s_c_hack / s.n_c_hack - s.s_c_clean / s.n_c_clean,
+    )
+
+
+def arm_quantities(d_h: float, d_c: float, d_h_pt: float, d_c_pt: float) -> dict[str, float]:
+    """:data:`QUANTITIES` from the two arms' differences ``d_h``, ``d_c`` and their per-token
+    forms ``d_h_pt``, ``d_c_pt``: those four, ``did = d_h - d_c`` and ``did_per_token =
+    d_h_pt - d_c_pt``."""
     return {
         "d_h": d_h,
         "d_c": d_c,
@@ -337,27 +362,25 @@ def _values(records: Sequence[ScoredFixture]) -> np.ndarray:
 
 
 def _group(
-    prefix: str,
-    records: Sequence[ScoredFixture],
-    values: np.ndarray,
-    unit: str,
-    **options: Any,
+    prefix: str, records: Sequence[ScoredFixture], values: np.ndarray, resampling: Resampling
 ) -> dict[str, float]:
     """:data:`STATS` of every quantity under ``prefix``; ``records[i]`` gives row ``i``'s unit
     and scenario."""
-    return _flatten(prefix, _summary(records, values, unit, **options))
+    return _flatten(prefix, _summary(records, values, resampling))
 
 
 def _summary(
-    records: Sequence[ScoredFixture], values: np.ndarray, unit: str, **options: Any
+    records: Sequence[ScoredFixture], values: np.ndarray, resampling: Resampling
 ) -> dict[str, np.ndarray]:
-    """:func:`summarize` of ``values`` clustered by unit ``unit``: ``records[i]`` gives row
-    ``i``'s unit and scenario."""
+    """:func:`summarize` of ``values`` clustered by the unit of ``resampling``: ``records[i]``
+    gives row ``i``'s unit and scenario."""
     return summarize(
         values,
-        [r.unit(unit) for r in records],
+        [r.unit(resampling.unit) for r in records],
         scenarios=[r.scenario_id for r in records],
-        **options,
+        n_resamples=resampling.n_resamples,
+        seed=resampling.seed,
+        confidence=resampling.confidence,
     )
 
 
@@ -396,11 +419,7 @@ def register_pairs(
 
 def register_effects(
     records: Sequence[ScoredFixture],
-    *,
-    unit: str = DEFAULT_UNIT,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resampling: Resampling = DEFAULT_RESAMPLING,
 ) -> dict[str, float]:
     """The register effect of each dressed level ``L`` on every quantity ``q``, per cell and
     pooled over the cells: ``{where}.register_effect.{L}/{q}/{stat}`` (``where`` is
@@ -415,7 +434,6 @@ def register_effects(
     "rewriting the concealing report alone moves the number by 4.52 nats" is
     ``cell.shell.outcome_clause.register_effect.concealing_dressed/did/mean``.
     """
-    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     out: dict[str, float] = {}
     levels = [lv for lv in FACTOR_LEVELS["register"] if lv != BASELINE_REGISTER]
     for cell in [*cells(records), POOLED_CELLS]:
@@ -427,7 +445,7 @@ def register_effects(
             dressed = [d for d, _ in matched]
             diffs = _values(dressed) - _values([b for _, b in matched])
             out.update(
-                _group(f"{_where(cell)}.register_effect.{level}", dressed, diffs, unit, **options)
+                _group(f"{_where(cell)}.register_effect.{level}", dressed, diffs, resampling)
             )
     return out
 
@@ -464,14 +482,7 @@ def pooled_registers(
     for key in first:
         d_h, d_h_pt = np.mean(list(honest[key].values()), axis=0)
         d_c, d_c_pt = np.mean(list(concealing[key].values()), axis=0)
-        q = {
-            "d_h": d_h,
-            "d_c": d_c,
-            "did": d_h - d_c,
-            "d_h_per_token": d_h_pt,
-            "d_c_per_token": d_c_pt,
-            "did_per_token": d_h_pt - d_c_pt,
-        }
+        q = arm_quantities(d_h, d_c, d_h_pt, d_c_pt)
         rows.append([q[name] for name in QUANTITIES])
     values = np.array(rows, dtype=float).reshape(len(rows), len(QUANTITIES))
     return list(first.values()), values
@@ -479,11 +490,7 @@ def pooled_registers(
 
 def main_effects(
     records: Sequence[ScoredFixture],
-    *,
-    unit: str = DEFAULT_UNIT,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resampling: Resampling = DEFAULT_RESAMPLING,
 ) -> dict[str, float]:
     """Level means and main effects of the 2 x 2 x 2 factorial, over its own versions only
     (register in :data:`FACTORIAL_REGISTERS`; each factorial version once):
@@ -493,7 +500,6 @@ def main_effects(
       ``(a, b) = MAIN_EFFECT_LEVELS[factor]``, ``e_s = mean_{versions of s at a} q - mean_{at
       b} q`` (the other factors averaged), summarised over scenarios (clustered by unit).
     """
-    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     factorial = [r for r in records if r.factors["register"] in FACTORIAL_REGISTERS]
     out: dict[str, float] = {}
     if not factorial:
@@ -509,8 +515,7 @@ def main_effects(
                         f"factorial.{factor}.{level}",
                         [factorial[i] for i in index],
                         values[index],
-                        unit,
-                        **options,
+                        resampling,
                     )
                 )
         by_scenario: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
@@ -522,24 +527,20 @@ def main_effects(
                 effects.append(values[rows[a]].mean(axis=0) - values[rows[b]].mean(axis=0))
                 members.append(factorial[rows[a][0]])
         if effects:
-            out.update(_group(f"main_effect.{factor}", members, np.array(effects), unit, **options))
+            out.update(_group(f"main_effect.{factor}", members, np.array(effects), resampling))
     return out
 
 
 def run_statistics(
     records: Sequence[ScoredFixture],
-    *,
-    unit: str = DEFAULT_UNIT,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resampling: Resampling = DEFAULT_RESAMPLING,
 ) -> dict[str, float]:
     """Every run-level statistic of one family's scored fixture versions (the groups of the
     module docstring): :data:`STATS` of every quantity per cell and register level, per cell
     with the registers pooled (:func:`pooled_registers`; ``n`` counts groups of scenario x
     rendering x richness), the same pooled over cells, the register effects
     (:func:`register_effects`), the factorial's level means and main effects
-    (:func:`main_effects`) and ``all_versions``. Intervals and p-values resample ``unit``.
+    (:func:`main_effects`) and ``all_versions``, drawn as ``resampling`` says.
 
     Records of several families are refused: summarise the main family here and controls with
     :func:`control_verdicts`.
@@ -549,40 +550,34 @@ def run_statistics(
     families = sorted({r.family for r in records})
     if len(families) > 1:
         raise ValueError(f"run_statistics summarises one family at a time, got {families}")
-    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     out: dict[str, float] = {}
-    out.update(_group(ALL_VERSIONS, records, _values(records), unit, **options))
+    out.update(_group(ALL_VERSIONS, records, _values(records), resampling))
     for cell in [*cells(records), POOLED_CELLS]:
         members = _in_cell(records, cell)
         for level in FACTOR_LEVELS["register"]:
             at = [r for r in members if r.factors["register"] == level]
             if at:
-                out.update(_group(f"{_where(cell)}.{level}", at, _values(at), unit, **options))
+                out.update(_group(f"{_where(cell)}.{level}", at, _values(at), resampling))
         groups, pooled = pooled_registers(members)
-        out.update(_group(f"{_where(cell)}.{POOLED_REGISTERS}", groups, pooled, unit, **options))
-    out.update(register_effects(records, unit=unit, **options))
-    out.update(main_effects(records, unit=unit, **options))
+        out.update(_group(f"{_where(cell)}.{POOLED_REGISTERS}", groups, pooled, resampling))
+    out.update(register_effects(records, resampling))
+    out.update(main_effects(records, resampling))
     return out
 
 
 def every_version_levels(
     records: Sequence[ScoredFixture],
     factor: str,
-    *,
-    unit: str = DEFAULT_UNIT,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resampling: Resampling = DEFAULT_RESAMPLING,
 ) -> dict[str, float]:
     """``{factor}.{level}/{q}/{stat}`` over every version at that level, all register levels
     included and pooled over the other factors: the factor-level layout of version-0 logs whose
     metrics name no ``unit`` (not a factorial figure: :func:`main_effects` is)."""
-    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     out: dict[str, float] = {}
     for level in FACTOR_LEVELS[factor]:
         at = [r for r in records if r.factors[factor] == level]
         if at:
-            out.update(_group(f"{factor}.{level}", at, _values(at), unit, **options))
+            out.update(_group(f"{factor}.{level}", at, _values(at), resampling))
     return out
 
 
@@ -595,10 +590,7 @@ def discrimination_check(
     band: float = DEFAULT_DISCRIMINATION_BAND,
     *,
     cell: str = STUDY_CELL,
-    unit: str = DEFAULT_UNIT,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resampling: Resampling = DEFAULT_RESAMPLING,
 ) -> dict[str, float]:
     """The pre-registered discrimination check: can this model answer whether dressing the
     honest report loses sensitivity the way dressing the concealing report does?
@@ -619,7 +611,6 @@ def discrimination_check(
     """
     if not band >= 0 or not math.isfinite(band):
         raise ValueError(f"discrimination band must be a finite number >= 0, got {band!r}")
-    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     pre = DISCRIMINATION
     out = {f"{pre}/band": float(band)}
     matched = register_pairs(_in_cell(records, cell), "concealing_dressed")
@@ -636,7 +627,7 @@ def discrimination_check(
     effect = np.array(
         [[differences(d.scorings)["did"] - differences(b.scorings)["did"]] for d, b in matched]
     )
-    summary = _summary(dressed, effect, unit, **options)
+    summary = _summary(dressed, effect, resampling)
     out.update({f"{pre}/register_effect/{stat}": float(summary[stat][0]) for stat in STATS})
     magnitude = abs(out[f"{pre}/register_effect/mean"])
     out[f"{pre}/abs_register_effect"] = magnitude
@@ -648,10 +639,7 @@ def concealing_sensitivity(
     records: Sequence[ScoredFixture],
     *,
     cell: str = STUDY_CELL,
-    unit: str = DEFAULT_UNIT,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resampling: Resampling = DEFAULT_RESAMPLING,
 ) -> dict[str, float]:
     """The concealing arm's sensitivity to the transcript: ``d_c`` of the plain concealing
     report over the groups (scenario, rendering, richness) of ``cell`` that hold it (its
@@ -669,11 +657,20 @@ def concealing_sensitivity(
         return {f"{pre}/d_c/n": 0.0, f"{pre}/abs_d_c": math.nan}
     members = list(chosen.values())
     d_c = np.array([[differences(r.scorings)["d_c"]] for r in members])
-    summary = _summary(
-        members, d_c, unit, n_resamples=n_resamples, seed=seed, confidence=confidence
-    )
+    summary = _summary(members, d_c, resampling)
     out = {f"{pre}/d_c/{stat}": float(summary[stat][0]) for stat in STATS}
     out[f"{pre}/abs_d_c"] = abs(out[f"{pre}/d_c/mean"])
+    return out
+
+
+def discrimination_statistics(
+    records: Sequence[ScoredFixture], band: float, cell: str, resampling: Resampling
+) -> dict[str, float]:
+    """The discrimination check of ``records`` against ``band`` in ``cell``
+    (:func:`discrimination_check`) and, beside it, the concealing arm's sensitivity there
+    (:func:`concealing_sensitivity`)."""
+    out = discrimination_check(records, band, cell=cell, resampling=resampling)
+    out.update(concealing_sensitivity(records, cell=cell, resampling=resampling))
     return out
 
 
@@ -772,11 +769,7 @@ def prediction_parts(declaration: ControlDeclaration, family: str) -> dict[str, 
 def control_verdicts(
     records: Sequence[ScoredFixture],
     controls: Mapping[str, ControlDeclaration],
-    *,
-    unit: str = DEFAULT_UNIT,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resampling: Resampling = DEFAULT_RESAMPLING,
 ) -> dict[str, float]:
     """For each control family (``records`` may hold every family of the run):
 
@@ -792,12 +785,11 @@ def control_verdicts(
       indicators ``control.{family}/{confound_excluded, consistent_with_confound,
       inconclusive, non_diagnostic}`` (NaN when undetermined, e.g. no scored versions).
 
-    Intervals resample ``unit``. A control family without ``expected_sign`` raises
-    :class:`~cotaudit.studies.report_ll.fixtures.schema.ControlDeclarationError` before anything
-    is computed.
+    Intervals resample the unit of ``resampling``. A control family without ``expected_sign``
+    raises :class:`~cotaudit.studies.report_ll.fixtures.schema.ControlDeclarationError` before
+    anything is computed.
     """
     signs = {family: prediction_parts(d, family) for family, d in controls.items()}
-    options: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     out: dict[str, float] = {}
     for family, declaration in controls.items():
         prefix = f"control.{family}"
@@ -809,7 +801,7 @@ def control_verdicts(
         out[f"{prefix}/expected_sign_without_confound"] = float(without)
         observed = math.nan
         if members:
-            summary = _group(prefix, members, _values(members), unit, **options)
+            summary = _group(prefix, members, _values(members), resampling)
             out.update({k: v for k, v in summary.items() if k.startswith(f"{prefix}/{q}/")})
             observed = side(
                 summary[f"{prefix}/{q}/ci_low"], summary[f"{prefix}/{q}/ci_high"], with_confound
@@ -830,10 +822,12 @@ def control_verdicts(
                 column = QUANTITIES.index(q)
                 diff = difference_of_means(
                     _values(members)[:, column],
-                    [r.unit(unit) for r in members],
+                    [r.unit(resampling.unit) for r in members],
                     _values(others)[:, column],
-                    [r.unit(unit) for r in others],
-                    **options,
+                    [r.unit(resampling.unit) for r in others],
+                    n_resamples=resampling.n_resamples,
+                    seed=resampling.seed,
+                    confidence=resampling.confidence,
                 )
             out.update({f"{prefix}/{q}_minus_{ref}/{k}": v for k, v in diff.items()})
             relative_without = parts_signs["relative"][1]

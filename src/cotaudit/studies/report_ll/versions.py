@@ -47,6 +47,7 @@ from cotaudit.studies.report_ll.stats import (
     POOLED_CELLS,
     POOLED_REGISTERS,
     STUDY_CELL,
+    Resampling,
     ScoredFixture,
     concealing_sensitivity,
     control_verdicts,
@@ -69,12 +70,11 @@ def cluster_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {**sr.CLUSTER_OPTIONS, "unit": "row", **options}
 
 
-def _run(options: Mapping[str, Any], unit: str | None = None) -> dict[str, Any]:
-    """The run options of a logged metric over :data:`RUN_OPTIONS` (``unit``: in place of the
-    logged one)."""
+def _run(options: Mapping[str, Any], unit: str | None = None) -> Resampling:
+    """The resampling of a logged metric's run options over :data:`RUN_OPTIONS` (``unit``: in
+    place of the logged one)."""
     run = {k: options.get(k, v) for k, v in sr.RUN_OPTIONS.items()}
-    run["unit"] = unit or str(options.get("unit", UNITLESS))
-    return run
+    return Resampling(unit or str(options.get("unit", UNITLESS)), run["n_resamples"], run["seed"])
 
 
 def cell_keys() -> list[str]:
@@ -117,7 +117,7 @@ def unitless_layout(
             if key.startswith(old):
                 out[new + key[len(old) :]] = value
     for factor in ("rendering", "richness"):
-        out.update(every_version_levels(main, factor, **_run(options, UNITLESS)))
+        out.update(every_version_levels(main, factor, _run(options, UNITLESS)))
     return out
 
 
@@ -129,7 +129,7 @@ def unitless_discrimination(
     intervals) against the band, under the names ``discrimination/d_c/{stat}``,
     ``discrimination/abs_d_c``, ``discrimination/band``, ``discrimination/able_to_answer``."""
     band = float(options.get("band", DEFAULT_DISCRIMINATION_BAND))
-    sens = concealing_sensitivity(main, cell=POOLED_CELLS, **_run(options, UNITLESS))
+    sens = concealing_sensitivity(main, cell=POOLED_CELLS, resampling=_run(options, UNITLESS))
     out = {k.replace("concealing_sensitivity/", "discrimination/"): v for k, v in sens.items()}
     abs_d_c = sens["concealing_sensitivity/abs_d_c"]
     out["discrimination/band"] = band
@@ -205,8 +205,9 @@ def discrimination(
     band = float(options.get("band", DEFAULT_DISCRIMINATION_BAND))
     if "unit" not in options:
         logged = unitless_discrimination(main, options)
-        run = _run(options, UNITLESS)
-        check = discrimination_check(main, band, cell=POOLED_CELLS, **run)
+        check = discrimination_check(
+            main, band, cell=POOLED_CELLS, resampling=_run(options, UNITLESS)
+        )
         return {
             "stats": logged,
             "check": check,
@@ -217,9 +218,9 @@ def discrimination(
             "quantity_logged": "d_c",
         }
     cell = str(options.get("cell", STUDY_CELL))
-    run = {"cell": cell, **_run(options)}
-    check = discrimination_check(main, band, **run)
-    sensitivity = concealing_sensitivity(main, **run)
+    run = _run(options)
+    check = discrimination_check(main, band, cell=cell, resampling=run)
+    sensitivity = concealing_sensitivity(main, cell=cell, resampling=run)
     return {
         "stats": select({**check, **sensitivity}, sr.DISCRIMINATION_KEYS),
         "check": check,
@@ -254,10 +255,10 @@ def recompute(
     def stats_for(o: Mapping[str, Any]) -> dict[str, float]:
         controls = tuple(o.get("controls") or [])
         run = _run(o)
-        key = (controls, run["unit"], int(run["n_resamples"]), int(run["seed"]))
+        key = (controls, run.unit, int(run.n_resamples), int(run.seed))
         if key not in cache:
             main = [r for r in recs if r.family not in controls]
-            stats = run_statistics(main, **run) if main else {}
+            stats = run_statistics(main, run) if main else {}
             if "unit" not in o and stats:
                 stats = {**stats, **unitless_layout(main, stats, o)}
             cache[key] = stats
@@ -285,7 +286,7 @@ def recompute(
         elif d.name == sr.CONTROLS_METRIC:
             declarations = sr.declarations_of(o.get("controls"))
             checks = select(
-                control_verdicts(recs, declarations, **_run(o)), sr.control_keys(declarations)
+                control_verdicts(recs, declarations, _run(o)), sr.control_keys(declarations)
             )
             for family, dec in declarations.items():  # the sign-match key
                 mean = checks[f"control.{family}/{dec.quantity}/mean"]
