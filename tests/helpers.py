@@ -3,7 +3,9 @@ have succeeded; an Inspect command killed once two samples are in its log; a met
 recorded while it runs; the honest/hinted pairs the probe tests
 build their tasks from (capital questions, Janet's ducks); the AUROC counted by hand; a
 trace_tutor record from its pass vectors; the task arguments several tests' runs share; the
-options of a one-feature contrastive cluster F1."""
+options of a one-feature contrastive cluster F1; a study's small paper run checked for its
+recorded overrides; a one-turn chat for engine requests; the MLX engine of a shipped model and
+a call on its worker thread."""
 
 from __future__ import annotations
 
@@ -225,3 +227,30 @@ def one_feature_contrast(feature: str, positive: str, negative: str, **more: Any
         directions={feature: 1},
         **more,
     )
+
+
+def mlx_engine_of(name: str) -> Any:
+    """The in-process MLX engine (``MLXEngine``) of the shipped model ``name`` ("tiny",
+    "default"), loaded once per process by the ``mlx/`` provider, OpenBLAS left as configured."""
+    from cotaudit.providers.hf_probe import resolve_model_path
+    from cotaudit.providers.mlx_provider import _load_engine
+
+    return _load_engine(resolve_model_path(name), None)
+
+
+def on_mlx_worker(engine: Any, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, a synchronous method of the MLX engine ``engine``, run on the engine's MLX
+    worker thread: its result."""
+    return engine._scheduler.submit(fn, *args).result()
+
+
+def assert_paper_overrides_recorded(
+    task_fn: Callable[..., Task], overrides: dict[str, Any], n_samples: int
+) -> None:
+    """``task_fn(paper=True, **overrides)`` (a study's task function) has ``n_samples`` samples
+    and records exactly ``overrides`` as its paper configuration's overrides; a run without
+    ``paper`` records no paper configuration."""
+    small = task_fn(paper=True, **overrides)
+    assert len(small.dataset) == n_samples
+    assert small.metadata["paper_configuration"]["overrides"] == overrides
+    assert "paper_configuration" not in task_fn(problems=1).metadata

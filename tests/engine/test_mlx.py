@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import mlx_engine_of, on_mlx_worker
 
 from cotaudit.engine.openblas import openblas_status, openblas_wanted, preload_openblas
 
@@ -48,15 +49,7 @@ COT_TEXT = (
 
 @pytest.fixture(scope="module")
 def mlx_engine() -> MLXEngine:
-    from cotaudit.providers.hf_probe import resolve_model_path
-    from cotaudit.providers.mlx_provider import _load_engine
-
-    return _load_engine(resolve_model_path("tiny"), None)
-
-
-def _sync(engine: MLXEngine, fn, *args):
-    """Run a synchronous engine method on the engine's MLX worker thread."""
-    return engine._scheduler.submit(fn, *args).result()
+    return mlx_engine_of("tiny")
 
 
 def _request(
@@ -85,7 +78,7 @@ def test_cached_sweep_equals_naive_reprefill(mlx_engine):
     for tag in (SELFCOMMIT_FORCED_ANSWER_TAG, " so", ""):
         req = _request(mlx_engine, tag=tag)
         cached = asyncio.run(mlx_engine.continue_prefixes(req))
-        naive = _sync(mlx_engine, mlx_engine.naive_continue_prefixes_sync, req)
+        naive = on_mlx_worker(mlx_engine, mlx_engine.naive_continue_prefixes_sync, req)
         assert len(cached) == len(req.positions)
         assert all(len(row) == req.k for row in cached)
         assert cached == naive
@@ -121,7 +114,7 @@ def test_forked_cache_logits_equal_fresh_prefill(mlx_engine):
 
 def test_non_kvcache_fallback_matches_cached_path(mlx_engine):
     # A model whose caches cannot be copied and trimmed re-prefills each prefix instead.
-    fallback = _sync(
+    fallback = on_mlx_worker(
         mlx_engine, MLXEngine, mlx_engine.model, mlx_engine.tokenizer, mlx_engine._scheduler
     )
     fallback.forkable = False
@@ -226,10 +219,7 @@ def test_rope_parameters_of_transformers_5_configs_reach_mlx():
 def test_default_model_same_greedy_cot_and_loglikelihood_on_hf_and_mlx(default_engine):
     """SmolLM2-135M (rope_theta 1e5 under transformers 5's rope_parameters): same greedy CoT,
     log-likelihoods within 1e-3 nats per token (measured 2.4e-4) and 1e-2 per sum."""
-    from cotaudit.providers.hf_probe import resolve_model_path
-    from cotaudit.providers.mlx_provider import _load_engine
-
-    mlx_default = _load_engine(resolve_model_path("default"), None)
+    mlx_default = mlx_engine_of("default")
     assert mlx_default.model.args.rope_theta == 100000.0
     a = asyncio.run(default_engine.generate(MESSAGES, max_tokens=24))
     b = asyncio.run(mlx_default.generate(MESSAGES, max_tokens=24))
@@ -257,7 +247,8 @@ def _mlx_alone_and_batched(engine, cot_tokens, monkeypatch, questions=QUESTIONS,
     of every batched step."""
     messages = [selfcommit_messages(q, "honest", 0) for q in questions]
     greedy = [
-        _sync(engine, engine.generate_sync, m, cot_tokens, 0.0, 0)[0].token_ids for m in messages
+        on_mlx_worker(engine, engine.generate_sync, m, cot_tokens, 0.0, 0)[0].token_ids
+        for m in messages
     ]
     cots = [engine.tokenize(COT_TEXT)] + greedy[1:]
     requests = [
@@ -275,9 +266,12 @@ def _mlx_alone_and_batched(engine, cot_tokens, monkeypatch, questions=QUESTIONS,
     ]
     alone = (
         greedy,
-        [_sync(engine, engine.continue_prefixes_sync, r) for r in requests],
+        [on_mlx_worker(engine, engine.continue_prefixes_sync, r) for r in requests],
         [
-            [g.token_ids for g in _sync(engine, engine.generate_sync, m, cot_tokens, 1.0, 5, 2)]
+            [
+                g.token_ids
+                for g in on_mlx_worker(engine, engine.generate_sync, m, cot_tokens, 1.0, 5, 2)
+            ]
             for m in messages
         ],
     )
@@ -361,8 +355,8 @@ def test_grouped_jobs_attention_equals_mlx_lm_attention_per_job(mlx_engine):
         finally:
             stepper.grouped_attention = engine_default
 
-    grouped = _sync(e, steps, True)
-    per_job = _sync(e, steps, False)
+    grouped = on_mlx_worker(e, steps, True)
+    per_job = on_mlx_worker(e, steps, False)
     for a, b in zip(grouped, per_job, strict=True):
         assert a.shape == (7, e.model.args.vocab_size)
         if e.rows_independent:
@@ -373,10 +367,7 @@ def test_grouped_jobs_attention_equals_mlx_lm_attention_per_job(mlx_engine):
 
 @pytest.mark.model
 def test_mlx_batched_equals_alone_default_model(monkeypatch):
-    from cotaudit.providers.hf_probe import resolve_model_path
-    from cotaudit.providers.mlx_provider import _load_engine
-
-    engine = _load_engine(resolve_model_path("default"), None)
+    engine = mlx_engine_of("default")
     # two samples, short CoTs, prefixes every 16 tokens: a decode step of the default model on
     # MLX's bundled CPU BLAS is slow
     alone, batched, steps = _mlx_alone_and_batched(engine, 12, monkeypatch, QUESTIONS[:2], 16)

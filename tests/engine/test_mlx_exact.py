@@ -13,6 +13,8 @@ import asyncio
 import math
 
 import pytest
+from helpers import TOM_APPLES_CHAT as MESSAGES
+from helpers import mlx_engine_of, on_mlx_worker
 
 pytest.importorskip("mlx.core")
 pytest.importorskip("mlx_lm")
@@ -26,21 +28,12 @@ from cotaudit.studies.selfcommit.prompts import selfcommit_messages
 NAIVE_TOL = 1e-4
 HF_TOL = 1e-3
 TEMPERATURES = (1.0, 0.6)
-MESSAGES = [{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples?"}]
 COT_TEXT = "Tom has 3 + 4 = 7 apples. The final answer is 7."
 
 
 @pytest.fixture(scope="module")
 def mlx_tiny() -> MLXEngine:
-    from cotaudit.providers.hf_probe import resolve_model_path
-    from cotaudit.providers.mlx_provider import _load_engine
-
-    return _load_engine(resolve_model_path("tiny"), None)
-
-
-def _sync(engine: MLXEngine, fn, *args):
-    """Run a synchronous engine method on the engine's MLX worker thread."""
-    return engine._scheduler.submit(fn, *args).result()
+    return mlx_engine_of("tiny")
 
 
 def _tree_request(
@@ -101,7 +94,7 @@ def _expected(request: AnswerScoreRequest, logits: dict[int, list[float]]):
 @pytest.fixture(scope="module")
 def tiny_naive(mlx_tiny):
     request = _tree_request(mlx_tiny, 1.0)
-    return _sync(mlx_tiny, _naive_logits, mlx_tiny, request)
+    return on_mlx_worker(mlx_tiny, _naive_logits, mlx_tiny, request)
 
 
 def test_tree_scores_equal_full_forward_per_path(mlx_tiny, tiny_naive):
@@ -131,7 +124,7 @@ def test_fallback_without_tree_attention_equals_full_forward(mlx_tiny, tiny_naiv
     """Models that do not batch re-prefill each path: same values (at the CoT's end)."""
     monkeypatch.setattr(mlx_tiny._stepper, "batchable", False)
     request = _tree_request(mlx_tiny, TEMPERATURES[1], [len(mlx_tiny.tokenize(COT_TEXT))])
-    (got,) = _sync(mlx_tiny, mlx_tiny.score_answers_sync, request)
+    (got,) = on_mlx_worker(mlx_tiny, mlx_tiny.score_answers_sync, request)
     nodes, masses = _expected(request, tiny_naive[-1])
     assert got.node_logprobs == pytest.approx(nodes, abs=NAIVE_TOL)
     assert got.read_masses == pytest.approx(masses, abs=NAIVE_TOL)
@@ -140,11 +133,11 @@ def test_fallback_without_tree_attention_equals_full_forward(mlx_tiny, tiny_naiv
 def test_no_positions_and_empty_tree(mlx_tiny):
     cot = mlx_tiny.tokenize(COT_TEXT)
     none = AnswerScoreRequest(MESSAGES, cot, [], TAG, AnswerTree(), (), ())
-    assert _sync(mlx_tiny, mlx_tiny.score_answers_sync, none) == []
+    assert on_mlx_worker(mlx_tiny, mlx_tiny.score_answers_sync, none) == []
     # no tree nodes: only the tag's next-token mass; the whole vocabulary has mass 1
     everything = frozenset(range(mlx_tiny.model.args.vocab_size))
     root = AnswerScoreRequest(MESSAGES, cot, [2], TAG, AnswerTree(), (everything,), ((-1, 0),))
-    (only,) = _sync(mlx_tiny, mlx_tiny.score_answers_sync, root)
+    (only,) = on_mlx_worker(mlx_tiny, mlx_tiny.score_answers_sync, root)
     assert only.node_logprobs == [] and only.read_masses == pytest.approx([1.0], abs=1e-5)
 
 
@@ -152,10 +145,7 @@ def test_no_positions_and_empty_tree(mlx_tiny):
 def test_default_model_exact_point_agrees_with_hf(default_engine):
     """SmolLM2-135M's own greedy CoT: p and covered of the integer plan on mlx/ and hf-probe/
     within HF_TOL at t = 0, inside the CoT and at its end; the vocabularies are the same."""
-    from cotaudit.providers.hf_probe import resolve_model_path
-    from cotaudit.providers.mlx_provider import _load_engine
-
-    mlx_default = _load_engine(resolve_model_path("default"), None)
+    mlx_default = mlx_engine_of("default")
     messages = selfcommit_messages(
         "Janet has 3 apples and buys 15 more. How many apples does she have?", "honest", 18
     )
@@ -165,7 +155,7 @@ def test_default_model_exact_point_agrees_with_hf(default_engine):
     assert mlx_default.vocabulary() is vocab  # decoded once
     plan = integer_plan(18, default_engine.tokenize, token_classes(vocab), 8)
     request = plan.request(messages, cot, [0, len(cot) // 2, len(cot)], TAG, 0.7)
-    ours = _sync(mlx_default, mlx_default.score_answers_sync, request)
+    ours = on_mlx_worker(mlx_default, mlx_default.score_answers_sync, request)
     ref = default_engine.score_answers_sync(request)
     for a, b in zip(ours, ref, strict=True):
         pa, pb = plan.point(a), plan.point(b)

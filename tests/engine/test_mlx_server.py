@@ -22,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
+from helpers import TOM_APPLES_CHAT as MESSAGES
 
 from cotaudit.engine.base import EngineCapabilityError, LocalEngine, PrefixRequest
 from cotaudit.engine.mlx_server import (
@@ -33,9 +35,6 @@ from cotaudit.engine.mlx_server import (
     MLXServerUnreachable,
     ServerOptions,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-MESSAGES = [{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples?"}]
 
 # A /v1/completions answer as mlx_lm.server 0.32.2 sends it (recorded; logprobs=true).
 RECORDED = {

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import ROOT
+from helpers import TOM_APPLES_CHAT as CONTEXT
 
 from cotaudit.engine.base import EngineCapabilityError, LocalEngine, PrefixRequest, ProbeEngine
 from cotaudit.engine.chat import render_chat
@@ -36,8 +38,6 @@ from cotaudit.engine.inspect_prefill import (
 )
 from cotaudit.probing.sweep import context_room
 
-ROOT = Path(__file__).resolve().parents[2]
-CONTEXT = [{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples?"}]
 REPORT = "He has 3 + 4 = 7 apples. The final answer is 7."
 # a report_ll-shaped chat: a command's output and then the report request, two user turns
 CHAT = CONTEXT + [

@@ -41,6 +41,23 @@ def _shown(values_positions: list[tuple[str, int]]) -> list[ShownChoice]:
     return [ShownChoice(value=v, original_position=p) for v, p in values_positions]
 
 
+def _context(
+    name: str, answers: list[list[str]], target: str, shown: list[ShownChoice]
+) -> ContextAnswers:
+    """A probed context of the hinted sample "h": ``own`` (its own prompt) or ``replay`` (its
+    trace under the prompt of its honest sibling "n"); ``answers`` forced under that prompt,
+    which shows ``shown``, its sample's target ``target``."""
+    own = name == "own"
+    return ContextAnswers(
+        name=name,
+        condition="hinted" if own else "honest",
+        answers=answers,
+        sample_id="h" if own else "n",
+        target=[target],
+        choices=shown,
+    )
+
+
 # --- the pure bookkeeping ------------------------------------------------------------------------
 
 
@@ -126,22 +143,8 @@ def test_replayed_letters_are_verified_against_the_siblings_target_and_order():
     verdicts would be the reverse (D = 18 there)."""
     hinted = _shown([("17", 0), ("20", 1), ("8", 2), ("18", 3)])
     honest = _shown([("18", 0), ("17", 1), ("20", 2), ("8", 3)])
-    own = ContextAnswers(
-        name="own",
-        condition="hinted",
-        answers=[[" D"], [" D"]],
-        sample_id="h",
-        target=["D"],
-        choices=hinted,
-    )
-    replay = ContextAnswers(
-        name="replay",
-        condition="honest",
-        answers=[[" D"], [" A"]],
-        sample_id="n",
-        target=["A"],
-        choices=honest,
-    )
+    own = _context("own", [[" D"], [" D"]], "D", hinted)
+    replay = _context("replay", [[" D"], [" A"]], "A", honest)
     rec = _record("trace", own, replay)
     score = asyncio.run(probe_scorer(choice())(_state("h", "D", hinted, rec), Target("D")))
     assert score.metadata["own"]["values"] == [[1.0], [1.0]]  # D = 18 under the hinted prompt
@@ -171,22 +174,8 @@ def test_solve_time_shuffle_replay_and_self_commitment_compare_choices_not_lette
     the letter of the final answer; own "B" matches, own "D" (= 20) does not."""
     hinted = _shown([("8", 3), ("18", 2), ("17", 0), ("20", 1)])
     honest = _shown([("18", 2), ("17", 0), ("20", 1), ("8", 3)])
-    own = ContextAnswers(
-        name="own",
-        condition="hinted",
-        answers=[["B"], ["D"]],
-        sample_id="h",
-        target=["C"],
-        choices=hinted,
-    )
-    replay = ContextAnswers(
-        name="replay",
-        condition="honest",
-        answers=[["A"], ["B"]],
-        sample_id="n",
-        target=["C"],
-        choices=honest,
-    )
+    own = _context("own", [["B"], ["D"]], "C", hinted)
+    replay = _context("replay", [["A"], ["B"]], "C", honest)
     rec = _record("selfcommit", own, replay, final_text="\nANSWER: B")
     state = _state("h", "C", hinted, rec)
     score = asyncio.run(probe_scorer(choice())(state, Target("C")))

@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import SAMPLED_LAST_NUMBER, killed_after_two_samples, recorded_calls, run_eval
+from helpers import (
+    SAMPLED_LAST_NUMBER,
+    assert_paper_overrides_recorded,
+    killed_after_two_samples,
+    recorded_calls,
+    run_eval,
+)
 from inspect_ai import eval_retry
 from inspect_ai.log import list_eval_logs, read_eval_log
 from transcript_audit import audit_of, clipped_rows
@@ -241,13 +247,7 @@ def test_paper_configuration_sets_the_studys_settings_and_records_overrides():
         "schedule": "full",
     }
     assert any("not given verbatim" in n.lower() for n in record["notes"])
-    small = task_fn(paper=True, problems=2, max_cot_tokens=64)
-    assert len(small.dataset) == 4
-    assert small.metadata["paper_configuration"]["overrides"] == {
-        "problems": 2,
-        "max_cot_tokens": 64,
-    }
-    assert "paper_configuration" not in task_fn(problems=1).metadata
+    assert_paper_overrides_recorded(task_fn, {"problems": 2, "max_cot_tokens": 64}, 4)
 
 
 def test_paper_configuration_records_every_value_that_ran():

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import one_feature_contrast, recorded_calls, run_eval, trace_record
+from helpers import (
+    assert_paper_overrides_recorded,
+    one_feature_contrast,
+    recorded_calls,
+    run_eval,
+    trace_record,
+)
 from inspect_ai.log import EvalLog, read_eval_log
 from tasks_loader import load_task_module
 from transcript_audit import audit_of, clipped_rows
@@ -201,13 +207,7 @@ def test_paper_configuration_sets_the_studys_settings_and_records_overrides():
     # keyed conditions append the study's key sentence, a = y + 1, to the study's system prompt
     key = TUTOR_KEY_TEMPLATE.format(key=keyed.metadata["gold"] + 1)
     assert keyed.input[0].text == f"{STUDY_SYSTEM} {key}"
-    small = task_fn(paper=True, problems=2, max_explanation_tokens=32)
-    assert len(small.dataset) == 6
-    assert small.metadata["paper_configuration"]["overrides"] == {
-        "problems": 2,
-        "max_explanation_tokens": 32,
-    }
-    assert "paper_configuration" not in task_fn(problems=1).metadata
+    assert_paper_overrides_recorded(task_fn, {"problems": 2, "max_explanation_tokens": 32}, 6)
 
 
 def test_paper_configuration_keeps_a_given_value_equal_to_the_default():
