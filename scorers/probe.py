@@ -55,7 +55,7 @@ from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.display import exact_markdown, probe_chart, probe_curve_text
 from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.probing.forms import AnswerForm, get_form
-from cotaudit.probing.metrics import ATTACHED, METRICS, MetricSet
+from cotaudit.probing.metrics import ATTACHED, METRICS, MetricSet, ProbeMetricOptions
 from cotaudit.probing.pass_curves import AUC_UNDEFINED_WHY
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
 from cotaudit.probing.summaries import (
@@ -510,16 +510,9 @@ probe_summary = PROBE_METRICS["probe_summary"]
 
 
 def probe_metrics(
-    probe: str,
-    condition_key: str,
-    headline: dict[str, Any],
-    exact_headline: dict[str, Any] | None = None,
-    metric_set: MetricSet = "compact",
+    options: ProbeMetricOptions, metric_set: MetricSet = "compact"
 ) -> list[Metric | dict[str, list[Metric]]]:
     """The probe scorer's run metric for ``metric_set`` (``-T metrics``:
-    :data:`cotaudit.probing.metrics.ATTACHED`), created with the run's options (attached by
-    ``probe_task``; ``exact_headline`` only when a run of both estimators has one)."""
-    options: dict[str, Any] = {"probe": probe, "condition_key": condition_key, "headline": headline}
-    if exact_headline is not None:
-        options["exact_headline"] = exact_headline
-    return [PROBE_METRICS[ATTACHED[metric_set]](**options)]
+    :data:`cotaudit.probing.metrics.ATTACHED`), created with the run's ``options`` (attached by
+    ``probe_task``)."""
+    return [PROBE_METRICS[ATTACHED[metric_set]](**options.passed())]

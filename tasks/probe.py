@@ -53,6 +53,7 @@ from cotaudit.prerequisite import checked_task
 from cotaudit.probing.display import sample_table
 from cotaudit.probing.exact import exact_temperature, reads_exact
 from cotaudit.probing.forms import AnswerForm, TaskFacts, detect_form, get_form
+from cotaudit.probing.metrics import ProbeMetricOptions
 from cotaudit.probing.settings import ProbeSettings, probe_settings
 from cotaudit.probing.summaries import EXACT_SUFFIX, Headline, value_keys
 from cotaudit.scorers.probe import probe_metrics, probe_scorer
@@ -292,10 +293,12 @@ def probe_of(
     resolve_scorer_metrics(
         [verifier],
         probe_metrics(
-            s.probe,
-            s.condition_key,
-            headline.record(),
-            beside.record() if beside is not None else None,
+            ProbeMetricOptions(
+                s.probe,
+                s.condition_key,
+                headline.record(),
+                beside.record() if beside is not None else None,
+            ),
             s.metrics,
         ),
     )

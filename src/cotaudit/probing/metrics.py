@@ -21,6 +21,7 @@ The Inspect ``@metric`` functions (:mod:`cotaudit.scorers.probe`) and the report
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from cotaudit.probing.summaries import Headline, compact_metrics, run_metrics
@@ -37,35 +38,44 @@ def score_rows(
     ]
 
 
-def _probe_summary(
-    samples: Sequence[SampleScoreLike],
-    probe: str,
-    condition_key: str,
-    headline: Mapping[str, Any] | None,
-    exact_headline: Mapping[str, Any] | None = None,
-) -> dict[str, float]:
-    return run_metrics(
-        score_rows(samples),
-        probe,
-        condition_key,
-        Headline.from_record(headline),
-        Headline.from_record(exact_headline),
-    )
+@dataclass(frozen=True)
+class ProbeMetricOptions:
+    """The options of the probe's run metrics (the ``@metric`` parameters a log records):
+    ``probe`` (``trace`` or ``selfcommit``), ``condition_key`` (the sample metadata key naming a
+    sample's condition), ``headline`` (a :meth:`cotaudit.probing.summaries.Headline.record` or
+    None) and ``exact_headline`` (the exact estimator's headline beside it in a run of both
+    estimators, or None)."""
+
+    probe: str = "trace"
+    condition_key: str = "condition"
+    headline: Mapping[str, Any] | None = None
+    exact_headline: Mapping[str, Any] | None = None
+
+    def passed(self) -> dict[str, Any]:
+        """The options as a run passes them to the ``@metric`` (and its log records them):
+        ``exact_headline`` only where there is one."""
+        options = asdict(self)
+        if self.exact_headline is None:
+            del options["exact_headline"]
+        return options
+
+    def headlines(self) -> tuple[Headline | None, Headline | None]:
+        """The headline and the exact headline beside it, read from their records."""
+        return Headline.from_record(self.headline), Headline.from_record(self.exact_headline)
 
 
-def _probe_compact(
-    samples: Sequence[SampleScoreLike],
-    probe: str,
-    condition_key: str,
-    headline: Mapping[str, Any] | None,
-    exact_headline: Mapping[str, Any] | None = None,
-) -> dict[str, float]:
-    full = _probe_summary(samples, probe, condition_key, headline, exact_headline)
-    headlines = [Headline.from_record(headline), Headline.from_record(exact_headline)]
-    return compact_metrics(full, probe, [h for h in headlines if h is not None])
+def _probe_summary(samples: Sequence[SampleScoreLike], **options: Any) -> dict[str, float]:
+    o = ProbeMetricOptions(**options)
+    return run_metrics(score_rows(samples), o.probe, o.condition_key, *o.headlines())
 
 
-OPTIONS = {"probe": "trace", "condition_key": "condition", "headline": None, "exact_headline": None}
+def _probe_compact(samples: Sequence[SampleScoreLike], **options: Any) -> dict[str, float]:
+    o = ProbeMetricOptions(**options)
+    headlines = [h for h in o.headlines() if h is not None]
+    return compact_metrics(_probe_summary(samples, **options), o.probe, headlines)
+
+
+OPTIONS = asdict(ProbeMetricOptions())
 """The probe metrics' options with their defaults."""
 
 MetricSet = Literal["compact", "all"]

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from cotaudit.display.text import md_code, report_text
-from cotaudit.probing.metrics import ATTACHED, METRICS, score_rows
+from cotaudit.probing.metrics import ATTACHED, METRICS, ProbeMetricOptions, score_rows
 from cotaudit.probing.summaries import (
     EXACT_CURVE_KEYS,
     GAP_VALUE_KEYS,
@@ -55,14 +55,13 @@ def metric_defs(logged: Sequence[MetricDef], settings: Mapping[str, Any]) -> lis
     defs = [d for d in logged if d.name in METRICS]
     if defs:
         return defs
-    options = {
-        "probe": settings["probe"],
-        "condition_key": settings.get("condition_key") or "condition",
-        "headline": settings.get("headline"),
-    }
-    if settings.get("exact_headline"):
-        options["exact_headline"] = settings["exact_headline"]
-    return [MetricDef(ATTACHED["all"], options)]
+    options = ProbeMetricOptions(
+        settings["probe"],
+        settings.get("condition_key") or "condition",
+        settings.get("headline"),
+        settings.get("exact_headline") or None,
+    )
+    return [MetricDef(ATTACHED["all"], options.passed())]
 
 
 def units_of(samples: Sequence[ScoredSample], pair_key: str | None) -> list[Hashable]:
