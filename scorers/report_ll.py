@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from cotaudit.display.text import aligned_block, md_text
@@ -35,10 +35,12 @@ from cotaudit.studies.report_ll.metrics import (
     METRICS,
     OVERALL_METRIC,
     REGISTER_METRIC,
+    for_run,
 )
 from cotaudit.studies.report_ll.record import ReportScorings
 from cotaudit.studies.report_ll.recorded import RECORDED_METRICS
 from cotaudit.studies.report_ll.scores import CLUSTER_METRIC
+from cotaudit.studies.report_ll.settings import ReportLLSettings
 from cotaudit.studies.report_ll.stats import (
     LEDGER_FIELDS,
     QUANTITIES,
@@ -144,6 +146,21 @@ report_ll_discrimination = METRIC_FUNCS[DISCRIMINATION_METRIC]
 report_ll_controls = METRIC_FUNCS[CONTROLS_METRIC]
 report_cluster_f1 = METRIC_FUNCS[CLUSTER_METRIC]
 report_ll_compact = METRIC_FUNCS[COMPACT_METRIC]
+
+
+def run_metrics(
+    settings: ReportLLSettings,
+    declarations: Mapping[str, Mapping[str, Any]],
+    cells: list[str],
+    check_cell: str,
+) -> list[Metric]:
+    """The run metrics a run with ``settings`` attaches, in order, each with its options
+    (:func:`cotaudit.studies.report_ll.metrics.for_run`: the compact metric and the cluster F1,
+    or with ``-T metrics=all`` the full tables)."""
+    return [
+        METRIC_FUNCS[name](**options)
+        for name, options in for_run(settings, declarations, cells, check_cell)
+    ]
 
 
 # --- recorded transcripts ---------------------------------------------------------------------

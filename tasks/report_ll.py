@@ -31,17 +31,15 @@ from pathlib import Path
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
-from inspect_ai.scorer import Metric
 
-from cotaudit.cluster.f1 import metric_keys
 from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task, given_arguments
 from cotaudit.scorers import contrast_options, report_ll_scorer
-from cotaudit.scorers.report_ll import METRIC_FUNCS
+from cotaudit.scorers.report_ll import run_metrics
 from cotaudit.scorers.viewer import mean_keep_text, viewer_config
 from cotaudit.solvers import report_ll_scorings
-from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
+from cotaudit.studies.metrics import cluster_headline_spec
 from cotaudit.studies.report_ll.display import sample_table
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_REWRITE,
@@ -60,19 +58,12 @@ from cotaudit.studies.report_ll.fixtures.audits import (
 from cotaudit.studies.report_ll.fixtures.schema import REPORT_REQUEST, SYSTEM_PROMPT
 from cotaudit.studies.report_ll.metrics import (
     CLUSTER_OPTIONS,
-    COMPACT_METRIC,
-    CONTROLS_METRIC,
-    DISCRIMINATION_METRIC,
-    FACTORS_METRIC,
-    OVERALL_METRIC,
-    REGISTER_METRIC,
     RUN_OPTIONS,
-    compact_sources,
     report_ll_headline_keys,
     report_ll_headline_spec,
 )
 from cotaudit.studies.report_ll.paper import PAPER
-from cotaudit.studies.report_ll.scores import CLUSTER_METRIC, CLUSTER_PREFIX
+from cotaudit.studies.report_ll.scores import CLUSTER_PREFIX
 from cotaudit.studies.report_ll.settings import ALL_LEVELS, DEFAULT_FIXTURES, ReportLLSettings
 from cotaudit.studies.report_ll.stats import (
     CELL_ORDER,
@@ -252,7 +243,6 @@ def _study_task(settings: ReportLLSettings, paper_configuration: dict | None) ->
         else POOLED_CELLS
     )
     declarations = {f: d.model_dump() for f, d in controls.items()}
-    run_metrics = _run_metrics(settings, declarations, run_cells, check_cell)
     audit = audit_corpus(versions).summary
     unit = settings.unit
     return Task(
@@ -261,7 +251,7 @@ def _study_task(settings: ReportLLSettings, paper_configuration: dict | None) ->
         ),
         solver=report_ll_scorings(tokenizer=settings.tokenizer),
         scorer=report_ll_scorer(),
-        metrics=run_metrics,
+        metrics=run_metrics(settings, declarations, run_cells, check_cell),
         epochs=Epochs(1, mean_keep_text()),
         headline_metric=HeadlineMetric(
             scorer="report_ll_scorer", metric=report_ll_headline_keys()[0]
@@ -311,39 +301,3 @@ def _study_task(settings: ReportLLSettings, paper_configuration: dict | None) ->
             **contrast_options(settings.contrast_model),
         },
     )
-
-
-def _run_metrics(
-    settings: ReportLLSettings,
-    declarations: dict[str, dict],
-    run_cells: list[str],
-    check_cell: str,
-) -> list[Metric | dict[str, list[Metric]]]:
-    """The metrics attached (``-T metrics``): all, the full tables (the control verdicts with
-    control families) and every cluster statistic; compact, the compact metric and the cluster
-    F1 with its n and interval. ``compact_sources`` gives the full tables' options."""
-    run = {"n_resamples": settings.n_resamples, "seed": settings.seed, "unit": settings.unit}
-    compact = {
-        "band": settings.discrimination_band,
-        "controls": declarations or None,
-        **run,
-        "cells": run_cells,
-        "discrimination_cell": check_cell,
-    }
-    full = settings.metrics == "all"
-    cluster = METRIC_FUNCS[CLUSTER_METRIC](
-        controls=sorted(declarations),
-        n_boot=settings.cluster_boot,
-        seed=settings.seed,
-        unit=settings.unit,
-        keys=None if full else cluster_compact_keys(metric_keys(CLUSTER_PREFIX)),
-    )
-    if not full:
-        return [METRIC_FUNCS[COMPACT_METRIC](**compact), cluster]
-    tables = {name: METRIC_FUNCS[name](**options) for name, options in compact_sources(compact)}
-    order = [OVERALL_METRIC, REGISTER_METRIC, FACTORS_METRIC, DISCRIMINATION_METRIC]
-    return [
-        *(tables[t] for t in order),
-        cluster,
-        *([tables[CONTROLS_METRIC]] if declarations else []),
-    ]

@@ -15,10 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cotaudit.cluster.contrast import Clustering, ClusterMetric, register_cluster_metric
+from cotaudit.cluster.f1 import metric_keys
 from cotaudit.display.headline import HeadlineSpec
 from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import select
-from cotaudit.studies.metrics import MetricSpec, MetricTable, Table
+from cotaudit.studies.metrics import MetricSpec, MetricTable, Table, cluster_compact_keys
 from cotaudit.studies.report_ll import scores as sr
 from cotaudit.studies.report_ll.scores import (
     CLUSTER_OPTIONS,
@@ -31,6 +32,7 @@ from cotaudit.studies.report_ll.scores import (
     RUN_OPTIONS,
     declarations_of,
 )
+from cotaudit.studies.report_ll.settings import ReportLLSettings
 from cotaudit.studies.report_ll.stats import (
     DEFAULT_DISCRIMINATION_BAND,
     STUDY_CELL,
@@ -304,6 +306,46 @@ def compact_sources(options: Mapping[str, Any]) -> list[tuple[str, dict[str, Any
     if declarations:
         out.append((CONTROLS_METRIC, {"controls": declarations, **run}))
     return out
+
+
+def for_run(
+    settings: ReportLLSettings,
+    declarations: Mapping[str, Mapping[str, Any]],
+    cells: list[str],
+    check_cell: str,
+) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, options)`` of each metric a run with ``settings`` attaches, in order, for a run
+    of the (rendering, richness) ``cells`` that checks discrimination in ``check_cell``, with
+    the control families' ``declarations`` (family -> declaration). ``-T metrics=all``: the
+    full tables (:func:`compact_sources` gives their options), the cluster F1 with every
+    statistic, then with control families the control verdicts; compact: the compact metric
+    and the cluster F1 with its n and interval."""
+    compact = {
+        "band": settings.discrimination_band,
+        "controls": dict(declarations) or None,
+        "n_resamples": settings.n_resamples,
+        "seed": settings.seed,
+        "unit": settings.unit,
+        "cells": cells,
+        "discrimination_cell": check_cell,
+    }
+    full = settings.metrics == "all"
+    cluster = {
+        "controls": sorted(declarations),
+        "n_boot": settings.cluster_boot,
+        "seed": settings.seed,
+        "unit": settings.unit,
+        "keys": None if full else cluster_compact_keys(metric_keys(sr.CLUSTER_PREFIX)),
+    }
+    if not full:
+        return [(COMPACT_METRIC, compact), (sr.CLUSTER_METRIC, cluster)]
+    tables = dict(compact_sources(compact))
+    order = [OVERALL_METRIC, REGISTER_METRIC, FACTORS_METRIC, DISCRIMINATION_METRIC]
+    return [
+        *((name, tables[name]) for name in order),
+        (sr.CLUSTER_METRIC, cluster),
+        *([(CONTROLS_METRIC, tables[CONTROLS_METRIC])] if declarations else []),
+    ]
 
 
 def compact(samples: Sequence[SampleScoreLike], **options: Any) -> Table:
