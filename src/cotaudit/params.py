@@ -153,6 +153,16 @@ def parse_conditions(name: str, value: str | Sequence[str], known: Sequence[str]
     return parse_choices(name, value, known, "condition")
 
 
+def conditions_of(known: Sequence[str]) -> BeforeValidator:
+    """A pydantic before-validator reading a ``-T`` conditions field: :func:`parse_conditions`
+    of the value given, naming the field, against the ``known`` conditions."""
+
+    def run(value: Any, info: ValidationInfo) -> list[str]:
+        return parse_conditions(str(info.field_name), value, known)
+
+    return BeforeValidator(run)
+
+
 def parse_thetas(name: str, value: str | Sequence[float]) -> tuple[float, ...]:
     """Thresholds in [0, 1], from "0.5,0.8" or a list."""
     try:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
-from pydantic import ConfigDict, field_validator
+from pydantic import ConfigDict
 
 from cotaudit.answers import READINGS, Reading
 from cotaudit.params import (
@@ -13,10 +13,10 @@ from cotaudit.params import (
     TaskSettings,
     Temperature,
     one_of,
-    parse_conditions,
 )
 from cotaudit.probing.forcing import Continuations, ForcesAnswers
-from cotaudit.studies.selfcommit.prompts import HINT_SOURCES, SELFCOMMIT_CONDITIONS, HintSource
+from cotaudit.studies.selfcommit.prompts import HINT_SOURCES, HintSource
+from cotaudit.studies.selfcommit.settings import SelfcommitConditions
 
 
 class ResampleSettings(ForcesAnswers, TaskSettings):
@@ -41,15 +41,10 @@ class ResampleSettings(ForcesAnswers, TaskSettings):
     seed: Seed
     final_answer_reading: Annotated[Reading, one_of(READINGS)]
     hint: Annotated[HintSource, one_of(HINT_SOURCES)]
-    conditions: list[str]
+    conditions: SelfcommitConditions
     dataset: str
     forced_answer_tag: str
     tokenizer: str | None
-
-    @field_validator("conditions", mode="before")
-    @classmethod
-    def _conditions(cls, value: Any) -> list[str]:
-        return parse_conditions("conditions", value, SELFCOMMIT_CONDITIONS)
 
     def continuations(self) -> Continuations:
         """``n`` continuations per sentence cut (at most ``max_cuts``) at ``temperature``, within

@@ -22,8 +22,8 @@ from cotaudit.params import (
     Temperature,
     Thetas,
     checked,
+    conditions_of,
     one_of,
-    parse_conditions,
     parsed,
     require_text,
 )
@@ -33,6 +33,11 @@ from cotaudit.probing.positions import DEFAULT_MAX_CUTS
 from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
 from cotaudit.studies.selfcommit.prompts import HINT_SOURCES, SELFCOMMIT_CONDITIONS, HintSource
+
+SelfcommitConditions = Annotated[list[str], conditions_of(SELFCOMMIT_CONDITIONS)]
+"""``-T conditions`` of a run of the selfcommit study's prompts (the selfcommit and resample
+tasks): a non-empty list of :data:`~cotaudit.studies.selfcommit.prompts.SELFCOMMIT_CONDITIONS`,
+each once, from "a,b" or a list."""
 
 SCHEDULES = ("full", "adaptive")
 """Values of ``-T schedule``."""
@@ -49,7 +54,7 @@ class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
 
     problems: PositiveCount
     dataset: str
-    conditions: list[str]
+    conditions: SelfcommitConditions
     stride: PositiveCount
     k: PositiveCount
     temperature: Temperature
@@ -70,11 +75,6 @@ class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     max_cuts: PositiveCount = DEFAULT_MAX_CUTS
     hint: Annotated[HintSource, one_of(HINT_SOURCES)] = "dataset"
     first_look: bool = False
-
-    @field_validator("conditions", mode="before")
-    @classmethod
-    def _conditions(cls, value: Any) -> list[str]:
-        return parse_conditions("conditions", value, SELFCOMMIT_CONDITIONS)
 
     @field_validator("schedule", mode="before")
     @classmethod

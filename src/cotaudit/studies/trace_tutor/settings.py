@@ -15,8 +15,8 @@ from cotaudit.params import (
     Seed,
     TaskSettings,
     Temperature,
+    conditions_of,
     one_of,
-    parse_conditions,
     parsed,
 )
 from cotaudit.probing.exact import ESTIMATORS, Estimator
@@ -69,7 +69,7 @@ class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
 
     problems: PositiveCount
     dataset: str
-    conditions: tuple[Condition, ...]
+    conditions: Annotated[tuple[Condition, ...], conditions_of(TUTOR_CONDITIONS)]
     fractions: tuple[float, ...]
     cuts: Annotated[Literal["fractions", "sentences"], one_of(TUTOR_CUTS)] = "fractions"
     probe_samples: PositiveCount
@@ -84,11 +84,6 @@ class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     contrast_model: ContrastModel
     metrics: Annotated[Literal["compact", "all"], parsed(parse_metric_set)]
     estimator: Annotated[Estimator, one_of(ESTIMATORS)]
-
-    @field_validator("conditions", mode="before")
-    @classmethod
-    def _conditions(cls, value: str | list[str]) -> list[str]:
-        return parse_conditions("conditions", value, TUTOR_CONDITIONS)
 
     @field_validator("fractions", mode="before")
     @classmethod
