@@ -13,7 +13,7 @@ from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.probing.forms import ExactReference, get_form
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.sentences import capped, sentence_ends
-from cotaudit.studies.selfcommit.record import STORE_KEY, SelfcommitProbe
+from cotaudit.studies.selfcommit.record import SelfcommitProbe
 from cotaudit.studies.selfcommit.schedule import (
     EXACT_PIN_TOLERANCE,
     coarse_positions,
@@ -25,8 +25,6 @@ from cotaudit.studies.selfcommit.settings import SelfcommitSettings
 from .audit import note
 from .engine import probe_engine
 from .probe import Force, Sweep, SweepPlan, SweptPrompt, Trace, seeded_generate, sweep_solver
-
-__all__ = ["STORE_KEY", "selfcommit_probe"]
 
 
 @solver

@@ -24,7 +24,7 @@ from cotaudit.probing.forms import ExactReference, get_form
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.sentences import completed_sentences, sentence_ends
 from cotaudit.studies.trace_tutor.prompts import tutor_messages
-from cotaudit.studies.trace_tutor.record import STORE_KEY, ContextProbe, TutorProbe
+from cotaudit.studies.trace_tutor.record import ContextProbe, TutorProbe
 from cotaudit.studies.trace_tutor.settings import TraceTutorSettings
 
 from .engine import probe_engine
@@ -38,8 +38,6 @@ from .probe import (
     seeded_generate,
     sweep_solver,
 )
-
-__all__ = ["STORE_KEY", "trace_tutor_probe"]
 
 
 @solver
