@@ -153,7 +153,7 @@ def run_metrics(
     declarations: Mapping[str, Mapping[str, Any]],
     cells: list[str],
     check_cell: str,
-) -> list[Metric]:
+) -> list[Metric | dict[str, list[Metric]]]:
     """The run metrics a run with ``settings`` attaches, in order, each with its options
     (:func:`cotaudit.studies.report_ll.metrics.for_run`: the compact metric and the cluster F1,
     or with ``-T metrics=all`` the full tables)."""
