@@ -60,17 +60,17 @@ class CurveView:
 
 
 def _curve_block(
-    positions: Sequence[int],
-    cot_length: int,
+    view: CurveView,
     header: Sequence[str],
     cells: Sequence[Sequence[str]],
     bars: Sequence[float],
-    imputed: Sequence[bool] | None,
 ) -> list[str]:
-    """A curve as an aligned block, a row per probed position: t, t/T (1 when T is 0), the
-    ``header`` columns (``cells[i]`` at the i-th position), a bar of ``bars[i]`` (then ``*``
-    where the adaptive schedule imputed the value); then :data:`IMPUTED_NOTE` when any is."""
-    marks = list(imputed) if imputed else [False] * len(positions)
+    """A curve of ``view`` as an aligned block, a row per probed position: t, t/T (1 when T is
+    0), the ``header`` columns (``cells[i]`` at the i-th position), a bar of ``bars[i]`` (then
+    ``*`` where the adaptive schedule imputed the value); then :data:`IMPUTED_NOTE` when any
+    is."""
+    positions, cot_length = view.positions, view.cot_length
+    marks = list(view.imputed) if view.imputed else [False] * len(positions)
     rows = [
         [
             str(t),
@@ -87,13 +87,13 @@ def _curve_block(
     return lines
 
 
-def _sparkline_line(
-    label: str, values: Sequence[float], positions: Sequence[int], cot_length: int
-) -> str:
-    """``label``, the sparkline of ``values`` and the span of probed positions out of T."""
+def _sparkline_line(label: str, values: Sequence[float], view: CurveView) -> str:
+    """``label``, the sparkline of ``values`` and the span of the view's probed positions out
+    of T."""
+    positions = view.positions
     return (
         f"{label} {sparkline(list(values))} over t = {positions[0]}…{positions[-1]} of "
-        f"T = {cot_length} tokens"
+        f"T = {view.cot_length} tokens"
     )
 
 
@@ -159,11 +159,8 @@ def selfcommit_curve_text(view: CurveView) -> str:
     marks a value imputed by the adaptive schedule) and a sparkline line; the t = 0 probe c0,
     when made, on a line of its own (it is no point of the curve)."""
     c, k = _sampled_of(view)
-    positions, cot_length = view.positions, view.cot_length
-    lines = _curve_block(
-        positions, cot_length, ["c(t)"], [[fmt_number(v)] for v in c], c, view.imputed
-    )
-    lines.append(f"{_sparkline_line('c(t)', c, positions, cot_length)}, k = {k}")
+    lines = _curve_block(view, ["c(t)"], [[fmt_number(v)] for v in c], c)
+    lines.append(f"{_sparkline_line('c(t)', c, view)}, k = {k}")
     if view.c0 is not None:
         lines.append(f"c0 (t = 0, not part of the curve) = {fmt_number(view.c0)}")
     return "\n\n".join(lines)
@@ -197,8 +194,8 @@ def selfcommit_exact_text(view: CurveView) -> str:
         header += ["c(t)", "exact − c"]
         for row, v, s in zip(cells, exact.c, sampled, strict=True):
             row += [fmt_number(s), f"{v - s:+.3f}"]
-    lines = _curve_block(view.positions, view.cot_length, header, cells, exact.c, view.imputed)
-    lines.append(_sparkline_line("c_exact(t)", exact.c, view.positions, view.cot_length))
+    lines = _curve_block(view, header, cells, exact.c)
+    lines.append(_sparkline_line("c_exact(t)", exact.c, view))
     if sampled is not None:
         lines.append(f"c(t)       {sparkline(sampled)} sampled, k = {view.k}")
     if exact.c0 is not None:
