@@ -1,11 +1,11 @@
 """What several test modules share: one Inspect eval, run from the repository root and checked to
-have succeeded; an Inspect command killed once two samples are in its log; a method's calls
-recorded while it runs; the honest/hinted pairs the probe tests
-build their tasks from (capital questions, Janet's ducks); the AUROC counted by hand; a
-trace_tutor record from its pass vectors; the task arguments several tests' runs share; the
-options of a one-feature contrastive cluster F1; a study's small paper run checked for its
-recorded overrides; a one-turn chat for engine requests; the MLX engine of a shipped model and
-a call on its worker thread."""
+have succeeded; an Inspect command signalled (killed, or Ctrl-C) once two samples are in its
+log; a method's calls recorded while it runs; the honest/hinted pairs the probe tests build their
+tasks from (capital questions, Janet's ducks); the AUROC counted by hand; a trace_tutor record
+from its pass vectors; the task arguments several tests' runs share; the options of a
+one-feature contrastive cluster F1; a study's small paper run checked for its recorded
+overrides; a one-turn chat for engine requests; the MLX engine of a shipped model and a call on
+its worker thread."""
 
 from __future__ import annotations
 
@@ -22,7 +22,13 @@ import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log
+from inspect_ai.log import (
+    EvalLog,
+    EvalSampleSummary,
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample_summaries,
+)
 from inspect_ai.scorer import choice, match
 from inspect_ai.solver import generate, multiple_choice
 
@@ -74,17 +80,24 @@ def run_eval_as_stored(
     return read_eval_log(run_eval(task, model, log_dir, **eval_args).location)
 
 
-def killed_after_two_samples(
-    cmd: list[str], log_dir: Path, timeout: float, **popen: Any
-) -> tuple[list[EvalSample], subprocess.Popen]:
+def signalled_after_two_samples(
+    cmd: list[str],
+    log_dir: Path,
+    timeout: float,
+    sig: signal.Signals = signal.SIGKILL,
+    display: str = "none",
+    **popen: Any,
+) -> tuple[list[EvalSampleSummary], subprocess.Popen]:
     """Run ``cmd`` (an Inspect command writing one log under ``log_dir``) one sample at a time,
-    its log written at every sample, no display, from :data:`ROOT` in its own process group
-    (``popen``: further ``Popen`` arguments); read its log every 0.3 s until two samples are
-    scored, it exits or ``timeout`` seconds pass, then SIGKILL the group: the scored samples
-    last read, and the process."""
-    per_sample = ["--max-samples", "1", "--log-buffer", "1", "--display", "none"]
+    its log written at every sample, with Inspect's ``display``, from :data:`ROOT` in its own
+    process group (``popen``: further ``Popen`` arguments); read the log's sample summaries every
+    0.3 s until two samples are scored, it exits or ``timeout`` seconds pass, then send ``sig``
+    to the group (SIGINT: a terminal's Ctrl-C): the scored samples' summaries last read, and
+    the process. Summaries are read, not whole samples, so that each look at a growing log is
+    quick and the signal comes soon after the second sample."""
+    per_sample = ["--max-samples", "1", "--log-buffer", "1", "--display", display]
     proc = subprocess.Popen([*cmd, *per_sample], cwd=ROOT, start_new_session=True, **popen)
-    done: list[EvalSample] = []
+    done: list[EvalSampleSummary] = []
     deadline = time.time() + timeout
     try:
         while time.time() < deadline and proc.poll() is None:
@@ -93,14 +106,14 @@ def killed_after_two_samples(
             if not logs:
                 continue
             try:
-                log = read_eval_log(logs[0].name)
+                summaries = read_eval_log_sample_summaries(logs[0].name)
             except Exception:  # noqa: BLE001 - the file is being written
                 continue
-            done = [s for s in (log.samples or []) if s.scores]
+            done = [s for s in summaries if s.scores]
             if len(done) >= 2:
                 break
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(proc.pid, sig)
     return done, proc
 
 

@@ -13,13 +13,12 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from helpers import killed_after_two_samples, run_eval, run_eval_as_stored
+from helpers import run_eval, run_eval_as_stored, signalled_after_two_samples
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from inspect_ai import eval as inspect_eval
@@ -180,7 +179,7 @@ def test_killed_eval_set_resumes_without_redoing_samples_and_matches_an_uninterr
         str(killed_dir),
         *_task_args_cli(RUN_ARGS),
     )
-    done, proc = killed_after_two_samples(
+    done, proc = signalled_after_two_samples(
         cmd, killed_dir, 180, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     _, err = proc.communicate(timeout=30)
@@ -228,21 +227,11 @@ def test_ctrl_c_prints_our_resume_command_and_the_report_counts_the_retry_once(t
     args = {**RUN_ARGS, "problems": 3, "max_cot_tokens": 600, "stride": 6}
     cmd = _inspect_cli(
         "eval", SELFCOMMIT, "--model", "hf-probe/tiny", "--log-dir", str(runs),
-        "--max-samples", "1", "--log-buffer", "1", "--display", "plain", *_task_args_cli(args),
+        *_task_args_cli(args),
     )  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    _, proc = signalled_after_two_samples(
+        cmd, runs, 300, signal.SIGINT, "plain", stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    done: list = []
-    deadline = time.time() + 300
-    while time.time() < deadline and proc.poll() is None and len(done) < 2:
-        time.sleep(0.3)
-        logs = list_eval_logs(str(runs))
-        try:
-            done = [s for s in (read_eval_log(logs[0].name).samples or []) if s.scores]
-        except Exception:  # noqa: BLE001 - no log yet, or the file is being written
-            continue
-    os.killpg(proc.pid, signal.SIGINT)
     out, err = (b.decode(errors="replace") for b in proc.communicate(timeout=300))
     [interrupted] = [read_eval_log(i.name) for i in list_eval_logs(str(runs))]
     assert interrupted.status == "cancelled", err[-2000:]

@@ -11,9 +11,9 @@ import pytest
 from helpers import (
     SAMPLED_LAST_NUMBER,
     assert_paper_overrides_recorded,
-    killed_after_two_samples,
     recorded_calls,
     run_eval,
+    signalled_after_two_samples,
 )
 from inspect_ai import eval_retry
 from inspect_ai.log import list_eval_logs, read_eval_log
@@ -408,7 +408,7 @@ def test_interrupted_run_resumes_without_redoing_samples(tmp_path):
         "-T",
         "stride=5",
     ]
-    done, proc = killed_after_two_samples(cmd, tmp_path, 240, env=env)
+    done, proc = signalled_after_two_samples(cmd, tmp_path, 240, env=env)
     proc.wait()
     assert 2 <= len(done) < 6, "the run should be interrupted with some samples finished"
     finished = {s.id: s.uuid for s in done}
