@@ -9,6 +9,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from cotaudit.params import ParameterError
 from cotaudit.probing.exact import Estimator, samples
 
 
@@ -53,10 +54,14 @@ class ForcesAnswers:
     """A task's settings whose probe forces answers: :meth:`forced_answers` reads them from the
     task's parameters ``forced_answer_tag``, ``answer_max_tokens``, ``seed``, ``tokenizer``,
     ``estimator`` (``sampled`` for a task without one) and the two that :data:`K_PARAMETER`
-    (k) and :data:`TEMPERATURE_PARAMETER` (the forced answers' temperature) name."""
+    (k) and :data:`TEMPERATURE_PARAMETER` (the forced answers' temperature) name;
+    :meth:`refuse_greedy_copies` checks them for k copies of one greedy answer."""
 
     K_PARAMETER: ClassVar[str] = "k"
     TEMPERATURE_PARAMETER: ClassVar[str] = "temperature"
+    GREEDY_COPIES_ERROR: ClassVar[str]
+    """The task's one-line error for k > 1 forced answers at temperature 0, ``{k}`` its k
+    (:meth:`refuse_greedy_copies` raises it)."""
 
     def forced_answers(self) -> ForcedAnswers:
         """The task's forced answers (see the class)."""
@@ -71,8 +76,10 @@ class ForcesAnswers:
             estimator=value("estimator", "sampled"),
         )
 
-    def greedy_copies(self) -> bool:
-        """Whether the task samples k > 1 forced answers at temperature 0: k copies of one
-        greedy answer (an exact-only run samples none)."""
+    def refuse_greedy_copies(self) -> None:
+        """Raise :data:`GREEDY_COPIES_ERROR` (its ``{k}`` the task's k) as a
+        :class:`~cotaudit.params.ParameterError` when the task samples k > 1 forced answers at
+        temperature 0: k copies of one greedy answer (an exact-only run samples none)."""
         forced = self.forced_answers()
-        return forced.k > 1 and forced.temperature == 0 and samples(forced.estimator)
+        if forced.k > 1 and forced.temperature == 0 and samples(forced.estimator):
+            raise ParameterError(self.GREEDY_COPIES_ERROR.format(k=forced.k))

@@ -7,7 +7,7 @@ Each check raises the project's :class:`cotaudit.params.ParameterError`, one lin
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, field_validator, model_validator
 
@@ -51,6 +51,10 @@ class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     temperature above 0 when answers are sampled (``estimator`` ``sampled`` or ``both``)."""
 
     model_config = ConfigDict(frozen=True)
+    GREEDY_COPIES_ERROR: ClassVar[str] = (
+        "-T k: k = {k} forced answers at -T temperature=0 are {k} copies of one greedy answer "
+        "(c(t) can only be 0 or 1); use k=1, or a temperature above 0 (the study: k=5 at 0.7)"
+    )
 
     problems: PositiveCount
     dataset: str
@@ -85,12 +89,7 @@ class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
 
     @model_validator(mode="after")
     def _k_needs_temperature(self) -> SelfcommitSettings:
-        if self.greedy_copies():
-            raise ParameterError(
-                f"-T k: k = {self.k} forced answers at -T temperature=0 are {self.k} copies of "
-                "one greedy answer (c(t) can only be 0 or 1); use k=1, or a temperature above 0 "
-                "(the study: k=5 at 0.7)"
-            )
+        self.refuse_greedy_copies()
         if self.cuts == "sentences" and self.schedule == "adaptive":
             raise ParameterError(
                 "-T schedule=adaptive refines a token stride; not with -T cuts=sentences"

@@ -66,6 +66,10 @@ class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
 
     model_config = ConfigDict(frozen=True)
     K_PARAMETER: ClassVar[str] = "probe_samples"
+    GREEDY_COPIES_ERROR: ClassVar[str] = (
+        "-T probe_samples={k}: k > 1 greedy samples are identical; set -T temperature > 0 "
+        "(or probe_samples=1)"
+    )
 
     problems: PositiveCount
     dataset: str
@@ -99,9 +103,5 @@ class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
 
     @model_validator(mode="after")
     def _samples_need_temperature(self) -> TraceTutorSettings:
-        if self.greedy_copies():
-            raise ParameterError(
-                f"-T probe_samples={self.probe_samples}: k > 1 greedy samples are identical; "
-                "set -T temperature > 0 (or probe_samples=1)"
-            )
+        self.refuse_greedy_copies()
         return self
