@@ -17,6 +17,7 @@ import numpy as np
 
 from cotaudit.bootstrap import percentile_bounds, resample_indices
 from cotaudit.display.text import report_text
+from cotaudit.probing.pass_curves import PassCurve
 from cotaudit.probing.resample_record import METRICS as RESAMPLE_METRICS
 from cotaudit.report import cluster, compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
@@ -405,8 +406,8 @@ def exact_differences(
                     e.pair_id,
                     float(d.mean()),
                     float(np.abs(d).mean()),
-                    ts.trace_auc(ps[1:], fractions),
-                    ts.trace_auc(pe[1:], fractions),
+                    PassCurve(ps[1:], fractions).auc,
+                    PassCurve(pe[1:], fractions).auc,
                 )
             )
     return {c: rows for c, rows in out.items() if rows}
@@ -861,7 +862,7 @@ def _curve_aucs(recs: Sequence[ts.TraceRecord], curve: str) -> list[tuple[str, f
     fractions = ts.shared_fractions(recs)
     condition, probe = ts.CURVE_PARTS[curve]
     return [
-        (r.pair_id, ts.trace_auc(r.passes(probe), fractions))
+        (r.pair_id, PassCurve(r.passes(probe), fractions).auc)
         for r in recs
         if r.condition == condition
     ]
