@@ -108,11 +108,13 @@ def test_md_text_for_the_viewer_leaves_html_to_the_viewer_and_shows_controls():
 def _figure_of(title: str, path: Path) -> FigureInfo | None:
     return figures.line_panels(
         [(title, [0.0, 0.5, 1.0], [(f"{title} series", [0.1, 0.5, 0.9])])],
-        path,
-        title,
-        xlabel=f"x of {title}",
-        ylabel=f"y of {title}",
-        caption=f"Figure of {title}.",
+        figures.FigureText(
+            path,
+            title,
+            caption=f"Figure of {title}.",
+            xlabel=f"x of {title}",
+            ylabel=f"y of {title}",
+        ),
     )
 
 
@@ -126,7 +128,8 @@ def test_a_figure_that_cannot_be_drawn_is_named_and_the_section_keeps_the_rest(t
     sec.text("before")
     # a panel whose x and y differ in length: matplotlib refuses to draw it
     broken = figures.line_panels(
-        [("p", [0.0, 1.0], [("y", [0.5])])], tmp_path / "broken.png", "broken", "x", "y"
+        [("p", [0.0, 1.0], [("y", [0.5])])],
+        figures.FigureText(tmp_path / "broken.png", "broken", xlabel="x", ylabel="y"),
     )
     assert broken is not None and broken.failed.startswith("ValueError: ")
     sec.figure("broken", broken)

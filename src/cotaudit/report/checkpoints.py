@@ -24,7 +24,7 @@ from cotaudit.bootstrap import Interval
 from cotaudit.display.text import md_code, report_text
 from cotaudit.organisms.behaviour import ShortcutRate
 from cotaudit.report.data import RunData
-from cotaudit.report.figures import Band, points_with_ci
+from cotaudit.report.figures import Band, FigureText, points_with_ci
 from cotaudit.report.sections import Section
 from cotaudit.report.tables import Cell, Table
 from cotaudit.validation.checkpoints import (
@@ -173,11 +173,13 @@ def series_section(
         points_with_ci(
             steps,
             bands,
-            out / f"{stem}.png",
-            f"{study} · {organism}: statistics against training step",
-            "AUROC / rate",
-            xlabel="training step",
-            caption=caption,
+            FigureText(
+                out / f"{stem}.png",
+                f"{study} · {organism}: statistics against training step",
+                caption=caption,
+                xlabel="training step",
+                ylabel="AUROC / rate",
+            ),
         ),
     )
     return sec

@@ -62,20 +62,34 @@ def panel_row(height: float, n: int) -> tuple[Figure, np.ndarray]:
     return fig, fig.subplots(1, n, sharey=True, squeeze=False)[0]
 
 
+@dataclass(frozen=True)
+class FigureText:
+    """A figure's file and its words: ``path``, the PNG written; ``title``, drawn over the
+    figure; ``caption``, the report's line under it; ``xlabel`` and ``ylabel``, its axes' names
+    where the caller names them (:func:`points_with_ci`, :func:`grouped_bars`,
+    :func:`line_panels`, :func:`signed_lines`; the other figures name their own axes). The words
+    hold run labels, conditions and sample ids from logs and models, drawn as written
+    (:func:`literal_text`)."""
+
+    path: Path
+    title: str
+    caption: str = ""
+    xlabel: str = ""
+    ylabel: str = ""
+
+
 def _panel_figure(
     height: float,
     entries: Sequence[E],
     draw: Callable[[Axes, E], tuple[str, list[str]]],
     ylabel: str,
-    title: str,
-    path: Path,
-    caption: str,
+    text: FigureText,
     legend: Callable[[Figure, Axes], object] | None = None,
 ) -> FigureInfo | None:
-    """A row of panels (:func:`panel_row`), one per entry, saved to ``path``: ``draw`` draws an
-    entry in its panel and returns the panel's name and its series' labels; the first panel's
-    y axis is ``ylabel``; ``legend`` (when given) draws the legend from the figure and the first
-    panel; ``title`` over the row. None when there are no entries."""
+    """A row of panels (:func:`panel_row`), one per entry, saved to ``text.path``: ``draw``
+    draws an entry in its panel and returns the panel's name and its series' labels; the first
+    panel's y axis is ``ylabel``; ``legend`` (when given) draws the legend from the figure and
+    the first panel; ``text.title`` over the row. None when there are no entries."""
     if not entries:
         return None
     fig, axes = panel_row(height, len(entries))
@@ -83,8 +97,8 @@ def _panel_figure(
     axes[0].set_ylabel(ylabel, fontsize=9)
     if legend is not None:
         legend(fig, axes[0])
-    fig.suptitle(title, fontsize=10)
-    return _save(fig, path, panels, caption)
+    fig.suptitle(text.title, fontsize=10)
+    return _save(fig, text, panels)
 
 
 def _label_panel(ax: Axes, title: str, xlabel: str, ylim: tuple[float, float]) -> None:
@@ -104,29 +118,30 @@ def literal_text(fig: Figure) -> None:
 
 
 def drawn(draw: Callable[P, R]) -> Callable[P, R]:
-    """``draw`` (a figure function taking ``path``) that, when the figure cannot be drawn,
-    returns a :class:`FigureInfo` of no image, its ``failed`` the reason, instead of raising."""
+    """``draw`` (a figure function taking its :class:`FigureText` as ``text``) that, when the
+    figure cannot be drawn, returns a :class:`FigureInfo` of ``text.path`` and no image, its
+    ``failed`` the reason, instead of raising."""
 
     @functools.wraps(draw)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return draw(*args, **kwargs)
         except Exception as e:  # the figure alone is lost; the section goes on
-            path = inspect.signature(draw).bind_partial(*args, **kwargs).arguments.get("path")
-            return cast(R, FigureInfo(Path(str(path)), 0, 0, [], failed=error_line(e)))
+            text = inspect.signature(draw).bind_partial(*args, **kwargs).arguments["text"]
+            return cast(R, FigureInfo(Path(text.path), 0, 0, [], failed=error_line(e)))
 
     return run
 
 
-def _save(fig: Figure, path: Path, panels: list[tuple[str, list[str]]], caption: str) -> FigureInfo:
+def _save(fig: Figure, text: FigureText, panels: list[tuple[str, list[str]]]) -> FigureInfo:
     literal_text(fig)
-    path = Path(path)
+    path = Path(text.path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(
         path, dpi=DPI, format="png", metadata={"Software": None}, pil_kwargs={"optimize": True}
     )
     w, h = fig.get_size_inches()
-    return FigureInfo(path, round(w * DPI), round(h * DPI), panels, caption)
+    return FigureInfo(path, round(w * DPI), round(h * DPI), panels, text.caption)
 
 
 def _finite(values: Sequence[float]) -> np.ndarray:
@@ -141,9 +156,7 @@ def _finite(values: Sequence[float]) -> np.ndarray:
 def paired_differences(
     diffs: dict[str, Sequence[float]],
     aurocs: dict[str, float],
-    path: Path,
-    title: str,
-    caption: str = "",
+    text: FigureText,
     bin_width: float = 0.1,
 ) -> FigureInfo:
     """One row per summary: histogram of the paired differences (bins of ``bin_width`` centred
@@ -177,8 +190,8 @@ def paired_differences(
         panels.append((name, ["pairs"]))
     axes[-1].set_xlabel("honest − hinted (paired by problem); red line: median", fontsize=9)
     axes[-1].set_xlim(-1.1, 1.1)
-    fig.suptitle(title, fontsize=10)
-    return _save(fig, path, panels, caption)
+    fig.suptitle(text.title, fontsize=10)
+    return _save(fig, text, panels)
 
 
 @dataclass
@@ -201,9 +214,7 @@ def pick_panel(ax: Axes, pick: CurvePair, theta: float) -> None:
 
 
 @drawn
-def curve_pairs(
-    picks: Sequence[CurvePair], theta: float, path: Path, title: str, caption: str = ""
-) -> FigureInfo | None:
+def curve_pairs(picks: Sequence[CurvePair], theta: float, text: FigureText) -> FigureInfo | None:
     """One panel per pick: c(t) of the honest and hinted response against t/T, theta dashed."""
 
     def draw(ax: Axes, pick: CurvePair) -> tuple[str, list[str]]:
@@ -226,7 +237,7 @@ def curve_pairs(
             frameon=False,
         )
 
-    return _panel_figure(2.7, picks, draw, "c(t)", title, path, caption, legend)
+    return _panel_figure(2.7, picks, draw, "c(t)", text, legend)
 
 
 # --- trace_tutor -------------------------------------------------------------------------------
@@ -244,10 +255,7 @@ class Band:
 
 @drawn
 def pass_curves(
-    panels_in: Sequence[tuple[str, Sequence[float], Sequence[Band]]],
-    path: Path,
-    title: str,
-    caption: str = "",
+    panels_in: Sequence[tuple[str, Sequence[float], Sequence[Band]]], text: FigureText
 ) -> FigureInfo | None:
     """One panel per keyed condition: mean pass rate against checkpoint (%), shaded 95% bands."""
 
@@ -261,16 +269,14 @@ def pass_curves(
         ax.legend(fontsize=7, loc="upper left")
         return name, [b.label for b in bands]
 
-    return _panel_figure(3.0, panels_in, draw, "mean pass rate", title, path, caption)
+    return _panel_figure(3.0, panels_in, draw, "mean pass rate", text)
 
 
 @drawn
 def paired_shift(
     panels_in: Sequence[tuple[str, Sequence[float], Sequence[float]]],
-    path: Path,
-    title: str,
+    text: FigureText,
     labels: tuple[str, str] = ("key visible", "key masked"),
-    caption: str = "",
 ) -> FigureInfo | None:
     """One panel per keyed condition: each problem's paired AUC difference before (key visible)
     and after masking, joined by a grey line; medians as black bars."""
@@ -297,7 +303,7 @@ def paired_shift(
         return name, list(labels)
 
     ylabel = "AUC(keyed) − AUC(question-only)"
-    return _panel_figure(3.0, panels_in, draw, ylabel, title, path, caption)
+    return _panel_figure(3.0, panels_in, draw, ylabel, text)
 
 
 # --- report_ll and comparisons -------------------------------------------------------------------
@@ -307,11 +313,7 @@ def paired_shift(
 def points_with_ci(
     categories: Sequence[str],
     series: Sequence[Band],
-    path: Path,
-    title: str,
-    ylabel: str,
-    xlabel: str = "",
-    caption: str = "",
+    text: FigureText,
     height: float = 3.0,
 ) -> FigureInfo:
     """Means with CI error bars per category, one offset series per entry of ``series``."""
@@ -339,25 +341,22 @@ def points_with_ci(
         )
     ax.axhline(0.0, color="0.5", lw=0.8, ls=":")
     ax.set_xticks(x, categories, fontsize=8)
-    ax.set_ylabel(ylabel, fontsize=9)
-    if xlabel:
-        ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel(text.ylabel, fontsize=9)
+    if text.xlabel:
+        ax.set_xlabel(text.xlabel, fontsize=9)
     ax.tick_params(labelsize=8)
     ax.legend(fontsize=8)
-    ax.set_title(title, fontsize=10)
-    return _save(fig, path, [(title, [s.label for s in series])], caption)
+    ax.set_title(text.title, fontsize=10)
+    return _save(fig, text, [(text.title, [s.label for s in series])])
 
 
 @drawn
 def grouped_bars(
     categories: Sequence[str],
     series: Sequence[tuple[str, Sequence[float]]],
-    path: Path,
-    title: str,
-    ylabel: str,
+    text: FigureText,
     reference: float | None = None,
     ylim: tuple[float, float] | None = None,
-    caption: str = "",
 ) -> FigureInfo:
     """Grouped bars: one group per category, one bar (series) per run."""
     fig = _figure(WIDTH, 3.0)
@@ -379,11 +378,11 @@ def grouped_bars(
     ax.set_xticks(x, categories, fontsize=8)
     if ylim:
         ax.set_ylim(*ylim)
-    ax.set_ylabel(ylabel, fontsize=9)
+    ax.set_ylabel(text.ylabel, fontsize=9)
     ax.tick_params(labelsize=8)
     ax.legend(fontsize=8)
-    ax.set_title(title, fontsize=10)
-    return _save(fig, path, [(title, [label for label, _ in series])], caption)
+    ax.set_title(text.title, fontsize=10)
+    return _save(fig, text, [(text.title, [label for label, _ in series])])
 
 
 def _run_lines(
@@ -399,11 +398,7 @@ def _run_lines(
 @drawn
 def line_panels(
     panels_in: Sequence[tuple[str, Sequence[float], Sequence[tuple[str, Sequence[float]]]]],
-    path: Path,
-    title: str,
-    xlabel: str,
-    ylabel: str,
-    caption: str = "",
+    text: FigureText,
 ) -> FigureInfo | None:
     """One panel per entry, one line per run."""
 
@@ -412,24 +407,20 @@ def line_panels(
     ) -> tuple[str, list[str]]:
         name, x, series = panel
         labels = _run_lines(ax, x, series)
-        _label_panel(ax, name, xlabel, (-0.03, 1.03))
+        _label_panel(ax, name, text.xlabel, (-0.03, 1.03))
         return name, labels
 
     def legend(fig: Figure, first: Axes) -> None:
         first.legend(fontsize=7)
 
-    return _panel_figure(2.8, panels_in, draw, ylabel, title, path, caption, legend)
+    return _panel_figure(2.8, panels_in, draw, text.ylabel, text, legend)
 
 
 @drawn
 def signed_lines(
     x: Sequence[float],
     series: Sequence[tuple[str, Sequence[float]]],
-    path: Path,
-    title: str,
-    xlabel: str,
-    ylabel: str,
-    caption: str = "",
+    text: FigureText,
 ) -> FigureInfo | None:
     """One line per entry of ``series`` over ``x``, y over [-1, 1] with a line at 0 (NaN points
     are gaps)."""
@@ -440,9 +431,9 @@ def signed_lines(
     ax.axhline(0.0, color="#999999", lw=0.8)
     labels = _run_lines(ax, x, series)
     ax.set_ylim(-1.03, 1.03)
-    ax.set_xlabel(xlabel, fontsize=9)
-    ax.set_ylabel(ylabel, fontsize=9)
+    ax.set_xlabel(text.xlabel, fontsize=9)
+    ax.set_ylabel(text.ylabel, fontsize=9)
     ax.tick_params(labelsize=8)
     ax.legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
-    return _save(fig, path, [(title, labels)], caption)
+    fig.suptitle(text.title, fontsize=10)
+    return _save(fig, text, [(text.title, labels)])

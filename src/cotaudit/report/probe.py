@@ -266,13 +266,15 @@ def steps_section(
         "step_curves",
         figures.line_panels(
             [(sample_id, list(c), [(f"own {label}", list(c.values()))]) for sample_id, c in shown],
-            out_dir / f"{stem}_step_curves.png",
-            f"{label} over recorded steps",
-            "complete steps j",
-            label,
-            caption=(
-                f"{label} after j complete steps for the first {len(shown)} of the "
-                f"{len(rows)} recorded trajectories. Definitions: docs/probe.md."
+            figures.FigureText(
+                out_dir / f"{stem}_step_curves.png",
+                f"{label} over recorded steps",
+                caption=(
+                    f"{label} after j complete steps for the first {len(shown)} of the "
+                    f"{len(rows)} recorded trajectories. Definitions: docs/probe.md."
+                ),
+                xlabel="complete steps j",
+                ylabel=label,
             ),
         ),
     )
@@ -340,15 +342,17 @@ def exact_section(
         "exact_curves",
         figures.line_panels(
             panels,
-            out_dir / f"{stem}_exact_curves.png",
-            f"exact {label} (teacher forcing)",
-            "t / T",
-            label,
-            caption=(
-                f"The exact estimator's {label}: P(a forced answer's canonical form is the "
-                f"reference) at each cut, for the first {shown} of the {len(with_exact)} "
-                "samples with an exact curve (sampled curves beside them in a run of both); "
-                "the 0% probe is left out. Definitions: docs/probe.md."
+            figures.FigureText(
+                out_dir / f"{stem}_exact_curves.png",
+                f"exact {label} (teacher forcing)",
+                caption=(
+                    f"The exact estimator's {label}: P(a forced answer's canonical form is the "
+                    f"reference) at each cut, for the first {shown} of the {len(with_exact)} "
+                    "samples with an exact curve (sampled curves beside them in a run of both); "
+                    "the 0% probe is left out. Definitions: docs/probe.md."
+                ),
+                xlabel="t / T",
+                ylabel=label,
             ),
         ),
     )

@@ -527,14 +527,16 @@ def add_figure_1(
             figures.points_with_ci(
                 levels,
                 series,
-                path,
-                f"Figure 1. Arm deltas by register level, {cell_words(where)} "
-                f"({run.label or run.model})",
-                "hack − clean log-likelihood (nats)",
-                xlabel="register",
-                caption=(
-                    f"Figure 1. Mean D_h and D_c (nats) at each register level of the main "
-                    f"family in cell {cell_words(where)}, with 95% {unit}-bootstrap CIs."
+                figures.FigureText(
+                    path,
+                    f"Figure 1. Arm deltas by register level, {cell_words(where)} "
+                    f"({run.label or run.model})",
+                    caption=(
+                        f"Figure 1. Mean D_h and D_c (nats) at each register level of the main "
+                        f"family in cell {cell_words(where)}, with 95% {unit}-bootstrap CIs."
+                    ),
+                    xlabel="register",
+                    ylabel="hack − clean log-likelihood (nats)",
                 ),
             ),
         )
@@ -764,12 +766,14 @@ def add_comparison_figure(
         figures.points_with_ci(
             ["DiD", "D_h", "D_c"],
             series,
-            path,
-            "report_ll: DiD and arm means per model",
-            "nats",
-            caption=(
-                f"Comparison. Mean plain/plain DiD, D_h and D_c (nats) in cell "
-                f"{cell_words(where)} with 95% {unit}-bootstrap CIs, one series per run."
+            figures.FigureText(
+                path,
+                "report_ll: DiD and arm means per model",
+                caption=(
+                    f"Comparison. Mean plain/plain DiD, D_h and D_c (nats) in cell "
+                    f"{cell_words(where)} with 95% {unit}-bootstrap CIs, one series per run."
+                ),
+                ylabel="nats",
             ),
         ),
     )

@@ -20,7 +20,7 @@ from pathlib import Path
 from cotaudit.display.text import report_text
 from cotaudit.probing.resample_record import METRICS, VALUE_KEYS, ResampleRecord
 from cotaudit.report.data import RunData
-from cotaudit.report.figures import signed_lines
+from cotaudit.report.figures import FigureText, signed_lines
 from cotaudit.report.headlines import no_data_text, ran_text
 from cotaudit.report.sections import Section, run_section
 from cotaudit.report.tables import Cell, Table
@@ -100,12 +100,14 @@ def section(run: RunData, out_dir: Path, stem: str) -> Section:
         signed_lines(
             centres,
             [(c, means[c]) for c in conditions],
-            out_dir / f"{stem}-importance.png",
-            "Resampling importance along the trace",
-            "position in the trace (chunk midpoint / T)",
-            "mean RI",
-            f"Mean RI of the chunks in each tenth of the trace, per condition "
-            f"({len(parsed)} samples).",
+            FigureText(
+                out_dir / f"{stem}-importance.png",
+                "Resampling importance along the trace",
+                caption=f"Mean RI of the chunks in each tenth of the trace, per condition "
+                f"({len(parsed)} samples).",
+                xlabel="position in the trace (chunk midpoint / T)",
+                ylabel="mean RI",
+            ),
         ),
     )
     ranked = sorted(

@@ -483,12 +483,14 @@ def figure_1(
     return figures.paired_differences(
         diffs,
         {s: values[f"auroc/{s}"] for s in diffs},
-        path,
-        f"Figure 1. Paired honest − hinted differences ({run.label or run.model})",
-        caption=(
-            "Figure 1. Per summary, the histogram (bins of 0.1) of honest − hinted over the "
-            f"{len(next(iter(diffs.values()), []))} problems with both conditions; red line: "
-            "median; AUROC (honest vs hinted) at the right."
+        figures.FigureText(
+            path,
+            f"Figure 1. Paired honest − hinted differences ({run.label or run.model})",
+            caption=(
+                "Figure 1. Per summary, the histogram (bins of 0.1) of honest − hinted over the "
+                f"{len(next(iter(diffs.values()), []))} problems with both conditions; red line: "
+                "median; AUROC (honest vs hinted) at the right."
+            ),
         ),
     )
 
@@ -501,10 +503,12 @@ def figure_2(
     return figures.curve_pairs(
         picks,
         _theta(primary),
-        path,
-        f"Figure 2. Representative paired c(t) curves ({run.label or run.model})",
-        caption=f"Figure 2. c(t) of the honest and hinted responses of one problem each, "
-        f"against t/T; dashed: θ = {_theta(primary):g}. Picked by rule: {rules}.",
+        figures.FigureText(
+            path,
+            f"Figure 2. Representative paired c(t) curves ({run.label or run.model})",
+            caption=f"Figure 2. c(t) of the honest and hinted responses of one problem each, "
+            f"against t/T; dashed: θ = {_theta(primary):g}. Picked by rule: {rules}.",
+        ),
     )
 
 
@@ -586,7 +590,6 @@ def exact_table(samples: Sequence[ScoredSample], both: bool) -> Table:
     return t
 
 
-@figures.drawn
 def figure_exact(
     run: RunData,
     samples: Sequence[ScoredSample],
@@ -595,13 +598,36 @@ def figure_exact(
     both: bool,
     path: Path,
 ) -> FigureInfo | None:
-    """The exact curves of the problems :func:`pick_curves` picks on the exact primary: one
-    panel per pick, c_exact(t) of the honest and hinted response against t/T (solid) and, in a
-    run of both estimators, their sampled c(t) beside (dashed); theta dashed grey."""
+    """The exact curves of the problems :func:`pick_curves` picks on the exact primary
+    (:func:`exact_curve_panels`), titled by the run, captioned by theta and the picks' rules."""
+    theta = _theta(primary)
+    rules = "; ".join(f"{p.label}: {p.rule}" for p in picks)
+    caption = (
+        "Exact curves. c_exact(t) of the honest and hinted responses of one problem each, "
+        "against t/T (solid)"
+        + ("; dashed: the sampled c(t) of the same responses" if both else "")
+        + f"; grey dashed: θ = {theta:g}. Picked by rule: {rules}."
+    )
+    title = f"Exact curves c_exact(t) ({run.label or run.model})"
+    return exact_curve_panels(
+        samples, picks, theta, both, figures.FigureText(path, title, caption=caption)
+    )
+
+
+@figures.drawn
+def exact_curve_panels(
+    samples: Sequence[ScoredSample],
+    picks: list[figures.CurvePair],
+    theta: float,
+    both: bool,
+    text: figures.FigureText,
+) -> FigureInfo | None:
+    """One panel per pick: c_exact(t) of the honest and hinted response against t/T (solid)
+    and, in a run of both estimators (``both``), their sampled c(t) beside (dashed); ``theta``
+    dashed grey. None without picks."""
     if not picks:
         return None
     sampled = _curves(samples) if both else {}
-    theta = _theta(primary)
     fig, axes = figures.panel_row(2.9, len(picks))
     panels = []
     for ax, pick in zip(axes, picks, strict=True):
@@ -621,20 +647,13 @@ def figure_exact(
     axes[0].set_ylabel("c_exact(t)", fontsize=9)
     handles, names = axes[0].get_legend_handles_labels()
     fig.legend(handles, names, loc="outside lower center", ncols=4, fontsize=8, frameon=False)
-    fig.suptitle(f"Exact curves c_exact(t) ({run.label or run.model})", fontsize=10)
-    path = Path(path)
+    fig.suptitle(text.title, fontsize=10)
+    path = Path(text.path)
     path.parent.mkdir(parents=True, exist_ok=True)
     figures.literal_text(fig)
     fig.savefig(path, dpi=figures.DPI, format="png", metadata={"Software": None})
     w, h = fig.get_size_inches()
-    rules = "; ".join(f"{p.label}: {p.rule}" for p in picks)
-    caption = (
-        "Exact curves. c_exact(t) of the honest and hinted responses of one problem each, "
-        "against t/T (solid)"
-        + ("; dashed: the sampled c(t) of the same responses" if both else "")
-        + f"; grey dashed: θ = {theta:g}. Picked by rule: {rules}."
-    )
-    return FigureInfo(path, round(w * figures.DPI), round(h * figures.DPI), panels, caption)
+    return FigureInfo(path, round(w * figures.DPI), round(h * figures.DPI), panels, text.caption)
 
 
 def accuracy(recs: Sequence[SelfcommitRecord]) -> dict[str, float]:
@@ -976,12 +995,14 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
                 (r.label, [s.data["table"][f"auroc/{n}"] for n in main])
                 for s, r in zip(secs, runs, strict=True)
             ],
-            out_dir / f"{stem}-compare.png",
-            "selfcommit: AUROC (honest vs hinted) per summary",
-            "AUROC",
+            figures.FigureText(
+                out_dir / f"{stem}-compare.png",
+                "selfcommit: AUROC (honest vs hinted) per summary",
+                caption="Comparison. AUROC per summary, one bar per run; dashed: chance (0.5).",
+                ylabel="AUROC",
+            ),
             reference=0.5,
             ylim=(0, 1),
-            caption="Comparison. AUROC per summary, one bar per run; dashed: chance (0.5).",
         ),
     )
     return comp

@@ -359,13 +359,15 @@ def add_exact_part(
                     for c, rows in gaps.items()
                     if rows
                 ],
-                out_dir / f"{stem}-exact-vs-sampled.png",
-                f"TRACE AUC per explanation, sampled and exact ({label})",
-                labels=("sampled", f"exact ({at})"),
-                caption=(
-                    "Each explanation's TRACE AUC of its sampled curve and of its exact curve, "
-                    "joined by a line, per curve; bars: medians; n: explanations."
+                figures.FigureText(
+                    out_dir / f"{stem}-exact-vs-sampled.png",
+                    f"TRACE AUC per explanation, sampled and exact ({label})",
+                    caption=(
+                        "Each explanation's TRACE AUC of its sampled curve and of its exact "
+                        "curve, joined by a line, per curve; bars: medians; n: explanations."
+                    ),
                 ),
+                labels=("sampled", f"exact ({at})"),
             ),
         )
 
@@ -695,12 +697,14 @@ def figure_1(
         panels.append((cond.replace("_", "-"), x, bands))
     return figures.pass_curves(
         panels,
-        path,
-        f"Figure 1. Mean pass curves ({label})",
-        caption=(
-            "Figure 1. Mean pass rate at each checkpoint for question-only, key visible and "
-            "key masked; bands: 95% percentile bootstrap over explanations "
-            f"({BAND_RESAMPLES} resamples, seed {ts.BOOTSTRAP_SEED})."
+        figures.FigureText(
+            path,
+            f"Figure 1. Mean pass curves ({label})",
+            caption=(
+                "Figure 1. Mean pass rate at each checkpoint for question-only, key visible and "
+                "key masked; bands: 95% percentile bootstrap over explanations "
+                f"({BAND_RESAMPLES} resamples, seed {ts.BOOTSTRAP_SEED})."
+            ),
         ),
     )
 
@@ -709,11 +713,13 @@ def figure_2(shifts: Mapping[str, tuple[list[float], list[float]]], path: Path, 
     """Figure 2: each problem's paired AUC difference before and after masking (Table IV's)."""
     return figures.paired_shift(
         [(cond.replace("_", "-"), b, a) for cond, (b, a) in shifts.items() if b],
-        path,
-        f"Figure 2. Paired AUC differences before and after masking ({label})",
-        caption=(
-            "Figure 2. Each problem's AUC(keyed) − AUC(question-only) with the key visible "
-            "(before masking) and masked (after), joined by a line; bars: medians."
+        figures.FigureText(
+            path,
+            f"Figure 2. Paired AUC differences before and after masking ({label})",
+            caption=(
+                "Figure 2. Each problem's AUC(keyed) − AUC(question-only) with the key visible "
+                "(before masking) and masked (after), joined by a line; bars: medians."
+            ),
         ),
     )
 
@@ -958,11 +964,13 @@ def compare(sections: Sequence[Section], out_dir: Path, stem: str) -> Section | 
         "comparison_figure",
         figures.line_panels(
             panels,
-            out_dir / f"{stem}.png",
-            "trace_tutor: mean pass curves per run",
-            "prefix of the explanation (%)",
-            "mean pass rate",
-            caption="Comparison. Mean pass rate per checkpoint (Table III), one line per run.",
+            figures.FigureText(
+                out_dir / f"{stem}.png",
+                "trace_tutor: mean pass curves per run",
+                caption="Comparison. Mean pass rate per checkpoint (Table III), one line per run.",
+                xlabel="prefix of the explanation (%)",
+                ylabel="mean pass rate",
+            ),
         ),
     )
     return comp
