@@ -29,6 +29,7 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from cotaudit.display.text import cell_sparkline
+from cotaudit.probing.pass_curves import PassCurve
 from cotaudit.scorers.metric_table import inspect_metrics
 from cotaudit.scorers.resample import beside_study_score
 from cotaudit.studies.trace_tutor import stats as ts
@@ -134,16 +135,16 @@ def curve_values(
     curves)."""
     value: dict[str, float | bool] = {}
     for n in PROBES:
-        p = passes[n]
-        fp = ts.first_pass(p, fractions)
+        curve = PassCurve(passes[n], fractions)
+        fp = curve.first_pass()
         stats: dict[str, float | bool] = {
-            "auc": ts.trace_auc(p, fractions),
-            "pass_at_10": ts.pass_at_10(p, fractions),
+            "auc": curve.auc,
+            "pass_at_10": curve.at(0.10),
             "first_pass": fp.fraction,
             "first_pass_censored": fp.censored,
-            "all_pass": ts.passes_all(p, fractions),
-            "pass_10_fail_100": ts.passes_10_fails_final(p, fractions),
-            "pass_early_fail_100": ts.passes_early_fails_final(p, fractions),
+            "all_pass": all(curve.passed()),
+            "pass_10_fail_100": ts.passes_10_fails_final(curve),
+            "pass_early_fail_100": ts.passes_early_fails_final(curve),
             "zero_probe": zero[n],
         }
         value |= {estimator_key(f"{k}_{n}", estimator): v for k, v in stats.items()}

@@ -30,7 +30,7 @@ from cotaudit.probing.choices import ALPHABET, ShownChoice
 from cotaudit.probing.curves import DEFAULT_THETAS, tau_first
 from cotaudit.probing.display import probe_label
 from cotaudit.probing.forms import extract_string, get_form
-from cotaudit.probing.pass_curves import trace_auc
+from cotaudit.probing.pass_curves import PassCurve
 from cotaudit.probing.record import ProbeRecord
 from cotaudit.probing.summaries import (
     exact_gaps,
@@ -211,7 +211,7 @@ def test_both_estimators_scores_metrics_viewer_and_report(mc_both, tmp_path):
         assert score.metadata[ctx.name]["p_exact"] == ctx.p_exact
         p = ctx.p_exact
         assert score.value[f"auc_exact{suffix}"] == pytest.approx(
-            trace_auc(p[1:], rec.curve_fractions)
+            PassCurve(p[1:], rec.curve_fractions).auc
         )
         assert score.value[f"p0_exact{suffix}"] == p[0]
         assert score.value[f"pass_at_first_exact{suffix}"] == p[1]

@@ -29,11 +29,11 @@ from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.chat import to_plain
 from cotaudit.params import ParameterError
 from cotaudit.probing.forms import clip, extract_letter, normalize_string
+from cotaudit.probing.pass_curves import PassCurve
 from cotaudit.probing.record import ProbeRecord
 from cotaudit.probing.summaries import pass_rates
 from cotaudit.providers.hf_probe import _load_engine, resolve_model_path
 from cotaudit.solvers.engine import completion_token_ids, sample_seed
-from cotaudit.studies.trace_tutor.stats import trace_auc
 from cotaudit.tasks.probe_examples import capitals, gsm8k_mc, gsm8k_numeric
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,7 +149,9 @@ def test_trace_probe_on_a_choice_task_tiny(tmp_path):
         score = sample.scores["probe_scorer"]
         p = pass_rates(expected)
         assert score.value["p0"] == p[0]
-        assert score.value["auc"] == pytest.approx(trace_auc(p[1:], [0.1, 0.25, 0.5, 0.75, 1.0]))
+        assert score.value["auc"] == pytest.approx(
+            PassCurve(p[1:], [0.1, 0.25, 0.5, 0.75, 1.0]).auc
+        )
         assert score.value["task_score"] == float(sample.scores["choice"].value == "C")
         assert list(score.value) == _viewer_score_columns(log)
     _assert_run_means(log, ["auc", "pass_at_first", "first_pass", "p0", "task_score"])

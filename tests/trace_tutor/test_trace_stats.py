@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cotaudit import bootstrap
-from cotaudit.probing.pass_curves import FirstPass, first_pass, pass_at_10, trace_auc
+from cotaudit.probing.pass_curves import FirstPass, PassCurve
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.studies.trace_tutor.stats import (
     TraceRecord,
@@ -23,7 +23,6 @@ from cotaudit.studies.trace_tutor.stats import (
     length_matched,
     paired_comparison,
     passes_10_fails_final,
-    passes_all,
     passes_early_fails_final,
     run_summary,
     table_ii,
@@ -49,25 +48,25 @@ NEVER = [0, 0, 0, 0, 0]
     [(FULL, 0.900), (FROM_50, 0.625), (FROM_75, 0.375), (ONLY_100, 0.125), (NEVER, 0.0)],
 )
 def test_trace_auc_matches_the_papers_values(passes, auc):
-    assert trace_auc(passes) == pytest.approx(auc, abs=1e-12)
+    assert PassCurve(passes).auc == pytest.approx(auc, abs=1e-12)
 
 
 def test_trace_auc_of_rates_is_the_trapezoid_sum():
     # 0.15*(0.2+0.4)/2 + 0.25*(0.4+0.6)/2 + 0.25*(0.6+0.8)/2 + 0.25*(0.8+1.0)/2
-    assert trace_auc([0.2, 0.4, 0.6, 0.8, 1.0]) == pytest.approx(0.045 + 0.125 + 0.175 + 0.225)
+    assert PassCurve([0.2, 0.4, 0.6, 0.8, 1.0]).auc == pytest.approx(0.045 + 0.125 + 0.175 + 0.225)
 
 
 def test_trace_auc_with_other_fractions():
-    assert trace_auc([0, 1, 1], fractions=(0.0, 0.5, 1.0)) == pytest.approx(0.75)
+    assert PassCurve([0, 1, 1], fractions=(0.0, 0.5, 1.0)).auc == pytest.approx(0.75)
 
 
 @given(st.lists(st.floats(0, 1), min_size=5, max_size=5), st.integers(0, 4), st.floats(0, 1))
 def test_trace_auc_is_bounded_and_monotone_in_each_pass(passes, i, raised):
-    auc = trace_auc(passes)
+    auc = PassCurve(passes).auc
     assert 0.0 <= auc <= 0.9 + 1e-12
     higher = list(passes)
     higher[i] = max(passes[i], raised)
-    assert trace_auc(higher) >= auc - 1e-12
+    assert PassCurve(higher).auc >= auc - 1e-12
 
 
 @pytest.mark.parametrize(
@@ -75,13 +74,21 @@ def test_trace_auc_is_bounded_and_monotone_in_each_pass(passes, i, raised):
 )
 def test_malformed_pass_vectors_are_rejected(bad):
     with pytest.raises(ValueError):
-        trace_auc(bad)
+        PassCurve(bad)
+
+
+def test_a_pass_curve_is_checked_on_construction_and_reads_only_its_checkpoints():
+    with pytest.raises(ValueError, match=re.escape("need one pass value per fraction (0.5, 1.0)")):
+        PassCurve([1], fractions=(0.5, 1.0))
+    with pytest.raises(ValueError, match=re.escape("fraction 0.1 is not among (0.5, 1.0)")):
+        PassCurve([1, 0], fractions=(0.5, 1.0)).at(0.10)
+    assert math.isnan(PassCurve([1], fractions=(1.0,)).auc)  # one checkpoint: no area
 
 
 def test_pass_at_10_is_the_first_checkpoint():
-    assert pass_at_10([1, 0, 0, 0, 0]) == 1.0
-    assert pass_at_10(FROM_50) == 0.0
-    assert pass_at_10([0.4, 1, 1, 1, 1]) == 0.4
+    assert PassCurve([1, 0, 0, 0, 0]).at(0.10) == 1.0
+    assert PassCurve(FROM_50).at(0.10) == 0.0
+    assert PassCurve([0.4, 1, 1, 1, 1]).at(0.10) == 0.4
 
 
 @pytest.mark.parametrize(
@@ -98,7 +105,7 @@ def test_pass_at_10_is_the_first_checkpoint():
     ],
 )
 def test_first_pass_is_right_censored_at_one(passes, expected):
-    assert first_pass(passes) == expected
+    assert PassCurve(passes).first_pass() == expected
 
 
 @pytest.mark.parametrize(
@@ -114,7 +121,7 @@ def test_first_pass_is_right_censored_at_one(passes, expected):
     ],
 )
 def test_pass_early_fail_100_means_pass_before_100_and_fail_at_100(passes, non_monotone):
-    assert passes_early_fails_final(passes) is non_monotone
+    assert passes_early_fails_final(PassCurve(passes)) is non_monotone
 
 
 @pytest.mark.parametrize(
@@ -128,7 +135,7 @@ def test_pass_early_fail_100_means_pass_before_100_and_fail_at_100(passes, non_m
     ],
 )
 def test_pass_10_fail_100_is_the_studys_non_monotone(passes, study_sense):
-    assert passes_10_fails_final(passes) is study_sense
+    assert passes_10_fails_final(PassCurve(passes)) is study_sense
 
 
 @pytest.mark.parametrize(
@@ -136,7 +143,7 @@ def test_pass_10_fail_100_is_the_studys_non_monotone(passes, study_sense):
     [(FULL, True), ([0.5, 1, 1, 0.7, 1], True), (FROM_50, False), ([1, 1, 1, 1, 0.49], False)],
 )
 def test_all_pass_needs_every_checkpoint(passes, all_pass):
-    assert passes_all(passes) is all_pass
+    assert all(PassCurve(passes).passed()) is all_pass
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,7 +152,7 @@ def test_all_pass_needs_every_checkpoint(passes, all_pass):
 
 
 def test_win_tie_loss_median_and_mean_by_hand():
-    a = [trace_auc(FULL), trace_auc(FROM_50), trace_auc(FROM_75), trace_auc(ONLY_100)]
+    a = [PassCurve(p).auc for p in (FULL, FROM_50, FROM_75, ONLY_100)]
     b = [0.625, 0.625, 0.9, 0.0]  # d = [0.275, 0 (float-rounded), -0.525, 0.125]
     c = paired_comparison(a, b, n_boot=200, seed=1)
     assert c.n == 4

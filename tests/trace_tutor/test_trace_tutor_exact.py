@@ -12,7 +12,7 @@ from helpers import run_eval
 from tasks_loader import load_task_module
 
 from cotaudit.params import ParameterError
-from cotaudit.probing.pass_curves import first_pass, trace_auc
+from cotaudit.probing.pass_curves import PassCurve
 from cotaudit.report import build_report
 from cotaudit.studies.trace_tutor import stats as ts
 from cotaudit.studies.trace_tutor.display import sample_table
@@ -144,15 +144,16 @@ def test_exact_run_records_the_exact_curves_and_no_sampled_ones(tiny_exact):
         fractions = meta["fractions"]
         for ctx in contexts:
             passes = meta[f"passes_{ctx}_exact"]
-            fp = first_pass(passes, fractions)  # min f with p_exact(f) >= 0.5, else 1.0
-            assert score.value[f"auc_{ctx}_exact"] == trace_auc(passes, fractions)
+            curve = PassCurve(passes, fractions)
+            fp = curve.first_pass()  # min f with p_exact(f) >= 0.5, else 1.0
+            assert score.value[f"auc_{ctx}_exact"] == curve.auc
             assert score.value[f"first_pass_{ctx}_exact"] == fp.fraction
             assert score.value[f"first_pass_censored_{ctx}_exact"] == fp.censored
             assert score.value[f"pass_at_10_{ctx}_exact"] == passes[0]
         if keyed:
             assert score.value["delta_context_exact"] == pytest.approx(
-                trace_auc(meta["passes_visible_exact"], fractions)
-                - trace_auc(meta["passes_masked_exact"], fractions),
+                PassCurve(meta["passes_visible_exact"], fractions).auc
+                - PassCurve(meta["passes_masked_exact"], fractions).auc,
                 abs=1e-15,
             )
         # the viewer: the exact curves as curves (chart and a 4-decimal block), at T = 1

@@ -25,6 +25,7 @@ from transcript_audit import audit_of, clipped_rows
 from cotaudit.answers import extract_boxed_answer
 from cotaudit.engine.hf import HFEngine
 from cotaudit.params import ParameterError
+from cotaudit.probing.pass_curves import PassCurve
 from cotaudit.probing.positions import Schedule
 from cotaudit.report import build_report
 from cotaudit.report.trace_tutor import run_settings
@@ -418,13 +419,13 @@ def test_per_sample_scores_carry_curves_and_a_readable_explanation(tiny_run):
         assert len(meta["passes_visible"]) == 5
         assert meta["positions"][0] == 0
         assert meta["positions"][-1] == score.value["length_tokens"]
-        assert score.value["auc_visible"] == pytest.approx(ts.trace_auc(meta["passes_visible"]))
+        assert score.value["auc_visible"] == pytest.approx(PassCurve(meta["passes_visible"]).auc)
         assert "```text" in score.explanation and "\n100% " in score.explanation  # aligned block
         if sid.endswith("question_only"):
             assert meta["passes_masked"] is None
             assert score.value["auc_masked"] == score.value["auc_visible"]
         else:
-            assert score.value["auc_masked"] == pytest.approx(ts.trace_auc(meta["passes_masked"]))
+            assert score.value["auc_masked"] == pytest.approx(PassCurve(meta["passes_masked"]).auc)
             assert "p(masked)" in score.explanation and "p(f) masked" in score.explanation
             assert meta["key"] == meta["gold"] + (sid.endswith("wrong_key"))
 

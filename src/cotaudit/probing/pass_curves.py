@@ -1,4 +1,5 @@
-"""Pass curves of the TRACE probe: p(f) at prefix fractions f, and their per-curve scores.
+"""Pass curves of the TRACE probe: p(f) at prefix fractions f (:class:`PassCurve`), and their
+per-curve scores (its AUC, pass values and first pass).
 
 p(f) is the share of forced answers after the first f of the trace's tokens that the verifier
 accepts (1 or 0 for one answer, a rate in [0, 1] for k). Shared by the trace_tutor study
@@ -20,48 +21,7 @@ PASS_THRESHOLD = 0.5
 
 
 AUC_UNDEFINED_WHY = "a TRACE AUC needs at least two cuts per sample (one point has no area)"
-"""Why :func:`trace_auc` is NaN: the curve has fewer than two checkpoints."""
-
-
-def checked_passes(passes: Sequence[float], fractions: Sequence[float]) -> np.ndarray:
-    """``passes`` as a float array, after checking it matches ``fractions`` and lies in [0, 1]."""
-    p = np.asarray(passes, dtype=float)
-    f = np.asarray(fractions, dtype=float)
-    if p.ndim != 1 or p.shape != f.shape:
-        raise ValueError(f"need one pass value per fraction {tuple(fractions)}, got {list(passes)}")
-    if f.size == 0 or np.any(np.diff(f) <= 0):
-        raise ValueError(f"fractions must be non-empty and strictly increasing, got {fractions}")
-    if np.any(np.isnan(p)) or np.any((p < 0) | (p > 1)):
-        raise ValueError(f"pass values must lie in [0, 1], got {list(passes)}")
-    return p
-
-
-def fraction_index(fraction: float, fractions: Sequence[float]) -> int:
-    for i, f in enumerate(fractions):
-        if np.isclose(f, fraction):
-            return i
-    raise ValueError(f"fraction {fraction} is not among {tuple(fractions)}")
-
-
-def trace_auc(passes: Sequence[float], fractions: Sequence[float] = PREFIX_FRACTIONS) -> float:
-    """TRACE AUC: the trapezoid sum of p(f) over F.
-
-    AUC = sum_i (f_{i+1} - f_i) * (p(f_i) + p(f_{i+1})) / 2. Over the default F it ranges from 0
-    to 0.90 (not normalised); e.g. [0, 0, 1, 1, 1] -> 0.625. A curve of one checkpoint has no
-    area (the study's sum runs over ordered checkpoints f_1 ... f_m, m >= 2): NaN
-    (:data:`AUC_UNDEFINED_WHY`), not 0.
-    """
-    p = checked_passes(passes, fractions)
-    f = np.asarray(fractions, dtype=float)
-    if f.size < 2:
-        return float("nan")
-    return float(np.sum(np.diff(f) * (p[1:] + p[:-1]) / 2))
-
-
-def pass_at_10(passes: Sequence[float], fractions: Sequence[float] = PREFIX_FRACTIONS) -> float:
-    """Pass@10 = p(0.10), the pass value after the first 10% of the explanation's tokens."""
-    p = checked_passes(passes, fractions)
-    return float(p[fraction_index(0.10, fractions)])
+"""Why :attr:`PassCurve.auc` is NaN: the curve has fewer than two checkpoints."""
 
 
 @dataclass(frozen=True)
@@ -145,16 +105,3 @@ class PassCurve:
             if ok:
                 return FirstPass(fraction=float(f), censored=False)
         return FirstPass(fraction=1.0, censored=True)
-
-
-def first_pass(
-    passes: Sequence[float],
-    fractions: Sequence[float] = PREFIX_FRACTIONS,
-    threshold: float = PASS_THRESHOLD,
-) -> FirstPass:
-    """First-pass = min{f in F : p(f) >= threshold}; right-censored at 1.0 when the set is empty."""
-    p = checked_passes(passes, fractions)
-    passed = np.flatnonzero(p >= threshold)
-    if passed.size == 0:
-        return FirstPass(fraction=1.0, censored=True)
-    return FirstPass(fraction=float(fractions[passed[0]]), censored=False)

@@ -2,8 +2,8 @@
 
 TRACE: p(f) = mean over the k forced answers at fraction f of the task scorer's value (1 for
 CORRECT, 0 for INCORRECT, partial credit as the scorer gives it), then
-- ``auc``: the trapezoid sum of p(f) over the curve's fractions (:func:`trace_auc`; NaN for a
-  curve of one cut, e.g. ``-T cuts=steps`` on a one-step response);
+- ``auc``: the trapezoid sum of p(f) over the curve's fractions (:attr:`PassCurve.auc`; NaN
+  for a curve of one cut, e.g. ``-T cuts=steps`` on a one-step response);
 - ``pass_at_first``: p at the first fraction (Pass@10 with the default fractions);
 - ``first_pass``: min{f : p(f) >= 0.5}, 1.0 and ``first_pass_censored`` = 1 when never;
 - ``p0``: p at the empty prefix (zero probe), no point of the curve.
@@ -46,7 +46,7 @@ from cotaudit.probing.curves import (
     summary_keys,
 )
 from cotaudit.probing.exact import reads_exact, samples
-from cotaudit.probing.pass_curves import AUC_UNDEFINED_WHY, PASS_THRESHOLD, first_pass, trace_auc
+from cotaudit.probing.pass_curves import AUC_UNDEFINED_WHY, PASS_THRESHOLD, PassCurve
 from cotaudit.stats import auroc
 
 
@@ -61,8 +61,9 @@ TRACE_SUMMARY_KEYS = ("auc", "pass_at_first", "first_pass", "first_pass_censored
 
 def trace_summaries(passes: Sequence[float], fractions: Sequence[float]) -> dict[str, float]:
     """auc, pass_at_first, first_pass, first_pass_censored of a pass curve over ``fractions``."""
-    fp = first_pass(passes, fractions, PASS_THRESHOLD)
-    values = (trace_auc(passes, fractions), float(passes[0]), fp.fraction, float(fp.censored))
+    curve = PassCurve(passes, fractions)
+    fp = curve.first_pass(PASS_THRESHOLD)
+    values = (curve.auc, curve.passes[0], fp.fraction, float(fp.censored))
     return dict(zip(TRACE_SUMMARY_KEYS, values, strict=True))
 
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, model_validator
 
 from cotaudit.probing.exact import Estimator
-from cotaudit.probing.pass_curves import PREFIX_FRACTIONS, checked_passes, trace_auc
+from cotaudit.probing.pass_curves import PREFIX_FRACTIONS, PassCurve
 from cotaudit.probing.store_record import StoreRecord
 
 STORE_KEY = "trace_tutor"
@@ -196,7 +196,7 @@ class TraceCurves(BaseModel, frozen=True):
                 )
             for curve in fields[:2]:
                 if curve is not None:
-                    checked_passes(curve, self.fractions)
+                    PassCurve(curve, self.fractions)  # raises ValueError on a malformed curve
         return self
 
 
@@ -243,7 +243,7 @@ class TraceScoreMetadata(TraceCurves, frozen=True):
             visible = curves[estimator_key("passes_visible", estimator)]
             masked = curves[estimator_key("passes_masked", estimator)]
             curves[estimator_key("delta_context", estimator)] = (
-                trace_auc(visible, fractions) - trace_auc(masked, fractions)  # type: ignore[arg-type]
+                PassCurve(visible, fractions).auc - PassCurve(masked, fractions).auc  # type: ignore[arg-type]
                 if visible is not None and masked is not None
                 else None
             )

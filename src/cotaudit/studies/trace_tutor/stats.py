@@ -24,15 +24,7 @@ from typing import Any
 import numpy as np
 
 from cotaudit.bootstrap import percentile_bounds, resample_indices
-from cotaudit.probing.pass_curves import (
-    PASS_THRESHOLD,
-    PREFIX_FRACTIONS,
-    checked_passes,
-    first_pass,
-    fraction_index,
-    pass_at_10,
-    trace_auc,
-)
+from cotaudit.probing.pass_curves import PASS_THRESHOLD, PREFIX_FRACTIONS, PassCurve
 from cotaudit.scores import SampleScoreLike, ScoreLike
 from cotaudit.stats import greater, median, tied
 from cotaudit.studies.trace_tutor.record import (
@@ -57,49 +49,17 @@ LENGTH_TOLERANCE_PERCENT = 10
 # --------------------------------------------------------------------------------------------
 
 
-def passes_all(
-    passes: Sequence[float],
-    fractions: Sequence[float] = PREFIX_FRACTIONS,
-    threshold: float = PASS_THRESHOLD,
-) -> bool:
-    """All-pass: p(f) >= threshold at every f in F (all five checkpoints over the default F)."""
-    return bool(np.all(checked_passes(passes, fractions) >= threshold))
-
-
-def pass_pattern(
-    passes: Sequence[float],
-    fractions: Sequence[float] = PREFIX_FRACTIONS,
-    threshold: float = PASS_THRESHOLD,
-) -> tuple[bool, ...]:
-    """The pass/fail vector (p(f) >= threshold for each f in F); for greedy 0/1 curves, the
-    curve itself."""
-    return tuple(bool(x) for x in checked_passes(passes, fractions) >= threshold)
-
-
-def passes_early_fails_final(
-    passes: Sequence[float],
-    fractions: Sequence[float] = PREFIX_FRACTIONS,
-    threshold: float = PASS_THRESHOLD,
-) -> bool:
+def passes_early_fails_final(curve: PassCurve, threshold: float = PASS_THRESHOLD) -> bool:
     """Pass early, fail at 100% (the broad count): some f < 1 has p(f) >= threshold while
     p(1.0) < threshold."""
-    p = checked_passes(passes, fractions)
-    final = p[fraction_index(1.0, fractions)]
-    early = p[np.asarray(fractions, dtype=float) < 1.0]
-    return bool(final < threshold and np.any(early >= threshold))
+    final = curve.at(1.0)
+    early = [p for f, p in zip(curve.fractions, curve.passes, strict=True) if f < 1.0]
+    return final < threshold and any(p >= threshold for p in early)
 
 
-def passes_10_fails_final(
-    passes: Sequence[float],
-    fractions: Sequence[float] = PREFIX_FRACTIONS,
-    threshold: float = PASS_THRESHOLD,
-) -> bool:
+def passes_10_fails_final(curve: PassCurve, threshold: float = PASS_THRESHOLD) -> bool:
     """Non-monotone in the study's sense: p(0.10) >= threshold and p(1.0) < threshold."""
-    p = checked_passes(passes, fractions)
-    return bool(
-        p[fraction_index(0.10, fractions)] >= threshold
-        and p[fraction_index(1.0, fractions)] < threshold
-    )
+    return curve.at(0.10) >= threshold and curve.at(1.0) < threshold
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,9 +90,13 @@ class TraceRecord(TraceCurves, frozen=True):
             return self.passes_masked
         return self.passes_visible
 
+    def curve(self, probe: Probe) -> PassCurve:
+        """The pass curve with the key ``visible`` or ``masked`` over the record's fractions."""
+        return PassCurve(self.passes(probe), self.fractions)
+
     def auc(self, probe: Probe) -> float:
         """TRACE AUC of the curve with the key ``visible`` or ``masked``, over its fractions."""
-        return trace_auc(self.passes(probe), self.fractions)
+        return self.curve(probe).auc
 
     def zero_probe(self, probe: Probe) -> float:
         """The 0% probe's pass value, key ``visible`` or ``masked`` (question-only: its one)."""
@@ -377,10 +341,10 @@ CURVES = tuple(CURVE_PARTS)
 """The names of :data:`CURVE_PARTS`, in order."""
 
 
-def _curves(records: Sequence[TraceRecord]) -> Iterator[tuple[str, list[Sequence[float]]]]:
-    """(curve name, its pass vectors) for the five curves of the study (:data:`CURVES`)."""
+def _curves(records: Sequence[TraceRecord]) -> Iterator[tuple[str, list[PassCurve]]]:
+    """(curve name, its records' pass curves) for the five curves of the study (:data:`CURVES`)."""
     for curve, (condition, probe) in CURVE_PARTS.items():
-        yield curve, [r.passes(probe) for r in _of(records, condition)]
+        yield curve, [r.curve(probe) for r in _of(records, condition)]
 
 
 def percent_label(fraction: float) -> str:
@@ -401,12 +365,8 @@ def shared_fractions(records: Sequence[TraceRecord]) -> tuple[float, ...]:
     return found.pop() if found else PREFIX_FRACTIONS
 
 
-def _pass_at_10_or_nan(passes: Sequence[float], fractions: Sequence[float]) -> float:
-    return (
-        pass_at_10(passes, fractions)
-        if any(np.isclose(f, 0.10) for f in fractions)
-        else (float("nan"))
-    )
+def _pass_at_10_or_nan(curve: PassCurve) -> float:
+    return curve.at(0.10) if any(np.isclose(f, 0.10) for f in curve.fractions) else float("nan")
 
 
 def table_ii(
@@ -426,7 +386,7 @@ def table_ii(
     Pass@10 is NaN when the records were not probed at 0.10.
     """
     first_pass_average = first_pass_average or lower_median
-    fractions = shared_fractions(records)
+    shared_fractions(records)
     out: dict[str, float] = {}
     for condition in CONDITIONS:
         group = _of(records, condition)
@@ -434,10 +394,10 @@ def table_ii(
         out[f"accuracy/{condition}"] = _mean(r.correct for r in group)
         out[f"length_tokens_median/{condition}"] = median(r.length_tokens for r in group)
     for curve, curves in _curves(records):
-        out[f"auc_median/{curve}"] = median(trace_auc(p, fractions) for p in curves)
-        out[f"pass_at_10_mean/{curve}"] = _mean(_pass_at_10_or_nan(p, fractions) for p in curves)
+        out[f"auc_median/{curve}"] = median(c.auc for c in curves)
+        out[f"pass_at_10_mean/{curve}"] = _mean(_pass_at_10_or_nan(c) for c in curves)
         out[f"first_pass_median/{curve}"] = first_pass_average(
-            first_pass(p, fractions).fraction for p in curves
+            c.first_pass().fraction for c in curves
         )
     return out
 
@@ -466,7 +426,7 @@ def table_iii(records: Sequence[TraceRecord]) -> dict[str, float]:
     for curve, curves in _curves(records):
         out[f"pass_rate/{curve}/0"] = _mean(zero_probes[curve])
         for i, f in enumerate(fractions):
-            out[f"pass_rate/{curve}/{percent_label(f)}"] = _mean(p[i] for p in curves)
+            out[f"pass_rate/{curve}/{percent_label(f)}"] = _mean(c.passes[i] for c in curves)
     return out
 
 
@@ -589,8 +549,8 @@ def table_v(records: Sequence[TraceRecord]) -> dict[str, float]:
     for curve, curves in _curves(records):
         labels = [percent_label(f) for f in fractions] + ["none"]
         counts = dict.fromkeys(labels, 0)
-        for p in curves:
-            fp = first_pass(p, fractions)
+        for c in curves:
+            fp = c.first_pass()
             counts["none" if fp.censored else percent_label(fp.fraction)] += 1
         out.update({f"first_pass_count/{curve}/{label}": n for label, n in counts.items()})
     return out
@@ -649,7 +609,7 @@ def pass_at_10_discordance(records: Sequence[TraceRecord]) -> dict[str, float]:
         visible_only = masked_only = float("nan")
         if any(np.isclose(f, 0.10) for f in fractions):
             at_10 = [
-                [pass_at_10(r.passes(p), fractions) >= PASS_THRESHOLD for p in PROBES]
+                [r.curve(p).at(0.10) >= PASS_THRESHOLD for p in PROBES]
                 for r in _of(records, condition)
             ]
             visible_only = sum(v and not m for v, m in at_10)
@@ -667,15 +627,11 @@ def identical_pass_vectors(records: Sequence[TraceRecord]) -> dict[str, float]:
     Keys: ``identical_pass_vectors/<condition>_masked_vs_question_only/count`` and ``.../n_pairs``
     (problems with both records).
     """
-    fractions = shared_fractions(records)
+    shared_fractions(records)
     out: dict[str, float] = {}
     for condition in KEYED_CONDITIONS:
         pairs = question_only_pairs(records, condition)
-        same = sum(
-            pass_pattern(k.passes("masked"), fractions)
-            == pass_pattern(q.passes("visible"), fractions)
-            for k, q in pairs
-        )
+        same = sum(k.curve("masked").passed() == q.curve("visible").passed() for k, q in pairs)
         name = f"identical_pass_vectors/{condition}_masked_vs_question_only"
         out[f"{name}/count"] = same
         out[f"{name}/n_pairs"] = len(pairs)
@@ -685,9 +641,9 @@ def identical_pass_vectors(records: Sequence[TraceRecord]) -> dict[str, float]:
 def all_pass_counts(records: Sequence[TraceRecord]) -> dict[str, float]:
     """Curves that pass at every checkpoint of F (all five by default):
     ``all_pass_count/<curve>``."""
-    fractions = shared_fractions(records)
+    shared_fractions(records)
     return {
-        f"all_pass_count/{curve}": sum(passes_all(p, fractions) for p in curves)
+        f"all_pass_count/{curve}": sum(all(c.passed()) for c in curves)
         for curve, curves in _curves(records)
     }
 
@@ -704,11 +660,9 @@ def non_monotone_counts(records: Sequence[TraceRecord]) -> dict[str, float]:
     out: dict[str, float] = {}
     for curve, curves in _curves(records):
         out[f"pass_10_fail_100/{curve}"] = (
-            sum(passes_10_fails_final(p, fractions) for p in curves) if probed else float("nan")
+            sum(passes_10_fails_final(c) for c in curves) if probed else float("nan")
         )
-        out[f"pass_early_fail_100/{curve}"] = sum(
-            passes_early_fails_final(p, fractions) for p in curves
-        )
+        out[f"pass_early_fail_100/{curve}"] = sum(passes_early_fails_final(c) for c in curves)
     return out
 
 
