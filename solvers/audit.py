@@ -84,15 +84,7 @@ async def force_and_record(
     parses each answer and gives its verdict)."""
     _record_header(prefixes, heading, k=k, temperature=temperature, max_tokens=max_tokens)
     rows = await force_answers(
-        engine,
-        prefixes.prompt,
-        prefixes.token_ids,
-        prefixes.cuts,
-        prefixes.tag,
-        k=k,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        seed=seed,
+        engine, prefixes, k=k, max_tokens=max_tokens, temperature=temperature, seed=seed
     )
     for at, row in zip(_cut_places(engine, prefixes, heading), rows, strict=True):
         _info(cut_record(answers=row, judge=judge, **at))

@@ -26,7 +26,7 @@ from cotaudit.probing.forms import (
 )
 from cotaudit.probing.positions import Schedule
 from cotaudit.probing.summaries import pass_rates, selfcommit_summaries, trace_summaries
-from cotaudit.probing.sweep import force_answers
+from cotaudit.probing.sweep import Prefixes, force_answers
 from cotaudit.probing.think import (
     compose_reasoning,
     cut_tag,
@@ -227,10 +227,7 @@ def test_force_answers_probes_the_cuts_as_given_in_one_request():
     rows = asyncio.run(
         force_answers(
             engine,
-            [{"role": "user", "content": "q"}],
-            [5, 6, 7, 8],
-            [3, 1, 1, 4],
-            "T",
+            Prefixes([{"role": "user", "content": "q"}], [5, 6, 7, 8], [3, 1, 1, 4], "T"),
             k=2,
             max_tokens=3,
             temperature=0.5,

@@ -59,28 +59,25 @@ def fit_to_context(
 
 async def force_answers(
     engine: ProbeEngine,
-    prompt: Sequence[Message],
-    token_ids: Sequence[int],
-    cuts: Sequence[int],
-    tag: str,
+    prefixes: Prefixes,
     *,
     k: int,
     max_tokens: int,
     temperature: float,
     seed: int,
 ) -> list[list[str]]:
-    """k raw answers after ``prompt ++ token_ids[:c] ++ tag`` for each absolute cut c, in order.
+    """k raw answers after each of ``prefixes``, in order.
 
     One request for all cuts, as given (a repeated cut is probed again; the engines seed each
     cut with (seed, c), so it gets the same answers)."""
-    if not cuts:
+    if not prefixes.cuts:
         return []
     rows = await engine.continue_prefixes(
         PrefixRequest(
-            messages=prompt,
-            cot_token_ids=list(token_ids),
-            positions=list(cuts),
-            tag=tag,
+            messages=prefixes.prompt,
+            cot_token_ids=list(prefixes.token_ids),
+            positions=list(prefixes.cuts),
+            tag=prefixes.tag,
             k=k,
             max_tokens=max_tokens,
             temperature=temperature,
