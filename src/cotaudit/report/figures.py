@@ -98,7 +98,7 @@ def _panel_figure(
     if legend is not None:
         legend(fig, axes[0])
     fig.suptitle(text.title, fontsize=10)
-    return _save(fig, text, panels)
+    return save_figure(fig, text, panels)
 
 
 def _label_panel(ax: Axes, title: str, xlabel: str, ylim: tuple[float, float]) -> None:
@@ -133,7 +133,10 @@ def drawn(draw: Callable[P, R]) -> Callable[P, R]:
     return run
 
 
-def _save(fig: Figure, text: FigureText, panels: list[tuple[str, list[str]]]) -> FigureInfo:
+def save_figure(fig: Figure, text: FigureText, panels: list[tuple[str, list[str]]]) -> FigureInfo:
+    """Write ``fig`` as a PNG to ``text.path`` (its text drawn literally, :func:`literal_text`):
+    its :class:`FigureInfo` with ``panels`` (each panel's name and its series' labels) and the
+    caption of ``text``."""
     literal_text(fig)
     path = Path(text.path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -191,7 +194,7 @@ def paired_differences(
     axes[-1].set_xlabel("honest − hinted (paired by problem); red line: median", fontsize=9)
     axes[-1].set_xlim(-1.1, 1.1)
     fig.suptitle(text.title, fontsize=10)
-    return _save(fig, text, panels)
+    return save_figure(fig, text, panels)
 
 
 @dataclass
@@ -347,7 +350,7 @@ def points_with_ci(
     ax.tick_params(labelsize=8)
     ax.legend(fontsize=8)
     ax.set_title(text.title, fontsize=10)
-    return _save(fig, text, [(text.title, [s.label for s in series])])
+    return save_figure(fig, text, [(text.title, [s.label for s in series])])
 
 
 @drawn
@@ -382,7 +385,7 @@ def grouped_bars(
     ax.tick_params(labelsize=8)
     ax.legend(fontsize=8)
     ax.set_title(text.title, fontsize=10)
-    return _save(fig, text, [(text.title, [label for label, _ in series])])
+    return save_figure(fig, text, [(text.title, [label for label, _ in series])])
 
 
 def _run_lines(
@@ -436,4 +439,4 @@ def signed_lines(
     ax.tick_params(labelsize=8)
     ax.legend(fontsize=7)
     fig.suptitle(text.title, fontsize=10)
-    return _save(fig, text, [(text.title, labels)])
+    return save_figure(fig, text, [(text.title, labels)])

@@ -648,12 +648,7 @@ def exact_curve_panels(
     handles, names = axes[0].get_legend_handles_labels()
     fig.legend(handles, names, loc="outside lower center", ncols=4, fontsize=8, frameon=False)
     fig.suptitle(text.title, fontsize=10)
-    path = Path(text.path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figures.literal_text(fig)
-    fig.savefig(path, dpi=figures.DPI, format="png", metadata={"Software": None})
-    w, h = fig.get_size_inches()
-    return FigureInfo(path, round(w * figures.DPI), round(h * figures.DPI), panels, text.caption)
+    return figures.save_figure(fig, text, panels)
 
 
 def accuracy(recs: Sequence[SelfcommitRecord]) -> dict[str, float]:
