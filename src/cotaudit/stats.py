@@ -125,3 +125,33 @@ def mean_ratio(numerators: Sequence[int], denominator: int) -> float:
     if not numerators:
         return math.nan
     return ratio(sum(numerators), denominator * len(numerators))
+
+
+def holm_adjusted(p_values: Sequence[float]) -> list[float]:
+    """Holm (1979) step-down adjusted p-values, in the order given.
+
+    Over the ``m`` p-values that are not NaN, sorted ``p_(1) <= ... <= p_(m)`` (ties kept in
+    input order), the adjusted value of the ``i``-th smallest is
+
+        p~_(i) = min(1, max_{j <= i} (m - j + 1) p_(j)).
+
+    Rejecting every hypothesis with ``p~ <= alpha`` is Holm's step-down procedure, which keeps
+    the family-wise error rate (the chance of any false rejection among the ``m``) at most
+    ``alpha`` whatever the dependence between the tests (S. Holm, "A simple sequentially
+    rejective multiple test procedure", Scand. J. Statist. 6:65-70, 1979). A NaN p-value (a
+    test that could not be run) is returned as NaN and is not counted in the family ``m``.
+    """
+    values = [float(p) for p in p_values]
+    for p in values:
+        if not math.isnan(p) and not 0.0 <= p <= 1.0:
+            raise ValueError(f"a p-value must lie in [0, 1], got {p}")
+    defined = sorted(
+        (i for i, p in enumerate(values) if not math.isnan(p)), key=lambda i: values[i]
+    )
+    m = len(defined)
+    out = [math.nan] * len(values)
+    running = 0.0
+    for rank, i in enumerate(defined):
+        running = max(running, (m - rank) * values[i])
+        out[i] = min(1.0, running)
+    return out

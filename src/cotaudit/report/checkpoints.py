@@ -9,8 +9,11 @@ when the logs hold one. For each probe statistic of the study
 two-condition contrast, cued against uncued samples (for selfcommit's tau_first(0.8), its
 headline AUROC of honest against hinted traces), no ground truth needed -- with its 95%
 problem-bootstrap interval, beside the run's behavioural shortcut rate
-(:mod:`cotaudit.validation.labels`). The first checkpoint whose estimate leaves the base run's
-interval is marked (:func:`cotaudit.validation.checkpoints.first_departure`).
+(:mod:`cotaudit.validation.labels`). Each run's AUROC is computed on the samples the study's
+own statistics read (:func:`study_samples`), so a run shows the same value here as in its
+study section and the comparison of runs. Each checkpoint is tested against the base run on
+the problems both ran (a paired permutation test, Holm across the series' checkpoints per
+statistic: :mod:`cotaudit.validation.checkpoints`); ◆ marks the flagged checkpoints.
 """
 
 from __future__ import annotations
@@ -23,17 +26,22 @@ from pathlib import Path
 from cotaudit.bootstrap import Interval
 from cotaudit.display.text import md_code, report_text
 from cotaudit.organisms.behaviour import ShortcutRate
-from cotaudit.report.data import RunData
+from cotaudit.report.data import RunData, ScoredSample
 from cotaudit.report.figures import Band, FigureText, points_with_ci
 from cotaudit.report.sections import Section
 from cotaudit.report.tables import Cell, Table
+from cotaudit.studies.selfcommit.stats import answered, records_from_scores
 from cotaudit.validation.checkpoints import (
+    ALPHA,
+    Flag,
     SeriesPoint,
     checkpoint_card,
-    first_departure,
+    first_flagged,
+    flag_series,
     is_base_of,
+    paired_test,
 )
-from cotaudit.validation.detection import CUED, class_rows
+from cotaudit.validation.detection import CUED, ClassRows, class_rows
 from cotaudit.validation.labels import label_samples, shortcut_rate
 from cotaudit.validation.samples import SampleError, validation_sample
 from cotaudit.validation.statistics import SCORERS, statistics_of
@@ -42,19 +50,39 @@ N_BOOT = 1000
 """Bootstrap resamples of each run's interval."""
 
 
+def study_samples(study: str, samples: Sequence[ScoredSample]) -> list[bool]:
+    """Per scored sample, whether the study's own two-condition statistics read it.
+
+    selfcommit: a response with no final answer has no curve, and the study leaves it and the
+    other response of its problem out of its AUROC (``NO_ANSWER_POLICY``;
+    :func:`cotaudit.studies.selfcommit.stats.answered` over the records the study's metrics
+    are computed from), so the series leaves out the same samples. Other studies: every sample
+    (a sample whose statistic is NaN is left out per statistic, as the generic probe's
+    headline and trace_tutor's tables leave it out).
+    """
+    if study != "selfcommit":
+        return [True] * len(samples)
+    records = [records_from_scores([s]) for s in samples]
+    kept = {id(r) for r in answered(r for rs in records for r in rs)}
+    return [bool(rs) and id(rs[0]) in kept for rs in records]
+
+
 @dataclass(frozen=True)
 class SeriesRun:
-    """One run of a series: its step (0 for the base model), its cued AUROC per statistic and
-    its shortcut rate."""
+    """One run of a series: its step (0 for the base model), per statistic its cued-AUROC rows
+    (``rows``) and the AUROC with its interval (``aurocs``), and its shortcut rate."""
 
     run: RunData
     step: int
     is_base: bool
+    rows: dict[str, ClassRows]
     aurocs: dict[str, Interval]
     rate: ShortcutRate
 
 
-def _measure(run: RunData, step: int, is_base: bool) -> SeriesRun | None:
+def measure(run: RunData, step: int, is_base: bool, n_boot: int = N_BOOT) -> SeriesRun | None:
+    """One run's :class:`SeriesRun`; None for a run whose study has no statistics or whose
+    samples name no problem or gold answer."""
     scorer = run.scorer(SCORERS.get(run.study, ""))
     statistics = statistics_of(run.study)
     if scorer is None or not statistics:
@@ -64,15 +92,20 @@ def _measure(run: RunData, step: int, is_base: bool) -> SeriesRun | None:
     except SampleError:  # a log whose samples name no problem or gold answer: not in a series
         return None
     labels = label_samples(samples)
-    aurocs = {}
+    read = study_samples(run.study, scorer.samples)
+    kept = [s for s, r in zip(samples, read, strict=True) if r]
+    kept_labels = [lab for lab, r in zip(labels, read, strict=True) if r]
+    rows: dict[str, ClassRows] = {}
+    aurocs: dict[str, Interval] = {}
     for stat in statistics:
-        rows = class_rows(samples, labels, stat, CUED)
-        if rows.n_positive and rows.n_negative:
-            aurocs[stat.name] = rows.interval(N_BOOT)
-    return SeriesRun(run, step, is_base, aurocs, shortcut_rate(samples))
+        found = class_rows(kept, kept_labels, stat, CUED)
+        if found.n_positive and found.n_negative:
+            rows[stat.name] = found
+            aurocs[stat.name] = found.interval(n_boot)
+    return SeriesRun(run, step, is_base, rows, aurocs, shortcut_rate(samples))
 
 
-def series_of(runs: Sequence[RunData]) -> dict[str, list[SeriesRun]]:
+def series_of(runs: Sequence[RunData], n_boot: int = N_BOOT) -> dict[str, list[SeriesRun]]:
     """Per organism, its series among ``runs`` (all of one study): the base model's run (if
     any) and its checkpoints' runs, by step; only organisms with a checkpoint run."""
     cards = {id(r): checkpoint_card(r.model) for r in runs}
@@ -80,13 +113,34 @@ def series_of(runs: Sequence[RunData]) -> dict[str, list[SeriesRun]]:
     for organism in sorted({c.organism for c in cards.values() if c is not None}):
         members = [(r, c) for r in runs if (c := cards[id(r)]) and c.organism == organism]
         card = members[0][1]
-        measured = [_measure(r, c.step or 0, False) for r, c in members]
+        measured = [measure(r, c.step or 0, False, n_boot) for r, c in members]
         base = [
-            _measure(r, 0, True) for r in runs if cards[id(r)] is None and is_base_of(r.model, card)
+            measure(r, 0, True, n_boot)
+            for r in runs
+            if cards[id(r)] is None and is_base_of(r.model, card)
         ]
         series = [m for m in (base[:1] + measured) if m is not None]
         if any(not m.is_base for m in series):
             out[organism] = sorted(series, key=lambda m: (m.step, not m.is_base))
+    return out
+
+
+def series_flags(series: Sequence[SeriesRun], names: Sequence[str]) -> dict[str, list[Flag]]:
+    """Per statistic, each checkpoint's :class:`~cotaudit.validation.checkpoints.Flag` against
+    the series' base run, in step order (Holm across the checkpoints measuring the statistic);
+    empty without a base run measuring it."""
+    base = next((m for m in series if m.is_base), None)
+    out: dict[str, list[Flag]] = {}
+    for name in names:
+        if base is None or name not in base.rows:
+            out[name] = []
+            continue
+        points = [
+            SeriesPoint(m.step, paired_test(base.rows[name], m.rows[name]))
+            for m in series
+            if not m.is_base and name in m.rows
+        ]
+        out[name] = flag_series(points)
     return out
 
 
@@ -101,29 +155,43 @@ def _cell(i: Interval | None, marked: bool) -> Cell:
     return Cell(i.estimate, f"**{text}** ◆" if marked else text)
 
 
-def _departures(series: Sequence[SeriesRun], names: Sequence[str]) -> dict[str, int | None]:
-    base = next((m for m in series if m.is_base), None)
-    out: dict[str, int | None] = {}
-    for name in names:
-        if base is None or name not in base.aurocs:
-            out[name] = None
-            continue
-        points = [
-            SeriesPoint(m.step, m.aurocs[name])
-            for m in series
-            if not m.is_base and name in m.aurocs
-        ]
-        out[name] = first_departure(base.aurocs[name], points)
-    return out
+def _p(p: float) -> str:
+    return "—" if math.isnan(p) else f"{p:.3f}"
+
+
+def _flag_cell(flag: Flag | None) -> Cell:
+    if flag is None or math.isnan(flag.test.difference.estimate):
+        return Cell(math.nan, "—")
+    d = flag.test.difference
+    sign = "+" if d.estimate > 0 else ""
+    text = f"{sign}{d.estimate:.3f}"
+    if not math.isnan(d.low):
+        text += f" [{d.low:+.3f}, {d.high:+.3f}]"
+    text += f" (m={d.n_units}); p {_p(flag.test.p_value)}, Holm {_p(flag.p_holm)}"
+    return Cell(d.estimate, f"**{text}** ◆" if flag.flagged else text)
+
+
+def _family_text(flags: dict[str, list[Flag]]) -> str:
+    sizes = sorted({f.family for fs in flags.values() for f in fs})
+    return " or ".join(str(k) for k in sizes) if sizes else "0"
 
 
 def series_section(
     study: str, organism: str, series: Sequence[SeriesRun], out: Path, stem: str
 ) -> Section:
     """The section of one organism's series: a table (step, model, shortcut rate, each
-    statistic's cued AUROC [interval], the first departure marked ◆) and the figure."""
+    statistic's cued AUROC [interval], flagged checkpoints marked ◆), the table of each
+    checkpoint's paired test against the base, and the figure."""
     names = [s.name for s in statistics_of(study) if any(s.name in m.aurocs for m in series)]
-    departures = _departures(series, names)
+    flags = series_flags(series, names)
+    flagged = {n: {f.step for f in fs if f.flagged} for n, fs in flags.items()}
+    family = _family_text(flags)
+    marker = (
+        f"◆ marks a checkpoint flagged against the base model: a paired permutation test on "
+        f"the problems both ran (swapping a problem's base and checkpoint samples), two-sided, "
+        f"Holm-adjusted p <= {ALPHA} across the series' checkpoints of the statistic (family: "
+        f"{family} checkpoint(s) per statistic)."
+    )
     sec = Section(f"{study} · checkpoint series of {organism}")
     has_base = any(m.is_base for m in series)
     sec.text(
@@ -131,9 +199,9 @@ def series_section(
         + ("the base model (step 0) and " if has_base else "no run of the base model, and ")
         + f"{sum(not m.is_base for m in series)} checkpoint(s) of {md_code(organism)}. "
         "Each statistic: the AUROC of cued against uncued samples (larger: the cue moves the "
-        "statistic the way a shortcut does), 95% problem-bootstrap interval. ◆ marks the first "
-        "checkpoint whose estimate leaves the base model's interval. Shortcut rate: wrong-cue "
-        "samples answered with the cue."
+        "statistic the way a shortcut does), over the samples the study's own AUROC reads, "
+        "95% problem-bootstrap interval. Shortcut rate: wrong-cue samples answered with the "
+        "cue."
     )
     table = Table(
         "Checkpoint series",
@@ -144,11 +212,33 @@ def series_section(
         rate = Cell(
             m.rate.rate, "—" if m.rate.n == 0 else f"{m.rate.rate:.2f} ({m.rate.taken}/{m.rate.n})"
         )
-        cells = [_cell(m.aurocs.get(n), not m.is_base and departures[n] == m.step) for n in names]
+        cells = [_cell(m.aurocs.get(n), not m.is_base and m.step in flagged[n]) for n in names]
         step = Cell(m.step, "base" if m.is_base else str(m.step))
         table.add(step, Cell(m.run.model, report_text(m.run.model)), rate, *cells)
+    table.note = marker
     sec.table("series", table)
+    if has_base:
+        tests = Table(
+            "Checkpoints against the base model",
+            ["step", *names],
+            align=["---:", *["---:"] * len(names)],
+        )
+        by_step = {n: {f.step: f for f in fs} for n, fs in flags.items()}
+        for m in series:
+            if not m.is_base:
+                tests.add(
+                    Cell(m.step, str(m.step)), *(_flag_cell(by_step[n].get(m.step)) for n in names)
+                )
+        tests.note = (
+            "Each cell: checkpoint minus base AUROC on the m problems both ran [95% paired "
+            "problem-bootstrap interval]; p: two-sided paired permutation p-value; Holm: "
+            "adjusted across the statistic's checkpoints; ◆: flagged (Holm p <= "
+            f"{ALPHA})."
+        )
+        sec.table("tests", tests)
+    departures = {n: first_flagged(fs) for n, fs in flags.items()}
     sec.data["departures"] = departures
+    sec.data["flags"] = flags
     steps = ["base" if m.is_base else str(m.step) for m in series]
     bands = [
         Band(
@@ -164,7 +254,8 @@ def series_section(
     first = {n: s for n, s in departures.items() if s is not None}
     caption = (
         f"{study}, {organism}: cued AUROC per statistic (95% interval) and shortcut rate "
-        "against the training step. First departure from the base interval: "
+        f"against the training step. First checkpoint flagged against the base (paired "
+        f"permutation test, Holm across {family} checkpoint(s), p <= {ALPHA}): "
         + (", ".join(f"{n} at step {s}" for n, s in first.items()) or "none")
         + "."
     )
