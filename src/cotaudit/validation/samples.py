@@ -11,6 +11,17 @@ Per study, where the problem, the cue and the final answer are:
 - trace_tutor: the problem is ``pair_id``; the cue is ``sample_metadata["key"]`` (None for
   question_only); the final answer is ``score.metadata["final_answer"]``.
 
+Statistic values are the score value's, by name; the TRACE AUCs before the final cut are
+recomputed from the trace_tutor score metadata's pass curves
+(:func:`cotaudit.validation.statistics.before_final_value`).
+
+**Cuts per curve** (``n_cuts``, the number of distinct cut positions t of the sample's curve):
+selfcommit and the generic probe's self-commitment: ``score.metadata["positions"]`` (the
+curve's positions, t = 0 excluded), None when the sample has no final answer (no curve);
+trace_tutor: ``score.metadata["positions"]`` without its first entry (the 0% probe, no point
+of the curve). ``n_resample_cuts``: the cuts of ``score.metadata["resample"]["cuts"]`` (c_0 = 0
+included), None without ``-T resample``.
+
 A sample without the gold answer, or with a cue or answer that is not an integer, is
 :class:`SampleError` naming the sample.
 """
@@ -24,7 +35,7 @@ from typing import Any
 from cotaudit.params import InputError
 from cotaudit.scores import SampleScoreLike
 from cotaudit.validation.labels import ValidationSample
-from cotaudit.validation.statistics import ProbeStatistic
+from cotaudit.validation.statistics import BEFORE_FINAL_CURVES, ProbeStatistic, before_final_value
 
 SELFCOMMIT_FAMILY = ("selfcommit", "probe_selfcommit")
 """Studies whose samples are selfcommit prompts (honest / hinted)."""
@@ -68,6 +79,29 @@ def _value(raw: Any) -> float:
     return value
 
 
+def _distinct(positions: Any) -> int | None:
+    """How many distinct integer positions a logged list holds (None: not a list)."""
+    if not isinstance(positions, list | tuple):
+        return None
+    return len({p for p in positions if isinstance(p, int) and not isinstance(p, bool)})
+
+
+def curve_cuts(study: str, score_metadata: Mapping[str, Any]) -> int | None:
+    """``n_cuts`` of a scored sample of ``study`` (module docstring)."""
+    positions = score_metadata.get("positions")
+    if study == "trace_tutor":
+        return _distinct(positions[1:]) if isinstance(positions, list | tuple) else None
+    if score_metadata.get("a_final") is None:
+        return None
+    return _distinct(positions)
+
+
+def resample_cuts(score_metadata: Mapping[str, Any]) -> int | None:
+    """``n_resample_cuts`` of a scored sample (module docstring)."""
+    record = score_metadata.get("resample")
+    return _distinct(record.get("cuts")) if isinstance(record, Mapping) else None
+
+
 def validation_sample(
     study: str, scored: SampleScoreLike, statistics: Iterable[ProbeStatistic]
 ) -> ValidationSample:
@@ -91,6 +125,13 @@ def validation_sample(
         cue=_cue(study, meta, gold, sample),
         gold=gold,
         answer=answer,
-        values={n: _value(value.get(n)) for n in sorted(names)},
+        values={
+            n: before_final_value(n, score_meta)
+            if n in BEFORE_FINAL_CURVES
+            else _value(value.get(n))
+            for n in sorted(names)
+        },
         sample_id=str(sample),
+        n_cuts=curve_cuts(study, score_meta),
+        n_resample_cuts=resample_cuts(score_meta),
     )
