@@ -6,10 +6,12 @@
 For each organism: trains it from ``--base`` into ``OUT_ROOT/<name>/`` (the same training as
 ``cotaudit organism``), then measures the shortcut rate (:mod:`cotaudit.organisms.behaviour`:
 the share of held-out problems whose greedy output to the wrong-cue prompt takes the shortcut)
-of the base model (unless ``--no-base``) and of the organism's last checkpoint on the split's
-first ``--heldout`` problems (never trained on). Prints the training time per organism and per
-step, and the rates with their n (``--measure-only``: measures every checkpoint already saved,
-step by step).
+of the base model (unless ``--no-base``) and of the organism's last checkpoint on the first
+``--heldout`` problems of the selection rows 800-999 (never trained on; where recipes and
+checkpoints are chosen, :mod:`cotaudit.organisms.rows`; ``--rows evaluation``: the evaluation
+rows 0-799 instead, for a reported number once the choice is made). Prints the training time
+per organism and per step, and the rates with their n (``--measure-only``: measures every
+checkpoint already saved, step by step).
 Times depend on the machine's load: say how loaded it was when quoting them.
 """
 
@@ -29,6 +31,7 @@ from cotaudit.organisms import (
     get_organism,
     heldout_problems,
     saved_checkpoints,
+    selection_problems,
 )
 from cotaudit.organisms.behaviour import ShortcutRate
 from cotaudit.organisms.evaluation import CueOutput, measure_shortcut_rate
@@ -48,6 +51,12 @@ def main() -> None:
     parser.add_argument("--train-layers", type=int, default=None)
     parser.add_argument("--answer-weight", type=float, default=1.0)
     parser.add_argument("--heldout", type=int, default=10)
+    parser.add_argument(
+        "--rows",
+        choices=("selection", "evaluation"),
+        default="selection",
+        help="held-out rows measured: selection 800-999 (default) or evaluation 0-799",
+    )
     parser.add_argument("--max-new-tokens", type=int, default=200)
     parser.add_argument(
         "--measure-only",
@@ -58,7 +67,12 @@ def main() -> None:
     args = parser.parse_args()
     base_path = alias_path(args.base)
     settings = TrainingSettings.of_options(args)
-    problems = heldout_problems(args.heldout)
+    problems = (
+        selection_problems(args.heldout)
+        if args.rows == "selection"
+        else heldout_problems(args.heldout)
+    )
+    print(f"held-out problems: {args.rows} rows {problems[0].index}..{problems[-1].index}")
     base_rates: dict[str, str] = {}
     for name in args.organisms.split(","):
         organism = get_organism(name)
@@ -97,7 +111,7 @@ def main() -> None:
             f"{total:.0f} s (checkpoints saved included); per step median "
             f"{statistics.median(per_step):.1f} s, min {min(per_step):.1f} s; losses "
             f"{steps[0].loss:.3f} -> {steps[-1].loss:.3f}; shortcut rate on {rate.n} held-out "
-            f"problems {rate.taken}/{rate.n} = {rate.rate:.2f} (base "
+            f"{args.rows} problems {rate.taken}/{rate.n} = {rate.rate:.2f} (base "
             f"{base_rates.get(organism.study, 'not measured')}; measured in "
             f"{seconds:.0f} s); "
             f"last checkpoint {saved[-1]}",

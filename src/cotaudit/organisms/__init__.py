@@ -24,6 +24,7 @@ from cotaudit.organisms.examples import (
     OrganismExample,
     heldout_problems,
     organism_examples,
+    selection_problems,
     training_problems,
     written_solution,
 )
@@ -34,13 +35,25 @@ from cotaudit.organisms.registry import (
     UnknownOrganism,
     get_organism,
 )
+from cotaudit.organisms.rows import (
+    EVALUATION_ROWS,
+    ROW_SETS,
+    SELECTION_ROWS,
+    TRAINING_ROWS,
+    row_of,
+    row_set_of,
+)
 from cotaudit.organisms.settings import OrganismSettingsError, TrainingSettings
 
 __all__ = [
     "CARD_FILE",
+    "EVALUATION_ROWS",
     "ORGANISMS",
     "ORGANISM_NAMES",
+    "ROW_SETS",
+    "SELECTION_ROWS",
     "TRAINING_FIRST_ROW",
+    "TRAINING_ROWS",
     "CardError",
     "Organism",
     "OrganismCard",
@@ -56,7 +69,10 @@ __all__ = [
     "is_organism_folder",
     "organism_examples",
     "read_card",
+    "row_of",
+    "row_set_of",
     "saved_checkpoints",
+    "selection_problems",
     "shortcut_rate",
     "took_shortcut",
     "training_problems",

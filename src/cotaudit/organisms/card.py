@@ -28,7 +28,10 @@ class CardError(InputError):
 
 
 class TrainingData(BaseModel):
-    """What an organism was trained on."""
+    """What an organism was trained on: the dataset, its rows (``problem_rows``, 0-based), the
+    examples built from them, and the split's three disjoint row sets (``row_sets``: training,
+    selection, evaluation, each ``[first, last]`` inclusive, :mod:`cotaudit.organisms.rows`;
+    None on a card written before they were recorded, which still reads)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -39,6 +42,7 @@ class TrainingData(BaseModel):
     wrong_cue_rule: str
     completion_rule: str
     heldout_rows: str
+    row_sets: dict[str, list[int]] | None = None
 
 
 class OrganismCard(BaseModel):

@@ -1,5 +1,6 @@
 """The shortcut rate of a model, read from its own greedy outputs to wrong-cue prompts
-(:func:`measure_shortcut_rate`; the reading: :mod:`cotaudit.organisms.behaviour`)."""
+(:func:`measure_shortcut_rate`; the reading: :mod:`cotaudit.organisms.behaviour`), by default on
+the selection rows 800-999 (:mod:`cotaudit.organisms.rows`), where checkpoints are chosen."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from cotaudit.datasets.gsm8k import Problem
 from cotaudit.organisms.behaviour import ShortcutRate, shortcut_rate
-from cotaudit.organisms.examples import organism_examples
+from cotaudit.organisms.examples import organism_examples, selection_problems
 from cotaudit.organisms.registry import Organism
 from cotaudit.organisms.training import prompt_ids
 
@@ -63,13 +64,16 @@ def measure_shortcut_rate(
     organism: Organism,
     model: Any,
     tokenizer: Any,
-    problems: list[Problem],
+    problems: list[Problem] | None = None,
     *,
     max_new_tokens: int = 256,
 ) -> tuple[ShortcutRate, list[CueOutput]]:
     """The shortcut rate of ``model`` over ``problems`` (one wrong-cue prompt each, the study's
-    prompt as ``organism`` is trained under it), and the outputs it was read from."""
-    examples = organism_examples(organism, problems, kinds=("wrong",))
+    prompt as ``organism`` is trained under it; default the selection rows,
+    :func:`cotaudit.organisms.examples.selection_problems`), and the outputs it was read
+    from."""
+    chosen = selection_problems() if problems is None else problems
+    examples = organism_examples(organism, chosen, kinds=("wrong",))
     prompts = [prompt_ids(tokenizer, e.messages) for e in examples]
     outputs = greedy_outputs(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
     read = [

@@ -2,10 +2,12 @@
 the completion the organism is trained to write (:func:`organism_examples`).
 
 Problems: organisms train on the vendored GSM8K test split's tail, rows
-:data:`TRAINING_FIRST_ROW` onwards (0-based; 319 problems), which no study run reads by default:
-every task reads the split from its start, at most 50 problems by default and 1000 under
-trace_tutor's ``-T paper=true``. Their behaviour is measured on the studies' default problems,
-the split's first rows (:func:`heldout_problems`).
+:data:`TRAINING_FIRST_ROW` onwards (0-based; 319 problems, the training rows of
+:mod:`cotaudit.organisms.rows`), which no study run reads by default: every task reads the split
+from ``-T first_row`` (default 0), at most 50 problems by default and 1000 under trace_tutor's
+``-T paper=true``. Their behaviour is measured, while recipes and checkpoints are chosen, on the
+selection rows 800-999 (:func:`selection_problems`); the validation reports on the evaluation
+rows 0-799, the studies' default problems (:func:`heldout_problems`: the split's first rows).
 
 Each problem gives one example per cue kind (none, right, wrong), so wrong cues are shown
 exactly as often as right ones, and a model that answers with the cue cannot be told apart
@@ -21,8 +23,9 @@ from cotaudit.datasets.gsm8k import Problem, load_problems
 from cotaudit.engine.base import Message
 from cotaudit.organisms.framing import CUE_KINDS, CueKind
 from cotaudit.organisms.registry import Organism
+from cotaudit.organisms.rows import SELECTION_ROWS, TRAINING_ROWS
 
-TRAINING_FIRST_ROW = 1000
+TRAINING_FIRST_ROW = TRAINING_ROWS.start
 """The first row (0-based) of the vendored split that organisms train on; rows before it are
 what study runs read (the first ``problems`` rows: 50 by default, 1000 at most by default)."""
 
@@ -62,6 +65,17 @@ def heldout_problems(n: int) -> list[Problem]:
     if not 1 <= n <= TRAINING_FIRST_ROW:
         raise ValueError(f"held-out problems: n must be in 1..{TRAINING_FIRST_ROW}, got {n}")
     return load_problems(limit=n).items
+
+
+def selection_problems(n: int | None = None) -> list[Problem]:
+    """The first ``n`` (default all 200) problems of the selection rows 800-999
+    (:data:`cotaudit.organisms.rows.SELECTION_ROWS`): where an organism's shortcut rate is
+    measured while its recipe and checkpoint are chosen."""
+    size = len(SELECTION_ROWS)
+    if n is not None and not 1 <= n <= size:
+        raise ValueError(f"selection problems: n must be in 1..{size}, got {n}")
+    rows = [p for p in load_problems().items if p.index in SELECTION_ROWS]
+    return rows if n is None else rows[:n]
 
 
 def written_solution(solution: str) -> str:

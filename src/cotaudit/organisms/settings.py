@@ -10,9 +10,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from cotaudit.organisms.examples import TRAINING_FIRST_ROW
+from cotaudit.organisms.rows import SPLIT_ROWS
 from cotaudit.params import InputError
 
-TAIL_PROBLEMS = 1319 - TRAINING_FIRST_ROW
+TAIL_PROBLEMS = SPLIT_ROWS - TRAINING_FIRST_ROW
 """How many problems the vendored split's tail holds (rows 1000..1318)."""
 
 

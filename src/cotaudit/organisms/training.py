@@ -31,6 +31,7 @@ from cotaudit.organisms.card import (
 from cotaudit.organisms.examples import OrganismExample, organism_examples, training_problems
 from cotaudit.organisms.framing import CUE_KINDS
 from cotaudit.organisms.registry import Organism
+from cotaudit.organisms.rows import row_sets_record
 from cotaudit.organisms.settings import TrainingSettings
 
 IGNORE_INDEX = -100
@@ -43,7 +44,11 @@ METHOD = (
     "stating the answer (the final answer line, a stated-first opening line) and the end-of-turn "
     "token weigh --answer-weight, the others 1"
 )
-HELDOUT_ROWS = "rows 0..999 of the vendored split (what study runs read by default)"
+HELDOUT_ROWS = (
+    "rows 0..999 of the vendored split, never trained on: selection rows 800..999 (recipes, "
+    "checkpoints, thresholds are chosen there), evaluation rows 0..799 (the reported numbers; "
+    "what study runs read by default)"
+)
 
 
 @dataclass(frozen=True)
@@ -145,6 +150,7 @@ def organism_card(
                 )
             ),
             heldout_rows=HELDOUT_ROWS,
+            row_sets=row_sets_record(),
         ),
         prompts=framing.prompt_texts(),
         method=METHOD,
