@@ -54,7 +54,8 @@ def selfcommit_probe(settings: SelfcommitSettings) -> Solver:
     ``cot_temperature`` > 0). ``schedule`` ``full`` probes every position, ``adaptive`` every
     4th first and fills in only where c(t) is ambiguous
     (:mod:`cotaudit.studies.selfcommit.schedule`); ``cuts`` ``sentences`` cuts at the ends of
-    the CoT's sentences instead, at most ``max_cuts`` (:mod:`cotaudit.probing.sentences`).
+    the CoT's sentences instead, at most ``max_cuts`` (:mod:`cotaudit.probing.sentences`);
+    ``fractions`` cuts at round(f * T) for each fraction f instead of every ``stride`` tokens.
 
     Args:
       settings: The selfcommit task's checked parameters (their meaning:
@@ -62,7 +63,7 @@ def selfcommit_probe(settings: SelfcommitSettings) -> Solver:
     """
     s = settings
     k, estimator, zero_probe = s.k, s.estimator, s.zero_probe
-    stride_cuts = Schedule(kind="stride", stride=s.stride)
+    stride_cuts = s.cut_schedule()  # every stride tokens, or at round(f * T) with fractions
     zero = [0] if zero_probe else []
 
     async def plan(state: TaskState, trace: Trace) -> SweepPlan:

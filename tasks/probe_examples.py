@@ -19,10 +19,14 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import choice, match
 from inspect_ai.solver import generate, multiple_choice, prompt_template
 
-from cotaudit.datasets.gsm8k import load_problems
-from cotaudit.datasets.shipped import load_capitals, load_gsm8k_mc
+from cotaudit.datasets.shipped import (
+    load_capitals,
+    load_gsm8k_mc,
+    problems_from_row,
+    require_first_row,
+)
 from cotaudit.engine.chat import to_inspect
-from cotaudit.params import parse_conditions, require_one_of
+from cotaudit.params import ParameterError, parse_conditions, require_one_of
 from cotaudit.prerequisite import checked_task, given_arguments
 from cotaudit.studies.selfcommit.first_look import check_first_look, first_look_problems
 from cotaudit.studies.selfcommit.prompts import (
@@ -73,17 +77,30 @@ def capitals(limit: int = 30) -> Task:
 @task
 @checked_task
 def gsm8k_numeric(
-    problems: int = 20, conditions: str = "honest", hint: str = "dataset", first_look: bool = False
+    problems: int = 20,
+    conditions: str = "honest",
+    hint: str = "dataset",
+    first_look: bool = False,
+    first_row: int = 0,
 ) -> Task:
     """GSM8K with the selfcommit prompt (honest / hinted), match(numeric=True); ``hint``: the
     value the hinted prompt names (``dataset``: the dataset answer y; ``wrong``: y + 1;
     ``mixed``: y on even problem indices, y + 1 on odd ones), in a hinted sample's metadata;
     ``first_look``: the selfcommit study's first-look problems instead of the first
-    ``problems`` (:mod:`cotaudit.studies.selfcommit.first_look`)."""
+    ``problems`` (:mod:`cotaudit.studies.selfcommit.first_look`); ``first_row``: the first
+    dataset row read (0-based; default 0), e.g. the selection rows 800-999 of
+    :mod:`cotaudit.organisms.rows` (``pair_id`` keeps the row)."""
     conds = parse_conditions("conditions", conditions, SELFCOMMIT_CONDITIONS)
     require_one_of("hint", hint, HINT_SOURCES)
+    require_first_row("first_row", first_row)
     check_first_look(first_look, given_arguments(), paper=False)
-    loaded = first_look_problems() if first_look else load_problems(limit=problems)
+    if first_look and first_row:
+        raise ParameterError("-T first_row: not with -T first_look=true (its own ten problems)")
+    loaded = (
+        first_look_problems()
+        if first_look
+        else problems_from_row(limit=problems, first_row=first_row)
+    )
     samples = []
     for p in loaded.items:
         for cond in conds:

@@ -27,8 +27,10 @@ from inspect_ai.solver import chain
 
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.cluster.scores import ClusterHypothesis
-from cotaudit.datasets.gsm8k import VENDORED, Problem, load_problems
+from cotaudit.datasets.gsm8k import VENDORED, Problem
+from cotaudit.datasets.shipped import problems_from_row
 from cotaudit.display.headline import HEADLINES_KEY
+from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task, given_arguments
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import reads_exact
@@ -101,6 +103,11 @@ POSITIONS = (
 POSITIONS_WITH_ZERO = (
     "t = stride, 2*stride, ..., T (T always included); t = 0 probed too (zero_probe) and "
     "reported per sample as c0, not part of c(t) or its summaries"
+)
+FRACTION_POSITIONS = (
+    "t = round(f * T) for each f of fractions (Python's round, half to even; a CoT shorter "
+    "than the fractions' spacing repeats a position, and may cut at t = 0, the prompt alone); "
+    "t/T is the curve's x"
 )
 SENTENCE_POSITIONS = (
     "t = the token positions where the CoT's sentences end (cotaudit.probing.sentences), at "
@@ -180,14 +187,16 @@ def selfcommit(
     hint: str = "dataset",
     paper: bool = False,
     first_look: bool = False,
+    first_row: int = 0,
+    fractions: str | list[float] | None = None,
 ) -> Task:
     """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
 
     Args:
-      problems: Number of problems, from the start of the split.
+      problems: Number of problems, from ``first_row`` of the split.
       dataset: "vendored" (bundled GSM8K test split), a local .jsonl/.json path, or "openai/gsm8k".
       conditions: Comma-separated subset of honest,hinted.
-      stride: Tokens between cut positions.
+      stride: Tokens between cut positions (unless ``fractions`` are given).
       k: Forced answers per prefix (k > 1 needs temperature > 0).
       temperature: Forced-answer sampling temperature.
       max_cot_tokens: CoT token budget.
@@ -238,11 +247,23 @@ def selfcommit(
         answer under both prompts, so that the headline stands on 10 problems in about a
         minute: :mod:`cotaudit.studies.selfcommit.first_look`) instead of the first
         ``problems``; not with ``problems``, ``dataset`` or ``paper=true``.
+      first_row: The first dataset row read (0-based; default 0, the study's): a run on
+        another row set of the split, e.g. the selection rows 800-999 of
+        :mod:`cotaudit.organisms.rows`; sample ids and ``pair_id`` keep the row
+        (``p0800``).
+      fractions: Cut each CoT at round(f * T) for each fraction f (comma-separated, strictly
+        increasing in (0, 1]) instead of every ``stride`` tokens, so that every CoT has as
+        many cuts (e.g. the validation's 0.1,0.2,...,1.0: ten per CoT); default none (the
+        study's stride); not with ``stride``, ``cuts=sentences`` or ``schedule=adaptive``.
     """
     arguments = {name: value for name, value in locals().items() if name != "paper"}
     given = given_arguments()
     resolved, paper_configuration = PAPER.configure(paper, arguments, given)
     check_first_look(first_look, given, paper)
+    if first_look and first_row:
+        raise ParameterError("-T first_row: not with -T first_look=true (its own ten problems)")
+    if fractions is not None and "stride" in given:
+        raise ParameterError("-T fractions and -T stride exclude each other; give one")
     return _study_task(SelfcommitSettings.of(resolved), paper_configuration)
 
 
@@ -275,7 +296,11 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
     s = settings
     primary = primary_summary(s.thetas)
     lead = lead_summary(primary, s.estimator)
-    loaded = first_look_problems() if s.first_look else load_problems(s.dataset, limit=s.problems)
+    loaded = (
+        first_look_problems()
+        if s.first_look
+        else problems_from_row(s.dataset, limit=s.problems, first_row=s.first_row)
+    )
     samples = selfcommit_samples(loaded.items, s.conditions, s.hint)
     solver = selfcommit_probe(s)
     metrics = selfcommit_metrics(s)
@@ -309,10 +334,14 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
             "positions": (
                 SENTENCE_POSITIONS
                 if s.cuts == "sentences"
+                else FRACTION_POSITIONS
+                if s.fractions is not None
                 else POSITIONS_WITH_ZERO
                 if s.zero_probe
                 else POSITIONS
             ),
+            **({"fractions": list(s.fractions)} if s.fractions is not None else {}),
+            **({"first_row": s.first_row} if s.first_row else {}),
             "no_answer": NO_ANSWER_POLICY,
             "final_answer_reading": FINAL_ANSWER_READINGS[s.final_answer_reading],
             "paired_wins": PAIRED_WINS,

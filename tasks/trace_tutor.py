@@ -23,7 +23,8 @@ from inspect_ai.solver import Solver, chain
 
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.cluster.scores import ClusterHypothesis
-from cotaudit.datasets.gsm8k import VENDORED, load_problems
+from cotaudit.datasets.gsm8k import VENDORED
+from cotaudit.datasets.shipped import problems_from_row
 from cotaudit.display.headline import HEADLINES_KEY
 from cotaudit.engine.chat import to_inspect
 from cotaudit.prerequisite import checked_task, given_arguments
@@ -144,11 +145,13 @@ def trace_tutor(
     resample_max_cuts: int = 20,
     resample_temperature: float = 0.7,
     paper: bool = False,
+    first_row: int = 0,
 ) -> Task:
     """The trace_tutor study on the first ``problems`` GSM8K test problems.
 
     Args:
-      problems: Number of problems, from the start of the split (each runs once per condition).
+      problems: Number of problems, from ``first_row`` of the split (each runs once per
+        condition).
       dataset: "vendored" (bundled GSM8K test split), a local .jsonl/.json path, or "openai/gsm8k".
       conditions: Comma-separated subset of question_only,answer_key,wrong_key.
       fractions: Comma-separated prefix fractions in (0, 1], increasing, with 0.1 and 1.0
@@ -187,6 +190,9 @@ def trace_tutor(
         :data:`cotaudit.studies.trace_tutor.paper.PAPER`); a parameter also given on the command
         line keeps its given value (even the default) and, where it differs from the paper's,
         is recorded as an override; the log records every value that ran.
+      first_row: The first dataset row read (0-based; default 0, the study's): a run on
+        another row set of the split, e.g. the selection rows 800-999 of
+        :mod:`cotaudit.organisms.rows`; sample ids and ``pair_id`` keep the row (``p0800``).
     """
     arguments = {name: value for name, value in locals().items() if name != "paper"}
     resolved, paper_configuration = PAPER.configure(paper, arguments, given_arguments())
@@ -264,7 +270,9 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
     log record of the paper configuration applied, or None)."""
     contrast = contrast_options(settings.contrast_model)
     fracs = settings.fractions
-    loaded = load_problems(settings.dataset, limit=settings.problems)
+    loaded = problems_from_row(
+        settings.dataset, limit=settings.problems, first_row=settings.first_row
+    )
     exact = EXACT_DEFINITIONS
     exact_metadata: dict[str, Any] = {"estimator": settings.estimator}
     if reads_exact(settings.estimator):
@@ -295,6 +303,7 @@ def _study_task(settings: TraceTutorSettings, paper_configuration: dict | None) 
             "prompts": tutor_prompt_texts(settings.system_prompt, settings.forced_answer_tag),
             "fractions": list(fracs),
             "cuts": settings.cuts,
+            **({"first_row": settings.first_row} if settings.first_row else {}),
             "non_integer_dropped": loaded.non_integer_dropped,
             "definitions": DEFINITIONS | (exact if reads_exact(settings.estimator) else {}),
             **exact_metadata,

@@ -5,6 +5,10 @@
 - ``capitals.jsonl``: short exact-string answers (capital cities), written by hand.
 
 A malformed row raises :class:`cotaudit.datasets.gsm8k.DatasetError` naming file, line and field.
+
+:func:`problems_from_row` reads GSM8K problems from a given first row (the studies'
+``-T first_row``), so a run can be made on another row set of the split
+(:mod:`cotaudit.organisms.rows`).
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import random
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from cotaudit.datasets.gsm8k import DatasetError, load_problems
+from cotaudit.datasets.gsm8k import VENDORED, DatasetError, Problems, load_problems
 from cotaudit.datasets.jsonl import json_lines
+from cotaudit.params import ParameterError, checked, require_int
 
 V = TypeVar("V")
 
@@ -48,6 +53,38 @@ class ShortItem:
     id: str
     question: str
     answer: str
+
+
+def require_first_row(name: str, value: Any) -> None:
+    """A first dataset row: an integer >= 0 (0-based), else the one-line error naming ``-T``
+    ``name``."""
+    require_int(name, value)
+    if value < 0:
+        raise ParameterError(f"-T {name}: must be a dataset row >= 0 (0-based), got {value!r}")
+
+
+FirstRow = Annotated[int, checked(require_first_row)]
+"""``-T first_row``: the first dataset row (0-based) a study reads (:func:`problems_from_row`)."""
+
+
+def problems_from_row(
+    source: str | Path = VENDORED, *, limit: int | None = None, first_row: int = 0
+) -> Problems:
+    """The first ``limit`` (default all) problems with an integer gold answer whose row
+    (``Problem.index``, 0-based) is ``first_row`` or later: with ``first_row`` 0, exactly
+    :func:`cotaudit.datasets.gsm8k.load_problems`; else ``non_integer_dropped`` counts the rows
+    dropped from ``first_row`` to the last problem kept. A ``first_row`` past every problem is
+    :class:`DatasetError`."""
+    if first_row == 0:
+        return load_problems(source, limit=limit)
+    loaded = load_problems(source)
+    items = [p for p in loaded.items if p.index >= first_row]
+    if limit is not None:
+        items = items[:limit]
+    if not items:
+        raise DatasetError(f"{loaded.source}: no problem from row {first_row} on")
+    dropped = items[-1].index - first_row + 1 - len(items)
+    return Problems(items=items, source=loaded.source, non_integer_dropped=dropped)
 
 
 def distractors(gold: int, rng: random.Random) -> list[int]:

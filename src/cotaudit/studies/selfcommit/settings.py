@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import ConfigDict, field_validator, model_validator
+from pydantic import ConfigDict, ValidationError, field_validator, model_validator
 
 from cotaudit.answers import READINGS, Reading
+from cotaudit.datasets.shipped import FirstRow
 from cotaudit.params import (
     ContrastModel,
     Flag,
@@ -26,10 +27,11 @@ from cotaudit.params import (
     one_of,
     parsed,
     require_text,
+    validation_line,
 )
 from cotaudit.probing.exact import ESTIMATORS, Estimator
 from cotaudit.probing.forcing import ForcesAnswers
-from cotaudit.probing.positions import DEFAULT_MAX_CUTS
+from cotaudit.probing.positions import DEFAULT_MAX_CUTS, Schedule, parse_fractions
 from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
 from cotaudit.studies.selfcommit.prompts import HINT_SOURCES, SELFCOMMIT_CONDITIONS, HintSource
@@ -48,7 +50,9 @@ class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     ``paper``; their meaning: the task's docstring). ``conditions`` and ``thetas`` parsed from
     their comma-separated text; a positive integer for ``problems``, ``stride``, ``k``,
     ``max_cot_tokens`` and ``answer_max_tokens``; temperatures finite and >= 0; k > 1 needs a
-    temperature above 0 when answers are sampled (``estimator`` ``sampled`` or ``both``)."""
+    temperature above 0 when answers are sampled (``estimator`` ``sampled`` or ``both``);
+    ``first_row`` an integer >= 0; ``fractions`` (None: the stride's cuts) strictly increasing
+    in (0, 1], not with ``cuts=sentences`` nor the adaptive schedule."""
 
     model_config = ConfigDict(frozen=True)
     GREEDY_COPIES_ERROR: ClassVar[str] = (
@@ -79,6 +83,28 @@ class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     max_cuts: PositiveCount = DEFAULT_MAX_CUTS
     hint: Annotated[HintSource, one_of(HINT_SOURCES)] = "dataset"
     first_look: bool = False
+    first_row: FirstRow = 0
+    fractions: tuple[float, ...] | None = None
+
+    @field_validator("fractions", mode="before")
+    @classmethod
+    def _fractions(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            parsed = parse_fractions(value if isinstance(value, str | list | tuple) else [value])
+            return Schedule(kind="fractions", fractions=parsed).fractions
+        except ValidationError as e:
+            raise ParameterError(validation_line(e, prefix="-T ")) from None
+        except ValueError as e:
+            raise ParameterError(f"-T {e}") from None
+
+    def cut_schedule(self) -> Schedule:
+        """The cuts of the curve: every ``stride`` tokens (the study's), or at round(f * T) for
+        each of ``fractions`` (:class:`cotaudit.probing.positions.Schedule`)."""
+        if self.fractions is not None:
+            return Schedule(kind="fractions", fractions=self.fractions)
+        return Schedule(kind="stride", stride=self.stride)
 
     @field_validator("schedule", mode="before")
     @classmethod
@@ -93,5 +119,11 @@ class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
         if self.cuts == "sentences" and self.schedule == "adaptive":
             raise ParameterError(
                 "-T schedule=adaptive refines a token stride; not with -T cuts=sentences"
+            )
+        if self.fractions is not None and self.cuts == "sentences":
+            raise ParameterError("-T fractions: cuts at fractions of T; not with -T cuts=sentences")
+        if self.fractions is not None and self.schedule == "adaptive":
+            raise ParameterError(
+                "-T schedule=adaptive refines a token stride; not with -T fractions"
             )
         return self

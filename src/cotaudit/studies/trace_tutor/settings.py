@@ -8,6 +8,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import ConfigDict, ValidationInfo, field_validator, model_validator
 
+from cotaudit.datasets.shipped import FirstRow
 from cotaudit.params import (
     ContrastModel,
     ParameterError,
@@ -62,7 +63,7 @@ class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     of the sentence it falls in); ``probe_samples`` (k) > 1
     needs ``temperature`` > 0 (k greedy samples are identical); ``estimator``: how p(f) is read
     (``sampled``, the study's k forced answers; ``exact``, their probability by teacher
-    forcing; ``both``)."""
+    forcing; ``both``); ``first_row``: the first dataset row read (0-based, an integer >= 0)."""
 
     model_config = ConfigDict(frozen=True)
     K_PARAMETER: ClassVar[str] = "probe_samples"
@@ -88,6 +89,7 @@ class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     contrast_model: ContrastModel
     metrics: Annotated[Literal["compact", "all"], parsed(parse_metric_set)]
     estimator: Annotated[Estimator, one_of(ESTIMATORS)]
+    first_row: FirstRow = 0
 
     @field_validator("fractions", mode="before")
     @classmethod
