@@ -31,10 +31,11 @@ al., arXiv 2506.19143) as its code computes them (``analyze_rollouts.py``, defau
   (``calculate_counterfactual_importance_accuracy``) ``r(dissimilar at c_i) - r(c_{i+1})``
   (no pooling there, as in the code). :attr:`ChunkImportance.counterfactual_next_only` is
   ``D(P_i^dissimilar || P_{i+1})``, the code's ``use_similar_chunks`` off.
-- Undefined: where a set these compare is empty (no dissimilar continuation with an answer, no
-  answer from the next cut, the last sentence) the importance is NaN, left out of means over
-  chunks, where the code reports 0 (a chunk nobody resampled differently is not thereby
-  unimportant).
+- Undefined: where a set these compare holds no stated answer (no dissimilar continuation with
+  an answer, no answer from the next cut; for RI's KL form, no answer from ``c_i`` or from
+  ``c_{i+1}``; the last sentence) the importance is NaN, left out of means over chunks, where
+  the code returns 0.0 (a chunk nobody resampled differently is not thereby unimportant). A
+  rate over zero answered continuations is 0.0 in both, so RI stays the code's number.
 - :func:`answer_kl` is the code's ``calculate_kl_divergence`` of two answer samples: over the
   answers seen in either, ``D = max(0, sum_a p~(a) log(p~(a) / q~(a)))`` with both samples'
   shares smoothed by ``alpha`` per answer: ``p~(a) = (count_1(a) + alpha) / (n_1 + alpha V)``,
