@@ -1,5 +1,5 @@
-"""Detection and cue-only AUROCs on hand-built samples: by hand, against scikit-learn, and the
-problem bootstrap (samples of one problem drawn together)."""
+"""Detection and cue-only AUROCs on hand-built samples: by hand, against scikit-learn, and their
+intervals over problems (samples of one problem counted as one unit)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from cotaudit.bootstrap import Interval
-from cotaudit.validation.checkpoints import SeriesPoint, first_departure, outside
 from cotaudit.validation.detection import class_rows, detect
 from cotaudit.validation.labels import ValidationSample, label_samples
 from cotaudit.validation.statistics import ProbeStatistic, statistics_of
@@ -58,8 +56,9 @@ def test_detection_auroc_equals_scikit_learn_on_random_samples():
     expected = roc_auc_score(rows.positive, rows.values)
     [d] = detect(samples, [TAU], n_boot=300)
     assert d.detection.estimate == pytest.approx(expected)
-    assert d.detection.low <= d.detection.estimate <= d.detection.high
-    assert d.detection.n_units == 40 and d.detection.n_valid == 300
+    assert d.detection.low < d.detection.estimate < d.detection.high
+    assert d.detection.n_units == 40
+    assert d.detection.positive_units == d.n_shortcut and d.detection.negative_units == 40
 
 
 def test_the_shortcut_mean_is_the_raw_statistic_over_shortcut_samples():
@@ -74,48 +73,84 @@ def test_the_shortcut_mean_is_the_raw_statistic_over_shortcut_samples():
 def test_the_masked_mean_reads_right_keys_only():
     """TRACE statistics read right-key samples: the wrong key's followed sample (0.0) is not in
     the mean, the right key's (0.8, 0.4) are."""
-    masked = next(s for s in statistics_of("trace_tutor") if s.name == "auc_masked")
+    masked = next(s for s in statistics_of("trace_tutor") if s.name == "auc_masked_before_final")
     samples = [
-        ValidationSample("p1", None, 10, 7, {"auc_visible": 0.2, "auc_masked": 0.1}),
-        ValidationSample("p1", 10, 10, 10, {"auc_visible": 0.9, "auc_masked": 0.8}),
-        ValidationSample("p1", 11, 10, 11, {"auc_visible": 0.0, "auc_masked": 0.0}),
-        ValidationSample("p2", None, 20, 7, {"auc_visible": 0.2, "auc_masked": 0.1}),
-        ValidationSample("p2", 20, 20, 20, {"auc_visible": 0.9, "auc_masked": 0.4}),
+        ValidationSample(
+            "p1", None, 10, 7, {"auc_visible_before_final": 0.2, "auc_masked_before_final": 0.1}
+        ),
+        ValidationSample(
+            "p1", 10, 10, 10, {"auc_visible_before_final": 0.9, "auc_masked_before_final": 0.8}
+        ),
+        ValidationSample(
+            "p1", 11, 10, 11, {"auc_visible_before_final": 0.0, "auc_masked_before_final": 0.0}
+        ),
+        ValidationSample(
+            "p2", None, 20, 7, {"auc_visible_before_final": 0.2, "auc_masked_before_final": 0.1}
+        ),
+        ValidationSample(
+            "p2", 20, 20, 20, {"auc_visible_before_final": 0.9, "auc_masked_before_final": 0.4}
+        ),
     ]
     [d] = detect(samples, [masked], n_boot=100)
     assert d.shortcut_mean.estimate == pytest.approx(0.6)
 
 
-def test_the_bootstrap_draws_problems_not_samples():
-    """Every problem holds one shortcut and one uncued sample; a resample of problems keeps
-    both classes, so no replicate is undefined (a row-level resample would lose some)."""
+def test_perfect_separation_over_three_problems_keeps_a_positive_width():
+    """Every problem holds one shortcut (tau 0.1) and one uncued sample (tau 0.9): AUROC 1,
+    every placement 1 (no spread to estimate), so the interval is Newcombe's over the 3
+    problems: [t, 1] with (1 - t)^2 = z^2 t (1 - t)[1 + 2((1 - t)/(2 - t) + t/(1 + t))] / 9,
+    t just above 1/2 (at t = 1/2 the right side is z^2 7/108 = 0.249 < 1/4). A percentile
+    bootstrap would print [1, 1]."""
     samples = [s for i in range(3) for s in (_s(f"p{i}", None, 7, 0.9), _s(f"p{i}", 11, 11, 0.1))]
     [d] = detect(samples, [TAU], n_boot=500)
-    assert d.detection.n_valid == 500
-    assert (d.detection.estimate, d.detection.low, d.detection.high) == (1.0, 1.0, 1.0)
+    assert (d.detection.estimate, d.detection.high) == (1.0, 1.0)
+    t = d.detection.low
+    assert 0.5 < t < 0.51
+    z = 1.959963984540054
+    assert (1 - t) ** 2 == pytest.approx(
+        z * z * t * (1 - t) * (1 + 2 * ((1 - t) / (2 - t) + t / (1 + t))) / 9, abs=1e-9
+    )
+    assert d.detection.p_value < 0.025  # the interval's low bound is above 1/2
+
+
+def test_a_cue_only_auroc_over_one_own_answer_sample_prints_no_interval():
+    """One own-answer sample (p3) against three uncued: AUROC 0 (its tau 0.95 is above every
+    uncued tau, i.e. less shortcut-like), shown without an interval; the shortcut mean over one
+    problem likewise."""
+    samples = [
+        _s("p1", None, 7, 0.5),
+        _s("p2", None, 7, 0.2),
+        _s("p3", None, 7, 0.9),
+        _s("p3", 11, 7, 0.95),  # own_answer
+        _s("p1", 11, 11, 0.1),  # shortcut
+    ]
+    [d] = detect(samples, [TAU], n_boot=100)
+    assert d.cue_only.estimate == 0.0 and d.n_own_answer == 1
+    assert math.isnan(d.cue_only.low) and math.isnan(d.cue_only.high)
+    assert math.isnan(d.detection.low) and d.detection.estimate == 1.0
+    assert d.shortcut_mean.estimate == pytest.approx(0.1) and math.isnan(d.shortcut_mean.low)
 
 
 def test_trace_statistics_read_right_keys_and_masked_negatives_from_the_public_auc():
-    masked = next(s for s in statistics_of("trace_tutor") if s.name == "auc_masked")
+    masked = next(s for s in statistics_of("trace_tutor") if s.name == "auc_masked_before_final")
     samples = [
-        ValidationSample("p1", None, 10, 7, {"auc_visible": 0.2, "auc_masked": math.nan}),
-        ValidationSample("p1", 10, 10, 10, {"auc_visible": 0.9, "auc_masked": 0.8}),
-        ValidationSample("p1", 11, 10, 11, {"auc_visible": 0.0, "auc_masked": 0.0}),
+        ValidationSample(
+            "p1",
+            None,
+            10,
+            7,
+            {"auc_visible_before_final": 0.2, "auc_masked_before_final": math.nan},
+        ),
+        ValidationSample(
+            "p1", 10, 10, 10, {"auc_visible_before_final": 0.9, "auc_masked_before_final": 0.8}
+        ),
+        ValidationSample(
+            "p1", 11, 10, 11, {"auc_visible_before_final": 0.0, "auc_masked_before_final": 0.0}
+        ),
     ]
     rows = class_rows(samples, label_samples(samples), masked, "shortcut")
     assert rows.values.tolist() == [0.2, 0.8]  # the wrong key's sample is not read
     assert rows.auroc() == 1.0
-
-
-def test_first_departure_from_the_base_interval():
-    base = Interval(0.5, 0.4, 0.6, 20, 100, 100, 0.95)
-
-    def point(step, estimate):
-        return SeriesPoint(step, Interval(estimate, math.nan, math.nan, 20, 100, 0, 0.95))
-
-    assert first_departure(base, [point(100, 0.9), point(50, 0.55), point(150, 0.3)]) == 100
-    assert first_departure(base, [point(50, 0.6), point(100, 0.4)]) is None  # bounds inside
-    assert not outside(math.nan, base)
 
 
 def test_the_negative_controls_cue_only_auroc_is_written_below_the_table():

@@ -16,28 +16,33 @@ For a statistic ``s`` (one number per sample, NaN where undefined) and the label
 - **Cued AUROC** (no ground truth: the study's own two-condition contrast, e.g. selfcommit's
   AUROC of honest against hinted traces): positives every cued sample, whatever its label.
 
-Samples whose statistic is NaN are left out. Each AUROC carries a 95% percentile bootstrap
-interval over problems (:func:`cotaudit.bootstrap.bootstrap_ci`: every resample draws problems
-with replacement and takes all their samples; a resample without both classes is left out and
-counted). ``n`` counts samples per class and the problems they come from.
+Samples whose statistic is NaN are left out. Each AUROC carries a 95% interval over problems
+and a one-sided p-value for AUROC = 1/2 (:func:`cotaudit.validation.intervals.auroc_interval`:
+Newcombe's score-type interval over the problems, widened by the clustered (Obuchowski)
+design effect; it stays in [0, 1], keeps a positive width at perfect separation, and covers at
+least 93% in the simulation of ``bench/auroc_coverage.py``). The shortcut mean carries a 95%
+percentile bootstrap interval over problems (:func:`cotaudit.bootstrap.bootstrap_ci`). No
+interval (NaN bounds) where a class rests on fewer than two problems. ``n`` counts samples per
+class and the problems they come from.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cotaudit.bootstrap import Interval, bootstrap_ci
 from cotaudit.stats import auroc
+from cotaudit.validation.intervals import MIN_UNITS, AurocInterval, auroc_interval
 from cotaudit.validation.labels import Label, ValidationSample, label_samples
 from cotaudit.validation.statistics import ProbeStatistic
 
 N_BOOT = 2000
-"""Bootstrap resamples of each interval."""
+"""Bootstrap resamples of the shortcut mean's interval."""
 SEED = 0
 CONFIDENCE = 0.95
 
@@ -65,12 +70,13 @@ class ClassRows:
         v, p = self.values[idx], self.positive[idx]
         return auroc(v[p].tolist(), v[~p].tolist())
 
-    def interval(self, n_boot: int = N_BOOT, seed: int = SEED) -> Interval:
-        """The AUROC and its problem-bootstrap interval (NaN for an empty class)."""
-        if not self.units:
-            nan = math.nan
-            return Interval(nan, nan, nan, 0, n_boot, 0, CONFIDENCE)
-        return bootstrap_ci(self.auroc, self.units, n_boot=n_boot, seed=seed, confidence=CONFIDENCE)
+    def interval(self, n_boot: int = N_BOOT, seed: int = SEED) -> AurocInterval:
+        """The AUROC, its interval over problems and its one-sided p-value
+        (:func:`cotaudit.validation.intervals.auroc_interval`; NaN for an empty class, NaN
+        bounds for a class on fewer than two problems). The interval is computed, not
+        resampled: ``n_boot`` and ``seed`` are accepted for callers and do not change it."""
+        del n_boot, seed
+        return auroc_interval(self.values, self.positive, self.units, CONFIDENCE)
 
 
 CUED: tuple[Label, ...] = ("shortcut", "own_answer", "unknown")
@@ -106,14 +112,15 @@ def class_rows(
 
 @dataclass(frozen=True)
 class Detection:
-    """One statistic on one run: the detection and cue-only AUROCs with their intervals and the
-    samples per class (``n_uncued`` counted with the detection rows)."""
+    """One statistic on one run: the detection and cue-only AUROCs with their intervals and
+    one-sided p-values (``detection.p_value``, ``cue_only.p_value``) and the samples per class
+    (``n_uncued`` counted with the detection rows)."""
 
     statistic: str
-    detection: Interval
+    detection: AurocInterval
     n_shortcut: int
     n_uncued: int
-    cue_only: Interval
+    cue_only: AurocInterval
     n_own_answer: int
     shortcut_mean: Interval
 
@@ -122,18 +129,22 @@ def shortcut_mean(
     rows: ClassRows, statistic: ProbeStatistic, n_boot: int = N_BOOT, seed: int = SEED
 ) -> Interval:
     """The statistic's own mean over the positives of ``rows`` (the shortcut samples it reads,
-    their orientation undone) and its problem-bootstrap interval (NaN with none)."""
+    their orientation undone) and its problem-bootstrap interval (NaN with none; NaN bounds on
+    fewer than two problems)."""
     units = [u for u, positive in zip(rows.units, rows.positive, strict=True) if positive]
     if not units:
         return Interval(math.nan, math.nan, math.nan, 0, n_boot, 0, CONFIDENCE)
     values = np.asarray([statistic.oriented(v) for v in rows.values[rows.positive]], dtype=float)
-    return bootstrap_ci(
+    mean = bootstrap_ci(
         lambda idx: float(values[idx].mean()),
         units,
         n_boot=n_boot,
         seed=seed,
         confidence=CONFIDENCE,
     )
+    if mean.n_units < MIN_UNITS:
+        return replace(mean, low=math.nan, high=math.nan)
+    return mean
 
 
 def detect(
