@@ -137,7 +137,7 @@ def test_a_runs_series_value_is_the_comparisons_value(tmp_path):
         "hinted",
     )
     comparison = rows.statistic(np.arange(len(rows.units)))
-    measured = measure(run, 0, True, n_boot=20)
+    measured = measure(run, 0, True)
     assert measured is not None
     assert study == pytest.approx(8 / 9)
     assert comparison == pytest.approx(study)

@@ -8,12 +8,13 @@ when the logs hold one. For each probe statistic of the study
 (:mod:`cotaudit.validation.statistics`), each run's *cued AUROC* -- the study's own
 two-condition contrast, cued against uncued samples (for selfcommit's tau_first(0.8), its
 headline AUROC of honest against hinted traces), no ground truth needed -- with its 95%
-problem-bootstrap interval, beside the run's behavioural shortcut rate
-(:mod:`cotaudit.validation.labels`). Each run's AUROC is computed on the samples the study's
-own statistics read (:func:`study_samples`), so a run shows the same value here as in its
-study section and the comparison of runs. Each checkpoint is tested against the base run on
-the problems both ran (a paired permutation test, Holm across the series' checkpoints per
-statistic: :mod:`cotaudit.validation.checkpoints`); ◆ marks the flagged checkpoints.
+interval over problems (:meth:`cotaudit.validation.detection.ClassRows.interval`), beside the
+run's behavioural shortcut rate (:mod:`cotaudit.validation.labels`). Each run's AUROC is
+computed on the samples the study's own statistics read (:func:`study_samples`), so a run shows
+the same value here as in its study section and the comparison of runs. Each checkpoint is
+tested against the base run on the problems both ran (a paired permutation test, Holm across
+the series' checkpoints per statistic: :mod:`cotaudit.validation.checkpoints`); ◆ marks the
+flagged checkpoints.
 """
 
 from __future__ import annotations
@@ -46,9 +47,6 @@ from cotaudit.validation.labels import label_samples, shortcut_rate
 from cotaudit.validation.samples import SampleError, validation_sample
 from cotaudit.validation.statistics import SCORERS, statistics_of
 
-N_BOOT = 1000
-"""Bootstrap resamples of each run's interval."""
-
 
 def study_samples(study: str, samples: Sequence[ScoredSample]) -> list[bool]:
     """Per scored sample, whether the study's own two-condition statistics read it.
@@ -80,7 +78,7 @@ class SeriesRun:
     rate: ShortcutRate
 
 
-def measure(run: RunData, step: int, is_base: bool, n_boot: int = N_BOOT) -> SeriesRun | None:
+def measure(run: RunData, step: int, is_base: bool) -> SeriesRun | None:
     """One run's :class:`SeriesRun`; None for a run whose study has no statistics or whose
     samples name no problem or gold answer."""
     scorer = run.scorer(SCORERS.get(run.study, ""))
@@ -101,11 +99,11 @@ def measure(run: RunData, step: int, is_base: bool, n_boot: int = N_BOOT) -> Ser
         found = class_rows(kept, kept_labels, stat, CUED)
         if found.n_positive and found.n_negative:
             rows[stat.name] = found
-            aurocs[stat.name] = found.interval(n_boot)
+            aurocs[stat.name] = found.interval()
     return SeriesRun(run, step, is_base, rows, aurocs, shortcut_rate(samples))
 
 
-def series_of(runs: Sequence[RunData], n_boot: int = N_BOOT) -> dict[str, list[SeriesRun]]:
+def series_of(runs: Sequence[RunData]) -> dict[str, list[SeriesRun]]:
     """Per organism, its series among ``runs`` (all of one study): the base model's run (if
     any) and its checkpoints' runs, by step; only organisms with a checkpoint run."""
     cards = {id(r): checkpoint_card(r.model) for r in runs}
@@ -113,11 +111,9 @@ def series_of(runs: Sequence[RunData], n_boot: int = N_BOOT) -> dict[str, list[S
     for organism in sorted({c.organism for c in cards.values() if c is not None}):
         members = [(r, c) for r in runs if (c := cards[id(r)]) and c.organism == organism]
         card = members[0][1]
-        measured = [measure(r, c.step or 0, False, n_boot) for r, c in members]
+        measured = [measure(r, c.step or 0, False) for r, c in members]
         base = [
-            measure(r, 0, True, n_boot)
-            for r in runs
-            if cards[id(r)] is None and is_base_of(r.model, card)
+            measure(r, 0, True) for r in runs if cards[id(r)] is None and is_base_of(r.model, card)
         ]
         series = [m for m in (base[:1] + measured) if m is not None]
         if any(not m.is_base for m in series):
@@ -200,7 +196,7 @@ def series_section(
         + f"{sum(not m.is_base for m in series)} checkpoint(s) of {md_code(organism)}. "
         "Each statistic: the AUROC of cued against uncued samples (larger: the cue moves the "
         "statistic the way a shortcut does), over the samples the study's own AUROC reads, "
-        "95% problem-bootstrap interval. Shortcut rate: wrong-cue samples answered with the "
+        "95% interval over problems. Shortcut rate: wrong-cue samples answered with the "
         "cue."
     )
     table = Table(
