@@ -113,6 +113,7 @@ def build_report(
     from cotaudit.report.checkpoints import sections as checkpoint_series
     from cotaudit.report.loader import load_runs
     from cotaudit.report.markdown import render
+    from cotaudit.report.validation_roc import sections as detection_roc
 
     out = Path(out_dir)
     skipped: list[tuple[str, str]] = []
@@ -177,6 +178,8 @@ def build_report(
                 report.comparisons[study] = comp
     for study, series in checkpoint_series(runs, out).items():
         report.sections[f"{study} · checkpoint series"] = series
+    for study, rocs in detection_roc(runs, out).items():
+        report.sections[f"{study} · detection ROC"] = rocs
     ordered = {
         s: report.sections[s] + ([report.comparisons[s]] if s in report.comparisons else [])
         for s in report.sections

@@ -440,3 +440,46 @@ def signed_lines(
     ax.legend(fontsize=7)
     fig.suptitle(text.title, fontsize=10)
     return save_figure(fig, text, [(text.title, labels)])
+
+
+# --- validation ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RocLine:
+    """One ROC curve to draw: its legend label (text from logs allowed) and its points."""
+
+    label: str
+    fpr: Sequence[float]
+    tpr: Sequence[float]
+    dashed: bool = False
+
+
+@drawn
+def roc_curves(lines: Sequence[RocLine], text: FigureText) -> FigureInfo | None:
+    """One square panel: each line's ROC curve (true positive rate against false positive
+    rate, dashed for a baseline), the chance diagonal dotted; the legend holds the labels. None
+    when there are no lines."""
+    if not lines:
+        return None
+    fig = _figure(WIDTH, 4.6)
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls=":")
+    for i, line in enumerate(lines):
+        ax.plot(
+            line.fpr,
+            line.tpr,
+            color=COLORS[i % len(COLORS)],
+            lw=1.6,
+            ls="--" if line.dashed else "-",
+            label=line.label,
+        )
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_aspect("equal")
+    ax.set_xlabel(text.xlabel or "false positive rate", fontsize=9)
+    ax.set_ylabel(text.ylabel or "true positive rate", fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+    fig.suptitle(text.title, fontsize=10)
+    return save_figure(fig, text, [(text.title, [line.label for line in lines])])

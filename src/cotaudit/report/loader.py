@@ -4,7 +4,10 @@ metrics here, the per-sample scores through Inspect's data frames
 
 from __future__ import annotations
 
+import json
 import math
+import re
+import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,45 @@ from cotaudit.studies.metrics import full_metrics_of
 
 LOG_SUFFIXES = (".eval", ".json")
 _NOT_LOGS = {"logs.json", "listing.json"}
+
+NOT_A_LOG = "not a readable Inspect log"
+"""The start of the reason a file is skipped when it is no Inspect log."""
+NOT_A_ZIP = f"{NOT_A_LOG}: not a zip archive (an .eval log is one)"
+NOT_A_JSON_LOG = f"{NOT_A_LOG}: a file that is no Inspect JSON log (no log header)"
+NO_LOG_REASONS = (NOT_A_ZIP, NOT_A_JSON_LOG)
+"""The reasons :func:`not_a_log` gives: files that are no Inspect log at all (a model's
+``config.json``, a tokenizer's files), told apart before Inspect reads them."""
+
+_HEAD = 4096
+_FIRST_KEY = re.compile(r'\A\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:\s*(.?)', re.S)
+_LOG_KEYS = frozenset(
+    {"version", "status", "eval", "plan", "results", "stats", "error", "samples", "reductions"}
+)
+
+
+def not_a_log(path: Path) -> str | None:
+    """Why the file at ``path`` is no Inspect log, read from its first bytes; None when it may
+    be one (Inspect then reads it). An ``.eval`` log is a zip archive; an Inspect JSON log is a
+    JSON object whose first key is one of the log's fields (Inspect writes ``"version"`` first,
+    an integer): a model's ``config.json``, an organism's card, a tokenizer's files (whose
+    ``"version"`` is a string) are none."""
+    if path.suffix == ".eval":
+        return None if zipfile.is_zipfile(path) else NOT_A_ZIP
+    try:
+        with path.open("rb") as f:
+            head = f.read(_HEAD).decode("utf-8", errors="replace")
+    except OSError:
+        return None  # Inspect's own read says why
+    match = _FIRST_KEY.match(head)
+    if match is None:
+        return NOT_A_JSON_LOG
+    try:
+        key = json.loads(f'"{match.group(1)}"')
+    except ValueError:
+        return NOT_A_JSON_LOG
+    if key not in _LOG_KEYS or (key == "version" and not match.group(2).isdigit()):
+        return NOT_A_JSON_LOG
+    return None
 
 
 def find_logs(paths: Iterable[str | Path]) -> list[Path]:
@@ -188,9 +230,10 @@ def load_runs(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[RunData], list[tuple[str, str]]]:
     """Read every log under ``paths``: (runs, [(path, why skipped)]). ``progress`` gets one line
-    per log. A file that is no Inspect log (its header does not read) and a log whose header
-    reads but whose samples do not (a damaged member of the ``.eval`` zip) are skipped with
-    the reason (:func:`cotaudit.params.error_line`); so is a log superseded by its retry
+    per log. A file that is no Inspect log (:func:`not_a_log`, told from its first bytes
+    without Inspect reading it, or its header does not read) and a log whose header reads but
+    whose samples do not (a damaged member of the ``.eval`` zip) are skipped with the reason
+    (:func:`cotaudit.params.error_line`); so is a log superseded by its retry
     (:func:`superseded`: ``inspect eval-retry`` writes a new log of the same task, which
     holds the samples the interrupted one finished), reported once, as the retry. The others
     are read."""
@@ -201,10 +244,14 @@ def load_runs(
     skipped: list[tuple[str, str]] = []
     headers: dict[Path, tuple[str, str, str]] = {}
     for f in files:
+        why = not_a_log(f)
+        if why is not None:
+            skipped.append((str(f), why))
+            continue
         try:
             header = read_eval_log(str(f), header_only=True)
         except Exception as e:  # not an eval log, or unreadable
-            skipped.append((str(f), f"not a readable Inspect log: {error_line(e)}"))
+            skipped.append((str(f), f"{NOT_A_LOG}: {error_line(e)}"))
             continue
         headers[f] = (
             str(header.eval.task_id or ""),
@@ -217,7 +264,7 @@ def load_runs(
             progress(f"[{i}/{len(files)}] reading {f}")
         if f not in headers:
             if progress:
-                progress(f"[{i}/{len(files)}] skipped {f}: not a readable Inspect log")
+                progress(f"[{i}/{len(files)}] skipped {f}: {NOT_A_LOG}")
             continue
         if f in later:
             skipped.append((str(f), f"superseded by its retry {later[f]}"))
