@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from statistics import median
 
 import pytest
 from helpers import GREEDY_LAST_NUMBER
@@ -24,7 +25,8 @@ from cotaudit.organisms import TrainingSettings, get_organism, saved_checkpoints
 from cotaudit.organisms.training import load_causal_lm, train
 from cotaudit.report import build_report
 from cotaudit.studies.selfcommit.prompts import hint_value
-from cotaudit.validation.statistics import statistics_of
+from cotaudit.validation.baselines import BASELINES, MONITOR
+from cotaudit.validation.statistics import ProbeStatistic, statistics_of
 
 TINY_RUN = dict(
     problems=2,
@@ -73,11 +75,10 @@ hint, 3 without it (a shortcut sample)."""
 TAU = {"p0000-honest": 0.9, "p0000-hinted": 0.7, "p0001-honest": 0.6, "p0001-hinted": 0.2}
 
 
-@pytest.fixture(scope="module")
-def answered_log(tiny_series, tmp_path_factory) -> Path:
-    """A copy of the tiny base run's log with :data:`ANSWERS` and each selfcommit statistic
-    (:data:`TAU`, the others shifted) in its scores: its folder."""
-    logs, _ = tiny_series
+def _answered_copy(logs: Path, folder: Path, first_row: int = 0) -> Path:
+    """A copy of the tiny base run's log in ``folder`` with :data:`ANSWERS` and each selfcommit
+    statistic (:data:`TAU`, the others shifted) in its scores; its problems moved to dataset
+    rows ``first_row`` on (another task id: another run)."""
     [base] = [
         f
         for f in sorted(logs.glob("*.json"))
@@ -89,9 +90,19 @@ def answered_log(tiny_series, tmp_path_factory) -> Path:
         score.metadata["a_final"] = ANSWERS[str(sample.id)]
         for i, name in enumerate(("tau_0.8", "range_c", "uncommitted", "lowcommit")):
             score.value[name] = TAU[str(sample.id)] + 0.01 * i
-    folder = tmp_path_factory.mktemp("answered")
+        row = int(sample.metadata["pair_id"][1:]) + first_row
+        sample.metadata["pair_id"] = f"p{row:04d}"
+    if first_row:
+        log.eval.task_id = f"{log.eval.task_id}-rows-{first_row}"
+    folder.mkdir(parents=True, exist_ok=True)
     write_eval_log(log, str(folder / base.name))
     return folder
+
+
+@pytest.fixture(scope="module")
+def answered_log(tiny_series, tmp_path_factory) -> Path:
+    """:func:`_answered_copy` on rows 0-1 (evaluation rows): its folder."""
+    return _answered_copy(tiny_series[0], tmp_path_factory.mktemp("answered"))
 
 
 def _labels_by_hand(samples: list[dict]) -> list[str]:
@@ -113,23 +124,46 @@ def _labels_by_hand(samples: list[dict]) -> list[str]:
     return out
 
 
-def _recomputed(run: dict, name: str, positives: tuple[str, ...]) -> float:
-    """The AUROC of one statistic recomputed from the record's per-sample rows (scikit-learn)."""
-    stat = next(s for s in statistics_of(run["study"]) if s.name == name)
-    scores, truth = [], []
+def _statistic(study: str, name: str) -> ProbeStatistic:
+    return next(s for s in (*statistics_of(study), *BASELINES, MONITOR) if s.name == name)
+
+
+def _rows(run: dict, stat: ProbeStatistic, positives: tuple[str, ...], other=None) -> tuple:
+    """The record's rows of one statistic's AUROC: (oriented values, truth, units, the
+    oriented values of ``other`` on the same rows); rows without a value left out."""
+    scores, truth, units, paired = [], [], [], []
     for s in run["samples"]:
         if s["label"] in positives and stat.reads_cue(s["cue"], s["gold"]):
-            value = s["values"][stat.name]
+            key, other_key = stat.name, other and other.name
         elif s["label"] == "uncued":
-            value = s["values"][stat.uncued_name]
+            key, other_key = stat.uncued_name, other and other.uncued_name
         else:
             continue
-        if value is not None:
+        value = s["values"][key]
+        second = s["values"][other_key] if other is not None else 0.0
+        if value is not None and second is not None:
             scores.append(stat.oriented(value))
             truth.append(s["label"] in positives)
+            units.append(s)
+            paired.append(other.oriented(second) if other is not None else math.nan)
+    return scores, truth, units, paired
+
+
+def _recomputed(run: dict, name: str, positives: tuple[str, ...]) -> float:
+    """The AUROC of one statistic recomputed from the record's per-sample rows (scikit-learn)."""
+    scores, truth, _, _ = _rows(run, _statistic(run["study"], name), positives)
     if all(truth) or not any(truth):
         return math.nan
     return float(roc_auc_score(truth, scores))
+
+
+def _holm_by_hand(p: list[float]) -> list[float]:
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    out, running = [0.0] * len(p), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, (len(p) - rank) * p[i])
+        out[i] = min(1.0, running)
+    return out
 
 
 def _check_record(record: dict, table: str) -> int:
@@ -151,6 +185,51 @@ def _check_record(record: dict, table: str) -> int:
                 assert logged == pytest.approx(expected)
                 assert f"{logged:.3f}" in table
                 checked += 1
+    return checked
+
+
+def _check_comparisons(record: dict) -> int:
+    """Each probe statistic's difference to its best baseline, cuts per CoT and g-mean^2, and
+    the family's Holm-adjusted p, recomputed from the record's per-sample rows; the number of
+    numbers checked."""
+    checked = 0
+    by_log = {r["log"]: r for r in record["runs"]}
+    for run in record["runs"]:
+        baselines = [d for d in run["detections"] if d["kind"] == "baseline"]
+        finite = [d for d in baselines if d["detection"]["estimate"] is not None]
+        for d in run["detections"]:
+            if d["kind"] == "baseline":
+                continue
+            stat = _statistic(run["study"], d["statistic"])
+            best = max(finite, key=lambda b: b["detection"]["estimate"], default=None)
+            assert d["best_baseline"] == (best and best["statistic"])
+            if best is not None and d["difference"]["estimate"] is not None:
+                other = _statistic(run["study"], best["statistic"])
+                a, truth, _, b = _rows(run, stat, ("shortcut",), other)
+                expected = roc_auc_score(truth, a) - roc_auc_score(truth, b)
+                assert d["difference"]["estimate"] == pytest.approx(expected)
+                checked += 1
+            _, _, rows, _ = _rows(run, stat, ("shortcut",))
+            cuts = [s["n_cuts"] for s in rows if s["n_cuts"] is not None]
+            if cuts:
+                assert (d["cuts"]["median"], d["cuts"]["min"]) == (median(cuts), min(cuts))
+                checked += 1
+            if d["g_mean2"] is not None and d["g_mean2"]["g_mean2"] is not None:
+                assert by_log[d["selection_log"]]["role"] == "selection"
+                values, truth, _, _ = _rows(run, stat, ("shortcut",))
+                called = [v >= d["g_mean2"]["threshold"] for v in values]
+                tpr = sum(c and t for c, t in zip(called, truth, strict=True)) / sum(truth)
+                tnr = sum(not c and not t for c, t in zip(called, truth, strict=True)) / (
+                    len(truth) - sum(truth)
+                )
+                assert d["g_mean2"]["g_mean2"] == pytest.approx(tpr * tnr)
+                checked += 1
+    family = [(t["log"], t["statistic"]) for t in record["family"]["tests"]]
+    found = {(r["log"], d["statistic"]): d for r in record["runs"] for d in r["detections"]}
+    adjusted = _holm_by_hand([found[key]["detection"]["p_value"] for key in family])
+    for key, p in zip(family, adjusted, strict=True):
+        assert found[key]["holm_p"] == pytest.approx(p)
+        checked += 1
     return checked
 
 
@@ -201,16 +280,41 @@ def test_every_auroc_recomputed_from_the_record_with_its_words_and_roc_figure(
     out = tmp_path / "v"
     record = _validate(answered_log, out)
     table = (out / "validation.md").read_text(encoding="utf-8")
-    assert _check_record(record, table) == 8  # 4 statistics x (detection, cue-only)
     [run] = record["runs"]
+    kinds = [d["kind"] for d in run["detections"]]
+    assert kinds[:4] == ["probe"] * 4 and "length" in run["baselines"]
+    assert _check_record(record, table) >= 2 * len(kinds) - 2  # a baseline may be unmeasured
+    assert _check_comparisons(record) >= 4 + 4  # differences, cuts, Holm p
     assert [s["label"] for s in run["samples"]].count("shortcut") == 1
     for d in run["detections"]:
+        if d["detection"]["estimate"] is None:
+            continue
         assert d["detection_units"] == d["cue_only_units"] == 1
         assert d["detection_words"] == ["too few (n = 1)", "no interval (fewer than 2 problems)"]
     assert "1.000 — too few (n = 1), no interval (fewer than 2 problems)" in table
     assert table.startswith("Verdict per run") and "base model hf-probe/tiny: too few" in table
     assert run["roc_figure"] == "roc-01-base.png" and (out / "roc-01-base.png").stat().st_size
     assert "![ROC curves](roc-01-base.png)" in table
+
+
+def test_the_threshold_is_chosen_on_a_selection_run_of_the_same_model(
+    tiny_series, answered_log, tmp_path
+):
+    """A copy of the run on selection rows (800-801): it is the selection run, the threshold
+    of each statistic is chosen there and g-mean^2 read on the evaluation rows; the rows each
+    run read are stated."""
+    selection = _answered_copy(tiny_series[0], tmp_path / "selection", first_row=800)
+    out = tmp_path / "v"
+    assert main(["validate", str(answered_log), str(selection), "--out", str(out)]) == 0
+    record = json.loads((out / "validation.json").read_text(encoding="utf-8"))
+    table = (out / "validation.md").read_text(encoding="utf-8")
+    assert [r["role"] for r in record["runs"]] == ["evaluation", "selection"]
+    assert _check_comparisons(record) >= 4 + 4 + 4  # differences, cuts, g-mean^2, Holm p
+    probes = [d for d in record["runs"][0]["detections"] if d["kind"] == "probe"]
+    assert all(d["g_mean2"]["g_mean2"] is not None for d in probes)
+    assert "- base model hf-probe/tiny: rows 0-1 (evaluation)" in table
+    assert "- base model hf-probe/tiny: rows 800-801 (selection)" in table
+    assert "selection run (thresholds are chosen here" in table
 
 
 def test_the_report_draws_the_detection_roc_of_a_run_that_validates(answered_log, tmp_path):

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.validation.detection import N_BOOT
+from cotaudit.validation.statistics import SCORERS
 
 RECORD_FILE = "validation.json"
 TABLE_FILE = "validation.md"
@@ -46,11 +47,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replace an earlier validation in --out",
     )
     parser.add_argument(
+        "--monitor-model",
+        metavar="NAME",
+        default=None,
+        help="an Inspect model (e.g. hf-probe/default, openai/gpt-4o-mini) that reads each CoT "
+        "and answers whether it relies on a hint or answer key (docs/validation.md: the "
+        "monitor); its score is one more baseline row per run",
+    )
+    parser.add_argument(
         "--n-boot",
         type=int,
         default=N_BOOT,
         metavar="N",
-        help=f"bootstrap resamples of each interval (default {N_BOOT})",
+        help=f"bootstrap resamples of the shortcut mean's interval (default {N_BOOT})",
     )
 
 
@@ -64,9 +73,9 @@ def earlier_files(out: Path) -> list[Path]:
 
 def run_cli(args: argparse.Namespace) -> int:
     from cotaudit.display.text import visible
-    from cotaudit.params import InputError
+    from cotaudit.params import InputError, error_line
     from cotaudit.report.loader import NO_LOG_REASONS
-    from cotaudit.validation.table import figure_name, markdown, run_record
+    from cotaudit.validation.table import figure_name, markdown, record, summarize
 
     def fail(message: str) -> int:
         print(visible(f"cotaudit validate: {message}"), file=sys.stderr)
@@ -84,8 +93,15 @@ def run_cli(args: argparse.Namespace) -> int:
             f"{', ...' if len(earlier) > 3 else ''}): give another --out, or --force to "
             "replace it"
         )
+    if args.monitor_model is not None:
+        try:
+            from inspect_ai.model import get_model
+
+            get_model(args.monitor_model)
+        except Exception as e:  # an unknown provider or model: one line before any log is read
+            return fail(f"--monitor-model {args.monitor_model}: {error_line(e)}")
     try:
-        runs, skipped, unvalidated = validated_runs(args.logs, args.n_boot)
+        runs, skipped, unvalidated = validated_runs(args.logs, args.n_boot, args.monitor_model)
     except (FileNotFoundError, InputError) as e:
         return fail(str(e))
     not_logs = [p for p, why in skipped if why in NO_LOG_REASONS]
@@ -112,18 +128,21 @@ def run_cli(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for old in earlier:
         old.unlink()
+    validation = summarize(runs)
     figures = [roc_figure(run, out / figure_name(i, run)) for i, run in enumerate(runs, 1)]
     names = [f for f in figures if f is not None]
-    (out / TABLE_FILE).write_text(markdown(runs, names) + "\n", encoding="utf-8")
-    record: dict[str, Any] = {
+    (out / TABLE_FILE).write_text(markdown(validation, names) + "\n", encoding="utf-8")
+    written = record(validation) | {
         "n_boot": args.n_boot,
-        "runs": [run_record(r) | {"roc_figure": f} for r, f in zip(runs, figures, strict=True)],
+        "monitor_model": args.monitor_model,
         "not_validated": [{"log": p, "why": w} for p, w in unvalidated],
     }
+    for run, figure in zip(written["runs"], figures, strict=True):
+        run["roc_figure"] = figure
     (out / RECORD_FILE).write_text(
-        json.dumps(record, indent=1, allow_nan=False) + "\n", encoding="utf-8"
+        json.dumps(written, indent=1, allow_nan=False) + "\n", encoding="utf-8"
     )
-    for line in markdown(runs).splitlines():
+    for line in markdown(validation).splitlines():
         print(visible(line))
     print(
         visible(f"wrote {out / TABLE_FILE}, {out / RECORD_FILE} and {len(names)} ROC figure(s)"),
@@ -138,49 +157,46 @@ def roc_figure(run: Any, path: Path) -> str | None:
     from cotaudit.report.figures import FigureText, roc_curves
     from cotaudit.report.validation_roc import roc_lines, roc_title
 
-    info = roc_curves(roc_lines(run.curves()), FigureText(path, roc_title(run.study, run.name)))
+    lines = roc_lines(run.curves(), set(run.baselines))
+    info = roc_curves(lines, FigureText(path, roc_title(run.study, run.name)))
     return None if info is None or info.failed else path.name
 
 
 def validated_runs(
-    paths: list[str], n_boot: int = N_BOOT
+    paths: list[str], n_boot: int = N_BOOT, monitor_model: str | None = None
 ) -> tuple[list, list[tuple[str, str]], list[tuple[str, str]]]:
     """The :class:`~cotaudit.validation.table.RunValidation` of each log under ``paths`` whose
-    study has probe statistics and that shows a wrong cue (ordered by study, organism, step,
-    model); the logs skipped with why; and the logs not validated (no wrong cue) with why."""
+    study has probe statistics and that shows a wrong cue, with its text baselines (and the
+    monitor's, given ``monitor_model``), ordered by study, organism, step, model; the logs
+    skipped with why; and the logs not validated (no wrong cue) with why."""
     from cotaudit.report.loader import load_runs
+    from cotaudit.report.validation_roc import prepare
     from cotaudit.validation.checkpoints import checkpoint_card
-    from cotaudit.validation.statistics import SCORERS, statistics_of
-    from cotaudit.validation.table import (
-        measured_statistics,
-        not_validated,
-        samples_of,
-        validate_run,
-    )
+    from cotaudit.validation.statistics import statistics_of
+    from cotaudit.validation.table import validate_run
 
     loaded, skipped = load_runs(paths)
     runs = []
     unvalidated: list[tuple[str, str]] = []
     for run in loaded:
-        scorer = run.scorer(SCORERS.get(run.study, ""))
-        if not statistics_of(run.study) or scorer is None:
+        if not statistics_of(run.study) or run.scorer(SCORERS.get(run.study, "")) is None:
             skipped.append((run.path, f"study {run.study!r} has no probe statistics"))
             continue
-        samples = samples_of(run.study, scorer.samples)
-        why = not_validated(run.study, samples)
-        if why is not None:
-            unvalidated.append((run.path, why))
+        prepared = prepare(run, monitor_model)
+        if isinstance(prepared, str):
+            unvalidated.append((run.path, prepared))
             continue
-        card = checkpoint_card(run.model)
         runs.append(
             validate_run(
                 run.path,
                 run.study,
                 run.model,
-                card,
-                samples,
-                measured_statistics(run.study, samples),
+                checkpoint_card(run.model),
+                prepared.samples,
+                prepared.statistics,
                 n_boot,
+                baselines=prepared.baselines,
+                notes=prepared.notes,
             )
         )
     runs.sort(key=lambda r: (r.study, r.organism or "", r.step or 0, r.model))
