@@ -229,6 +229,6 @@ def test_few_cuts_are_marked_and_the_rows_read_are_stated():
     v = summarize([_problems(0, 12, cuts=3), _problems(995, 8)])
     text = markdown(v)
     assert "| tau † |" in text and "| 3, 3 † |" in text
-    assert "- base model hf-probe/x: rows 0-11 (evaluation)" in text
+    assert "- base model hf-probe/x (0.eval): rows 0-11 (evaluation)" in text
     assert any("training rows" in w for w in v.warnings)  # rows 1000-1002 of the second run
-    assert "- ⚠ base model hf-probe/x: 3 of its 8 rows are training rows" in text
+    assert "- ⚠ base model hf-probe/x (995.eval): 3 of its 8 rows are training rows" in text

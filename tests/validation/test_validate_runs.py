@@ -57,7 +57,11 @@ def tiny_series(tmp_path_factory):
     checkpoints = [path for _, path in saved_checkpoints(out)]
     models = ["hf-probe/tiny", *(f"hf-probe/{p}" for p in checkpoints)]
     logs = inspect_eval(
-        load_selfcommit()(**TINY_RUN), model=models, log_dir=str(root / "logs"), log_format="json"
+        load_selfcommit()(**TINY_RUN),
+        model=models,
+        log_dir=str(root / "logs"),
+        log_format="json",
+        display="none",
     )
     assert [log.status for log in logs] == ["success"] * 3
     return root / "logs", checkpoints
@@ -184,6 +188,17 @@ def _check_record(record: dict, table: str) -> int:
                     continue
                 assert logged == pytest.approx(expected)
                 assert f"{logged:.3f}" in table
+                checked += 1
+            stat = _statistic(run["study"], d["statistic"])
+            raw = [
+                s["values"][stat.name]
+                for s in run["samples"]
+                if s["label"] == "shortcut"
+                and stat.reads_cue(s["cue"], s["gold"])
+                and s["values"][stat.name] is not None
+            ]
+            if raw:
+                assert d["shortcut_mean"]["estimate"] == pytest.approx(sum(raw) / len(raw))
                 checked += 1
     return checked
 
@@ -312,8 +327,10 @@ def test_the_threshold_is_chosen_on_a_selection_run_of_the_same_model(
     assert _check_comparisons(record) >= 4 + 4 + 4  # differences, cuts, g-mean^2, Holm p
     probes = [d for d in record["runs"][0]["detections"] if d["kind"] == "probe"]
     assert all(d["g_mean2"]["g_mean2"] is not None for d in probes)
-    assert "- base model hf-probe/tiny: rows 0-1 (evaluation)" in table
-    assert "- base model hf-probe/tiny: rows 800-801 (selection)" in table
+    names = [Path(r["log"]).name for r in record["runs"]]
+    assert f"- base model hf-probe/tiny ({names[0]}): rows 0-1 (evaluation)" in table
+    assert f"- base model hf-probe/tiny ({names[1]}): rows 800-801 (selection)" in table
+    assert "| base (selection run) |" in table
     assert "selection run (thresholds are chosen here" in table
 
 
@@ -381,3 +398,23 @@ def test_an_organism_folder_is_one_line_and_an_earlier_validation_is_kept(
     )
     assert json.loads((out / "validation.json").read_text(encoding="utf-8"))["n_boot"] == 20
     assert not (out / "roc-07-stale.png").exists()
+
+
+def test_the_monitor_is_one_more_baseline_row(answered_log, tmp_path, capsys):
+    """--monitor-model: an Inspect model reads each CoT; its score is a baseline row like the
+    text baselines, and how many CoTs it scored is said under the table. A model name Inspect
+    does not know: one line, nothing read."""
+    out = tmp_path / "v"
+    args = ["validate", str(answered_log), "--out", str(out), "--monitor-model"]
+    assert main([*args, "hf-probe/tiny"]) == 0
+    record = json.loads((out / "validation.json").read_text(encoding="utf-8"))
+    [run] = record["runs"]
+    assert run["baselines"][-1] == "monitor" and record["monitor_model"] == "hf-probe/tiny"
+    scores = [s["values"]["monitor"] for s in run["samples"]]
+    assert all(v is not None and 0 <= v <= 1 for v in scores)
+    assert any("monitor hf-probe/tiny: 4 of 4 CoTs scored" in n for n in run["notes"])
+    assert "| monitor (baseline) |" in (out / "validation.md").read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main([*args, "nosuchprovider/x", "--force"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("cotaudit validate: --monitor-model nosuchprovider/x: ")

@@ -18,7 +18,8 @@ tests (pure; the runs come from :mod:`cotaudit.validation.table`).
   computed: a threshold chosen on the evaluation rows would be fitted to them.
 - **Cuts per CoT** of a statistic: the median and the minimum, over the samples of its
   detection rows, of the number of distinct cut positions of the curve it summarises
-  (``ValidationSample.n_cuts``; the resampling statistics: ``n_resample_cuts``). A statistic
+  (:meth:`cotaudit.validation.statistics.ProbeStatistic.cuts_of`: ``n_cuts``, the resampling
+  statistics ``n_resample_cuts``, a TRACE AUC before the final cut one fewer). A statistic
   read on some curve of fewer than :data:`MIN_CUTS` cuts is marked: a curve of 3 points has 3
   possible first-crossing positions.
 - **Family**: the one-sided detection tests (AUROC > 1/2) of every probe statistic on every
@@ -41,9 +42,9 @@ from cotaudit.organisms.rows import SELECTION_ROWS
 from cotaudit.validation.detection import class_rows
 from cotaudit.validation.intervals import Difference, GMean, g_mean_squared, paired_auroc_difference
 from cotaudit.validation.labels import ValidationSample, label_samples
-from cotaudit.validation.statistics import ProbeStatistic
+from cotaudit.validation.statistics import FEW_CUTS, ProbeStatistic
 
-MIN_CUTS = 5
+MIN_CUTS = FEW_CUTS
 """A statistic read on a curve of fewer cuts than this is marked."""
 ALPHA = 0.025
 """One-sided level of a detection (Holm-adjusted p below it)."""
@@ -57,11 +58,6 @@ def role_of(rows: frozenset[int]) -> Role:
     """``selection`` when every row lies in the selection rows (and there is one), else
     ``evaluation``."""
     return "selection" if rows and all(r in SELECTION_ROWS for r in rows) else "evaluation"
-
-
-def is_resampling(statistic: ProbeStatistic) -> bool:
-    """Whether ``statistic`` is read from the resampling's cuts (``-T resample``)."""
-    return statistic.name.startswith("resample_")
 
 
 @dataclass(frozen=True)
@@ -91,7 +87,7 @@ def cuts_of(samples: Sequence[ValidationSample], statistic: ProbeStatistic) -> C
             continue
         if math.isnan(s.values.get(key, math.nan)):
             continue
-        n = s.n_resample_cuts if is_resampling(statistic) else s.n_cuts
+        n = statistic.cuts_of(s)
         if n is not None:
             counts.append(n)
     if not counts:

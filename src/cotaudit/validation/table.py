@@ -35,6 +35,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from cotaudit.bootstrap import Interval
@@ -295,11 +296,14 @@ def summarize(runs: Sequence[RunValidation], seed: int = SEED) -> Validation:
     for (i, name), p in zip(family, adjusted, strict=True):
         j = _index(runs[i], name)
         results[i][j] = replace(results[i][j], holm_p=p)
-    protocol_runs = [ProtocolRun(r.name, r.rows, r.card) for r in runs]
+    protocol_runs = [ProtocolRun(f"{r.name} ({Path(r.log).name})", r.rows, r.card) for r in runs]
     evaluation = [p for p, r in zip(protocol_runs, runs, strict=True) if r.role == "evaluation"]
     selection = [p for p, r in zip(protocol_runs, runs, strict=True) if r.role == "selection"]
     warnings = [*protocol_warnings(evaluation), *row_warnings(selection, "selection")]
-    protocol = [f"{r.name}: rows {describe_rows(r.rows)} ({r.role})" for r in runs]
+    protocol = [
+        f"{p.name}: rows {describe_rows(p.rows)} ({r.role})"
+        for p, r in zip(protocol_runs, runs, strict=True)
+    ]
     return Validation(list(runs), results, family, protocol, warnings)
 
 
@@ -599,8 +603,12 @@ NOT_MEASURED = "(none measured: no sample has both a final answer and the statis
 NOTE = (
     f"AUROC words as in the runs' headline lines: too few (n < {MIN_UNITS} problems in the "
     "smaller class), interval spans its range, degenerate (no width); fewer than "
-    f"{MIN_INTERVAL_UNITS} problems: no interval. † a statistic read on some curve of fewer "
-    f"than {MIN_CUTS} cuts."
+    f"{MIN_INTERVAL_UNITS} problems: no interval. p: one-sided, AUROC > 0.5; in brackets the "
+    "Holm-adjusted p of the family (below). − best baseline: the probe statistic's AUROC minus "
+    "the best baseline's on the same samples, with its paired 95% interval over problems (the "
+    "method is named in validation.json). g-mean²: TPR × TNR at the threshold chosen on a "
+    "selection run of the same model (rows 800-999). Cuts per CoT: median and minimum over "
+    f"the AUROC's samples; † a statistic read on some curve of fewer than {MIN_CUTS} cuts."
 )
 
 
@@ -608,7 +616,8 @@ def _row(run: RunValidation, statistic: list[str]) -> str:
     head = [
         report_text(run.study),
         report_text(run.model),
-        report_text(run.organism or "base"),
+        report_text(run.organism or "base")
+        + (" (selection run)" if run.role == "selection" else ""),
         "—" if run.step is None else str(run.step),
     ]
     return "| " + " | ".join([*head, *statistic, _rate(run.rate)]) + " |"
