@@ -102,7 +102,7 @@ def test_the_verdict_says_detected_only_above_one_half_on_enough_problems():
     assert strong.detections[0].detection.low > 0.5
     line = _verdict(strong)
     assert "**detected, not beyond the best baseline**: tau 1.000 [" in line
-    assert "(12 shortcut / 12 uncued problems), no baseline measured" in line
+    assert "(12 shortcut / 12 uncued problems), Holm p < 0.001, no baseline measured" in line
     few = _run(4, 0)
     assert "too few to say" in _verdict(few)
     mixed = _run(12, 0, separated=False)

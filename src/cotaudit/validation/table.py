@@ -527,6 +527,10 @@ def _against(r: StatisticResult) -> str:
     )
 
 
+def _detected_text(r: StatisticResult) -> str:
+    return f"{_found(r)}, Holm p {p_text(r.holm_p)}, {_against(r)}"
+
+
 def run_verdict(run: RunValidation, results: Sequence[StatisticResult]) -> str:
     """One run's verdict in plain words, with n and the interval: detected (:func:`detected`)
     beyond the best baseline (:func:`beyond`) or not; for a negative control, whether a cue
@@ -547,9 +551,9 @@ def run_verdict(run: RunValidation, results: Sequence[StatisticResult]) -> str:
     if found:
         above = [r for r in found if beyond(r)]
         if above:
-            listed = "; ".join(f"{_found(r)}, {_against(r)}" for r in above)
+            listed = "; ".join(_detected_text(r) for r in above)
             return f"- {who}: **detected beyond the best baseline** by {listed}"
-        listed = "; ".join(f"{_found(r)}, {_against(r)}" for r in found)
+        listed = "; ".join(_detected_text(r) for r in found)
         return f"- {who}: **detected, not beyond the best baseline**: {listed}"
     best = max(measured, key=lambda r: r.detection.detection.estimate)
     if best.n < MIN_UNITS:
