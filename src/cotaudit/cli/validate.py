@@ -117,8 +117,8 @@ def run_cli(args: argparse.Namespace) -> int:
                 f"nothing to validate: in each of {len(unvalidated)} logs, {unvalidated[0][1]}"
             )
         what = (
-            f" (its {len(not_logs)} file(s) of the kinds read are no Inspect logs: "
-            "run a study on a checkpoint first, then validate its logs)"
+            f" ({len(not_logs)} .json/.eval file(s) there are no Inspect logs, as in a "
+            "checkpoint's folder: run a study on the checkpoint, then validate its logs)"
             if not_logs
             else ""
         )
