@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cotaudit.params import error_line
 from cotaudit.report.data import RunData
 from cotaudit.report.figures import FigureText, RocLine, roc_curves
 from cotaudit.report.sections import Section
@@ -68,11 +69,17 @@ def prepare(run: RunData, monitor_model: str | None = None) -> Prepared | str:
     if why is not None:
         return why
     statistics = measured_statistics(run.study, samples)
-    texts = read_texts(run.path, run.study)
+    who = _who(run)
+    notes = []
+    try:
+        texts = read_texts(run.path, run.study)
+    except Exception as e:  # the log's texts do not read: the baselines have no value
+        texts = {}
+        notes.append(f"{who}: the written CoTs did not read ({error_line(e)}): no baseline")
     b = with_baselines(samples, texts)
     samples = b.samples
-    who = _who(run)
-    notes = [f"length read in {b.length_unit}"]
+    if texts:
+        notes.insert(0, f"length read in {b.length_unit}")
     if b.n_without_text:
         notes.append(f"{who}: {b.n_without_text} sample(s) without a written CoT (no baseline)")
     if b.n_fitted < b.n_folds:
