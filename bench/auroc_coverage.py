@@ -29,10 +29,23 @@ Methods (each data set gets all of them):
 - ``logit-wald``: logit(A) +- z sqrt(Var_c) / (A (1 - A)) with Obuchowski's clustered variance
   (zero width at A in {0, 1}).
 
-Then the paired problem-bootstrap interval of a difference of two AUROCs on the same samples
-(:func:`cotaudit.validation.intervals.paired_auroc_difference`) on a smaller grid.
+Then the interval of a difference ``A_a - A_b`` of two statistics read on the same samples,
+their noise correlated ``rho`` in {0.5, 0.9} (pairs designs: the problem effect shared by both
+statistics), on the same designs and sizes, with (AUROC a, AUROC b) in (0.5, 0.5), (0.7, 0.7),
+(0.8, 0.6), (0.9, 0.7), (0.95, 0.8), (0.9, 0.9), (1.0, 0.9), (1.0, 1.0) (tied: 5 levels cut
+from a shifted normal at the negatives' quantiles; 1.0 as above). Methods:
 
-Run: ``nice -n 5 python bench/auroc_coverage.py`` (``--reps``, ``--boot-reps``, ``--n-boot``).
+- ``percentile``: the paired problem bootstrap (``A*_a - A*_b`` on the same draws).
+- ``delong-wald``: ``d +- z sqrt(Var_c(A_a) + Var_c(A_b) - 2 Cov_c)``.
+- ``mover-c``: MOVER from the two ``chosen`` intervals, ``r = Cov_c / sqrt(Var_c Var_c)``.
+- ``mover-f``: MOVER, ``r`` over the floored variances the single intervals use.
+- ``mover``: ``mover-f`` with ``r`` capped at ``1 - 1/K_min``.
+- ``chosen``: :func:`cotaudit.validation.intervals.paired_auroc_difference`, ``mover``
+  widened by ``delong-wald`` (checked equal to the library on three data sets per cell, and its
+  p-value below 0.025 exactly when its low bound is above 0).
+
+Run: ``nice -n 5 python bench/auroc_coverage.py`` (``--reps``, ``--boot-reps``, ``--n-boot``,
+``--diff-reps``, ``--diff-boot-reps``; ``--only grid`` or ``--only difference``).
 """
 
 from __future__ import annotations
@@ -54,6 +67,8 @@ from cotaudit.validation.detection import ClassRows
 from cotaudit.validation.intervals import (
     MIN_UNITS,
     auroc_interval,
+    difference_correlation,
+    mover_bounds,
     newcombe_variance,
     paired_auroc_difference,
     resampled_aurocs,
@@ -270,45 +285,275 @@ def print_grid(cells: list[dict[str, Any]], reps: int, boot_reps: int) -> None:
     )
 
 
-def difference_grid(reps: int, n_boot: int, seed: int) -> None:
-    """Coverage of the paired problem-bootstrap interval of A_a - A_b (statistics a and b read
-    on the same samples, their noise correlated 0.5)."""
-    print("\n## Paired difference A_a - A_b (paired problem bootstrap, percentile)\n")
-    print("| design | K or n per class | AUROC a | AUROC b | true diff | coverage | width |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    pairs_ab = ((0.7, 0.7), (0.8, 0.6), (0.9, 0.7), (0.95, 0.8), (1.0, 0.9))
-    worst = 1.0
-    for design in ("continuous", "pairs+"):
-        for k in (10, 20, 50):
-            for ta, tb in pairs_ab:
-                rng = np.random.default_rng([seed, 99, k, int(ta * 100), int(tb * 100)])
-                covered, widths = 0, []
-                for _ in range(reps):
-                    pos = np.r_[np.ones(k, bool), np.zeros(k, bool)]
-                    units = list(range(k)) * 2 if design == "pairs+" else list(range(2 * k))
-                    u = rng.normal(0, math.sqrt(0.5), k) if design == "pairs+" else np.zeros(k)
-                    u2 = np.r_[u, u]
-                    s = math.sqrt(0.5) if design == "pairs+" else 1.0
-                    e = rng.multivariate_normal([0, 0], [[1, 0.5], [0.5, 1]], 2 * k) * s
-                    va = u2 + e[:, 0] + pos * _shift(ta)
-                    vb = u2 + e[:, 1] + pos * _shift(tb)
-                    d = paired_auroc_difference(
-                        va, vb, pos, units, n_boot=n_boot, seed=int(rng.integers(1 << 30))
-                    )
-                    if not math.isnan(d.low):
-                        covered += d.low <= ta - tb + 1e-12 <= d.high + 2e-12
-                        widths.append(d.high - d.low)
-                cov = covered / reps
-                worst = min(worst, cov)
-                print(
-                    f"| {design} | {k} | {ta} | {tb} | {ta - tb:.2f} | {cov:.3f} | "
-                    f"{np.mean(widths) if widths else math.nan:.3f} |"
-                )
-    print(f"\n- paired difference: min coverage {worst:.3f} (R = {reps}, B = {n_boot})")
+DIFF_PAIRS = (
+    (0.5, 0.5),
+    (0.7, 0.7),
+    (0.8, 0.6),
+    (0.9, 0.7),
+    (0.95, 0.8),
+    (0.9, 0.9),
+    (1.0, 0.9),
+    (1.0, 1.0),
+)
+DIFF_RHOS = (0.5, 0.9)
+DIFF_METHODS = ("percentile", "delong-wald", "mover-c", "mover-f", "mover", "chosen")
+CUTS = norm.ppf(np.cumsum(NEG_LEVELS)[:-1])
 
 
 def _shift(theta: float) -> float:
     return 100.0 if theta == 1 else math.sqrt(2) * float(norm.ppf(theta))
+
+
+def tied_shift(theta: float) -> float:
+    """The latent shift ``d`` whose 5-level discretisation (cuts at the negatives' quantiles
+    CUTS) gives positives with AUROC ``theta`` against NEG_LEVELS."""
+
+    def p_of(d: float) -> NDArray[np.float64]:
+        return np.diff(norm.cdf(np.r_[-np.inf, CUTS, np.inf] - d))
+
+    if theta == 0.5:
+        return 0.0
+    return float(brentq(lambda d: tied_auroc(p_of(d), NEG_LEVELS) - theta, 0.0, 30.0))
+
+
+def draw_pair(
+    design: str,
+    ta: float,
+    tb: float,
+    rho: float,
+    m: int,
+    n: int,
+    reps: int,
+    rng: np.random.Generator,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``(x_a, y_a, x_b, y_b)``: two statistics on the same ``reps`` data sets of ``m``
+    positives and ``n`` negatives, their noise correlated ``rho``, AUROCs ``ta`` and ``tb``."""
+    e = rng.multivariate_normal([0, 0], [[1, rho], [rho, 1]], (reps, m + n))
+    out: list[NDArray[np.float64]] = []
+    if design in ("continuous", "tied"):
+        for j, theta in enumerate((ta, tb)):
+            x, y = e[:, :m, j], e[:, m:, j]
+            if design == "continuous":
+                out += [x + _shift(theta), y]
+            elif theta == 1:
+                out += [np.where(x > 0, 4.0, 3.0), np.digitize(y, CUTS[:2]).astype(float)]
+            else:
+                out += [
+                    np.digitize(x + tied_shift(theta), CUTS).astype(float),
+                    np.digitize(y, CUTS).astype(float),
+                ]
+        return out[0], out[1], out[2], out[3]
+    u = rng.normal(0, math.sqrt(0.5), (reps, m))
+    sign = 1.0 if design == "pairs+" else -1.0
+    e = e * math.sqrt(0.5)
+    for j, theta in enumerate((ta, tb)):
+        out += [u + e[:, :m, j] + _shift(theta), sign * u + e[:, m:, j]]
+    return out[0], out[1], out[2], out[3]
+
+
+def _psi(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    diff = x[:, :, None] - y[:, None, :]
+    return np.where(diff > TIE_TOLERANCE, 1.0, np.where(np.abs(diff) <= TIE_TOLERANCE, 0.5, 0.0))
+
+
+def difference_bounds(
+    xa: NDArray[np.float64],
+    ya: NDArray[np.float64],
+    xb: NDArray[np.float64],
+    yb: NDArray[np.float64],
+    pu: NDArray[np.intp],
+    nu: NDArray[np.intp],
+) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """The analytic difference methods' bounds for every data set at once (the formulas of
+    :mod:`cotaudit.validation.intervals`, batched)."""
+    psi_a, psi_b = _psi(xa, ya), _psi(xb, yb)
+    m, n = psi_a.shape[1:]
+    k = int(max(pu.max(), nu.max()) + 1)
+    k10, k01, kk = np.unique(pu).size, np.unique(nu).size, np.unique(np.r_[pu, nu]).size
+    res = []
+    for psi in (psi_a, psi_b):
+        a = psi.mean((1, 2))
+        res.append(
+            (
+                a,
+                (psi.mean(2) - a[:, None]) @ np.eye(k)[pu],
+                (psi.mean(1) - a[:, None]) @ np.eye(k)[nu],
+            )
+        )
+
+    def cov(i: int, j: int) -> NDArray[np.float64]:
+        _, x10, x01 = res[i]
+        _, y10, y01 = res[j]
+        return np.asarray(
+            k10 / (k10 - 1) * (x10 * y10).sum(1) / m**2
+            + k01 / (k01 - 1) * (x01 * y01).sum(1) / n**2
+            + kk / (kk - 1) * ((x10 * y01).sum(1) + (x01 * y10).sum(1)) / (m * n)
+        )
+
+    var_a, var_b, cov_ab = np.maximum(0, cov(0, 0)), np.maximum(0, cov(1, 1)), cov(0, 1)
+    a, b = res[0][0], res[1][0]
+    singles = []
+    floored = []
+    for est, var in ((a, var_a), (b, var_b)):
+        v_n = newcombe_variance(est, m, n)
+        effect = np.where(v_n > 0, var / np.where(v_n > 0, v_n, 1.0), 0.0)
+        singles.append(score_bounds(est, effect, m, n, Z, floor=(k10, k01)))
+        floored.append(np.maximum(var, newcombe_variance(est, k10, k01)))
+    kmin = np.full_like(a, min(k10, k01))
+    big = np.full_like(a, 1e300)
+    r_c = difference_correlation(cov_ab, var_a, var_b, big)
+    r_f = difference_correlation(cov_ab, floored[0], floored[1], big)
+    r_chosen = difference_correlation(cov_ab, floored[0], floored[1], kmin)
+    half = Z * np.sqrt(np.maximum(0.0, var_a + var_b - 2 * cov_ab))
+    mover = mover_bounds(a, b, singles[0], singles[1], r_chosen)
+    return {
+        "chosen": (
+            np.maximum(-1.0, np.minimum(mover[0], a - b - half)),
+            np.minimum(1.0, np.maximum(mover[1], a - b + half)),
+        ),
+        "delong-wald": (a - b - half, a - b + half),
+        "mover-c": mover_bounds(a, b, singles[0], singles[1], r_c),
+        "mover-f": mover_bounds(a, b, singles[0], singles[1], r_f),
+        "mover": mover_bounds(a, b, singles[0], singles[1], r_chosen),
+        "r": (r_chosen, a - b),
+    }
+
+
+def difference_grid(reps: int, boot_reps: int, n_boot: int, seed: int) -> None:
+    """Coverage of the difference intervals of A_a - A_b (statistics a and b read on the same
+    samples, their noise correlated rho), methods side by side on the same data sets."""
+    print("\n## Paired difference A_a - A_b, 95% nominal\n")
+    print(
+        "| design | n pos | n neg | rho | AUROC a | AUROC b | "
+        + " | ".join(f"{m} cover / width" for m in DIFF_METHODS)
+        + " | mean r |"
+    )
+    print("|---|---:|---:|---:|---:|---:|" + "---:|" * (len(DIFF_METHODS) + 1))
+    cells = []
+    for design in DESIGNS:
+        sizes = [(k, k) for k in PAIRS] if design.startswith("pairs") else list(SIZES)
+        for m, n in sizes:
+            pu, nu, _ = units_of(design, m, n)
+            for rho in DIFF_RHOS:
+                for ta, tb in DIFF_PAIRS:
+                    rng = np.random.default_rng(
+                        [
+                            seed,
+                            7,
+                            DESIGNS.index(design),
+                            m,
+                            n,
+                            int(rho * 10),
+                            int(ta * 100),
+                            int(tb * 100),
+                        ]
+                    )
+                    xa, ya, xb, yb = draw_pair(design, ta, tb, rho, m, n, reps, rng)
+                    check_difference(xa, ya, xb, yb, pu, nu)
+                    bounds: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
+                    for s in range(0, reps, 500):
+                        part = difference_bounds(
+                            xa[s : s + 500],
+                            ya[s : s + 500],
+                            xb[s : s + 500],
+                            yb[s : s + 500],
+                            pu,
+                            nu,
+                        )
+                        for key, (lo, hi) in part.items():
+                            old = bounds.get(key, (np.zeros(0), np.zeros(0)))
+                            bounds[key] = (np.r_[old[0], lo], np.r_[old[1], hi])
+                    k = int(max(pu.max(), nu.max()) + 1)
+                    lows, highs = [], []
+                    for r in range(boot_reps):
+                        psi = (
+                            _psi(xa[r : r + 1], ya[r : r + 1])[0]
+                            - _psi(xb[r : r + 1], yb[r : r + 1])[0]
+                        )
+                        b_lo, b_hi, _ = percentile_interval(
+                            resampled_aurocs(psi, pu, nu, k, n_boot, rng)
+                        )
+                        lows.append(b_lo)
+                        highs.append(b_hi)
+                    bounds["percentile"] = (np.array(lows), np.array(highs))
+                    truth = ta - tb
+                    cell: dict[str, Any] = {
+                        "design": design,
+                        "m": m,
+                        "n": n,
+                        "rho": rho,
+                        "ta": ta,
+                        "tb": tb,
+                    }
+                    for method in DIFF_METHODS:
+                        lo, hi = bounds[method]
+                        cell[method] = (
+                            float(np.mean((lo <= truth + 1e-12) & (truth - 1e-12 <= hi))),
+                            float(np.mean(hi - lo)),
+                            float(np.mean(hi - lo <= 0)),
+                        )
+                    lo, hi = bounds["chosen"]
+                    cell["miss_low"] = float(np.mean(lo > truth + 1e-12))
+                    cell["r"] = float(bounds["r"][0].mean())
+                    cells.append(cell)
+                    parts = []
+                    for method in DIFF_METHODS:
+                        cover, width, zero = cell[method]
+                        parts.append(
+                            f"{cover:.3f} / {width:.3f}" + (f" ({zero:.0%} zero)" if zero else "")
+                        )
+                    print(
+                        f"| {design} | {m} | {n} | {rho} | {ta} | {tb} | "
+                        + " | ".join(parts)
+                        + f" | {cell['r']:.2f} |",
+                        flush=True,
+                    )
+    print()
+    for method, r in zip(DIFF_METHODS, (boot_reps,) + (reps,) * 5, strict=True):
+        se = math.sqrt(0.95 * 0.05 / r)
+        worst = sorted(cells, key=lambda c: c[method][0])[:3]
+        text = "; ".join(
+            f"{c[method][0]:.3f} ({c['design']} {c['m']}/{c['n']} rho {c['rho']} "
+            f"{c['ta']} vs {c['tb']})"
+            for c in worst
+        )
+        zero_cells = sum(1 for c in cells if c[method][2] > 0)
+        below = sum(1 for c in cells if c[method][0] < 0.93)
+        print(
+            f"- {method}: min coverage {worst[0][method][0]:.3f} over {len(cells)} cells "
+            f"(R = {r}, SE at 0.95 = {se:.4f}); cells below 0.93: {below}; worst: {text}; "
+            f"cells with a zero-width interval: {zero_cells}"
+        )
+    for design in DESIGNS:
+        covers = [c["chosen"][0] for c in cells if c["design"] == design]
+        print(f"- chosen, {design}: min {min(covers):.3f}, mean {np.mean(covers):.3f}")
+    null = [c for c in cells if c["ta"] == c["tb"] < 1]
+    print(
+        f"- chosen one-sided p < 0.025 (low bound above the true 0) in the {len(null)} cells "
+        f"with equal AUROCs below 1: mean {np.mean([c['miss_low'] for c in null]):.4f}, "
+        f"max {max(c['miss_low'] for c in null):.4f}"
+    )
+
+
+def check_difference(
+    xa: NDArray[np.float64],
+    ya: NDArray[np.float64],
+    xb: NDArray[np.float64],
+    yb: NDArray[np.float64],
+    pu: NDArray[np.intp],
+    nu: NDArray[np.intp],
+) -> None:
+    """The batched formulas give :func:`paired_auroc_difference`'s bounds on 3 data sets, and
+    its p-value is below 0.025 exactly when its low bound is above 0."""
+    batched = difference_bounds(xa[:3], ya[:3], xb[:3], yb[:3], pu, nu)
+    m = xa.shape[1]
+    positive = np.r_[np.ones(m, bool), np.zeros(ya.shape[1], bool)]
+    units = [f"u{u}" for u in np.r_[pu, nu]]
+    for r in range(3):
+        d = paired_auroc_difference(np.r_[xa[r], ya[r]], np.r_[xb[r], yb[r]], positive, units)
+        low, high = batched["chosen"][0][r], batched["chosen"][1][r]
+        assert abs(d.low - low) < 1e-9 and abs(d.high - high) < 1e-9, (d, low, high)
+        assert (d.p_value < 0.025) == (d.low > 0) or abs(d.low) < 1e-9, d
 
 
 def main(argv: list[str] | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
@@ -316,16 +561,22 @@ def main(argv: list[str] | None = None, clock: Callable[[], float] = time.perf_c
     ap.add_argument("--reps", type=int, default=4000, help="data sets per cell, analytic methods")
     ap.add_argument("--boot-reps", type=int, default=250, help="data sets per cell, bootstrap")
     ap.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples per data set")
-    ap.add_argument("--diff-reps", type=int, default=300, help="data sets per difference cell")
+    ap.add_argument("--diff-reps", type=int, default=2000, help="data sets per difference cell")
+    ap.add_argument(
+        "--diff-boot-reps", type=int, default=100, help="of them, bootstrapped (percentile)"
+    )
+    ap.add_argument("--only", choices=("grid", "difference"), help="run one part only")
     ap.add_argument("--seed", type=int, default=20260)
     args = ap.parse_args(argv)
     assert MIN_UNITS == 2
     start = clock()
-    cells = run_grid(args.reps, args.boot_reps, args.n_boot, args.seed)
-    print("# AUROC interval coverage, 95% nominal\n")
-    print_grid(cells, args.reps, args.boot_reps)
+    if args.only != "difference":
+        cells = run_grid(args.reps, args.boot_reps, args.n_boot, args.seed)
+        print("# AUROC interval coverage, 95% nominal\n")
+        print_grid(cells, args.reps, args.boot_reps)
     mid = clock()
-    difference_grid(args.diff_reps, args.n_boot, args.seed)
+    if args.only != "grid":
+        difference_grid(args.diff_reps, args.diff_boot_reps, args.n_boot, args.seed)
     end = clock()
     print(f"\nruntime: grid {mid - start:.0f} s, difference {end - mid:.0f} s, ", end="")
     print(f"total {end - start:.0f} s")

@@ -11,10 +11,10 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from cotaudit.bootstrap import UnitSampler, percentile_interval
 from cotaudit.stats import auroc
 from cotaudit.validation.intervals import (
     auroc_interval,
+    clustered_covariance,
     clustered_variance,
     g_mean_squared,
     paired_auroc_difference,
@@ -136,45 +136,124 @@ def test_the_p_value_is_not_anti_conservative_under_the_null():
     assert np.mean(p < 0.5) == 31 / 70  # A > 1/2: 31 labellings, A = 1/2: 8, A < 1/2: 31
 
 
-def test_the_paired_difference_resamples_problems_for_both_statistics():
-    """The replicates are A_a - A_b on the same problem draws as the unit bootstrap's, and
-    rows where either statistic is NaN are left out of both."""
+def solve(f, lo, hi):
+    """The root of f on [lo, hi] (f(lo) and f(hi) of opposite signs), by plain bisection."""
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if (f(mid) > 0) == (f(lo) > 0) else (lo, mid)
+    return (lo + hi) / 2
+
+
+def test_identical_statistics_give_zero_inside_an_interval_of_positive_width():
+    """Both statistics 0.9, 0.4 | 0.5, 0.1 on four problems: A_a = A_b = 3/4, the same single
+    intervals [l, u] (D = 1.637 > 1, so V(A) = Var_c) and Cov_c = Var_c: r = 1 capped at
+    1 - 1/K = 1/2 (K = 2 problems per class). MOVER with x = A - l, y = u - A:
+    low = -sqrt(x^2 + y^2 - 2 r x y), high = +sqrt(y^2 + x^2 - 2 r y x): symmetric about 0."""
+    values, positive, units = [0.9, 0.4, 0.5, 0.1], [1, 1, 0, 0], ["p1", "p2", "p3", "p4"]
+    single = auroc_interval(values, positive, units)
+    d = paired_auroc_difference(values, values, positive, units)
+    x, y = 0.75 - single.low, single.high - 0.75
+    half = math.sqrt(x * x + y * y - x * y)
+    assert (d.estimate, d.auroc_a, d.auroc_b, d.correlation) == (0.0, 0.75, 0.75, 0.5)
+    assert (d.low, d.high) == (pytest.approx(-half), pytest.approx(half))
+    assert d.high - d.low > 0.3
+    assert d.p_value == 0.5
+    assert (d.n_positive, d.n_negative, d.n_units, d.method) == (
+        2,
+        2,
+        4,
+        "mover-newcombe-obuchowski+delong-wald",
+    )
+
+
+def test_uncorrelated_aurocs_square_and_add():
+    """Statistic a 0.9, 0.4 | 0.5, 0.1 and b 0.9, 0.4 | 0.1, 0.5, four problems: psi_a =
+    [[1, 1], [0, 1]], psi_b = [[1, 1], [1, 0]], both A = 3/4 with residuals a10 = b10 =
+    (1/4, -1/4), a01 = (-1/4, 1/4), b01 = (1/4, -1/4). Cov_c = 2 (1/16 + 1/16)/4 +
+    2 (-1/16 - 1/16)/4 + 0 = 0 and Var_c = 1/8 for each: r = 0, and MOVER's bounds are
+    -+sqrt(x^2 + y^2), x, y the single interval's arms. The Wald arm z sqrt(1/8 + 1/8) = z/2
+    = 0.980 is longer, so the interval is 0 -+ z/2."""
+    positive, units = [1, 1, 0, 0], ["p1", "p2", "p3", "p4"]
+    a, b = [0.9, 0.4, 0.5, 0.1], [0.9, 0.4, 0.1, 0.5]
+    var_a, var_b, cov = clustered_covariance(
+        psi_matrix([0.9, 0.4], [0.5, 0.1]),
+        psi_matrix([0.9, 0.4], [0.1, 0.5]),
+        np.array([0, 1]),
+        np.array([2, 3]),
+    )
+    assert (var_a, var_b, cov) == (pytest.approx(1 / 8), pytest.approx(1 / 8), pytest.approx(0))
+    single = auroc_interval(a, positive, units)
+    assert auroc_interval(b, positive, units) == single
+    d = paired_auroc_difference(a, b, positive, units)
+    mover = math.hypot(0.75 - single.low, single.high - 0.75)
+    assert mover < Z / 2
+    assert d.correlation == pytest.approx(0.0, abs=1e-12)
+    assert (d.estimate, d.low, d.high) == (0.0, pytest.approx(-Z / 2), pytest.approx(Z / 2))
+
+
+def test_a_perfect_statistic_against_a_constant_one_by_hand():
+    """Five problems, each a positive and a negative. a separates them (A_a = 1, every
+    placement 1), b is constant (A_b = 1/2, every placement 1/2): both Var_c = 0, so r = 0,
+    the Wald arm is 0 and each single interval is Newcombe's over the 5 units: a's [t_a, 1] with
+    (1 - t_a)^2 = z^2 V_N(t_a; 5, 5), b's 1/2 +- h with h^2 = z^2 V_N(1/2 - h; 5, 5).
+    Difference 1/2, low = 1/2 - sqrt((1 - t_a)^2 + h^2), high = 1/2 + h. The p-value for
+    "a > b" is 1 - Phi(z*), z* the critical value at which that low bound reaches 0 (with 4
+    problems the 95% interval still holds 0: low -0.025)."""
+    positive = [True, False] * 5
+    units = [f"p{i // 2}" for i in range(10)]
+    d = paired_auroc_difference([1, 0] * 5, [5] * 10, positive, units)
+
+    def arms(z):
+        t_a = solve(lambda t: (1 - t) ** 2 - z * z * newcombe(t, 5), 0.0, 1.0 - 1e-12)
+        h = solve(lambda h: h * h - z * z * newcombe(0.5 - h, 5), 0.0, 0.5)
+        return 1 - t_a, h
+
+    down_a, h = arms(Z)
+    assert (d.estimate, d.correlation) == (0.5, 0.0)
+    assert d.low == pytest.approx(0.5 - math.hypot(down_a, h), abs=1e-9)
+    assert d.high == pytest.approx(0.5 + h, abs=1e-9)
+    assert 0 < d.low < 0.5 < d.high < 1
+    assert d.p_value < 0.025  # the 95% interval excludes 0
+    z_star = NormalDist().inv_cdf(1 - d.p_value)
+    assert 0.5 == pytest.approx(math.hypot(*arms(z_star)), abs=1e-6)
+    assert d.low == pytest.approx(0.03705, abs=1e-5)
+    four = paired_auroc_difference([1, 0] * 4, [5] * 8, positive[:8], units[:8])
+    assert four.low < 0 < four.estimate and four.p_value > 0.025
+    swapped = paired_auroc_difference([5] * 10, [1, 0] * 5, positive, units)
+    assert (swapped.low, swapped.high) == (pytest.approx(-d.high), pytest.approx(-d.low))
+    assert swapped.p_value == pytest.approx(1 - d.p_value)
+
+
+def test_the_p_value_matches_the_interval_on_random_samples():
+    """p < (1 - c)/2 exactly when the low bound is above 0, at two confidences."""
+    rng = np.random.default_rng(3)
+    units = [f"p{i}" for i in range(10)] * 2
+    positive = np.r_[np.ones(10, bool), np.zeros(10, bool)]
+    for shift in (0.0, 0.5, 1.0, 1.5, 2.5):
+        va = rng.normal(size=20) + shift * positive
+        vb = 0.6 * va + rng.normal(size=20)
+        for c in (0.9, 0.95):
+            d = paired_auroc_difference(va, vb, positive, units, confidence=c)
+            assert d.low < d.estimate < d.high
+            assert (d.p_value < (1 - c) / 2) == (d.low > 0)
+            assert (d.p_value > (1 + c) / 2) == (d.high < 0)
+
+
+def test_the_difference_drops_nan_rows_and_needs_two_problems_per_class():
+    """Rows where either statistic is NaN are left out of both; one problem: no interval."""
     rng = np.random.default_rng(5)
     units = [f"p{i}" for i in range(12)] * 2
     positive = np.r_[np.ones(12, bool), np.zeros(12, bool)]
     va = rng.normal(size=24) + positive
     vb = rng.normal(size=24) + 0.3 * positive
-    d = paired_auroc_difference(va, vb, positive, units, n_boot=300, seed=11)
-
-    def a_of(values):
-        return lambda idx: auroc(
-            values[idx][positive[idx]].tolist(), values[idx][~positive[idx]].tolist()
-        )
-
-    fa, fb = a_of(va), a_of(vb)
-    boot = UnitSampler(units).replicates(lambda idx: fa(idx) - fb(idx), 300, seed=11)
-    low, high, n_valid = percentile_interval(boot)
-    assert d.estimate == pytest.approx(fa(np.arange(24)) - fb(np.arange(24)))
-    assert (d.low, d.high, d.n_valid) == (pytest.approx(low), pytest.approx(high), n_valid)
-    assert (d.n_positive, d.n_negative, d.n_units) == (12, 12, 12)
-
-    vb_nan = vb.copy()
-    vb_nan[[0, 12]] = np.nan  # problem p0's two samples
-    dropped = paired_auroc_difference(va, vb_nan, positive, units, n_boot=50)
+    vb[[0, 12]] = np.nan  # problem p0's two samples
+    dropped = paired_auroc_difference(va, vb, positive, units)
     assert (dropped.n_positive, dropped.n_negative, dropped.n_units) == (11, 11, 11)
     assert dropped.auroc_a == pytest.approx(auroc(va[1:12].tolist(), va[13:].tolist()))
-
-
-def test_a_difference_without_spread_or_units_gives_no_interval():
-    """Statistic a separates every problem's pair, b is constant: A_a - A_b = 1 - 1/2 on
-    every resample, no spread to read; one problem: no interval either."""
-    positive = [True, False] * 3
-    units = ["p1", "p1", "p2", "p2", "p3", "p3"]
-    d = paired_auroc_difference([1, 0] * 3, [5] * 6, positive, units, n_boot=100)
-    assert d.estimate == 0.5 and math.isnan(d.low) and math.isnan(d.high)
+    assert dropped.low < dropped.estimate < dropped.high
     one = paired_auroc_difference([1, 0], [0, 1], [True, False], ["p1", "p1"])
     assert one.estimate == 1.0  # A_a = 1, A_b = 0
-    assert math.isnan(one.low)
+    assert math.isnan(one.low) and math.isnan(one.high) and math.isnan(one.p_value)
 
 
 def test_g_mean_squared_by_hand():
