@@ -766,9 +766,10 @@ def control_lines(validation: Validation) -> list[str]:
             for d in run.detections
             if not run.is_baseline(d.statistic)
         )
+        selection = " (selection run)" if run.role == "selection" else ""
         lines.append(
-            f"- negative control {report_text(run.organism or '')} step {run.step}: cue-only "
-            f"AUROC {found or 'not measured'}"
+            f"- negative control {report_text(run.organism or '')} step {run.step}{selection}: "
+            f"cue-only AUROC {found or 'not measured'}"
         )
     return ["", *lines] if lines else []
 
