@@ -40,6 +40,7 @@ NOT_PURE = (
     "cotaudit.prerequisite",  # bad input as Inspect's PrerequisiteError
     "cotaudit.providers",
     "cotaudit.report",
+    "cotaudit.validation.monitor",  # the LLM monitor asks any Inspect model
     *GLUE,
 )
 """Modules (with their submodules) allowed to depend on Inspect; every other module under

@@ -12,6 +12,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 from tasks_loader import load_selfcommit
 
+from cotaudit.report.texts import read_texts
 from cotaudit.stats import auroc
 from cotaudit.validation.baselines import (
     BAG_OF_WORDS,
@@ -28,7 +29,7 @@ from cotaudit.validation.baselines import (
 )
 from cotaudit.validation.detection import detect
 from cotaudit.validation.labels import ValidationSample
-from cotaudit.validation.texts import SampleText, read_texts, sample_text
+from cotaudit.validation.texts import SampleText, sample_text
 
 FINAL = "\n\nThe final answer is 7."
 

@@ -1,7 +1,7 @@
 """A run read for validation, and its detection ROC curves in ``cotaudit report``.
 
 :func:`prepare` reads one loaded run for :mod:`cotaudit.validation`: its samples with the probe
-statistics, and, from the written reasoning its log holds (:func:`cotaudit.validation.texts.
+statistics, and, from the written reasoning its log holds (:func:`cotaudit.report.texts.
 read_texts`), the text baselines' values (:func:`cotaudit.validation.baselines.with_baselines`)
 and, given a monitor model, the monitor's (:func:`cotaudit.validation.monitor.run_monitor`).
 ``cotaudit validate`` and the report read runs through it alike.
@@ -55,8 +55,8 @@ def _measured(samples: Sequence[ValidationSample], stats: Sequence[ProbeStatisti
 def prepare(run: RunData, monitor_model: str | None = None) -> Prepared | str:
     """``run`` read for validation (module docstring), or why it cannot be validated (a study
     without probe statistics, samples that do not read, no wrong cue)."""
+    from cotaudit.report.texts import read_texts
     from cotaudit.validation.monitor import run_monitor
-    from cotaudit.validation.texts import read_texts
 
     scorer = run.scorer(SCORERS.get(run.study, ""))
     if scorer is None or not statistics_of(run.study):

@@ -14,14 +14,13 @@ Where a log holds it, per study (the task's ``study`` metadata):
 A sample whose store lacks the record (a log of another task, an errored sample) keeps its
 output completion as the text (else the last assistant message's text, else "") and no token
 count. With several epochs, the first epoch's text is read (the validation reads one sample per
-id). Only :func:`read_texts` reads a log; it imports Inspect when called.
+id). The log itself is read by :func:`cotaudit.report.texts.read_texts`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 STORE_FIELDS: dict[str, tuple[str, str | None, str]] = {
@@ -59,27 +58,3 @@ def sample_text(study: str, completion: str, store: Mapping[str, Any]) -> Sample
     if text_field is not None and isinstance(record.get(text_field), str):
         text = record[text_field]
     return SampleText(text, _tokens(record.get(tokens_field)))
-
-
-def _completion(sample: Any) -> str:
-    output = getattr(sample, "output", None)
-    if output is not None and getattr(output, "choices", None):
-        return str(output.completion)
-    for message in reversed(getattr(sample, "messages", None) or []):
-        if getattr(message, "role", None) == "assistant":
-            return str(message.text)
-    return ""
-
-
-def read_texts(path: str | Path, study: str) -> dict[str, SampleText]:
-    """Sample id (as text) -> :class:`SampleText` of every sample in the log at ``path``
-    (first epoch), read as ``study``'s samples."""
-    from inspect_ai.log import read_eval_log_samples
-
-    out: dict[str, SampleText] = {}
-    for sample in read_eval_log_samples(str(path), all_samples_required=False):
-        sid = str(sample.id)
-        if sid in out or (getattr(sample, "epoch", 1) or 1) != 1:
-            continue
-        out[sid] = sample_text(study, _completion(sample), dict(sample.store or {}))
-    return out
