@@ -156,12 +156,12 @@ def test_trace_statistics_read_right_keys_and_masked_negatives_from_the_public_a
 def test_the_negative_controls_cue_only_auroc_is_written_below_the_table():
     from cotaudit.organisms import TrainingSettings, get_organism
     from cotaudit.organisms.training import organism_card
-    from cotaudit.validation.table import markdown_table, validate_run
+    from cotaudit.validation.table import markdown, summarize, validate_run
 
     card = organism_card(get_organism("hint-ignorer"), "tiny", "/nowhere", TrainingSettings(), 50)
     run = validate_run("log.json", "selfcommit", "local/organism", card, SAMPLES, [TAU], n_boot=100)
     assert run.control and (run.organism, run.step) == ("hint-ignorer", 50)
-    last = markdown_table([run]).splitlines()[-1]
+    last = markdown(summarize([run])).splitlines()[-1]
     assert last.startswith("- negative control hint-ignorer step 50: cue-only AUROC tau_0.8 0.500")
     assert last.endswith("(n = 2 / 3)")
 
@@ -169,11 +169,12 @@ def test_the_negative_controls_cue_only_auroc_is_written_below_the_table():
 def test_a_hostile_model_name_is_escaped_in_the_table():
     """A model name from a log holding a table pipe, HTML and an escape sequence stays one
     literal cell: no raw ``|``, ``<`` or control character reaches the Markdown."""
-    from cotaudit.validation.table import markdown_table, validate_run
+    from cotaudit.validation.table import markdown_table, summarize, validate_run
 
     name = "evil|<script>alert(1)</script>\x1b[31m"
     run = validate_run("log.json", "selfcommit", name, None, SAMPLES, [TAU], n_boot=50)
-    [row] = [line for line in markdown_table([run]).splitlines() if "tau_0.8" in line]
+    table = markdown_table(summarize([run]))
+    [row] = [line for line in table.splitlines() if "tau_0.8" in line]
     assert "<script>" not in row and "\x1b" not in row
     assert "evil\\|&lt;script&gt;" in row
-    assert row.count(" | ") == 10  # eleven cells, the name's pipe escaped
+    assert row.count(" | ") == table.splitlines()[0].count(" | ")  # the name's pipe escaped

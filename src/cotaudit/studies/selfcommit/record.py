@@ -31,7 +31,8 @@ its absolute value over the probed positions (:func:`exact_gaps`); no curve summ
 class SelfcommitMeasurement(BaseModel):
     """What the probe measured of one sample's CoT.
 
-    ``positions`` t = stride, 2*stride, ..., T (``cot_tokens``); ``matches[i]`` = how many of
+    ``positions`` t = stride, 2*stride, ..., T (``cot_tokens``), or t = round(f * T) for the
+    fractions f of ``-T fractions``; ``matches[i]`` = how many of
     the k forced answers at ``positions[i]`` equal ``a_final`` (None when ``a_final`` did not
     parse: no probe); ``imputed[i]`` marks values the adaptive schedule filled in; ``c0`` =
     matches at t = 0 / k when ``zero_probe``; ``parsed_answers`` the forced answers per position
