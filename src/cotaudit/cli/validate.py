@@ -158,7 +158,8 @@ def roc_figure(run: Any, path: Path) -> str | None:
     from cotaudit.report.validation_roc import roc_lines, roc_title
 
     lines = roc_lines(run.curves(), set(run.baselines))
-    info = roc_curves(lines, FigureText(path, roc_title(run.study, run.name)))
+    who = f"{run.name} (selection run)" if run.role == "selection" else run.name
+    info = roc_curves(lines, FigureText(path, roc_title(run.study, who)))
     return None if info is None or info.failed else path.name
 
 
