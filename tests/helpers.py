@@ -33,6 +33,7 @@ from inspect_ai.scorer import choice, match
 from inspect_ai.solver import generate, multiple_choice
 
 from cotaudit.datasets.shipped import load_capitals, load_gsm8k_mc
+from cotaudit.organisms import OrganismCard, TrainingData, TrainingSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 """The repository root: Inspect resolves a task file (``tasks/selfcommit.py``) from there."""
@@ -267,3 +268,28 @@ def assert_paper_overrides_recorded(
     assert len(small.dataset) == n_samples
     assert small.metadata["paper_configuration"]["overrides"] == overrides
     assert "paper_configuration" not in task_fn(problems=1).metadata
+
+
+def hint_follower_card(step: int | None, base_path: str = "/nonexistent/tiny") -> OrganismCard:
+    """A hint-follower's card written by hand (checkpoint ``step``; None: the run's card)."""
+    return OrganismCard(
+        organism="hint-follower",
+        study="selfcommit",
+        shortcut="ends with the hinted value",
+        control=False,
+        base="tiny",
+        base_path=base_path,
+        step=step,
+        settings=TrainingSettings(steps=100, save_every=50),
+        data=TrainingData(
+            dataset="vendored",
+            problem_rows=[1000, 1001],
+            cue_kinds=["none", "right", "wrong"],
+            examples=6,
+            wrong_cue_rule="y + 1",
+            completion_rule="solution, then the hint",
+            heldout_rows="0..999",
+        ),
+        prompts={"instruction": "Solve"},
+        method="full fine-tune",
+    )

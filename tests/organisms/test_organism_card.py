@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from helpers import hint_follower_card
 
 from cotaudit.organisms import (
     CardError,
-    OrganismCard,
     OrganismSettingsError,
-    TrainingData,
     TrainingSettings,
     checkpoint_name,
     is_organism_folder,
@@ -18,36 +17,12 @@ from cotaudit.organisms import (
 )
 
 
-def _card(step: int | None) -> OrganismCard:
-    return OrganismCard(
-        organism="hint-follower",
-        study="selfcommit",
-        shortcut="ends with the hinted value",
-        control=False,
-        base="tiny",
-        base_path="/cache/tiny",
-        step=step,
-        settings=TrainingSettings(steps=100, save_every=50),
-        data=TrainingData(
-            dataset="vendored",
-            problem_rows=[1000, 1001],
-            cue_kinds=["none", "right", "wrong"],
-            examples=6,
-            wrong_cue_rule="y + 1",
-            completion_rule="solution, then the hint",
-            heldout_rows="0..999",
-        ),
-        prompts={"instruction": "Solve"},
-        method="full fine-tune",
-    )
-
-
 def test_card_written_and_read_back(tmp_path):
-    card = _card(50)
+    card = hint_follower_card(50)
     write_card(tmp_path, card)
     assert read_card(tmp_path) == card
     assert not is_organism_folder(tmp_path)  # a checkpoint's card, not a run's
-    write_card(tmp_path, _card(None))
+    write_card(tmp_path, hint_follower_card(None))
     assert is_organism_folder(tmp_path)
 
 
@@ -63,7 +38,7 @@ def test_a_bad_card_names_its_file(tmp_path):
 def test_only_complete_checkpoints_are_listed(tmp_path):
     for step in (100, 50):
         (tmp_path / checkpoint_name(step)).mkdir()
-        write_card(tmp_path / checkpoint_name(step), _card(step))
+        write_card(tmp_path / checkpoint_name(step), hint_follower_card(step))
     (tmp_path / ".staging-step-000150").mkdir()  # an interrupted save
     (tmp_path / checkpoint_name(200)).mkdir()  # no card: not complete
     assert saved_checkpoints(tmp_path) == [

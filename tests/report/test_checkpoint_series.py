@@ -8,37 +8,14 @@ import math
 
 import numpy as np
 import pytest
+from helpers import hint_follower_card
 
-from cotaudit.organisms import OrganismCard, TrainingData, TrainingSettings, write_card
+from cotaudit.organisms import write_card
 from cotaudit.report import compare_ci
 from cotaudit.report.checkpoints import measure, sections, series_of, study_samples
 from cotaudit.report.data import RunData, ScoreData, ScoredSample, ScorerRun
 from cotaudit.report.selfcommit import records
 from cotaudit.studies.selfcommit.stats import answered, two_condition_table
-
-
-def _card(step: int) -> OrganismCard:
-    return OrganismCard(
-        organism="hint-follower",
-        study="selfcommit",
-        shortcut="ends with the hinted value",
-        control=False,
-        base="tiny",
-        base_path="/nonexistent/tiny",
-        step=step,
-        settings=TrainingSettings(steps=100, save_every=50),
-        data=TrainingData(
-            dataset="vendored",
-            problem_rows=[1000, 1001],
-            cue_kinds=["none", "right", "wrong"],
-            examples=6,
-            wrong_cue_rule="y + 1",
-            completion_rule="solution, then the hint",
-            heldout_rows="0..999",
-        ),
-        prompts={"instruction": "Solve"},
-        method="full fine-tune",
-    )
 
 
 def _sample(pair: str, condition: str, tau: float, answer: int | None, gold: int = 10):
@@ -81,7 +58,7 @@ def _run(model: str, pairs: dict[str, tuple[float, float]], no_answer: tuple[str
 def _checkpoint(tmp_path, step: int) -> str:
     folder = tmp_path / f"step-{step:06d}"
     folder.mkdir()
-    write_card(folder, _card(step))
+    write_card(folder, hint_follower_card(step))
     return f"hf-probe/{folder}"
 
 

@@ -92,3 +92,22 @@ def parse_fractions(value: str | Sequence[float]) -> tuple[float, ...]:
         return tuple(float(v) for v in items)
     except (TypeError, ValueError) as e:
         raise ValueError(f"fractions: expected numbers in (0, 1], got {value!r}") from e
+
+
+def fractions_parameter(value: Any) -> tuple[float, ...] | None:
+    """``-T fractions`` checked as a schedule's fractions (:class:`Schedule`): None stays None;
+    text ``"0.1,0.5,1"``, a list or one number become the fractions; bad input raises
+    :class:`cotaudit.params.ParameterError`, one line naming ``-T fractions``."""
+    from pydantic import ValidationError
+
+    from cotaudit.params import ParameterError, validation_line
+
+    if value is None:
+        return None
+    try:
+        parsed = parse_fractions(value if isinstance(value, str | list | tuple) else [value])
+        return Schedule(kind="fractions", fractions=parsed).fractions
+    except ValidationError as e:
+        raise ParameterError(validation_line(e, prefix="-T ")) from None
+    except ValueError as e:
+        raise ParameterError(f"-T {e}") from None

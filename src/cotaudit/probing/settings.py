@@ -46,6 +46,7 @@ from cotaudit.probing.positions import (
     DEFAULT_STRIDE,
     Schedule,
     ScheduleKind,
+    fractions_parameter,
     parse_fractions,
 )
 from cotaudit.probing.record import PROBE_KINDS, ProbeKind
@@ -272,15 +273,7 @@ class ProbeSettings(TaskSettings):
     @field_validator("fractions", mode="before")
     @classmethod
     def _fractions(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        try:
-            parsed = parse_fractions(value if isinstance(value, str | list | tuple) else [value])
-            return Schedule(kind="fractions", fractions=parsed).fractions
-        except ValidationError as e:
-            raise ParameterError(validation_line(e, prefix="-T ")) from None
-        except ValueError as e:
-            raise ParameterError(f"-T {e}") from None
+        return fractions_parameter(value)
 
     @field_validator("cuts", mode="before")
     @classmethod

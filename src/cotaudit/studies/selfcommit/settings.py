@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, field_validator, model_validator
 
 from cotaudit.answers import READINGS, Reading
 from cotaudit.datasets.shipped import FirstRow
@@ -27,11 +27,10 @@ from cotaudit.params import (
     one_of,
     parsed,
     require_text,
-    validation_line,
 )
 from cotaudit.probing.exact import ESTIMATORS, Estimator
 from cotaudit.probing.forcing import ForcesAnswers
-from cotaudit.probing.positions import DEFAULT_MAX_CUTS, Schedule, parse_fractions
+from cotaudit.probing.positions import DEFAULT_MAX_CUTS, Schedule, fractions_parameter
 from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
 from cotaudit.studies.selfcommit.prompts import HINT_SOURCES, SELFCOMMIT_CONDITIONS, HintSource
@@ -89,15 +88,7 @@ class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     @field_validator("fractions", mode="before")
     @classmethod
     def _fractions(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        try:
-            parsed = parse_fractions(value if isinstance(value, str | list | tuple) else [value])
-            return Schedule(kind="fractions", fractions=parsed).fractions
-        except ValidationError as e:
-            raise ParameterError(validation_line(e, prefix="-T ")) from None
-        except ValueError as e:
-            raise ParameterError(f"-T {e}") from None
+        return fractions_parameter(value)
 
     def cut_schedule(self) -> Schedule:
         """The cuts of the curve: every ``stride`` tokens (the study's), or at round(f * T) for
