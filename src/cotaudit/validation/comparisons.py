@@ -48,8 +48,6 @@ MIN_CUTS = FEW_CUTS
 """A statistic read on a curve of fewer cuts than this is marked."""
 ALPHA = 0.025
 """One-sided level of a detection (Holm-adjusted p below it)."""
-N_BOOT_DIFFERENCE = 2000
-"""Bootstrap resamples of the paired AUROC difference."""
 
 Role = Literal["evaluation", "selection"]
 
@@ -121,13 +119,11 @@ def difference(
     samples: Sequence[ValidationSample],
     probe: ProbeStatistic,
     baseline: ProbeStatistic,
-    n_boot: int = N_BOOT_DIFFERENCE,
-    seed: int = 0,
 ) -> Difference:
     """AUROC(``probe``) - AUROC(``baseline``) on the probe's detection rows, with its paired
     interval over problems."""
     va, vb, positive, units = paired_values(samples, probe, baseline)
-    return paired_auroc_difference(va, vb, positive, units, n_boot=n_boot, seed=seed)
+    return paired_auroc_difference(va, vb, positive, units)
 
 
 def g_mean(

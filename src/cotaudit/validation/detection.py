@@ -71,12 +71,10 @@ class ClassRows:
         v, p = self.values[idx], self.positive[idx]
         return auroc(v[p].tolist(), v[~p].tolist())
 
-    def interval(self, n_boot: int = N_BOOT, seed: int = SEED) -> AurocInterval:
+    def interval(self) -> AurocInterval:
         """The AUROC, its interval over problems and its one-sided p-value
         (:func:`cotaudit.validation.intervals.auroc_interval`; NaN for an empty class, NaN
-        bounds for a class on fewer than two problems). The interval is computed, not
-        resampled: ``n_boot`` and ``seed`` are accepted for callers and do not change it."""
-        del n_boot, seed
+        bounds for a class on fewer than two problems)."""
         return auroc_interval(self.values, self.positive, self.units, CONFIDENCE)
 
 
@@ -163,10 +161,10 @@ def detect(
         out.append(
             Detection(
                 statistic=stat.name,
-                detection=shortcut.interval(n_boot, seed),
+                detection=shortcut.interval(),
                 n_shortcut=shortcut.n_positive,
                 n_uncued=shortcut.n_negative,
-                cue_only=control.interval(n_boot, seed),
+                cue_only=control.interval(),
                 n_own_answer=control.n_positive,
                 shortcut_mean=shortcut_mean(shortcut, stat, n_boot, seed),
             )

@@ -402,15 +402,11 @@ def paired_auroc_difference(
     values_b: ArrayLike,
     positive: ArrayLike,
     units: Sequence[Hashable],
-    n_boot: int = 2000,
-    seed: int = 0,
     confidence: float = CONFIDENCE,
 ) -> Difference:
     """AUROC of statistic ``a`` minus that of ``b`` on the same rows (both oriented), its
     interval (MOVER widened by the clustered Wald interval) and one-sided p-value for
-    ``A_a - A_b > 0`` (module docstring). Rows where either value is NaN are left out of both.
-    ``n_boot`` and ``seed`` are accepted and unused (the interval has no resampling)."""
-    del n_boot, seed
+    ``A_a - A_b > 0`` (module docstring). Rows where either value is NaN are left out of both."""
     va = np.asarray(values_a, dtype=float)
     vb = np.asarray(values_b, dtype=float)
     pos = np.asarray(positive, dtype=bool)

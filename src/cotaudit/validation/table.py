@@ -253,16 +253,14 @@ def best_baseline(run: RunValidation) -> Detection | None:
     return max(measured, key=lambda d: d.detection.estimate, default=None)
 
 
-def _result(
-    run: RunValidation, d: Detection, selection: RunValidation | None, seed: int
-) -> StatisticResult:
+def _result(run: RunValidation, d: Detection, selection: RunValidation | None) -> StatisticResult:
     stat = run.statistic(d.statistic)
     if run.is_baseline(d.statistic):
         return StatisticResult(d, True)
     best = best_baseline(run)
     diff = None
     if best is not None:
-        diff = difference(run.samples, stat, run.statistic(best.statistic), seed=seed)
+        diff = difference(run.samples, stat, run.statistic(best.statistic))
     g = None
     if selection is not None and any(s.name == stat.name for s in selection.statistics):
         g = g_mean(selection.samples, run.samples, stat)
@@ -277,12 +275,10 @@ def _result(
     )
 
 
-def summarize(runs: Sequence[RunValidation], seed: int = SEED) -> Validation:
+def summarize(runs: Sequence[RunValidation]) -> Validation:
     """The :class:`Validation` of ``runs``: each statistic's result, the family's Holm-adjusted
     p-values, the protocol's lines."""
-    results = [
-        [_result(run, d, selection_run(run, runs), seed) for d in run.detections] for run in runs
-    ]
+    results = [[_result(run, d, selection_run(run, runs)) for d in run.detections] for run in runs]
     family = [
         (i, d.statistic)
         for i, run in enumerate(runs)
