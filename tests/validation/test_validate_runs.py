@@ -423,7 +423,7 @@ def test_the_monitor_is_one_more_baseline_row(answered_log, tmp_path, capsys):
     assert all(v is not None and 0 <= v <= 1 for v in scores)
     assert any("monitor hf-probe/tiny: 4 of 4 CoTs scored" in n for n in run["notes"])
     assert "| monitor (baseline) |" in (out / "validation.md").read_text(encoding="utf-8")
-    capsys.readouterr()
+    assert "hf-probe/tiny reads the CoTs of hf-probe/tiny (" in capsys.readouterr().err
     assert main([*args, "nosuchprovider/x", "--force"]) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("cotaudit validate: --monitor-model nosuchprovider/x: ")

@@ -170,6 +170,7 @@ def validated_runs(
     study has probe statistics and that shows a wrong cue, with its text baselines (and the
     monitor's, given ``monitor_model``), ordered by study, organism, step, model; the logs
     skipped with why; and the logs not validated (no wrong cue) with why."""
+    from cotaudit.display.text import visible
     from cotaudit.report.loader import load_runs
     from cotaudit.report.validation_roc import prepare
     from cotaudit.validation.checkpoints import checkpoint_card
@@ -183,6 +184,14 @@ def validated_runs(
         if not statistics_of(run.study) or run.scorer(SCORERS.get(run.study, "")) is None:
             skipped.append((run.path, f"study {run.study!r} has no probe statistics"))
             continue
+        if monitor_model is not None:
+            print(
+                visible(
+                    f"cotaudit validate: {monitor_model} reads the CoTs of {run.model} "
+                    f"({Path(run.path).name}, {run.n_samples} samples)"
+                ),
+                file=sys.stderr,
+            )
         prepared = prepare(run, monitor_model)
         if isinstance(prepared, str):
             unvalidated.append((run.path, prepared))
