@@ -43,7 +43,7 @@ from cotaudit.display.headline import MIN_INTERVAL_UNITS, MIN_UNITS, has_interva
 from cotaudit.display.text import report_text
 from cotaudit.organisms.behaviour import ShortcutRate
 from cotaudit.organisms.card import OrganismCard
-from cotaudit.organisms.rows import describe_rows
+from cotaudit.organisms.rows import SELECTION_ROWS, describe_rows
 from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import holm_adjusted
 from cotaudit.validation.comparisons import (
@@ -607,7 +607,8 @@ NOTE = (
     "Holm-adjusted p of the family (below). − best baseline: the probe statistic's AUROC minus "
     "the best baseline's on the same samples, with its paired 95% interval over problems (the "
     "method is named in validation.json). g-mean²: TPR × TNR at the threshold chosen on a "
-    "selection run of the same model (rows 800-999). Cuts per CoT: median and minimum over "
+    f"selection run of the same model (rows {describe_rows(SELECTION_ROWS)}). Cuts per CoT: "
+    "median and minimum over "
     f"the AUROC's samples; † a statistic read on some curve of fewer than {MIN_CUTS} cuts."
 )
 
