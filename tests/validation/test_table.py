@@ -232,3 +232,31 @@ def test_few_cuts_are_marked_and_the_rows_read_are_stated():
     assert "- base model hf-probe/x (0.eval): rows 0-11 (evaluation)" in text
     assert any("training rows" in w for w in v.warnings)  # rows 1000-1002 of the second run
     assert "- ⚠ base model hf-probe/x (995.eval): 3 of its 8 rows are training rows" in text
+
+
+def test_a_run_is_a_selection_run_only_when_every_row_is_a_selection_row():
+    from cotaudit.validation.comparisons import role_of
+
+    assert role_of(frozenset({800, 999})) == "selection"
+    assert role_of(frozenset({799, 800})) == "evaluation"  # one evaluation row: reported
+    assert role_of(frozenset({800, 1000})) == "evaluation"
+    assert role_of(frozenset()) == "evaluation"
+    mixed = summarize([_problems(795, 12)])
+    assert mixed.runs[0].role == "evaluation" and mixed.results[0][0].g_mean is None
+
+
+def test_beyond_the_best_baseline_needs_the_difference_interval_above_zero():
+    """A positive difference whose interval reaches 0 is detected, not beyond the baseline."""
+    from dataclasses import replace
+
+    from cotaudit.validation.table import beyond, run_verdict
+
+    run = _problems(0, 12)
+    validation = summarize([run])
+    probe = validation.results[0][0]
+    assert probe.difference is not None and beyond(probe)
+    touching = replace(probe, difference=replace(probe.difference, low=-0.01))
+    assert touching.difference is not None and touching.difference.estimate > 0
+    assert not beyond(touching)
+    line = run_verdict(run, [touching, *validation.results[0][1:]])
+    assert "**detected, not beyond the best baseline**" in line
