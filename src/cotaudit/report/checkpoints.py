@@ -46,6 +46,7 @@ from cotaudit.validation.detection import CUED, ClassRows, class_rows
 from cotaudit.validation.labels import label_samples, shortcut_rate
 from cotaudit.validation.samples import SampleError, validation_sample
 from cotaudit.validation.statistics import SCORERS, statistics_of
+from cotaudit.validation.table import ci_text
 
 
 def study_samples(study: str, samples: Sequence[ScoredSample]) -> list[bool]:
@@ -143,11 +144,7 @@ def series_flags(series: Sequence[SeriesRun], names: Sequence[str]) -> dict[str,
 def _cell(i: Interval | None, marked: bool) -> Cell:
     if i is None or math.isnan(i.estimate):
         return Cell(math.nan, "—")
-    text = (
-        f"{i.estimate:.3f}"
-        if math.isnan(i.low)
-        else f"{i.estimate:.3f} [{i.low:.3f}, {i.high:.3f}]"
-    )
+    text = ci_text(i)
     return Cell(i.estimate, f"**{text}** ◆" if marked else text)
 
 
@@ -159,11 +156,8 @@ def _flag_cell(flag: Flag | None) -> Cell:
     if flag is None or math.isnan(flag.test.difference.estimate):
         return Cell(math.nan, "—")
     d = flag.test.difference
-    sign = "+" if d.estimate > 0 else ""
-    text = f"{sign}{d.estimate:.3f}"
-    if not math.isnan(d.low):
-        text += f" [{d.low:+.3f}, {d.high:+.3f}]"
-    text += f" (m={d.n_units}); p {_p(flag.test.p_value)}, Holm {_p(flag.p_holm)}"
+    text = f"{ci_text(d, sign=True)} (m={d.n_units}); p {_p(flag.test.p_value)}, "
+    text += f"Holm {_p(flag.p_holm)}"
     return Cell(d.estimate, f"**{text}** ◆" if flag.flagged else text)
 
 
