@@ -43,20 +43,23 @@ def roc_points(
     positives: Sequence[float], negatives: Sequence[float]
 ) -> tuple[list[float], list[float]]:
     """The ROC curve's points (FPR, TPR) of ``positives`` against ``negatives`` (larger: more
-    positive-like; module docstring), both classes non-empty."""
+    positive-like; module docstring), both classes non-empty: scikit-learn's ``roc_curve``
+    with every threshold kept."""
+    from sklearn.metrics import roc_curve
+
     pos, neg = np.asarray(positives, dtype=float), np.asarray(negatives, dtype=float)
     if not pos.size or not neg.size:
         raise ValueError("a ROC curve needs a positive and a negative value")
-    thresholds = np.unique(np.concatenate([pos, neg]))[::-1]
-    tpr = [0.0, *((pos[:, None] >= thresholds).sum(axis=0) / pos.size).tolist()]
-    fpr = [0.0, *((neg[:, None] >= thresholds).sum(axis=0) / neg.size).tolist()]
-    return fpr, tpr
+    truth = np.r_[np.ones(pos.size, dtype=bool), np.zeros(neg.size, dtype=bool)]
+    fpr, tpr, _ = roc_curve(truth, np.r_[pos, neg], drop_intermediate=False)
+    return fpr.tolist(), tpr.tolist()
 
 
 def area(fpr: Sequence[float], tpr: Sequence[float]) -> float:
-    """The trapezoid area under the points (``fpr``, ``tpr``)."""
-    x, y = np.asarray(fpr, dtype=float), np.asarray(tpr, dtype=float)
-    return float(((x[1:] - x[:-1]) * (y[1:] + y[:-1]) / 2).sum())
+    """The trapezoid area under the points (``fpr``, ``tpr``) (scikit-learn's ``auc``)."""
+    from sklearn.metrics import auc
+
+    return float(auc(fpr, tpr))
 
 
 def curve_of(label: str, values: Sequence[float], positive: Sequence[bool]) -> RocCurve | None:
