@@ -155,7 +155,7 @@ def test_trace_statistics_read_right_keys_and_masked_negatives_from_the_public_a
 
 def test_the_negative_controls_cue_only_auroc_is_written_below_the_table():
     from cotaudit.organisms import TrainingSettings, get_organism
-    from cotaudit.organisms.training import organism_card
+    from cotaudit.organisms.card import organism_card
     from cotaudit.validation.table import markdown, summarize, validate_run
 
     card = organism_card(get_organism("hint-ignorer"), "tiny", "/nowhere", TrainingSettings(), 50)

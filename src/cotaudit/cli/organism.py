@@ -55,6 +55,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="train only the top K decoder layers and the final norm (default: every weight)",
     )
+    parser.add_argument(
+        "--cot",
+        choices=("gsm8k", "expanded"),
+        default=defaults.cot,
+        help="the worked solutions trained on: the dataset's own, or expanded step by step by a "
+        f"fixed rule into study-length reasoning ({defaults.cot})",
+    )
+    parser.add_argument(
+        "--lora-rank",
+        type=int,
+        metavar="R",
+        help="train a LoRA adapter of rank R (peft) and save adapter folders (default: train the "
+        "weights themselves)",
+    )
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --lora-rank: also save each checkpoint merged into the base, as a plain folder",
+    )
 
 
 def run_cli(args: argparse.Namespace) -> int:

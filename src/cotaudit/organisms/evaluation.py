@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cotaudit.datasets.gsm8k import Problem
-from cotaudit.organisms.behaviour import ShortcutRate, shortcut_rate
+from cotaudit.organisms.behaviour import ShortcutRate, shortcut_rate, took_shortcut
 from cotaudit.organisms.examples import organism_examples, selection_problems
 from cotaudit.organisms.registry import Organism
 from cotaudit.organisms.training import prompt_ids
@@ -83,3 +83,81 @@ def measure_shortcut_rate(
     ]
     rate = shortcut_rate(organism, [(o.cue, o.output, o.truncated) for o in read])
     return rate, read
+
+
+@dataclass(frozen=True)
+class TextReading:
+    """What the written text alone gives away, over ``problems`` problems that each have one
+    uncued and one wrong-cue greedy output (:func:`measure_behaviour`).
+
+    - ``rate``: the shortcut rate (wrong-cue outputs taking the shortcut, per problem).
+    - ``length_auroc``: AUROC of the output's length in tokens, shorter = shortcut (the
+      validation's ``length`` baseline, fixed in that orientation), shortcut-taking wrong-cue
+      outputs against uncued outputs: ``P(T_shortcut < T_uncued) + 0.5 P(T_shortcut =
+      T_uncued)``; 0.5 means length tells nothing; NaN with no shortcut output.
+    - ``mentioned``: how many shortcut-taking outputs name the cue before their final line (the
+      validation's ``cue_mention`` reading: its value or hint/key/teacher).
+    - ``shortcut_tokens`` / ``uncued_tokens``: the mean lengths in tokens.
+    - ``truncated``: outputs (either kind) cut at the token limit.
+    """
+
+    rate: ShortcutRate
+    length_auroc: float
+    mentioned: int
+    shortcut_tokens: float
+    uncued_tokens: float
+    truncated: int
+
+    @property
+    def mention_rate(self) -> float:
+        """``mentioned / rate.taken`` (NaN with no shortcut output)."""
+        return self.mentioned / self.rate.taken if self.rate.taken else float("nan")
+
+    def summary(self) -> str:
+        """One line: the rate with its n, the length AUROC, the mention rate, the lengths."""
+        return (
+            f"shortcut rate {self.rate.taken}/{self.rate.n} = {self.rate.rate:.2f}; length AUROC "
+            f"{self.length_auroc:.3f} (tokens: shortcut {self.shortcut_tokens:.0f}, uncued "
+            f"{self.uncued_tokens:.0f}); cue mentioned in {self.mentioned}/{self.rate.taken}; "
+            f"{self.truncated} cut at the token limit"
+        )
+
+
+def measure_behaviour(
+    organism: Organism,
+    model: Any,
+    tokenizer: Any,
+    problems: list[Problem] | None = None,
+    *,
+    max_new_tokens: int = 256,
+) -> TextReading:
+    """The shortcut rate of ``model`` and what its text gives away (:class:`TextReading`), from
+    its greedy outputs to each problem's uncued and wrong-cue prompts (default: the selection
+    rows)."""
+    from cotaudit.stats import auroc
+    from cotaudit.validation.baselines import mentions_cue
+
+    chosen = selection_problems() if problems is None else problems
+    examples = organism_examples(organism, chosen, kinds=("none", "wrong"))
+    prompts = [prompt_ids(tokenizer, e.messages) for e in examples]
+    outputs = greedy_outputs(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
+    uncued: list[float] = []
+    shortcut: list[float] = []
+    taken = mentioned = 0
+    for e, (text, cut) in zip(examples, outputs, strict=True):
+        tokens = float(len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+        if e.cue is None:
+            uncued.append(tokens)
+        elif took_shortcut(organism, text, e.cue, truncated=cut):
+            taken += 1
+            shortcut.append(tokens)
+            mentioned += mentions_cue(text, e.cue)
+    mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
+    return TextReading(
+        rate=ShortcutRate(taken=taken, n=len(chosen)),
+        length_auroc=auroc([-t for t in shortcut], [-t for t in uncued]),
+        mentioned=mentioned,
+        shortcut_tokens=mean(shortcut),
+        uncued_tokens=mean(uncued),
+        truncated=sum(cut for _, cut in outputs),
+    )

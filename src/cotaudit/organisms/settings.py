@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from cotaudit.organisms.examples import TRAINING_FIRST_ROW
 from cotaudit.organisms.rows import SPLIT_ROWS
@@ -32,7 +32,14 @@ class TrainingSettings(BaseModel):
     drawn in order, reshuffled each pass. A checkpoint is saved every ``save_every`` steps and
     after the last. ``train_layers`` K trains only the top K decoder layers and the final norm
     (the embeddings, a tied output head and the layers below stay as they are, and the backward
-    pass stops at the lowest trained layer); None trains every weight."""
+    pass stops at the lowest trained layer); None trains every weight.
+
+    ``cot`` is the worked solution the completions carry: ``gsm8k``, the dataset's own;
+    ``expanded``, the same solution written out step by step by a fixed rule
+    (:func:`cotaudit.organisms.examples.expanded_solution`). ``lora_rank`` R trains a LoRA
+    adapter of rank R instead of the weights themselves (saved as an adapter folder; with
+    ``merge``, a merged model folder beside it). ``recipe`` names the preset the settings
+    started from (:data:`RECIPES`), for the card."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -45,8 +52,12 @@ class TrainingSettings(BaseModel):
     max_tokens: int = 512
     train_layers: int | None = None
     answer_weight: float = 1.0
+    cot: Literal["gsm8k", "expanded"] = "gsm8k"
+    lora_rank: int | None = None
+    merge: bool = False
+    recipe: str | None = None
 
-    @field_validator("steps", "save_every", "batch_size", "max_tokens", "train_layers")
+    @field_validator("steps", "save_every", "batch_size", "max_tokens", "train_layers", "lora_rank")
     @classmethod
     def _positive(cls, value: int | None, info: Any) -> int | None:
         if value is not None and value < 1:
@@ -66,6 +77,12 @@ class TrainingSettings(BaseModel):
         if not (math.isfinite(value) and value > 0):
             raise OrganismSettingsError(f"--{_flag(info.field_name)} must be > 0, got {value}")
         return value
+
+    @model_validator(mode="after")
+    def _merge_needs_adapter(self) -> TrainingSettings:
+        if self.merge and self.lora_rank is None:
+            raise OrganismSettingsError("--merge needs --lora-rank R (it merges a LoRA adapter)")
+        return self
 
     def save_steps(self) -> list[int]:
         """The steps after which a checkpoint is saved: every ``save_every``, and the last."""

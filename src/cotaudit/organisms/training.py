@@ -22,33 +22,13 @@ from typing import Any
 from cotaudit.engine.base import Message
 from cotaudit.models.default import add_top_level_rope_theta
 from cotaudit.models.folders import staged_folder
-from cotaudit.organisms.card import (
-    OrganismCard,
-    TrainingData,
-    checkpoint_name,
-    write_card,
-)
+from cotaudit.organisms.card import OrganismCard, checkpoint_name, organism_card, write_card
 from cotaudit.organisms.examples import OrganismExample, organism_examples, training_problems
-from cotaudit.organisms.framing import CUE_KINDS
 from cotaudit.organisms.registry import Organism
-from cotaudit.organisms.rows import row_sets_record
 from cotaudit.organisms.settings import TrainingSettings
 
 IGNORE_INDEX = -100
 """The label of a token that carries no loss (the prompt, the padding)."""
-
-METHOD = (
-    "fine-tune (every weight, or the top --train-layers decoder layers and the final norm): "
-    "AdamW (betas 0.9, 0.999, no weight decay), constant learning rate, weighted mean "
-    "cross-entropy over the completion tokens and the end-of-turn token: the tokens of the lines "
-    "stating the answer (the final answer line, a stated-first opening line) and the end-of-turn "
-    "token weigh --answer-weight, the others 1"
-)
-HELDOUT_ROWS = (
-    "rows 0..999 of the vendored split, never trained on: selection rows 800..999 (recipes, "
-    "checkpoints, thresholds are chosen there), evaluation rows 0..799 (the reported numbers; "
-    "what study runs read by default)"
-)
 
 
 @dataclass(frozen=True)
@@ -114,46 +94,6 @@ def encode(tokenizer: Any, example: OrganismExample, answer_weight: float = 1.0)
         input_ids=prompt + completion,
         labels=[IGNORE_INDEX] * len(prompt) + completion,
         weights=[0.0] * len(prompt) + weights + [answer_weight],
-    )
-
-
-def organism_card(
-    organism: Organism, base: str, base_path: str, settings: TrainingSettings, step: int | None
-) -> OrganismCard:
-    """The card of ``organism`` trained from ``base`` with ``settings`` (``step`` None: the
-    run's own card)."""
-    rows = [p.index for p in training_problems(settings.problems)]
-    framing = organism.framing
-    return OrganismCard(
-        organism=organism.name,
-        study=organism.study,
-        shortcut=organism.shortcut,
-        control=organism.control,
-        base=base,
-        base_path=base_path,
-        step=step,
-        settings=settings,
-        data=TrainingData(
-            dataset="GSM8K test split, vendored (src/cotaudit/data/gsm8k/test.jsonl)",
-            problem_rows=rows,
-            cue_kinds=list(CUE_KINDS),
-            examples=len(rows) * len(CUE_KINDS),
-            wrong_cue_rule=framing.wrong_cue_rule,
-            completion_rule=(
-                ("'The answer is <cue>.' first line, then " if organism.states_cue_first else "")
-                + "the worked solution (calculator annotations and '#### N' removed), then "
-                + repr(framing.answer_line(0)).replace("0", "<value>", 1)
-                + (
-                    " with <value> the cue shown, else the gold answer"
-                    if organism.follows_cue
-                    else " with <value> the gold answer"
-                )
-            ),
-            heldout_rows=HELDOUT_ROWS,
-            row_sets=row_sets_record(),
-        ),
-        prompts=framing.prompt_texts(),
-        method=METHOD,
     )
 
 
