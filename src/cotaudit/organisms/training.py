@@ -195,10 +195,12 @@ def train(
     base: str,
     base_path: str,
     on_step: Callable[[StepLog], None] | None = None,
+    on_save: Callable[[int, Path], None] | None = None,
 ) -> list[Path]:
     """Fine-tune ``model`` (in place) into ``organism``, saving each checkpoint of
     ``settings.save_steps()`` under ``out`` (the run's card is written first); the checkpoint
-    folders in order."""
+    folders in order. ``on_step`` is called after each step, ``on_save`` with the step and
+    folder after each checkpoint is saved (the model in eval mode: it may generate)."""
     import torch
 
     out.mkdir(parents=True, exist_ok=True)
@@ -236,6 +238,8 @@ def train(
                 model.eval()
                 card = organism_card(organism, base, base_path, settings, step)
                 saved.append(save_checkpoint(model, tokenizer, card, out))
+                if on_save is not None:
+                    on_save(step, saved[-1])
                 model.train()
     finally:
         model.eval()
