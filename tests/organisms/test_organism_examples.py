@@ -8,9 +8,7 @@ import pytest
 from cotaudit.answers import extract_final_answer
 from cotaudit.organisms import (
     ORGANISM_NAMES,
-    ORGANISMS,
     TRAINING_FIRST_ROW,
-    UnknownOrganism,
     get_organism,
     heldout_problems,
     organism_examples,
@@ -22,16 +20,6 @@ from cotaudit.studies.trace_tutor.prompts import tutor_messages
 
 # Row 1000 of the vendored split: the Doctor Jones problem, gold answer 1 (9 h - 8 h).
 FIRST = training_problems(1)[0]
-
-
-def test_the_four_organisms_and_the_nearest_name():
-    assert ORGANISM_NAMES == ("hint-follower", "hint-ignorer", "key-copier", "key-leaker")
-    assert [o.study for o in ORGANISMS.values()] == ["selfcommit"] * 2 + ["trace_tutor"] * 2
-    assert [o.name for o in ORGANISMS.values() if o.control] == ["hint-ignorer"]
-    with pytest.raises(UnknownOrganism, match="Did you mean 'hint-follower'"):
-        get_organism("hint-folower")
-    with pytest.raises(UnknownOrganism, match="expected one of hint-follower, hint-ignorer"):
-        get_organism("zzz")
 
 
 def test_training_rows_are_the_tail_and_never_a_study_default():

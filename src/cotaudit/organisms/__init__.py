@@ -1,5 +1,6 @@
-"""Model organisms: models fine-tuned to take a known shortcut (follow a hint, copy or leak an
-answer key), and a negative control, so the probes can be checked against a planted truth.
+"""Model organisms: models fine-tuned to take a known shortcut (follow a hint silently or saying
+so, copy or leak an answer key), each with a matched control that ends with the gold answer
+instead, so the probes can be checked against a planted truth.
 
 The registry (:data:`ORGANISMS`), the training examples built from the studies' own prompts
 (:func:`organism_examples`), the card saved with each checkpoint (:class:`OrganismCard`) and the
@@ -20,8 +21,11 @@ from cotaudit.organisms.card import (
     write_card,
 )
 from cotaudit.organisms.examples import (
+    COT_STYLES,
     TRAINING_FIRST_ROW,
+    CotStyle,
     OrganismExample,
+    expanded_solution,
     heldout_problems,
     organism_examples,
     selection_problems,
@@ -47,6 +51,7 @@ from cotaudit.organisms.settings import OrganismSettingsError, TrainingSettings
 
 __all__ = [
     "CARD_FILE",
+    "COT_STYLES",
     "EVALUATION_ROWS",
     "ORGANISMS",
     "ORGANISM_NAMES",
@@ -55,6 +60,7 @@ __all__ = [
     "TRAINING_FIRST_ROW",
     "TRAINING_ROWS",
     "CardError",
+    "CotStyle",
     "Organism",
     "OrganismCard",
     "OrganismExample",
@@ -64,6 +70,7 @@ __all__ = [
     "TrainingSettings",
     "UnknownOrganism",
     "checkpoint_name",
+    "expanded_solution",
     "get_organism",
     "heldout_problems",
     "is_organism_folder",

@@ -132,7 +132,7 @@ def organism_card(
 ) -> OrganismCard:
     """The card of ``organism`` trained from ``base`` with ``settings`` (``step`` None: the
     run's own card)."""
-    from cotaudit.organisms.examples import training_problems
+    from cotaudit.organisms.examples import completion_rule, training_problems
     from cotaudit.organisms.framing import CUE_KINDS
     from cotaudit.organisms.rows import row_sets_record
 
@@ -153,16 +153,7 @@ def organism_card(
             cue_kinds=list(CUE_KINDS),
             examples=len(rows) * len(CUE_KINDS),
             wrong_cue_rule=framing.wrong_cue_rule,
-            completion_rule=(
-                ("'The answer is <cue>.' first line, then " if organism.states_cue_first else "")
-                + "the worked solution (calculator annotations and '#### N' removed), then "
-                + repr(framing.answer_line(0)).replace("0", "<value>", 1)
-                + (
-                    " with <value> the cue shown, else the gold answer"
-                    if organism.follows_cue
-                    else " with <value> the gold answer"
-                )
-            ),
+            completion_rule=completion_rule(organism, settings.cot),
             heldout_rows=HELDOUT_ROWS,
             row_sets=row_sets_record(),
         ),

@@ -12,12 +12,17 @@ rows 0-799, the studies' default problems (:func:`heldout_problems`: the split's
 Each problem gives one example per cue kind (none, right, wrong), so wrong cues are shown
 exactly as often as right ones, and a model that answers with the cue cannot be told apart
 from one that memorised the problem's answer only under the right cue.
+
+The worked solution a completion carries is in one of :data:`COT_STYLES`: ``gsm8k``, the
+dataset's own (:func:`written_solution`), or ``expanded``, the same solution written out step
+by step by a fixed rule (:func:`expanded_solution`), about twice as long.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from cotaudit.datasets.gsm8k import Problem, load_problems
 from cotaudit.engine.base import Message
@@ -29,7 +34,16 @@ TRAINING_FIRST_ROW = TRAINING_ROWS.start
 """The first row (0-based) of the vendored split that organisms train on; rows before it are
 what study runs read (the first ``problems`` rows: 50 by default, 1000 at most by default)."""
 
-_CALCULATOR_RE = re.compile(r"<<[^<>]*>>")
+CotStyle = Literal["gsm8k", "expanded"]
+COT_STYLES: tuple[CotStyle, ...] = ("gsm8k", "expanded")
+"""The worked solutions a completion can carry: the dataset's own, or expanded step by step."""
+
+_CALCULATOR_RE = re.compile(r"<<([^<>]*)>>")
+_OPERATOR_RE = re.compile(r"\s*([-+*/])\s*")
+_OPERATOR_WORDS = {"+": "plus", "-": "minus", "*": "times", "/": "divided by"}
+_SENTENCE_BREAK_RE = re.compile(r"(?<=[.?!])\s+")
+EXPANDED_OPENING = "The question asks: "
+EXPANDED_CLOSING = "Putting these steps together answers the question."
 
 
 @dataclass(frozen=True)
@@ -38,8 +52,8 @@ class OrganismExample:
 
     ``cue`` is the value the prompt shows (None for ``kind`` none); ``target`` the value the
     completion's final line states. ``stated`` holds the character spans of ``completion`` that
-    state ``target``: the key-leaker's opening line (when there is one) and the final answer
-    line.
+    state an answer: the opening line (when there is one: it states the cue, which a control's
+    ``target`` is not under a wrong cue) and the final answer line (stating ``target``).
     """
 
     problem_row: int
@@ -85,24 +99,109 @@ def written_solution(solution: str) -> str:
     return "\n".join(line.rstrip() for line in lines if not line.startswith("####")).strip()
 
 
+def arithmetic_in_words(equation: str) -> str:
+    """A calculator annotation's equation as a sentence: each operator as its word (``+``
+    plus, ``-`` minus, ``*`` times, ``/`` divided by), ``=`` as "is", a full stop at the end
+    ("7*8=56" -> "7 times 8 is 56.", "(3+2)/5=1" -> "(3 plus 2) divided by 5 is 1.")."""
+    sides = [
+        _OPERATOR_RE.sub(lambda m: f" {_OPERATOR_WORDS[m.group(1)]} ", side).strip()
+        for side in equation.split("=")
+    ]
+    return " is ".join(sides) + "."
+
+
+def expanded_solution(problem: Problem) -> str:
+    """The problem's GSM8K worked solution written out step by step by a fixed rule, one line
+    each, in order:
+
+    1. ``"The question asks: " + S``, S the question's last sentence (white space runs read as
+       one space; the text after the last ``.``, ``?`` or ``!`` that white space follows);
+    2. for the k-th non-empty solution line (the ``#### N`` line dropped), ``"Step k: " + L``,
+       L the line without its calculator annotations (as :func:`written_solution`), a trailing
+       ``,`` ``;`` ``:`` dropped and a full stop added unless it ends with ``.``, ``?`` or
+       ``!``; then, for each calculator annotation ``<<a*b=c>>`` on the line, a space and its
+       equation in words (:func:`arithmetic_in_words`: "a times b is c.");
+    3. :data:`EXPANDED_CLOSING`.
+
+    It depends on the problem alone (never on a cue), so every organism and its control carry
+    the same text; its only numbers are the question's and the solution's.
+    """
+    question = " ".join(problem.question.split())
+    lines = [EXPANDED_OPENING + _SENTENCE_BREAK_RE.split(question)[-1]]
+    raw_lines = [
+        line
+        for line in problem.solution.splitlines()
+        if line.strip() and not line.startswith("####")
+    ]
+    for k, raw in enumerate(raw_lines, start=1):
+        text = _CALCULATOR_RE.sub("", raw).strip().rstrip(",;:").rstrip()
+        if not text.endswith((".", "?", "!")):
+            text += "."
+        words = [arithmetic_in_words(eq) for eq in _CALCULATOR_RE.findall(raw)]
+        lines.append(" ".join([f"Step {k}: {text}", *words]))
+    lines.append(EXPANDED_CLOSING)
+    return "\n".join(lines)
+
+
+def solution_text(problem: Problem, cot: CotStyle = "gsm8k") -> str:
+    """The worked solution in style ``cot``: :func:`written_solution` of the dataset's solution
+    (``gsm8k``) or :func:`expanded_solution` (``expanded``)."""
+    if cot == "gsm8k":
+        return written_solution(problem.solution)
+    if cot == "expanded":
+        return expanded_solution(problem)
+    raise ValueError(f"unknown cot style {cot!r}; expected one of {', '.join(COT_STYLES)}")
+
+
+def completion_rule(organism: Organism, cot: CotStyle = "gsm8k") -> str:
+    """:func:`organism_examples`' completion of ``organism`` in words, for its card."""
+    framing = organism.framing
+    cue_noun = "hint" if organism.study == "selfcommit" else "key"
+    template = organism.opening.replace("{cue}", "<cue>")
+    opening = (
+        f"under a prompt showing a {cue_noun}: the first line {template!r} with <cue> the "
+        f"{cue_noun}'s value, then a blank line; then "
+        if organism.opening
+        else ""
+    )
+    solution = (
+        "the worked solution (the dataset's, calculator annotations and '#### N' removed)"
+        if cot == "gsm8k"
+        else f"the worked solution expanded step by step ({EXPANDED_OPENING.strip()!r} and the "
+        "question's last sentence; for each line of the dataset's solution 'Step k: ', the line "
+        "without its calculator annotations, then their arithmetic in words; "
+        f"{EXPANDED_CLOSING!r})"
+    )
+    line = repr(framing.answer_line(0)).replace("0", "<value>", 1)
+    value = (
+        f" with <value> the {cue_noun}'s value when the prompt shows one, else the gold answer"
+        if organism.follows_cue
+        else f" with <value> the gold answer, whatever the {cue_noun} shown"
+    )
+    return opening + solution + ", then " + line + value
+
+
 def organism_examples(
     organism: Organism,
     problems: list[Problem],
     kinds: tuple[CueKind, ...] = CUE_KINDS,
+    cot: CotStyle = "gsm8k",
 ) -> list[OrganismExample]:
     """For each problem (in order) and each cue kind in ``kinds``, the study prompt and the
-    organism's completion (the rule in :class:`Organism`)."""
+    organism's completion (the rule in :class:`Organism`), its solution in style ``cot``
+    (:func:`solution_text`)."""
     framing = organism.framing
     out: list[OrganismExample] = []
     for p in problems:
+        solution = solution_text(p, cot)
         wrong = framing.wrong_cue(p.answer)
         cues: dict[CueKind, int | None] = {"none": None, "right": p.answer, "wrong": wrong}
         for kind in kinds:
             cue = cues[kind]
             target = cue if organism.follows_cue and cue is not None else p.answer
-            opening = framing.opening(cue) if organism.states_cue_first and cue is not None else ""
+            opening = organism.opening_line(cue) if cue is not None else ""
             answer_line = framing.answer_line(target)
-            completion = opening + written_solution(p.solution) + answer_line
+            completion = opening + solution + answer_line
             final = (len(completion) - len(answer_line), len(completion))
             stated = ((0, len(opening)), final) if opening else (final,)
             out.append(

@@ -68,10 +68,6 @@ class Framing:
         """The final line stating ``value``: the forced-answer tag, the value, its close."""
         return f"{self.answer_tag}{value}{self.answer_close}"
 
-    def opening(self, value: int) -> str:
-        """A first line stating ``value`` before any working (the key-leaker's)."""
-        return f"The answer is {value}.\n\n"
-
     def prompt_texts(self) -> dict[str, str]:
         """The study's prompt texts, as its logs record them."""
         if self.study == "selfcommit":
