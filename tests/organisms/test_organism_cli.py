@@ -13,10 +13,24 @@ from cotaudit.cli import main
         (
             ["hint-folower", "--base", "tiny"],
             "unknown organism 'hint-folower': expected one of hint-follower, hint-ignorer, "
-            "key-copier, key-leaker. Did you mean 'hint-follower'?",
+            "hint-mentioner, hint-mentioner-control, key-copier, key-copier-control, "
+            "key-leaker, key-leaker-control. Did you mean 'hint-follower'?",
         ),
         (["key-copier", "--base", "tiny", "--steps", "0"], "--steps must be >= 1, got 0"),
         (["key-copier", "--base", "tiny", "--batch-size", "0"], "--batch-size must be >= 1, got 0"),
+        (
+            ["key-copier", "--base", "tiny", "--recipe", "defualt"],
+            "--recipe 'defualt': unknown; expected one of default. Did you mean 'default'?",
+        ),
+        (["key-copier", "--base", "tiny", "--lora-rank", "0"], "--lora-rank must be >= 1, got 0"),
+        (
+            ["key-copier", "--base", "tiny", "--merge"],
+            "--merge needs --lora-rank R (it merges a LoRA adapter)",
+        ),
+        (
+            ["key-copier", "--base", "tiny", "--selection-problems", "-1"],
+            "--selection-problems must be >= 0, got -1",
+        ),
     ],
 )
 def test_bad_settings_are_one_line(tmp_path, capsys, argv, message):
@@ -58,3 +72,28 @@ def test_more_trained_layers_than_the_base_has_is_one_line(tmp_path, capsys):
     last = capsys.readouterr().err.splitlines()[-1]  # after the loader's progress bar
     assert last == "cotaudit organism: --train-layers 9: the base model has 4 decoder layers"
     assert not out.exists()
+
+
+@pytest.mark.model
+def test_a_training_shows_a_progress_bar_and_each_checkpoints_absolute_load_name(
+    tmp_path, capsys, monkeypatch
+):
+    from cotaudit.organisms import read_card
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["organism", "hint-follower", "--base", "tiny", "--out", "rel/organism"]
+    argv += ["--steps", "2", "--save-every", "1", "--batch-size", "1", "--problems", "1"]
+    argv += ["--selection-problems", "2"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    folder = tmp_path / "rel" / "organism"
+    assert "2/2" in err and ("step/s" in err or "s/step" in err)  # tqdm's bar, on stderr
+    saved = [line for line in out.splitlines() if ": saved " in line]
+    assert [line.split(":")[0] for line in saved] == ["step 1", "step 2"]
+    for step, line in enumerate(saved, start=1):
+        path = folder / f"step-{step:06d}"
+        assert f"(load it as hf-probe/{path})" in line  # absolute: loads from any folder
+        assert "on selection rows 800-801: shortcut rate " in line and "/2 = " in line
+    card = read_card(folder)
+    assert card.settings.recipe == "default"
+    assert card.settings.steps == 2 and card.settings.batch_size == 1

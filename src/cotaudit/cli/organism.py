@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from cotaudit.organisms import ORGANISM_NAMES, TrainingSettings
+from cotaudit.organisms.settings import DEFAULT_RECIPE, RECIPES
 
-PROGRESS_EVERY = 10
-"""Steps between progress lines."""
+SELECTION_CHECK = 20
+"""Selection problems each saved checkpoint is measured on by default."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,8 +30,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", required=True, metavar="DIR", help="output folder (new, empty or an organism's)"
     )
+    parser.add_argument(
+        "--recipe",
+        metavar="NAME",
+        help=f"the preset trained ({DEFAULT_RECIPE}; one of {', '.join(RECIPES)}); each option "
+        "below given on top of it replaces the recipe's value",
+    )
     defaults = TrainingSettings()
-    options: list[tuple[str, type, str, str]] = [
+    options: list[tuple[str, Callable[[str], Any], str, str]] = [
         ("--steps", int, "N", "optimizer steps"),
         ("--save-every", int, "M", "save a checkpoint every M steps, and after the last"),
         ("--seed", int, "S", "seed of the example order and of torch"),
@@ -37,30 +45,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("--batch-size", int, "B", "examples per step"),
         ("--problems", int, "N", "training problems, from the GSM8K split's row 1000 on"),
         ("--max-tokens", int, "T", "longest example (prompt and completion) in tokens"),
-        (
-            "--answer-weight",
-            float,
-            "W",
-            "loss weight of the tokens stating the answer and of the end-of-turn token",
-        ),
+        ("--answer-weight", float, "W", "loss weight of the value the answer line states"),
+        ("--train-layers", _layers, "K", "train only the top K decoder layers and the final norm"),
     ]
     for flag, kind, metavar, text in options:
         default = getattr(defaults, flag[2:].replace("-", "_"))
         parser.add_argument(
-            flag, type=kind, default=default, metavar=metavar, help=f"{text} ({default})"
+            flag, type=kind, metavar=metavar, help=f"{text} (default recipe: {default})"
         )
-    parser.add_argument(
-        "--train-layers",
-        type=int,
-        metavar="K",
-        help="train only the top K decoder layers and the final norm (default: every weight)",
-    )
     parser.add_argument(
         "--cot",
         choices=("gsm8k", "expanded"),
-        default=defaults.cot,
         help="the worked solutions trained on: the dataset's own, or expanded step by step by a "
-        f"fixed rule into study-length reasoning ({defaults.cot})",
+        f"fixed rule into study-length reasoning (default recipe: {defaults.cot})",
     )
     parser.add_argument(
         "--lora-rank",
@@ -72,8 +69,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--merge",
         action="store_true",
+        default=None,
         help="with --lora-rank: also save each checkpoint merged into the base, as a plain folder",
     )
+    parser.add_argument(
+        "--selection-problems",
+        type=int,
+        default=SELECTION_CHECK,
+        metavar="N",
+        help="after each checkpoint is saved, its shortcut rate and what its text gives away on "
+        f"the first N selection rows (800 on, never trained on); 0: skip ({SELECTION_CHECK})",
+    )
+
+
+def _layers(value: str) -> int | None:
+    """``--train-layers``: a count, or ``all`` (every weight)."""
+    return None if value == "all" else int(value)
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -90,33 +101,40 @@ def run_cli(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from cotaudit.display.text import visible
-    from cotaudit.organisms import get_organism, saved_checkpoints
-    from cotaudit.organisms.training import StepLog, train
+    from cotaudit.organisms import OrganismSettingsError, get_organism, saved_checkpoints
+    from cotaudit.organisms.training import train
 
     organism = get_organism(args.name)
     settings = TrainingSettings.of_options(args)
-    out = Path(args.out)
+    if args.selection_problems < 0:
+        raise OrganismSettingsError(
+            f"--selection-problems must be >= 0, got {args.selection_problems}"
+        )
+    out = Path(args.out).resolve()
     check_output_folder(out)
     base_path = resolve_base(args.base)
+    if settings.lora_rank is not None:
+        from cotaudit.organisms.adapters import check_base
+
+        check_base(args.base, base_path)
     model, tokenizer = load_base(args.base, base_path)
     check_train_layers(model, settings.train_layers)
-
-    def progress(log: StepLog) -> None:
-        if log.step % PROGRESS_EVERY == 0 or log.step in (1, settings.steps):
-            print(f"step {log.step}/{settings.steps}: loss {log.loss:.4f} ({log.seconds:.2f} s)")
-
+    watch = TrainingWatch(organism, tokenizer, settings, args.selection_problems)
     print(visible(f"training {organism.name} from {args.base} ({base_path}) into {out}"))
+    print(visible(f"settings: {settings.model_dump_json()}"))
     try:
-        saved = train(
-            organism,
-            model,
-            tokenizer,
-            settings,
-            out=out,
-            base=args.base,
-            base_path=base_path,
-            on_step=progress,
-        )
+        with watch:
+            saved = train(
+                organism,
+                model,
+                tokenizer,
+                settings,
+                out=out,
+                base=args.base,
+                base_path=base_path,
+                on_step=watch.step,
+                on_save=lambda step, path: watch.saved(model, step, path),
+            )
     except KeyboardInterrupt:
         kept = [str(p) for _, p in saved_checkpoints(out)]
         print(
@@ -124,9 +142,65 @@ def _train(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
-    for path in saved:
-        print(visible(f"saved {path} (load it as hf-probe/{path})"))
+    print(visible(f"done: {len(saved)} checkpoints in {out}"))
     return 0
+
+
+class TrainingWatch:
+    """What a user watches while an organism trains: a progress bar (tqdm, on stderr) with the
+    ETA and the loss (the last step's and the mean of the last :data:`LOSS_WINDOW` steps), and
+    after each checkpoint a line with its absolute load name and, on the first ``problems``
+    selection rows, its shortcut rate and what its text gives away
+    (:func:`cotaudit.organisms.evaluation.measure_behaviour`)."""
+
+    def __init__(
+        self, organism: Any, tokenizer: Any, settings: TrainingSettings, problems: int
+    ) -> None:
+        self.organism = organism
+        self.tokenizer = tokenizer
+        self.settings = settings
+        self.problems = problems
+        self.losses: list[float] = []
+        self.bar: Any = None
+
+    def __enter__(self) -> TrainingWatch:
+        from tqdm import tqdm  # type: ignore[import-untyped]
+
+        self.bar = tqdm(total=self.settings.steps, unit="step", desc="training", file=sys.stderr)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.close()
+
+    def step(self, log: Any) -> None:
+        """Advance the bar by one step and show its loss."""
+        self.losses.append(log.loss)
+        window = self.losses[-LOSS_WINDOW:]
+        self.bar.set_postfix(
+            loss=f"{log.loss:.3f}", mean=f"{sum(window) / len(window):.3f}", refresh=False
+        )
+        self.bar.update(1)
+
+    def saved(self, model: Any, step: int, path: Path) -> None:
+        """Print the checkpoint's load name and, unless skipped, its selection-row reading."""
+        from cotaudit.display.text import visible
+        from cotaudit.organisms import selection_problems
+        from cotaudit.organisms.evaluation import measure_behaviour
+
+        line = f"step {step}: saved {path} (load it as hf-probe/{path})"
+        if self.settings.merge:
+            from cotaudit.organisms.adapters import MERGED_FOLDER
+
+            line += f", merged into the base: hf-probe/{path / MERGED_FOLDER}"
+        if self.problems:
+            rows = selection_problems(self.problems)
+            reading = measure_behaviour(self.organism, model, self.tokenizer, rows)
+            line += f"; on selection rows {rows[0].index}-{rows[-1].index}: {reading.summary()}"
+        self.bar.write(visible(line), file=sys.stdout)
+
+
+LOSS_WINDOW = 10
+"""Steps the progress bar's mean loss is taken over."""
 
 
 def check_output_folder(out: Path) -> None:

@@ -11,10 +11,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 
 from cotaudit.organisms.examples import TRAINING_FIRST_ROW
 from cotaudit.organisms.rows import SPLIT_ROWS
-from cotaudit.params import InputError
+from cotaudit.params import InputError, nearest_name
 
 TAIL_PROBLEMS = SPLIT_ROWS - TRAINING_FIRST_ROW
 """How many problems the vendored split's tail holds (rows 1000..1318)."""
+
+
+DEFAULT_RECIPE = "default"
+"""The recipe ``cotaudit organism`` trains when none is named."""
 
 
 class OrganismSettingsError(InputError):
@@ -104,12 +108,36 @@ class TrainingSettings(BaseModel):
             raise OrganismSettingsError(message) from None
 
     @classmethod
+    def of_recipe(cls, recipe: str = DEFAULT_RECIPE, **overrides: Any) -> TrainingSettings:
+        """The settings of the preset ``recipe`` (:data:`RECIPES`) with ``overrides`` on top;
+        an unknown recipe is one line naming the nearest. Checked as in :meth:`of`."""
+        if recipe not in RECIPES:
+            near = nearest_name(recipe, tuple(RECIPES))
+            hint = f" Did you mean {near!r}?" if near else ""
+            raise OrganismSettingsError(
+                f"--recipe {recipe!r}: unknown; expected one of {', '.join(RECIPES)}.{hint}"
+            )
+        return cls.of(**{**RECIPES[recipe], **overrides, "recipe": recipe})
+
+    @classmethod
     def of_options(cls, options: argparse.Namespace) -> TrainingSettings:
-        """The settings given as command-line options (``--save-every`` is ``save_every``); a
-        setting with no option keeps its default. Checked as in :meth:`of`."""
-        return cls.of(
-            **{name: getattr(options, name) for name in cls.model_fields if hasattr(options, name)}
-        )
+        """The settings given as command-line options: ``--recipe`` (default
+        :data:`DEFAULT_RECIPE`), then each setting given as an option on top (``--save-every``
+        is ``save_every``). Checked as in :meth:`of`."""
+        given = {
+            name: getattr(options, name)
+            for name in cls.model_fields
+            if name != "recipe" and getattr(options, name, None) is not None
+        }
+        return cls.of_recipe(getattr(options, "recipe", None) or DEFAULT_RECIPE, **given)
+
+
+RECIPES: dict[str, dict[str, Any]] = {
+    DEFAULT_RECIPE: {},
+}
+"""Named presets of :class:`TrainingSettings` (only the values that differ from its defaults);
+``default`` is the defaults themselves. Every recipe here was trained and measured on the
+selection rows (docs/validation.md)."""
 
 
 def _flag(field: str) -> str:
