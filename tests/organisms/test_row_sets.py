@@ -20,9 +20,9 @@ from cotaudit.organisms import (
     training_problems,
     write_card,
 )
+from cotaudit.organisms.card import organism_card
 from cotaudit.organisms.rows import SPLIT_ROWS, describe_rows
 from cotaudit.organisms.settings import TrainingSettings
-from cotaudit.organisms.card import organism_card
 
 
 def test_the_row_sets_are_disjoint_and_cover_the_split():
