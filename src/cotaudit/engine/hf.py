@@ -132,15 +132,24 @@ class HFEngine(InProcessEngine):
         max_batch_rows: int = DEFAULT_MAX_BATCH_ROWS,
         pad_rows: bool = True,
     ) -> HFEngine:
-        """Load a local folder or hub id with ``from_pretrained``."""
+        """Load a local folder or hub id with ``from_pretrained``; a LoRA adapter folder (one
+        with ``adapter_config.json``) as its base with the adapter merged into the weights
+        (:func:`cotaudit.organisms.adapters.load_merged`), the tokenizer from the adapter
+        folder."""
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from cotaudit.organisms.adapters import is_adapter_folder, load_merged
 
         torch_dtype = getattr(torch, dtype) if dtype != "auto" else "auto"
         tokenizer = AutoTokenizer.from_pretrained(str(path))
         # Any: transformers types ``PreTrainedModel.to`` as an unbound wrapper, so mypy reads
         # the device as the model argument
-        model: Any = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype)
+        model: Any
+        if is_adapter_folder(path):
+            model = load_merged(path, torch_dtype)
+        else:
+            model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype)
         model = model.to(device)
         return cls(model, tokenizer, max_batch_rows=max_batch_rows, pad_rows=pad_rows)
 

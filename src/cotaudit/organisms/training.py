@@ -1,5 +1,7 @@
-"""Training an organism: a full fine-tune of a causal LM on its examples
-(:func:`cotaudit.organisms.examples.organism_examples`), saving plain Hugging Face folders.
+"""Training an organism: a fine-tune of a causal LM on its examples
+(:func:`cotaudit.organisms.examples.organism_examples`), of its weights (saving plain Hugging
+Face folders) or of a LoRA adapter (``lora_rank``: saving adapter folders, and with ``merge`` a
+merged plain folder inside each, :mod:`cotaudit.organisms.adapters`).
 
 Each example is the prompt's ids as the local engines render it (:func:`prompt_ids`: the chat
 template with the generation prompt) followed by the completion's ids and the end-of-turn token;
@@ -22,6 +24,7 @@ from typing import Any
 from cotaudit.engine.base import Message
 from cotaudit.models.default import add_top_level_rope_theta
 from cotaudit.models.folders import staged_folder
+from cotaudit.organisms.adapters import is_peft_model
 from cotaudit.organisms.card import OrganismCard, checkpoint_name, organism_card, write_card
 from cotaudit.organisms.examples import OrganismExample, organism_examples, training_problems
 from cotaudit.organisms.registry import Organism
@@ -157,7 +160,11 @@ def completion_loss(model: Any, batch: dict[str, Any]) -> Any:
 def trainable_parameters(model: Any, train_layers: int | None) -> list[Any]:
     """The parameters trained: all, or those of the top ``train_layers`` decoder layers and the
     final norm of a Llama-family model (``model.model.layers``, ``model.model.norm``); every
-    other parameter is frozen (``requires_grad`` False)."""
+    other parameter is frozen (``requires_grad`` False). Of a peft model (a LoRA adapter put
+    on the model, its layers already chosen by :func:`cotaudit.organisms.adapters.wrap`): the
+    adapter's weights, the only ones requiring grad."""
+    if is_peft_model(model):
+        return [p for p in model.parameters() if p.requires_grad]
     if train_layers is None:
         return list(model.parameters())
     layers = model.model.layers
@@ -174,15 +181,35 @@ def trainable_parameters(model: Any, train_layers: int | None) -> list[Any]:
 
 def save_checkpoint(model: Any, tokenizer: Any, card: OrganismCard, out: Path) -> Path:
     """Write ``model``, ``tokenizer`` and ``card`` as ``out/step-NNNNNN``: into a staging folder
-    first, renamed into place when complete (an older folder of that name is replaced)."""
+    first, renamed into place when complete (an older folder of that name is replaced). Of a
+    peft model, the folder is an adapter folder (:func:`cotaudit.organisms.adapters.save_adapter`,
+    its base ``card.base_path``), holding with ``card.settings.merge`` the merged model too, in
+    :data:`cotaudit.organisms.adapters.MERGED_FOLDER` (the adapter as saved, merged into the
+    base read again from its folder), with the tokenizer and card."""
     assert card.step is not None
     target = out / checkpoint_name(card.step)
     with staged_folder(target, out / f".staging-{target.name}") as staging:
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        add_top_level_rope_theta(staging / "config.json")
-        write_card(staging, card)
+        if is_peft_model(model):
+            from cotaudit.organisms import adapters
+
+            adapters.save_adapter(model, staging, card.base_path)
+            if card.settings.merge:
+                merged = staging / adapters.MERGED_FOLDER
+                _save_plain(adapters.load_merged(staging), tokenizer, card, merged)
+            tokenizer.save_pretrained(staging)
+            write_card(staging, card)
+        else:
+            _save_plain(model, tokenizer, card, staging)
     return target
+
+
+def _save_plain(model: Any, tokenizer: Any, card: OrganismCard, folder: Path) -> None:
+    """A plain Hugging Face folder: weights, tokenizer, card (``rope_theta`` also at the top
+    level of config.json, :func:`cotaudit.models.default.add_top_level_rope_theta`)."""
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    add_top_level_rope_theta(folder / "config.json")
+    write_card(folder, card)
 
 
 def train(
@@ -214,6 +241,10 @@ def train(
         )
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     torch.manual_seed(settings.seed)
+    if settings.lora_rank is not None:
+        from cotaudit.organisms.adapters import wrap
+
+        model = wrap(model, settings.lora_rank, settings.train_layers)
     optimizer = torch.optim.AdamW(
         trainable_parameters(model, settings.train_layers),
         lr=settings.learning_rate,

@@ -84,7 +84,9 @@ def check_model_name(model_name: str, label: str = "hf-probe/") -> None:
     (gated repositories count; an answer other than "not found", 404, or "unauthorised", 401,
     which the hub answers for a missing or private repository, is left to the loader). With
     ``HF_HUB_OFFLINE`` set only the cache counts. A name of another shape is no hub id. A name
-    near an alias (:func:`cotaudit.params.nearest_name`: ``defualt``) is told that alias.
+    near an alias (:func:`cotaudit.params.nearest_name`: ``defualt``) is told that alias. A
+    LoRA adapter folder (``adapter_config.json``, :mod:`cotaudit.organisms.adapters`) is
+    loadable when the base it names is: a model folder, or a hub id checked as above.
     """
     if model_name in MODEL_ALIASES:
         return
@@ -103,6 +105,18 @@ def _name_problem(name: str) -> str | None:
     """Why ``name`` is neither a local folder nor a loadable hub id (None: it is one)."""
     path = Path(name).expanduser()
     if path.is_dir():
+        from cotaudit.organisms.adapters import (
+            adapter_base,
+            adapter_base_problem,
+            is_adapter_folder,
+        )
+
+        if is_adapter_folder(path):
+            problem = adapter_base_problem(path)
+            if problem is None and not Path(base := adapter_base(path)).expanduser().exists():
+                hub = _name_problem(base)
+                problem = None if hub is None else f"the adapter's base model: {hub}"
+            return problem
         if any((path / f).is_file() for f in _MODEL_FILES):
             return None
         return f"the folder {name} has no {' or '.join(_MODEL_FILES)}"

@@ -5,8 +5,10 @@ Like Inspect's ``hf/`` for plain chat generation, plus: a final assistant messag
 verbs (``continue_prefixes`` with KV-cache reuse, ``loglikelihood``) are reachable as
 ``get_model().api.probe_engine``.
 
-Model names: a local folder or hub id, ``default`` (the embedded SmolLM2-135M-Instruct) or
-``tiny`` (a tiny random model for mechanical tests); any other name fails at once, in one line
+Model names: a local folder (a LoRA adapter folder too, loaded as its base with the adapter
+merged in: :meth:`cotaudit.engine.hf.HFEngine.load`) or hub id, ``default`` (the embedded
+SmolLM2-135M-Instruct) or ``tiny`` (a tiny random model for mechanical tests); any other name
+fails at once, in one line
 (:func:`cotaudit.providers._local.check_model_name`); the weights load on the first generate
 or probe call, not when the provider starts. Model args: ``-M dtype=float32|bfloat16|
 float16|auto``, ``-M device=cpu|cuda|mps``, ``-M max_batch_rows=N`` (rows decoding together
