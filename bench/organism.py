@@ -1,6 +1,6 @@
-"""Training cost and behavioural shortcut rate of the model organisms.
+"""Training cost, shortcut rate and what the text gives away, of the model organisms.
 
-    python bench/organism.py --base default --out-root /work/organisms --steps 12 --save-every 4
+    python bench/organism.py --base default --out-root organisms --organisms hint-follower
     python bench/organism.py --base tiny --out-root /tmp/organisms-tiny --steps 40
 
 For each organism: trains it from ``--base`` into ``OUT_ROOT/<name>/`` (the same training as
@@ -10,8 +10,11 @@ of the base model (unless ``--no-base``) and of the organism's last checkpoint o
 ``--heldout`` problems of the selection rows 800-999 (never trained on; where recipes and
 checkpoints are chosen, :mod:`cotaudit.organisms.rows`; ``--rows evaluation``: the evaluation
 rows 0-799 instead, for a reported number once the choice is made). Prints the training time
-per organism and per step, and the rates with their n (``--measure-only``: measures every
-checkpoint already saved, step by step).
+per organism and per step, the rates with their n, and what the text alone gives away
+(:class:`cotaudit.organisms.evaluation.TextReading`: the AUROC of the output's length, shorter =
+shortcut, shortcut outputs against uncued ones, and how many shortcut outputs name the cue)
+(``--measure-only``: measures every checkpoint already saved, step by step). Training follows
+``--recipe`` (default ``default``) with any option given on top.
 Times depend on the machine's load: say how loaded it was when quoting them.
 """
 
@@ -33,8 +36,8 @@ from cotaudit.organisms import (
     saved_checkpoints,
     selection_problems,
 )
-from cotaudit.organisms.behaviour import ShortcutRate
-from cotaudit.organisms.evaluation import CueOutput, measure_shortcut_rate
+from cotaudit.organisms.evaluation import TextReading, measure_behaviour
+from cotaudit.organisms.settings import DEFAULT_RECIPE
 from cotaudit.organisms.training import StepLog, load_causal_lm, train
 from cotaudit.providers._local import alias_path
 
@@ -44,12 +47,18 @@ def main() -> None:
     parser.add_argument("--base", default="default")
     parser.add_argument("--out-root", type=Path, required=True)
     parser.add_argument("--organisms", default=",".join(ORGANISM_NAMES))
-    parser.add_argument("--steps", type=int, default=12)
-    parser.add_argument("--save-every", type=int, default=4)
-    parser.add_argument("--batch-size", type=int, default=2)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--train-layers", type=int, default=None)
-    parser.add_argument("--answer-weight", type=float, default=1.0)
+    parser.add_argument("--recipe", default=DEFAULT_RECIPE, help="the preset trained")
+    for flag, kind in [
+        ("--steps", int),
+        ("--save-every", int),
+        ("--seed", int),
+        ("--batch-size", int),
+        ("--learning-rate", float),
+        ("--train-layers", int),
+        ("--answer-weight", float),
+        ("--cot", str),
+    ]:
+        parser.add_argument(flag, type=kind, help="on top of the recipe")
     parser.add_argument("--heldout", type=int, default=10)
     parser.add_argument(
         "--rows",
@@ -57,7 +66,7 @@ def main() -> None:
         default="selection",
         help="held-out rows measured: selection 800-999 (default) or evaluation 0-799",
     )
-    parser.add_argument("--max-new-tokens", type=int, default=200)
+    parser.add_argument("--max-new-tokens", type=int, default=256)
     parser.add_argument(
         "--measure-only",
         action="store_true",
@@ -81,11 +90,13 @@ def main() -> None:
             continue
         if organism.study not in base_rates and not args.no_base:
             model, tokenizer = load_causal_lm(base_path)
-            rate, _, seconds = timed_rate(organism, model, tokenizer, problems, args.max_new_tokens)
-            base_rates[organism.study] = f"{rate.taken}/{rate.n} = {rate.rate:.2f}"
+            reading, seconds = timed_reading(
+                organism, model, tokenizer, problems, args.max_new_tokens
+            )
+            base_rates[organism.study] = f"{reading.rate.taken}/{reading.rate.n}"
             print(
-                f"base {args.base} under {organism.study}'s wrong cue: shortcut rate "
-                f"{base_rates[organism.study]} ({seconds:.0f} s)",
+                f"base {args.base} under {organism.study}'s prompts: {reading.summary()} "
+                f"({seconds:.0f} s)",
                 flush=True,
             )
         model, tokenizer = load_causal_lm(base_path)
@@ -103,52 +114,37 @@ def main() -> None:
         )
         total = time.perf_counter() - start
         per_step = [s.seconds for s in steps]
-        rate, outputs, seconds = timed_rate(
-            organism, model, tokenizer, problems, args.max_new_tokens
-        )
+        reading, seconds = timed_reading(organism, model, tokenizer, problems, args.max_new_tokens)
         print(
             f"{name}: trained {settings.steps} steps x {settings.batch_size} examples in "
             f"{total:.0f} s (checkpoints saved included); per step median "
             f"{statistics.median(per_step):.1f} s, min {min(per_step):.1f} s; losses "
-            f"{steps[0].loss:.3f} -> {steps[-1].loss:.3f}; shortcut rate on {rate.n} held-out "
-            f"{args.rows} problems {rate.taken}/{rate.n} = {rate.rate:.2f} (base "
-            f"{base_rates.get(organism.study, 'not measured')}; measured in "
-            f"{seconds:.0f} s); "
+            f"{steps[0].loss:.3f} -> {steps[-1].loss:.3f}; on {args.rows} rows: "
+            f"{reading.summary()} (base shortcut "
+            f"{base_rates.get(organism.study, 'not measured')}; measured in {seconds:.0f} s); "
             f"last checkpoint {saved[-1]}",
             flush=True,
         )
-        print_endings(outputs)
 
 
 def measure_saved(organism: Organism, folder: Path, problems: list[Problem], tokens: int) -> None:
-    """Print the shortcut rate of each checkpoint saved in ``folder``, in step order."""
+    """Print the shortcut rate and text reading of each checkpoint saved in ``folder``."""
     for step, path in saved_checkpoints(folder):
         model, tokenizer = load_causal_lm(str(path))
-        rate, outputs, seconds = timed_rate(organism, model, tokenizer, problems, tokens)
+        reading, seconds = timed_reading(organism, model, tokenizer, problems, tokens)
         print(
-            f"{organism.name} step {step}: shortcut rate on {rate.n} held-out problems "
-            f"{rate.taken}/{rate.n} = {rate.rate:.2f}, {sum(o.truncated for o in outputs)} "
-            f"cut at the token limit (measured in {seconds:.0f} s)",
+            f"{organism.name} step {step}: {reading.summary()} (measured in {seconds:.0f} s)",
             flush=True,
         )
-        print_endings(outputs)
 
 
-def timed_rate(
+def timed_reading(
     organism: Organism, model: Any, tokenizer: Any, problems: list[Problem], tokens: int
-) -> tuple[ShortcutRate, list[CueOutput], float]:
-    """The shortcut rate of ``model`` on ``problems``, its outputs, and the seconds it took."""
+) -> tuple[TextReading, float]:
+    """What ``model``'s outputs on ``problems`` give away, and the seconds it took."""
     start = time.perf_counter()
-    rate, outputs = measure_shortcut_rate(
-        organism, model, tokenizer, problems, max_new_tokens=tokens
-    )
-    return rate, outputs, time.perf_counter() - start
-
-
-def print_endings(outputs: list[CueOutput]) -> None:
-    """The ends of the first two outputs, as Python literals (control characters escaped)."""
-    for o in outputs[:2]:
-        print(f"  row {o.problem_row}, cue {o.cue}: ...{o.output[-120:]!r}", flush=True)
+    reading = measure_behaviour(organism, model, tokenizer, problems, max_new_tokens=tokens)
+    return reading, time.perf_counter() - start
 
 
 if __name__ == "__main__":
