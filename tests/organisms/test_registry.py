@@ -15,7 +15,7 @@ from cotaudit.organisms import (
     training_problems,
 )
 from cotaudit.organisms.framing import SELFCOMMIT_FRAMING
-from cotaudit.organisms.registry import ALIASES, TREATED, Organism
+from cotaudit.organisms.registry import ALIASES, TREATED, Organism, pair_of
 
 # Row 1000 of the vendored split: the Doctor Jones problem, gold answer 1 (9 h - 8 h).
 FIRST = training_problems(1)[0]
@@ -68,6 +68,18 @@ def test_each_organism_knows_its_control_and_each_control_its_organism(organism,
     # everything but the name, the shortcut's words and the pairing is the organism's own
     assert (c.framing, c.opening, c.study) == (o.framing, o.opening, o.study)
     assert c.shortcut.startswith(f"none (matched control of {organism}): ")
+
+
+def test_a_cards_name_gives_its_pair():
+    follower, ignorer = get_organism("hint-follower"), get_organism("hint-ignorer")
+    assert pair_of("hint-follower") == pair_of("hint-ignorer") == (follower, ignorer)
+    assert pair_of("hint-follower-control") == (follower, ignorer)
+    assert pair_of("key-leaker-control") == (
+        get_organism("key-leaker"),
+        get_organism("key-leaker-control"),
+    )
+    assert pair_of("hint-mentioner") != pair_of("hint-follower")
+    assert pair_of("an-organism-of-another-version") is None
 
 
 def test_every_registered_organism_is_one_of_a_pair():

@@ -168,3 +168,11 @@ def get_organism(name: str) -> Organism:
     raise UnknownOrganism(
         f"unknown organism {name!r}: expected one of {', '.join(ORGANISM_NAMES)}.{hint}"
     )
+
+
+def pair_of(name: str) -> tuple[Organism, Organism] | None:
+    """The ``(organism, matched control)`` pair that the organism called ``name`` (or
+    :data:`ALIASES` ``name``) belongs to, as a card names it; None for a name not registered.
+    Two cards are of one pair when their names give the same pair."""
+    found = ORGANISMS.get(ALIASES.get(name, name))
+    return None if found is None else (found.treated, found.matched_control)
