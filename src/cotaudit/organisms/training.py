@@ -232,7 +232,7 @@ def train(
 
     out.mkdir(parents=True, exist_ok=True)
     write_card(out, organism_card(organism, base, base_path, settings, None))
-    examples = organism_examples(organism, training_problems(settings.problems))
+    examples = organism_examples(organism, training_problems(settings.problems), cot=settings.cot)
     encoded = [encode(tokenizer, e, settings.answer_weight) for e in examples]
     too_long = [e for e in encoded if len(e.input_ids) > settings.max_tokens]
     if too_long:
