@@ -19,13 +19,24 @@ prompt log-probabilities through the prefix cache (report scoring, see
 ``cotaudit.engine.inspect_prefill``), and ``--enable-prompt-tokens-details`` puts the cached
 token count in each answer's usage, which that scoring checks before it reads them.
 
+**LoRA adapters** (``lora``: adapter folders, such as the checkpoints of a ``cotaudit organism
+--lora-rank R`` run): served by the one server of their base (``--enable-lora``, each adapter
+registered at start-up with ``--lora-modules``), each under its folder's absolute path, so
+``--model vllm/<adapter folder>`` names the adapter (vLLM routes a request to an adapter by its
+``model`` field) and its tokenizer, and the run's model names the checkpoint's folder and card
+as a merged folder's would. ``--max-loras`` is the adapter count (all of them may share a
+batch), ``--max-lora-rank`` the smallest value vLLM accepts at or above the largest rank.
+
 Used by the test tier (``tests/conftest.py``) and ``bench/study_throughput.py``; by hand::
 
     .venv/bin/python scripts/vllm_cpu_server.py            # prints the URL, Ctrl-C stops it
+    .venv/bin/python scripts/vllm_cpu_server.py --model BASE --lora OUT/step-000050 OUT/step-000100
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import re
 import signal
@@ -35,7 +46,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,14 +95,40 @@ small that every prompt longer than 256 tokens is split (with the default budget
 when concurrent prompts add up to more than it)."""
 
 
+def lora_args(model: Path | str, lora: Sequence[Path | str]) -> list[str]:
+    """The server arguments that serve the adapter folders ``lora`` on ``model`` (none for no
+    adapter): each registered under its absolute path (module docstring)."""
+    if not lora:
+        return []
+    sys.path.insert(0, str(ROOT / "src"))
+    from cotaudit.organisms.adapters import ADAPTER_CONFIG, vllm_max_lora_rank
+
+    folders = [Path(a).resolve() for a in lora]
+    ranks = [json.loads((f / ADAPTER_CONFIG).read_text(encoding="utf-8"))["r"] for f in folders]
+    modules = [
+        json.dumps({"name": str(f), "path": str(f), "base_model_name": str(model)}) for f in folders
+    ]
+    return [
+        "--enable-lora",
+        "--max-loras",
+        str(len(folders)),
+        "--max-lora-rank",
+        str(vllm_max_lora_rank(max(ranks))),
+        "--lora-modules",
+        *modules,
+    ]
+
+
 def command(
     model: Path | str,
     port: int,
     unsafe_defaults: bool = False,
     max_model_len: int = MAX_MODEL_LEN,
+    lora: Sequence[Path | str] = (),
 ) -> list[str]:
     """The server command line (what the README quotes). ``unsafe_defaults``: chunked prefill
-    on, see :data:`UNSAFE_ARGS` (only to reproduce the crash the required flags prevent)."""
+    on, see :data:`UNSAFE_ARGS` (only to reproduce the crash the required flags prevent);
+    ``lora``: adapter folders to serve (:func:`lora_args`)."""
     return [
         str(venv_python()),
         "-m",
@@ -106,6 +143,7 @@ def command(
         str(max_model_len),
         *SERVER_ARGS,
         *(UNSAFE_ARGS if unsafe_defaults else REQUIRED_FLAGS),
+        *lora_args(model, lora),
     ]
 
 
@@ -230,17 +268,18 @@ def launch(
     max_model_len: int = MAX_MODEL_LEN,
     kv_cache_gib: int = KV_CACHE_GIB,
     env: dict[str, str] | None = None,
+    lora: Sequence[Path | str] = (),
 ) -> VLLMServer:
     """Start the server process on 127.0.0.1 and return at once (see :meth:`VLLMServer.wait`);
     ``kv_cache_gib``: its KV cache (``VLLM_CPU_KVCACHE_SPACE``, GiB); ``env``: more
-    environment variables for it."""
+    environment variables for it; ``lora``: adapter folders it also serves (:func:`lora_args`)."""
     if model is None:
         model = default_model()
     port = port or free_port()
     log = Path(tempfile.mkstemp(prefix="vllm-server-", suffix=".log", dir=log_dir)[1])
     with log.open("wb") as out:
         process = subprocess.Popen(
-            command(model, port, unsafe_defaults, max_model_len),
+            command(model, port, unsafe_defaults, max_model_len, lora),
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -290,18 +329,24 @@ def serving(stop: Callable[[], None]) -> Iterator[None]:
 
 
 def main() -> None:
-    server = start()
+    parser = argparse.ArgumentParser(description="Serve a model folder with vLLM's CPU build.")
+    parser.add_argument("--model", help="the model folder (default: the embedded default model)")
+    parser.add_argument(
+        "--lora", nargs="+", default=[], metavar="FOLDER", help="LoRA adapter folders to serve"
+    )
+    args = parser.parse_args()
+    server = launch(args.model, lora=args.lora).wait()
     assert server.process is not None  # launched here, not attached
     print(
         f"vLLM serving {server.model} at {server.url} (pid {server.process.pid}, "
         f"started in {server.startup_s:.0f} s, log {server.log})",
         flush=True,
     )
-    print(
-        f"inspect eval tasks/selfcommit.py --model vllm/{server.model} "
-        f"--model-base-url {server.url}",
-        flush=True,
-    )
+    for name in [server.model, *(str(Path(a).resolve()) for a in args.lora)]:
+        print(
+            f"inspect eval tasks/selfcommit.py --model vllm/{name} --model-base-url {server.url}",
+            flush=True,
+        )
     with serving(server.stop):
         server.process.wait()
 
