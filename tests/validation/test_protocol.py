@@ -80,3 +80,22 @@ def test_a_control_with_the_same_recipe_and_other_studies_raise_nothing():
         "negative control hint-ignorer was trained with another recipe than hint-follower: "
         "seed 0 vs 3"
     ]
+
+
+def test_a_control_is_matched_by_its_own_organism_of_the_same_seed():
+    followers = [_card("hint-follower", seed=s) for s in (0, 1, 2)]
+    controls = [_card("hint-ignorer", seed=s) for s in (0, 1, 2)]
+    assert recipe_warnings([*followers, *controls]) == []
+    # the mentioner's control is the mentioner's, never the follower's
+    mentioner_control = _card("hint-mentioner-control", seed=5)
+    assert recipe_warnings([*followers, mentioner_control]) == []
+    lines = recipe_warnings([_card("hint-mentioner", seed=4), mentioner_control, *followers])
+    assert lines == [
+        "negative control hint-mentioner-control was trained with another recipe than "
+        "hint-mentioner: seed 5 vs 4"
+    ]
+    # a control of an unmatched seed is named against the closest card of its organism
+    assert recipe_warnings([followers[0], _card("hint-ignorer", seed=7, cot="expanded")]) == [
+        "negative control hint-ignorer was trained with another recipe than hint-follower: "
+        "seed 7 vs 0, cot 'expanded' vs 'gsm8k'"
+    ]

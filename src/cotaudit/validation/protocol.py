@@ -15,14 +15,17 @@ gives one line per run
   or, in a validation run for choosing (``purpose="selection"``), overlap the evaluation rows:
   a choice made on rows the report is to stand on.
 
-**Recipes.** A negative control (a card marked ``control``) is compared with each non-control
-organism of the same study among the runs' cards, on its recipe: the training settings
-(:class:`cotaudit.organisms.settings.TrainingSettings`: steps, learning rate, batch size, seed,
-answer weight, trained layers, problems, max tokens; ``save_every`` only says when checkpoints
-were written, not how the model was trained), the training rows and number of examples, the
-base model (as resolved) and the method. :func:`recipe_differences` names the fields that
-differ; :func:`recipe_warnings` gives one line per such pair. A control trained another way
-than its organism does not isolate the shortcut: its cue-only AUROC answers another question.
+**Recipes.** A negative control (a card marked ``control``) is compared with the cards of its
+own organism among the runs' (:func:`cotaudit.organisms.registry.pair_of`: hint-ignorer with
+hint-follower, X-control with X), on its recipe: the training settings
+(:class:`cotaudit.organisms.settings.TrainingSettings`: :data:`RECIPE_SETTINGS`; ``save_every``
+only says when checkpoints were written, not how the model was trained), the training rows and
+number of examples, the base model (as resolved) and the method. :func:`recipe_differences`
+names the fields that differ. A control is matched when one of its organism's cards has its
+recipe exactly (with seeds, the organism of the same seed); otherwise :func:`recipe_warnings`
+gives one line naming the differences from the closest of them (fewest differences, the first
+on a tie). A control trained another way than its organism does not isolate the shortcut: its
+cue-only AUROC answers another question.
 
 Text from cards (organism names, base paths) is as the card holds it: escape it for the medium
 it is printed to (:mod:`cotaudit.display.text`).
@@ -54,6 +57,8 @@ RECIPE_SETTINGS: tuple[str, ...] = (
     "train_layers",
     "problems",
     "max_tokens",
+    "cot",
+    "lora_rank",
 )
 """The training settings compared between a control and its organism (``save_every`` left
 out: it says when checkpoints were written, not how the model was trained)."""
@@ -128,22 +133,31 @@ def recipe_differences(control: OrganismCard, organism: OrganismCard) -> list[tu
 
 
 def recipe_warnings(cards: Iterable[OrganismCard | None]) -> list[str]:
-    """One line per (control, organism) pair of one study whose recipes differ, naming the
-    differing fields with both values; each pair once, whatever the checkpoints given."""
+    """One line per control whose organism's cards (among ``cards``) are there but none has its
+    recipe, naming the fields that differ from the closest (module docstring); each line
+    once, whatever the checkpoints given."""
+    from cotaudit.organisms.registry import pair_of
+
     known = [c for c in cards if c is not None]
     lines: list[str] = []
     for control in (c for c in known if c.control):
-        for organism in (c for c in known if not c.control and c.study == control.study):
-            diffs = recipe_differences(control, organism)
-            if not diffs:
-                continue
-            named = ", ".join(f"{name} {mine!r} vs {theirs!r}" for name, mine, theirs in diffs)
-            line = (
-                f"negative control {control.organism} was trained with another recipe than "
-                f"{organism.organism}: {named}"
-            )
-            if line not in lines:
-                lines.append(line)
+        pair = pair_of(control.organism)
+        own = [
+            c for c in known if not c.control and pair is not None and pair_of(c.organism) == pair
+        ]
+        if not own:
+            continue
+        diffs = min((recipe_differences(control, c) for c in own), key=len)
+        if not diffs:
+            continue
+        organism = own[[recipe_differences(control, c) for c in own].index(diffs)]
+        named = ", ".join(f"{name} {mine!r} vs {theirs!r}" for name, mine, theirs in diffs)
+        line = (
+            f"negative control {control.organism} was trained with another recipe than "
+            f"{organism.organism}: {named}"
+        )
+        if line not in lines:
+            lines.append(line)
     return lines
 
 
