@@ -46,6 +46,7 @@ from cotaudit.organisms.card import OrganismCard
 from cotaudit.organisms.rows import SELECTION_ROWS, describe_rows
 from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import holm_adjusted
+from cotaudit.validation import seeds
 from cotaudit.validation.comparisons import (
     ALPHA,
     MIN_CUTS,
@@ -59,9 +60,25 @@ from cotaudit.validation.comparisons import (
 from cotaudit.validation.detection import N_BOOT, SEED, Detection, detect
 from cotaudit.validation.intervals import Difference, GMean
 from cotaudit.validation.labels import ValidationSample, label_samples, shortcut_rate
-from cotaudit.validation.protocol import ProtocolRun, protocol_warnings, row_warnings, rows_of
+from cotaudit.validation.protocol import (
+    RECIPE_SETTINGS,
+    ProtocolRun,
+    protocol_warnings,
+    row_warnings,
+    rows_of,
+)
 from cotaudit.validation.roc import RocCurve, roc_curves
 from cotaudit.validation.samples import SELFCOMMIT_FAMILY, validation_sample
+from cotaudit.validation.seeds import (
+    ONE_SEED,
+    SHORTCUT_RATE,
+    Quantity,
+    SeedRun,
+    SeedSummary,
+    SeedValue,
+    seed_summaries,
+    shortcut_rate_value,
+)
 from cotaudit.validation.statistics import ProbeStatistic, statistics_of
 
 AUROC_BOUNDS = (0.0, 1.0)
@@ -219,13 +236,15 @@ class StatisticResult:
 class Validation:
     """A set of runs validated together: per run, its :class:`StatisticResult` per detection;
     the family of detection tests (``family``: (run index, statistic) pairs); the protocol's
-    lines (rows read, warnings)."""
+    lines (rows read, warnings); the organism checkpoints' numbers across training seeds
+    (``seeds``, :mod:`cotaudit.validation.seeds`)."""
 
     runs: list[RunValidation]
     results: list[list[StatisticResult]]
     family: list[tuple[int, str]]
     protocol: list[str]
     warnings: list[str]
+    seeds: list[SeedSummary] = field(default_factory=list)
 
 
 def selection_run(run: RunValidation, runs: Sequence[RunValidation]) -> RunValidation | None:
@@ -275,9 +294,42 @@ def _result(run: RunValidation, d: Detection, selection: RunValidation | None) -
     )
 
 
+def _auroc_value(i: Interval) -> SeedValue:
+    shown = has_interval(auroc_units(i))
+    return SeedValue(i.estimate, i.low if shown else math.nan, i.high if shown else math.nan)
+
+
+def seed_run(run: RunValidation, results: Sequence[StatisticResult]) -> SeedRun | None:
+    """``run`` as :func:`cotaudit.validation.seeds.seed_summaries` reads it (None for a run
+    that is no organism checkpoint's): per statistic its detection AUROC and, for a probe
+    statistic of a run with baselines, its difference to the best baseline (each with its
+    interval over problems); then the shortcut rate."""
+    if run.card is None or run.card.step is None:
+        return None
+    values: dict[Quantity, SeedValue] = {}
+    for r in results:
+        name = r.detection.statistic
+        values[Quantity("auroc", name, r.baseline)] = _auroc_value(r.detection.detection)
+        if not r.baseline and run.baselines:
+            d = r.difference
+            shown = d is not None and has_interval(d.n_units)
+            values[Quantity("difference", name)] = (
+                SeedValue(math.nan)
+                if d is None
+                else SeedValue(
+                    d.estimate,
+                    d.low if shown else math.nan,
+                    d.high if shown else math.nan,
+                    r.best_baseline,
+                )
+            )
+    values[SHORTCUT_RATE] = shortcut_rate_value(run.rate.taken, run.rate.n)
+    return SeedRun(run.log, run.study, run.rows, run.role == "selection", run.card, values)
+
+
 def summarize(runs: Sequence[RunValidation]) -> Validation:
     """The :class:`Validation` of ``runs``: each statistic's result, the family's Holm-adjusted
-    p-values, the protocol's lines."""
+    p-values, the protocol's lines, the seed summaries."""
     results = [[_result(run, d, selection_run(run, runs)) for d in run.detections] for run in runs]
     family = [
         (i, d.statistic)
@@ -300,7 +352,8 @@ def summarize(runs: Sequence[RunValidation]) -> Validation:
         f"{p.name}: rows {describe_rows(p.rows)} ({r.role})"
         for p, r in zip(protocol_runs, runs, strict=True)
     ]
-    return Validation(list(runs), results, family, protocol, warnings)
+    seeded = [s for run, res in zip(runs, results, strict=True) if (s := seed_run(run, res))]
+    return Validation(list(runs), results, family, protocol, warnings, seed_summaries(seeded))
 
 
 def _index(run: RunValidation, statistic: str) -> int:
@@ -484,6 +537,62 @@ def record(validation: Validation) -> dict[str, Any]:
         },
         "protocol": validation.protocol,
         "warnings": validation.warnings,
+        "seeds": [seed_record(s) for s in validation.seeds],
+    }
+
+
+def seed_record(summary: SeedSummary) -> dict[str, Any]:
+    """One seed summary as JSON (NaN as null): the group, the quantity, each seed's value with
+    its run's log and interval over problems, the spread across seeds (``across_seeds``:
+    ``n_seeds``, ``mean``, ``min``, ``max``, ``sd``) and across problems (``across_problems``:
+    ``median_width`` of ``n_intervals`` seeds' 95% intervals, ``se`` = width / 3.92), its words
+    (``1 seed: no spread across seeds``), and the logs left out (a seed's second run)."""
+    q, spread = summary.quantity, summary.spread
+    return {
+        "study": summary.study,
+        "rows": describe_rows(summary.rows),
+        "role": "selection" if summary.selection else "evaluation",
+        "organism": summary.organism,
+        "control": summary.control,
+        "recipe": summary.recipe_label,
+        "recipe_settings": summary.recipe,
+        "step": summary.step,
+        "quantity": q.kind,
+        "statistic": q.statistic,
+        "baseline": q.baseline,
+        "seeds": [
+            {
+                "seed": seed,
+                "log": log,
+                "estimate": _number(v.estimate),
+                "low": _number(v.low),
+                "high": _number(v.high),
+                "width": _number(v.width),
+                **(
+                    {"best_baseline": v.note}
+                    if q.kind == "difference"
+                    else {"taken_of_n": v.note}
+                    if q.kind == "shortcut_rate"
+                    else {}
+                ),
+            }
+            for seed, log, v in zip(summary.seeds, summary.logs, summary.values, strict=True)
+        ],
+        "across_seeds": {
+            "n_seeds": spread.n_seeds,
+            "mean": _number(spread.mean),
+            "min": _number(spread.minimum),
+            "max": _number(spread.maximum),
+            "sd": _number(spread.sd),
+        },
+        "across_problems": {
+            "median_width": _number(spread.median_width),
+            "n_intervals": spread.n_intervals,
+            "se": _number(spread.se),
+            "confidence": seeds.CONFIDENCE,
+        },
+        "words": summary.words,
+        "left_out": list(summary.left_out),
     }
 
 
@@ -723,6 +832,7 @@ def markdown(validation: Validation, figures: Sequence[str] = ()) -> str:
         "",
         family_line(validation),
         *baseline_lines(validation),
+        *seed_lines(validation),
         "",
         "Protocol:",
         *(f"- {report_text(line)}" for line in validation.protocol),
@@ -778,3 +888,120 @@ def figure_name(index: int, run: RunValidation) -> str:
     who = "base" if run.organism is None else f"{run.organism}-{run.step}"
     slug = re.sub(r"[^A-Za-z0-9]+", "-", who).strip("-").lower()[:40] or "run"
     return f"roc-{index:02d}-{slug}.png"
+
+
+# --- the seeds ------------------------------------------------------------------------------
+
+
+SEED_INTRO = (
+    "Seeds: each organism checkpoint's numbers over the runs of checkpoints trained by one "
+    "recipe under different seeds (same organism, recipe, step, study and rows; base models "
+    "have no seed). Per seed (seed: value) the run's number; their mean; across seeds the "
+    "range (min to max) and the sample SD over n seeds; across problems the median over seeds "
+    "of each seed's own 95% interval width over problems (AUROC: the detection interval; − best "
+    "baseline: the paired interval, the best baseline chosen on each seed's run; shortcut "
+    "rate: Wilson's score interval over the wrong-cue samples), with the SE a normal interval "
+    "of that width has (width / 3.92), to read the SD against. With one seed: "
+    f"{ONE_SEED}."
+)
+SEED_HEADER = (
+    "| study | rows | organism | recipe | step | quantity | per seed (seed: value) | mean | "
+    "across seeds: min to max; SD (n seeds) | across problems: median 95% CI width (≈ SE) |\n"
+    "|---|---|---|---|---:|---|---|---:|---|---:|"
+)
+RECIPE_LINE_FIELDS = (*(n for n in RECIPE_SETTINGS if n != "seed"), "problem_rows", "examples")
+
+
+def _seed_number(q: Quantity, x: float) -> str:
+    if math.isnan(x):
+        return "—"
+    return f"{x:+.3f}" if q.kind == "difference" else f"{x:.3f}"
+
+
+def _seed_value_text(q: Quantity, v: SeedValue) -> str:
+    text = _seed_number(q, v.estimate)
+    if math.isnan(v.estimate) or v.note is None:
+        return text
+    if q.kind == "difference":
+        return f"{text} vs {report_text(v.note)}"
+    return f"{text} ({report_text(v.note)})"
+
+
+def _across_seeds_cell(summary: SeedSummary) -> str:
+    spread, q = summary.spread, summary.quantity
+    missing = len(summary.seeds) - spread.n_seeds
+    unmeasured = f"; {missing} seed(s) not measured" if missing and spread.n_seeds else ""
+    if summary.words is not None:
+        return summary.words + unmeasured
+    return (
+        f"{_seed_number(q, spread.minimum)} to {_seed_number(q, spread.maximum)}; "
+        f"SD {spread.sd:.3f} ({spread.n_seeds} seeds){unmeasured}"
+    )
+
+
+def _across_problems_cell(summary: SeedSummary) -> str:
+    spread = summary.spread
+    if not spread.n_intervals:
+        return "—" if not spread.n_seeds else "no interval (fewer than 2 problems per class)"
+    of = "" if spread.n_intervals == spread.n_seeds else f", {spread.n_intervals} seed(s)"
+    return f"{spread.median_width:.3f} (≈ {spread.se:.3f}){of}"
+
+
+def seed_table(summaries: Sequence[SeedSummary]) -> list[str]:
+    """The seed summaries as a Markdown table, one row per seed group and quantity (text from
+    cards and logs escaped for Markdown)."""
+    lines = [SEED_HEADER]
+    for s in summaries:
+        q = s.quantity
+        cells = [
+            report_text(s.study),
+            describe_rows(s.rows) + (" (selection run)" if s.selection else ""),
+            report_text(s.organism) + (" (negative control)" if s.control else ""),
+            report_text(s.recipe_label),
+            "—" if s.step is None else str(s.step),
+            report_text(q.label),
+            "; ".join(
+                f"{seed}: {_seed_value_text(q, v)}"
+                for seed, v in zip(s.seeds, s.values, strict=True)
+            ),
+            _seed_number(q, s.spread.mean),
+            _across_seeds_cell(s),
+            _across_problems_cell(s),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def recipe_lines(summaries: Sequence[SeedSummary]) -> list[str]:
+    """Each recipe of the seed summaries once: its label and settings but the seed and method
+    (``recipe_settings`` in validation.json holds them all)."""
+    recipes = {s.recipe_label: s.recipe for s in summaries}
+    return [
+        f"- {report_text(label)}: "
+        + ", ".join(f"{name} {report_text(recipe[name])}" for name in RECIPE_LINE_FIELDS)
+        + f", base {report_text(recipe['base'])}"
+        for label, recipe in recipes.items()
+    ]
+
+
+def seed_lines(validation: Validation) -> list[str]:
+    """The seed section of ``validation.md`` (none without an organism checkpoint's run): the
+    intro, the table, the recipes, and a line per log left out."""
+    summaries = validation.seeds
+    if not summaries:
+        return []
+    left_out = dict.fromkeys(log for s in summaries for log in s.left_out)
+    return [
+        "",
+        SEED_INTRO,
+        "",
+        *seed_table(summaries),
+        "",
+        "Recipes (training settings but the seed; validation.json: recipe_settings):",
+        *recipe_lines(summaries),
+        *(
+            f"- ⚠ {report_text(Path(log).name)}: a second run of a seed already read "
+            "(left out of the seed summaries)"
+            for log in left_out
+        ),
+    ]
