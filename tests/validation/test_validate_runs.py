@@ -22,6 +22,7 @@ from tasks_loader import load_selfcommit
 from cotaudit.cli import main
 from cotaudit.models.tiny import tiny_model_path
 from cotaudit.organisms import TrainingSettings, get_organism, saved_checkpoints
+from cotaudit.organisms.card import read_card, write_card
 from cotaudit.organisms.training import load_causal_lm, train
 from cotaudit.report import build_report
 from cotaudit.studies.selfcommit.prompts import hint_value
@@ -269,6 +270,12 @@ def test_validate_reads_organism_and_step_from_the_cards_and_labels_from_behavio
         ("hint-follower", 1),
         ("hint-follower", 2),
     ]
+    # one seed per checkpoint: each says so, base models have none
+    rates = [s for s in record["seeds"] if s["quantity"] == "shortcut_rate"]
+    assert [(s["step"], s["words"]) for s in rates] == [
+        (1, "1 seed: no spread across seeds"),
+        (2, "1 seed: no spread across seeds"),
+    ]
     for run in record["runs"]:
         cues = {s["sample_id"]: s["cue"] for s in run["samples"]}
         golds = {s["unit"]: s["gold"] for s in run["samples"]}
@@ -427,3 +434,128 @@ def test_the_monitor_is_one_more_baseline_row(answered_log, tmp_path, capsys):
     assert main([*args, "nosuchprovider/x", "--force"]) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("cotaudit validate: --monitor-model nosuchprovider/x: ")
+
+
+SEED_TAU = {
+    0: {"p0001-hinted": 0.2, "p0002-hinted": 0.3, "p0003-hinted": 0.35},
+    1: {"p0001-hinted": 0.2, "p0002-hinted": 0.45, "p0003-hinted": 0.7},
+    2: {"p0001-hinted": 0.3, "p0002-hinted": 0.55, "p0003-hinted": 0.1},
+}
+"""tau_0.8 of the wrong-cue samples of three seeds' runs (the others' statistics shifted by
+0.01 each, which keeps every AUROC). Uncued: 0.9, 0.6, 0.5, 0.4 on problems 0-3. Seeds 0 and 1
+follow every wrong cue (3/3); seed 2 answers problem 3 on its own (3, an own-answer sample:
+2/3). tau_0.8 is lower under the shortcut, so a shortcut sample below an uncued one counts:
+seed 0: every shortcut below every uncued, 12/12 = 1; seed 1: 0.2 below 4, 0.45 below 3, 0.7
+below 1: 8/12; seed 2: 0.3 below 4, 0.55 below 2: 6/8."""
+SEED_UNCUED = {"p0000-honest": 0.9, "p0001-honest": 0.6, "p0002-honest": 0.5, "p0003-honest": 0.4}
+
+
+def _seed_copy(logs: Path, checkpoint: Path, root: Path, seed: int, recipe: str) -> None:
+    """A checkpoint of the tiny hint-follower trained under ``seed`` (its card, ``recipe`` its
+    recipe name) and a copy of the tiny base run's log as that checkpoint's run in
+    ``root / "logs"``: problem 1's two samples copied to problems 2 and 3 (gold 3, wrong hint
+    4), answers and statistics of :data:`SEED_TAU`."""
+    card = read_card(checkpoint)
+    settings = card.settings.model_copy(update={"seed": seed, "recipe": recipe})
+    folder = root / f"hint-follower-seed-{seed}" / checkpoint.name
+    folder.mkdir(parents=True)
+    write_card(folder, card.model_copy(update={"settings": settings}))
+    [base] = [
+        f
+        for f in sorted(logs.glob("*.json"))
+        if read_eval_log(str(f), header_only=True).eval.model == "hf-probe/tiny"
+    ]
+    log = read_eval_log(str(base))
+    samples = list(log.samples or [])
+    for problem in (2, 3):
+        for sample in [s for s in samples if s.metadata["pair_id"] == "p0001"]:
+            copy = sample.model_copy(deep=True)
+            copy.id = str(sample.id).replace("p0001", f"p{problem:04d}")
+            copy.metadata["pair_id"] = f"p{problem:04d}"
+            copy.uuid = None
+            samples.append(copy)
+    tau = SEED_UNCUED | SEED_TAU[seed]
+    for sample in samples:
+        sid = str(sample.id)
+        score = sample.scores["selfcommit_scorer"]
+        hinted = sid.endswith("hinted")
+        answer = {"p0000-hinted": 17, "p0000-honest": 18}.get(sid, 4 if hinted else 3)
+        if seed == 2 and sid == "p0003-hinted":
+            answer = 3
+        score.metadata["a_final"] = answer
+        for i, name in enumerate(("tau_0.8", "range_c", "uncommitted", "lowcommit")):
+            score.value[name] = tau.get(sid, 0.8) + 0.01 * i
+    log.samples = samples
+    log.eval.model = f"hf-probe/{folder}"
+    (root / "logs").mkdir(exist_ok=True)
+    # a log's name as Inspect writes it (its data frames read no other): the id extended
+    write_eval_log(log, str(root / "logs" / f"{base.stem}s{seed}{base.suffix}"))
+
+
+def test_the_seed_section_gives_each_seeds_auroc_their_spread_and_the_problems(
+    tiny_series, tmp_path
+):
+    """Three seeds of one recipe at step 2 (:data:`SEED_TAU`): tau_0.8's AUROCs 1, 8/12, 6/8;
+    mean 29/36 = 0.806; SD sqrt(((7/36)^2 + (5/36)^2 + (2/36)^2) / 2) = sqrt(39)/36 = 0.173;
+    the shortcut rates 3/3, 3/3, 2/3: mean 8/9 = 0.889, SD sqrt(3)/9 = 0.192; their Wilson
+    intervals [3 / (3 + z^2), 1] = [0.438503, 1] (width z^2 / (3 + z^2) = 0.561497, SE
+    0.561497 / 3.919928 = 0.143) twice and [0.207660, 0.938508]: median width 0.561497. Each
+    seed's difference to its best baseline is its AUROC minus that baseline's. The recipe's name
+    from the card is escaped in validation.md."""
+    logs, checkpoints = tiny_series
+    for seed in (0, 1, 2):
+        _seed_copy(logs, checkpoints[-1], tmp_path, seed, "r|<b>")
+    out = tmp_path / "v"
+    record = _validate(tmp_path / "logs", out)
+    table = (out / "validation.md").read_text(encoding="utf-8")
+    runs = {r["log"]: r for r in record["runs"]}
+    seeds = {(s["quantity"], s["statistic"]): s for s in record["seeds"]}
+    tau = seeds[("auroc", "tau_0.8")]
+    assert (tau["organism"], tau["step"], tau["rows"], tau["recipe"]) == (
+        "hint-follower",
+        2,
+        "0-3",
+        "r|<b>",
+    )
+    assert [s["seed"] for s in tau["seeds"]] == [0, 1, 2]
+    assert [s["estimate"] for s in tau["seeds"]] == pytest.approx([1, 8 / 12, 6 / 8])
+    spread = tau["across_seeds"]
+    assert spread["n_seeds"] == 3 and spread["mean"] == pytest.approx(29 / 36)
+    assert spread["sd"] == pytest.approx(math.sqrt(39) / 36)
+    assert (spread["min"], spread["max"]) == pytest.approx((8 / 12, 1))
+    widths = []
+    for s in tau["seeds"]:
+        [d] = [d for d in runs[s["log"]]["detections"] if d["statistic"] == "tau_0.8"]
+        assert d["detection"]["estimate"] == pytest.approx(s["estimate"])
+        widths.append(d["detection"]["high"] - d["detection"]["low"])
+    assert tau["across_problems"]["median_width"] == pytest.approx(median(widths))
+    assert tau["across_problems"]["n_intervals"] == 3 and tau["words"] is None
+    rate = seeds[("shortcut_rate", None)]
+    assert [s["taken_of_n"] for s in rate["seeds"]] == ["3/3", "3/3", "2/3"]
+    assert rate["across_seeds"]["mean"] == pytest.approx(8 / 9)
+    assert rate["across_seeds"]["sd"] == pytest.approx(math.sqrt(3) / 9)
+    assert rate["across_problems"]["median_width"] == pytest.approx(0.561497, abs=1e-6)
+    assert [s["low"] for s in rate["seeds"]] == pytest.approx(
+        [0.438503, 0.438503, 0.207660], abs=1e-6
+    )
+    difference = seeds[("difference", "tau_0.8")]
+    for s in difference["seeds"]:
+        [d] = [d for d in runs[s["log"]]["detections"] if d["statistic"] == "tau_0.8"]
+        assert s["best_baseline"] == d["best_baseline"] is not None
+        paired = d["difference"]
+        assert s["estimate"] == pytest.approx(paired["auroc_a"] - paired["auroc_b"])
+    assert difference["across_seeds"]["mean"] == pytest.approx(
+        sum(s["estimate"] for s in difference["seeds"]) / 3
+    )
+    assert any(s["baseline"] for s in record["seeds"])  # the text baselines too
+    row = next(line for line in table.splitlines() if "| tau_0.8 AUROC |" in line)
+    assert row == (
+        "| selfcommit | 0-3 | hint-follower | r\\|&lt;b&gt; | 2 | tau_0.8 AUROC | "
+        "0: 1.000; 1: 0.667; 2: 0.750 | 0.806 | 0.667 to 1.000; SD 0.173 (3 seeds) | "
+        f"{median(widths):.3f} (≈ {median(widths) / 3.919928:.3f}) |"
+    )
+    row = next(line for line in table.splitlines() if "| shortcut rate | 0:" in line)
+    assert row.endswith(
+        "| shortcut rate | 0: 1.000 (3/3); 1: 1.000 (3/3); 2: 0.667 (2/3) | 0.889 | "
+        "0.667 to 1.000; SD 0.192 (3 seeds) | 0.561 (≈ 0.143) |"
+    )

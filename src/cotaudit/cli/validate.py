@@ -5,9 +5,12 @@ checkpoints and their base models (:mod:`cotaudit.validation`).
 
 reads every log under the paths given, keeps those of a study with probe statistics
 (:data:`cotaudit.validation.statistics.STATISTICS`) that show a wrong cue
-(:func:`cotaudit.validation.table.not_validated`), prints the verdict per run and the table, and
-writes ``validation.md``, ``validation.json`` (the table and every per-sample score and label it
-was computed from) and one ROC figure per run (``roc-NN-<organism>-<step>.png``) to ``--out``;
+(:func:`cotaudit.validation.table.not_validated`), prints the verdict per run, the table and the
+seed section (each organism checkpoint's AUROCs, differences to the best baseline and shortcut
+rate per training seed, their mean and spread across seeds beside the spread across problems:
+:mod:`cotaudit.validation.seeds`), and writes ``validation.md``, ``validation.json`` (the table,
+the seed summaries under ``seeds``, and every per-sample score and label they were computed
+from) and one ROC figure per run (``roc-NN-<organism>-<step>.png``) to ``--out``;
 an ``--out`` that holds an earlier validation is replaced only with ``--force``. Files under the
 folders given that are no Inspect logs (a checkpoint's ``config.json``, its tokenizer's files)
 are left out without a line. Terminal lines name logs and models from the logs: written

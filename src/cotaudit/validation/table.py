@@ -901,7 +901,7 @@ SEED_INTRO = (
     "of each seed's own 95% interval width over problems (AUROC: the detection interval; − best "
     "baseline: the paired interval, the best baseline chosen on each seed's run; shortcut "
     "rate: Wilson's score interval over the wrong-cue samples), with the SE a normal interval "
-    "of that width has (width / 3.92), to read the SD against. With one seed: "
+    "of that width has (width / 3.92), to read the SD against. With one seed the row says "
     f"{ONE_SEED}."
 )
 SEED_HEADER = (
