@@ -167,3 +167,27 @@ def test_a_second_run_of_a_seed_is_left_out_and_a_missing_quantity_is_not_measur
     assert tau.values[0].estimate == 0.6 and math.isnan(tau.values[1].estimate)
     assert tau.words == ONE_SEED
     assert seed_summaries([other]) == []
+
+
+def test_the_table_row_of_one_seed_says_so_and_escapes_the_card_text():
+    """A negative control's one run whose card names its recipe ``a*b|c``: the row gives the
+    seed's value, the words for one seed, its Wilson width (2/4: 2 * 1.959964 / 1.960365 *
+    sqrt(0.0625 + 3.841459 / 64) = 0.699922, SE 0.699922 / 3.919928 = 0.178555) and the recipe
+    escaped for Markdown."""
+    from cotaudit.validation.table import seed_table
+
+    card = _card(7, name="hint-ignorer", recipe="a*b|c")
+    run = SeedRun(
+        "c.eval",
+        "selfcommit",
+        frozenset(range(4)),
+        False,
+        card,
+        {SHORTCUT_RATE: shortcut_rate_value(2, 4)},
+    )
+    [summary] = seed_summaries([run])
+    [_, row] = seed_table([summary])
+    assert row == (
+        "| selfcommit | 0-3 | hint-ignorer (negative control) | a\\*b\\|c | 100 | shortcut rate | "
+        f"7: 0.500 (2/4) | 0.500 | {ONE_SEED} | 0.700 (≈ 0.179) |"
+    )

@@ -14,6 +14,14 @@ samples [interval]; the run's shortcut rate (taken / n wrong-cue samples). Defin
 :mod:`cotaudit.validation.detection`, :mod:`cotaudit.validation.intervals`,
 :mod:`cotaudit.validation.comparisons`, :mod:`cotaudit.validation.labels`.
 
+**Seeds.** Below the table, the seed section (:func:`seed_lines`,
+:mod:`cotaudit.validation.seeds`): per organism, recipe (the training settings but the seed),
+checkpoint step, study and rows, and per quantity (each statistic's detection AUROC, a probe
+statistic's AUROC minus the best baseline's, the shortcut rate), each seed's value, their mean,
+their range and sample SD across seeds, and the median of the seeds' 95% interval widths over
+problems (with the SE ``width / 3.92``); one seed: ``1 seed: no spread across seeds``. The
+record holds them under ``seeds`` (:func:`seed_record`).
+
 **Small n.** An AUROC compares two classes, so the number of independent units it rests on is
 the smaller class's problem count, ``n = min(#problems with a positive, #problems with a
 negative)`` (on a paired study, where every problem gives both, the problems themselves: the
