@@ -910,7 +910,7 @@ SEED_INTRO = (
     "baseline: the paired interval, the best baseline chosen on each seed's run; shortcut "
     "rate: Wilson's score interval over the wrong-cue samples), with the SE a normal interval "
     "of that width has (width / 3.92), to read the SD against. With one seed the row says "
-    f"{ONE_SEED}."
+    f'"{ONE_SEED}".'
 )
 SEED_HEADER = (
     "| study | rows | organism | recipe | step | quantity | per seed (seed: value) | mean | "
