@@ -110,6 +110,7 @@ def test_a_merged_lora_organism_loads_on_hf_probe_as_its_merged_folder(tmp_path)
     engine = get_model(f"hf-probe/{adapter}").api.probe_engine
     assert torch.allclose(_logits(engine.model, ids), adapted, atol=1e-4)
     assert torch.allclose(_logits(merged_model, ids), adapted, atol=1e-4)
+    assert torch.equal(_logits(load_causal_lm(str(adapter))[0], ids), _logits(engine.model, ids))
     assert not torch.allclose(_logits(base, ids), adapted, atol=1e-2)
     prompt = "What is 2 + 3?"
     assert _greedy(f"hf-probe/{adapter}", prompt) == _greedy(f"hf-probe/{merged}", prompt)
@@ -146,8 +147,17 @@ def test_train_layers_puts_the_adapter_on_the_top_layers_only(tmp_path):
     assert not (saved[0] / MERGED_FOLDER).exists()
 
 
-def test_an_adapter_whose_base_is_missing_is_one_line(tmp_path):
+def test_an_adapter_whose_base_is_missing_is_one_line(tmp_path, capsys):
     _, _, _, saved = _train_tiny(tmp_path, steps=1)
+    out = tmp_path / "on-an-adapter"
+    argv = ["organism", "hint-follower", "--base", str(saved[0]), "--out", str(out)]
+    capsys.readouterr()  # what the training printed
+    assert main([*argv, "--lora-rank", "4"]) == 2
+    assert capsys.readouterr().err == (
+        f"cotaudit organism: --base {saved[0]}: is a LoRA adapter folder; --lora-rank needs a "
+        "model folder (its merged folder, merged/ inside it with --merge, or its base)\n"
+    )
+    assert not out.exists()
     moved = tmp_path / "moved"
     shutil.copytree(saved[0], moved)
     config = json.loads((moved / ADAPTER_CONFIG).read_text())

@@ -75,7 +75,13 @@ def base_config(base_path: str) -> dict[str, Any]:
 def check_base(base: str, base_path: str) -> None:
     """Raise :class:`OrganismSettingsError` (one line naming ``--base``) unless peft can put
     :data:`TARGET_MODULES` adapters on the base, judged from its ``config.json`` only: its
-    ``model_type`` is one of :data:`LLAMA_FAMILY`."""
+    ``model_type`` is one of :data:`LLAMA_FAMILY`. An adapter folder is refused (an adapter is
+    trained on a model, not on another adapter)."""
+    if is_adapter_folder(base_path):
+        raise OrganismSettingsError(
+            f"--base {base}: is a LoRA adapter folder; --lora-rank needs a model folder (its "
+            f"merged folder, {MERGED_FOLDER}/ inside it with --merge, or its base)"
+        )
     try:
         config = base_config(base_path)
     except Exception as e:  # noqa: BLE001 - any failure to read it is the user's --base

@@ -54,11 +54,17 @@ class StepLog:
 
 
 def load_causal_lm(path: str) -> tuple[Any, Any]:
-    """The model (fp32, training mode off) and tokenizer of a Hugging Face folder or hub id."""
+    """The model (fp32, training mode off) and tokenizer of a Hugging Face folder or hub id; of
+    a LoRA adapter folder, its base with the adapter merged in, as ``hf-probe/`` loads it
+    (:func:`cotaudit.organisms.adapters.load_merged`)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from cotaudit.organisms.adapters import is_adapter_folder, load_merged
+
     tokenizer = AutoTokenizer.from_pretrained(path)
+    if is_adapter_folder(path):
+        return load_merged(path, torch.float32), tokenizer
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     model.eval()
     return model, tokenizer
