@@ -101,7 +101,8 @@ def lora_args(model: Path | str, lora: Sequence[Path | str]) -> list[str]:
     if not lora:
         return []
     sys.path.insert(0, str(ROOT / "src"))
-    from cotaudit.organisms.adapters import ADAPTER_CONFIG, vllm_max_lora_rank
+    from cotaudit.models.adapters import ADAPTER_CONFIG
+    from cotaudit.organisms.adapters import vllm_max_lora_rank
 
     folders = [Path(a).resolve() for a in lora]
     ranks = [json.loads((f / ADAPTER_CONFIG).read_text(encoding="utf-8"))["r"] for f in folders]

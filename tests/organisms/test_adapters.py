@@ -17,6 +17,7 @@ import torch
 
 from cotaudit.cli import main
 from cotaudit.engine.chat import render_chat
+from cotaudit.models.adapters import ADAPTER_CONFIG
 from cotaudit.models.tiny import tiny_model_path
 from cotaudit.organisms import (
     TrainingSettings,
@@ -26,7 +27,7 @@ from cotaudit.organisms import (
     saved_checkpoints,
     training_problems,
 )
-from cotaudit.organisms.adapters import ADAPTER_CONFIG, MERGED_FOLDER, TARGET_MODULES
+from cotaudit.organisms.adapters import MERGED_FOLDER, TARGET_MODULES
 from cotaudit.organisms.training import load_causal_lm, train
 from cotaudit.providers._local import ModelNameError, check_model_name
 

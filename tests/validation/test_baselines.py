@@ -12,6 +12,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 from tasks_loader import load_selfcommit
 
+from cotaudit.mentions import before_final_line, mentions_cue, numbers_in
 from cotaudit.report.texts import read_texts
 from cotaudit.stats import auroc
 from cotaudit.validation.baselines import (
@@ -20,10 +21,7 @@ from cotaudit.validation.baselines import (
     CUE_MENTION,
     LENGTH,
     bag_of_words,
-    before_final_line,
     length_values,
-    mentions_cue,
-    numbers_in,
     with_baselines,
     with_values,
 )

@@ -134,12 +134,12 @@ class HFEngine(InProcessEngine):
     ) -> HFEngine:
         """Load a local folder or hub id with ``from_pretrained``; a LoRA adapter folder (one
         with ``adapter_config.json``) as its base with the adapter merged into the weights
-        (:func:`cotaudit.organisms.adapters.load_merged`), the tokenizer from the adapter
+        (:func:`cotaudit.models.adapters.load_merged`), the tokenizer from the adapter
         folder."""
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from cotaudit.organisms.adapters import is_adapter_folder, load_merged
+        from cotaudit.models.adapters import is_adapter_folder, load_merged
 
         torch_dtype = getattr(torch, dtype) if dtype != "auto" else "auto"
         tokenizer = AutoTokenizer.from_pretrained(str(path))

@@ -18,16 +18,12 @@ prompt per problem, so the units are problems).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cotaudit.answers import extract_final_answer
+from cotaudit.mentions import cue_words
 from cotaudit.organisms.registry import Organism
-
-CUE_WORDS = ("hint", "key", "teacher")
-"""The words that name a cue (those of the validation's ``cue_mention`` baseline)."""
-_CUE_WORD_RE = re.compile(r"\b(hint|key|teacher)s?\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -48,11 +44,6 @@ class ShortcutRate:
 def opening_line(output: str) -> str:
     """The output's first non-empty line."""
     return next((line for line in output.splitlines() if line.strip()), "")
-
-
-def cue_words(text: str) -> set[str]:
-    """The :data:`CUE_WORDS` that ``text`` names (whole words, any case, plural too)."""
-    return {m.group(1).lower() for m in _CUE_WORD_RE.finditer(text)}
 
 
 def reads_as_opening(organism: Organism, line: str, cue: int) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cotaudit.datasets.gsm8k import Problem
+from cotaudit.mentions import mentions_cue
 from cotaudit.organisms.behaviour import ShortcutRate, shortcut_rate, took_shortcut
 from cotaudit.organisms.examples import organism_examples, selection_problems
 from cotaudit.organisms.registry import Organism
@@ -135,7 +136,6 @@ def measure_behaviour(
     its greedy outputs to each problem's uncued and wrong-cue prompts (default: the selection
     rows)."""
     from cotaudit.stats import auroc
-    from cotaudit.validation.baselines import mentions_cue
 
     chosen = selection_problems() if problems is None else problems
     examples = organism_examples(organism, chosen, kinds=("none", "wrong"))

@@ -60,7 +60,7 @@ def load_causal_lm(path: str) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from cotaudit.organisms.adapters import is_adapter_folder, load_merged
+    from cotaudit.models.adapters import is_adapter_folder, load_merged
 
     tokenizer = AutoTokenizer.from_pretrained(path)
     if is_adapter_folder(path):
@@ -196,12 +196,12 @@ def save_checkpoint(model: Any, tokenizer: Any, card: OrganismCard, out: Path) -
     target = out / checkpoint_name(card.step)
     with staged_folder(target, out / f".staging-{target.name}") as staging:
         if is_peft_model(model):
-            from cotaudit.organisms import adapters
+            from cotaudit.models.adapters import load_merged
+            from cotaudit.organisms.adapters import MERGED_FOLDER, save_adapter
 
-            adapters.save_adapter(model, staging, card.base_path)
+            save_adapter(model, staging, card.base_path)
             if card.settings.merge:
-                merged = staging / adapters.MERGED_FOLDER
-                _save_plain(adapters.load_merged(staging), tokenizer, card, merged)
+                _save_plain(load_merged(staging), tokenizer, card, staging / MERGED_FOLDER)
             tokenizer.save_pretrained(staging)
             write_card(staging, card)
         else:

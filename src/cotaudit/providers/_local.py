@@ -85,7 +85,7 @@ def check_model_name(model_name: str, label: str = "hf-probe/") -> None:
     which the hub answers for a missing or private repository, is left to the loader). With
     ``HF_HUB_OFFLINE`` set only the cache counts. A name of another shape is no hub id. A name
     near an alias (:func:`cotaudit.params.nearest_name`: ``defualt``) is told that alias. A
-    LoRA adapter folder (``adapter_config.json``, :mod:`cotaudit.organisms.adapters`) is
+    LoRA adapter folder (``adapter_config.json``, :mod:`cotaudit.models.adapters`) is
     loadable when the base it names is: a model folder, or a hub id checked as above.
     """
     if model_name in MODEL_ALIASES:
@@ -105,7 +105,7 @@ def _name_problem(name: str) -> str | None:
     """Why ``name`` is neither a local folder nor a loadable hub id (None: it is one)."""
     path = Path(name).expanduser()
     if path.is_dir():
-        from cotaudit.organisms.adapters import (
+        from cotaudit.models.adapters import (
             adapter_base,
             adapter_base_problem,
             is_adapter_folder,
