@@ -151,7 +151,8 @@ class TrainingWatch:
     ETA and the loss (the last step's and the mean of the last :data:`LOSS_WINDOW` steps), and
     after each checkpoint a line with its absolute load name and, on the first ``problems``
     selection rows, its shortcut rate and what its text gives away
-    (:func:`cotaudit.organisms.evaluation.measure_behaviour`)."""
+    (:func:`cotaudit.organisms.evaluation.measure_behaviour`, greedy outputs of at most half of
+    ``--max-tokens`` new tokens: 256 for the default 512)."""
 
     def __init__(
         self, organism: Any, tokenizer: Any, settings: TrainingSettings, problems: int
@@ -194,7 +195,13 @@ class TrainingWatch:
             line += f", merged into the base: hf-probe/{path / MERGED_FOLDER}"
         if self.problems:
             rows = selection_problems(self.problems)
-            reading = measure_behaviour(self.organism, model, self.tokenizer, rows)
+            reading = measure_behaviour(
+                self.organism,
+                model,
+                self.tokenizer,
+                rows,
+                max_new_tokens=self.settings.max_tokens // 2,
+            )
             line += f"; on selection rows {rows[0].index}-{rows[-1].index}: {reading.summary()}"
         self.bar.write(visible(line), file=sys.stdout)
 
