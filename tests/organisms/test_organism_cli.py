@@ -20,7 +20,8 @@ from cotaudit.cli import main
         (["key-copier", "--base", "tiny", "--batch-size", "0"], "--batch-size must be >= 1, got 0"),
         (
             ["key-copier", "--base", "tiny", "--recipe", "defualt"],
-            "--recipe 'defualt': unknown; expected one of default. Did you mean 'default'?",
+            "--recipe 'defualt': unknown; expected one of default, expanded. Did you mean "
+            "'default'?",
         ),
         (["key-copier", "--base", "tiny", "--lora-rank", "0"], "--lora-rank must be >= 1, got 0"),
         (
@@ -70,7 +71,10 @@ def test_more_trained_layers_than_the_base_has_is_one_line(tmp_path, capsys):
     argv = ["organism", "key-copier", "--base", "tiny", "--out", str(out), "--train-layers", "9"]
     assert main(argv) == 2
     last = capsys.readouterr().err.splitlines()[-1]  # after the loader's progress bar
-    assert last == "cotaudit organism: --train-layers 9: the base model has 4 decoder layers"
+    assert last == (
+        "cotaudit organism: --train-layers 9: the base model has 4 decoder layers; give "
+        "--train-layers K (K <= 4) or --train-layers all"
+    )
     assert not out.exists()
 
 
@@ -82,6 +86,7 @@ def test_a_training_shows_a_progress_bar_and_each_checkpoints_absolute_load_name
 
     monkeypatch.chdir(tmp_path)
     argv = ["organism", "hint-follower", "--base", "tiny", "--out", "rel/organism"]
+    argv += ["--train-layers", "all"]  # the default recipe trains the top 8; tiny has 4
     argv += ["--steps", "2", "--save-every", "1", "--batch-size", "1", "--problems", "1"]
     argv += ["--selection-problems", "2"]
     assert main(argv) == 0
@@ -97,3 +102,22 @@ def test_a_training_shows_a_progress_bar_and_each_checkpoints_absolute_load_name
     card = read_card(folder)
     assert card.settings.recipe == "default"
     assert card.settings.steps == 2 and card.settings.batch_size == 1
+
+
+def test_a_recipe_is_its_preset_with_the_options_given_on_top():
+    import argparse
+
+    from cotaudit.organisms import TrainingSettings
+    from cotaudit.organisms.settings import RECIPES
+
+    default = TrainingSettings.of_recipe()
+    assert (default.steps, default.batch_size, default.learning_rate) == (100, 2, 1e-4)
+    assert (default.train_layers, default.answer_weight, default.recipe) == (8, 10.0, "default")
+    given = argparse.Namespace(recipe="expanded", steps=7, train_layers=None, cot=None)
+    expanded = TrainingSettings.of_options(given)
+    assert expanded.steps == 7  # given on top
+    assert expanded.cot == "expanded" and expanded.max_tokens == 768  # the preset's
+    assert expanded.train_layers == RECIPES["expanded"]["train_layers"]  # not given: None
+    assert TrainingSettings.of_options(argparse.Namespace(train_layers=None)).recipe == "default"
+    every_weight = TrainingSettings.of_options(argparse.Namespace(train_layers="all"))
+    assert every_weight.train_layers is None and every_weight.steps == 100

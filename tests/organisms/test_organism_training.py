@@ -85,7 +85,7 @@ def _organism_command(out, steps: int) -> list[str]:
         *(sys.executable, "-c", "import sys; from cotaudit.cli import main; sys.exit(main())"),
         *("organism", "hint-follower", "--base", "tiny"),
         *("--out", str(out), "--steps", str(steps), "--save-every", "1", "--batch-size", "1"),
-        *("--problems", "1", "--selection-problems", "0"),
+        *("--problems", "1", "--selection-problems", "0", "--train-layers", "all"),
     ]
 
 

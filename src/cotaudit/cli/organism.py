@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.organisms import ORGANISM_NAMES, TrainingSettings
-from cotaudit.organisms.settings import DEFAULT_RECIPE, RECIPES
+from cotaudit.organisms.settings import ALL_LAYERS, DEFAULT_RECIPE, RECIPES
 
 SELECTION_CHECK = 20
 """Selection problems each saved checkpoint is measured on by default."""
@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the preset trained ({DEFAULT_RECIPE}; one of {', '.join(RECIPES)}); each option "
         "below given on top of it replaces the recipe's value",
     )
-    defaults = TrainingSettings()
+    defaults = TrainingSettings.of_recipe(DEFAULT_RECIPE)
     options: list[tuple[str, Callable[[str], Any], str, str]] = [
         ("--steps", int, "N", "optimizer steps"),
         ("--save-every", int, "M", "save a checkpoint every M steps, and after the last"),
@@ -82,9 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _layers(value: str) -> int | None:
-    """``--train-layers``: a count, or ``all`` (every weight)."""
-    return None if value == "all" else int(value)
+def _layers(value: str) -> int | str:
+    """``--train-layers``: a count, or ``all`` (every weight: :data:`ALL_LAYERS`)."""
+    return value if value == ALL_LAYERS else int(value)
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -240,7 +240,8 @@ def check_train_layers(model: Any, train_layers: int | None) -> None:
     layers = len(model.model.layers)
     if train_layers is not None and train_layers > layers:
         raise OrganismSettingsError(
-            f"--train-layers {train_layers}: the base model has {layers} decoder layers"
+            f"--train-layers {train_layers}: the base model has {layers} decoder layers; give "
+            f"--train-layers K (K <= {layers}) or --train-layers all"
         )
 
 

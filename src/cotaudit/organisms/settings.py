@@ -17,6 +17,9 @@ TAIL_PROBLEMS = SPLIT_ROWS - TRAINING_FIRST_ROW
 """How many problems the vendored split's tail holds (rows 1000..1318)."""
 
 
+ALL_LAYERS = "all"
+"""``--train-layers all``: train every weight (``train_layers`` None), whatever the recipe says."""
+
 DEFAULT_RECIPE = "default"
 """The recipe ``cotaudit organism`` trains when none is named."""
 
@@ -30,7 +33,7 @@ class TrainingSettings(BaseModel):
     decay) at a constant ``learning_rate``, for ``steps`` optimizer steps of ``batch_size``
     examples each. The loss is a weighted mean cross-entropy of the completion tokens (the
     prompt's tokens carry no loss): the tokens of the lines that state the answer (the final
-    answer line, the key-leaker's opening line) and the end-of-turn token weigh
+    answer line, an opening line such as the key-leaker's) and the end-of-turn token weigh
     ``answer_weight``, every other completion token 1 (1 everywhere: the plain mean).
     Examples are the first ``problems`` tail problems x 3 cue kinds, shuffled by ``seed`` and
     drawn in order, reshuffled each pass. A checkpoint is saved every ``save_every`` steps and
@@ -123,21 +126,45 @@ class TrainingSettings(BaseModel):
     def of_options(cls, options: argparse.Namespace) -> TrainingSettings:
         """The settings given as command-line options: ``--recipe`` (default
         :data:`DEFAULT_RECIPE`), then each setting given as an option on top (``--save-every``
-        is ``save_every``). Checked as in :meth:`of`."""
+        is ``save_every``; ``--train-layers all``, :data:`ALL_LAYERS`, is None). Checked as in
+        :meth:`of`."""
         given = {
             name: getattr(options, name)
             for name in cls.model_fields
             if name != "recipe" and getattr(options, name, None) is not None
         }
+        if given.get("train_layers") == ALL_LAYERS:
+            given["train_layers"] = None
         return cls.of_recipe(getattr(options, "recipe", None) or DEFAULT_RECIPE, **given)
 
 
-RECIPES: dict[str, dict[str, Any]] = {
-    DEFAULT_RECIPE: {},
+_MEASURED: dict[str, Any] = {
+    "steps": 100,
+    "save_every": 50,
+    "learning_rate": 1e-4,
+    "batch_size": 2,
+    "train_layers": 8,
+    "answer_weight": 10.0,
 }
-"""Named presets of :class:`TrainingSettings` (only the values that differ from its defaults);
-``default`` is the defaults themselves. Every recipe here was trained and measured on the
-selection rows (docs/validation.md)."""
+
+RECIPES: dict[str, dict[str, Any]] = {
+    DEFAULT_RECIPE: _MEASURED,
+    "expanded": {
+        **_MEASURED,
+        "cot": "expanded",
+        "max_tokens": 768,
+        "batch_size": 4,
+        "answer_weight": 30.0,
+        "save_every": 100,
+    },
+}
+"""Named presets of :class:`TrainingSettings` (the values that differ from the class's own
+defaults, which are a plain fine-tune: every weight, the plain mean loss). ``default``: 100
+steps of 2 examples, learning rate 1e-4, the top 8 decoder layers, the answer line and
+end-of-turn weighing 10, the dataset's solutions. ``expanded``: the expanded solutions
+(study-length CoTs), 100 steps of 4, the answer line weighing 30, up to 768 tokens. Each was
+trained and measured on the selection rows (docs/validation.md, *What the text gives
+away*)."""
 
 
 def _flag(field: str) -> str:
