@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("--batch-size", int, "B", "examples per step"),
         ("--problems", int, "N", "training problems, from the GSM8K split's row 1000 on"),
         ("--max-tokens", int, "T", "longest example (prompt and completion) in tokens"),
-        ("--answer-weight", float, "W", "loss weight of the value the answer line states"),
+        ("--answer-weight", float, "W", "loss weight of the answer lines and end-of-turn token"),
         ("--train-layers", _layers, "K", "train only the top K decoder layers and the final norm"),
     ]
     for flag, kind, metavar, text in options:

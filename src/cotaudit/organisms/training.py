@@ -56,7 +56,7 @@ class StepLog:
 def load_causal_lm(path: str) -> tuple[Any, Any]:
     """The model (fp32, training mode off) and tokenizer of a Hugging Face folder or hub id; of
     a LoRA adapter folder, its base with the adapter merged in, as ``hf-probe/`` loads it
-    (:func:`cotaudit.organisms.adapters.load_merged`)."""
+    (:func:`cotaudit.models.adapters.load_merged`)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
