@@ -5,7 +5,7 @@ read from each model's own behaviour (:mod:`cotaudit.validation.labels`), never 
 
 The protocol: organisms train on rows 1000-1318 of the vendored GSM8K split, choices
 (recipes, checkpoints, thresholds) are made on rows 800-999, reported numbers stand on rows
-0-799 (:mod:`cotaudit.organisms.rows`); runs whose rows cross these sets, and a negative control
+0-799 (:mod:`cotaudit.organisms.rows`); runs whose rows cross these sets, and a matched control
 trained with another recipe than its organism, are warned about
 (:mod:`cotaudit.validation.protocol`). Validation runs cut each CoT at ten fractions of its
 length (:mod:`cotaudit.validation.presets`).
@@ -21,7 +21,9 @@ effect, whose coverage ``bench/auroc_coverage.py`` measures), and each run's sho
 table (:mod:`cotaudit.validation.table`) adds, per probe statistic, its AUROC minus the best
 baseline's with a paired interval, g-mean^2 at a threshold chosen on a selection run, the cuts
 per CoT and the family's Holm-adjusted p (:mod:`cotaudit.validation.comparisons`), with the
-ROC curves (:mod:`cotaudit.validation.roc`) and a per-sample record. Which checkpoint a run's
+ROC curves (:mod:`cotaudit.validation.roc`) and a per-sample record; over runs of one recipe
+trained under several seeds, each number's spread across seeds beside its spread across
+problems (:mod:`cotaudit.validation.seeds`). Which checkpoint a run's
 model is, and which checkpoints of a series depart from their base model (a paired permutation
 test, Holm across the series): :mod:`cotaudit.validation.checkpoints`. ``cotaudit validate
 LOGS...`` prints and writes them.
