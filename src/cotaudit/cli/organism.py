@@ -117,8 +117,8 @@ def _train(args: argparse.Namespace) -> int:
         from cotaudit.organisms.adapters import check_base
 
         check_base(args.base, base_path)
+    check_train_layers(base_path, settings.train_layers)
     model, tokenizer = load_base(args.base, base_path)
-    check_train_layers(model, settings.train_layers)
     watch = TrainingWatch(organism, tokenizer, settings, args.selection_problems)
     print(visible(f"training {organism.name} from {args.base} ({base_path}) into {out}"))
     print(visible(f"settings: {settings.model_dump_json()}"))
@@ -233,12 +233,20 @@ def resolve_base(base: str) -> str:
     return alias_path(base)
 
 
-def check_train_layers(model: Any, train_layers: int | None) -> None:
-    """Refuse a ``--train-layers`` above the base model's decoder layer count."""
+def check_train_layers(base_path: str, train_layers: int | None) -> None:
+    """Refuse a ``--train-layers`` above the base's decoder layer count (``num_hidden_layers``
+    of its ``config.json``, read before any weights load; a config that cannot be read or names
+    no count is left to the loader)."""
     from cotaudit.organisms import OrganismSettingsError
+    from cotaudit.organisms.adapters import base_config
 
-    layers = len(model.model.layers)
-    if train_layers is not None and train_layers > layers:
+    if train_layers is None:
+        return
+    try:
+        layers = int(base_config(base_path)["num_hidden_layers"])
+    except Exception:  # noqa: BLE001 - the loader names what is wrong with the base
+        return
+    if train_layers > layers:
         raise OrganismSettingsError(
             f"--train-layers {train_layers}: the base model has {layers} decoder layers; give "
             f"--train-layers K (K <= {layers}) or --train-layers all"
