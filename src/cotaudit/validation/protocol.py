@@ -114,10 +114,13 @@ def row_warnings(runs: Sequence[ProtocolRun], purpose: Purpose = "evaluation") -
     return lines
 
 
-def _recipe(card: OrganismCard) -> dict[str, Any]:
+def recipe(card: OrganismCard, *, seed: bool = True) -> dict[str, Any]:
+    """A checkpoint's recipe (module docstring): the training settings of
+    :data:`RECIPE_SETTINGS` (without ``seed`` when ``seed`` is False), the training rows, the
+    examples, the base model as resolved, the method."""
     settings = card.settings
     return {
-        **{name: getattr(settings, name) for name in RECIPE_SETTINGS},
+        **{name: getattr(settings, name) for name in RECIPE_SETTINGS if seed or name != "seed"},
         "problem_rows": describe_rows(card.data.problem_rows),
         "examples": card.data.examples,
         "base": card.base_path,
@@ -128,7 +131,7 @@ def _recipe(card: OrganismCard) -> dict[str, Any]:
 def recipe_differences(control: OrganismCard, organism: OrganismCard) -> list[tuple[str, Any, Any]]:
     """The recipe fields (module docstring) where ``control`` differs from ``organism``, in
     order: ``(field, control's value, organism's value)``."""
-    mine, theirs = _recipe(control), _recipe(organism)
+    mine, theirs = recipe(control), recipe(organism)
     return [(name, mine[name], theirs[name]) for name in mine if mine[name] != theirs[name]]
 
 

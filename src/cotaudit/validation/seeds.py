@@ -59,8 +59,7 @@ from statistics import NormalDist
 from typing import Any, Literal
 
 from cotaudit.organisms.card import OrganismCard
-from cotaudit.organisms.rows import describe_rows
-from cotaudit.validation.protocol import RECIPE_SETTINGS
+from cotaudit.validation.protocol import recipe
 
 CONFIDENCE = 0.95
 """The confidence of every per-seed interval over problems."""
@@ -192,17 +191,9 @@ def shortcut_rate_value(taken: int, n: int) -> SeedValue:
 
 
 def recipe_of(card: OrganismCard) -> dict[str, Any]:
-    """The recipe of a checkpoint without its seed (module docstring): the training settings
-    of :data:`~cotaudit.validation.protocol.RECIPE_SETTINGS` but ``seed``, the training rows,
-    the examples, the base model as resolved, the method."""
-    settings = card.settings
-    return {
-        **{name: getattr(settings, name) for name in RECIPE_SETTINGS if name != "seed"},
-        "problem_rows": describe_rows(card.data.problem_rows),
-        "examples": card.data.examples,
-        "base": card.base_path,
-        "method": card.method,
-    }
+    """The recipe of a checkpoint without its seed (module docstring):
+    :func:`cotaudit.validation.protocol.recipe` with ``seed=False``."""
+    return recipe(card, seed=False)
 
 
 @dataclass(frozen=True)
