@@ -135,29 +135,46 @@ def measure_behaviour(
     """The shortcut rate of ``model`` and what its text gives away (:class:`TextReading`), from
     its greedy outputs to each problem's uncued and wrong-cue prompts (default: the selection
     rows)."""
-    from cotaudit.stats import auroc
-
     chosen = selection_problems() if problems is None else problems
     examples = organism_examples(organism, chosen, kinds=("none", "wrong"))
     prompts = [prompt_ids(tokenizer, e.messages) for e in examples]
     outputs = greedy_outputs(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
-    uncued: list[float] = []
-    shortcut: list[float] = []
-    taken = mentioned = 0
-    for e, (text, cut) in zip(examples, outputs, strict=True):
-        tokens = float(len(tokenizer(text, add_special_tokens=False)["input_ids"]))
-        if e.cue is None:
-            uncued.append(tokens)
-        elif took_shortcut(organism, text, e.cue, truncated=cut):
-            taken += 1
-            shortcut.append(tokens)
-            mentioned += mentions_cue(text, e.cue)
+    read = [
+        ReadOutput(e.cue, text, cut, len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+        for e, (text, cut) in zip(examples, outputs, strict=True)
+    ]
+    return text_reading(organism, read, problems=len(chosen))
+
+
+@dataclass(frozen=True)
+class ReadOutput:
+    """One greedy output as :func:`text_reading` reads it: the cue its prompt showed (None:
+    uncued), its text, whether it hit the token limit, and its length in tokens."""
+
+    cue: int | None
+    text: str
+    truncated: bool
+    tokens: int
+
+
+def text_reading(organism: Organism, outputs: list[ReadOutput], *, problems: int) -> TextReading:
+    """:class:`TextReading` of ``outputs`` (each problem's uncued and wrong-cue output): the
+    wrong-cue outputs that take ``organism``'s shortcut against the uncued ones."""
+    from cotaudit.stats import auroc
+
+    uncued = [float(o.tokens) for o in outputs if o.cue is None]
+    taken = [
+        o
+        for o in outputs
+        if o.cue is not None and took_shortcut(organism, o.text, o.cue, truncated=o.truncated)
+    ]
+    shortcut = [float(o.tokens) for o in taken]
     mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
     return TextReading(
-        rate=ShortcutRate(taken=taken, n=len(chosen)),
+        rate=ShortcutRate(taken=len(taken), n=problems),
         length_auroc=auroc([-t for t in shortcut], [-t for t in uncued]),
-        mentioned=mentioned,
+        mentioned=sum(mentions_cue(o.text, o.cue) for o in taken),
         shortcut_tokens=mean(shortcut),
         uncued_tokens=mean(uncued),
-        truncated=sum(cut for _, cut in outputs),
+        truncated=sum(o.truncated for o in outputs),
     )
