@@ -62,10 +62,10 @@ from cotaudit.cluster.contrast import (
     with_notes,
 )
 from cotaudit.cluster.f1 import DEFAULT_PREFIX, ClusterF1Result, metric_keys
+from cotaudit.logs.data import RunData
+from cotaudit.logs.read import run_from_log
 from cotaudit.params import parse_contrast_model
 from cotaudit.prerequisite import task_created
-from cotaudit.report.data import RunData
-from cotaudit.report.loader import run_from_log
 
 logger = logging.getLogger(__name__)
 

@@ -61,7 +61,7 @@ def cluster_reasons(log: EvalLog) -> dict[str, str]:
     """Why each NaN cluster F1 of the log is NaN, by its metric key (``<prefix>_f1``), from
     the clustering recomputed on the logged scores (the log is read whole when ``log`` has no
     samples); {} when it cannot be recomputed (no samples logged)."""
-    from cotaudit.report.loader import run_from_log
+    from cotaudit.logs.read import run_from_log
     from cotaudit.scorers.cluster_contrast import cluster_runs
 
     try:

@@ -11,7 +11,9 @@ The direction the rules enforce::
 
     pure library (src/cotaudit: no Inspect)  <-  scorers, solvers (Inspect glue)  <-  tasks
              ^                                        |
-             +------ report (reads logs) <------------+   (cluster contrast reads logs)
+             +------ logs (reads logs) <--------------+   (headline, cluster contrast)
+                        ^
+                        +------ report
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ NOT_PURE = (
     "cotaudit.cli",
     "cotaudit.report.ledger",  # ``cotaudit ledger LOG`` reads an Inspect log
     "cotaudit.engine",
+    "cotaudit.logs.files",  # opens log files with ``read_eval_log``
+    "cotaudit.logs.frames",  # reads the samples through Inspect's data frames
     "cotaudit.prerequisite",  # bad input as Inspect's PrerequisiteError
     "cotaudit.providers",
     "cotaudit.report",
@@ -175,8 +179,8 @@ def test_the_graph_is_read() -> None:
     assert "cotaudit.report.cluster" in graph and "cotaudit.scorers.cluster_contrast" in graph
     assert "cotaudit.cluster.f1" in graph["cotaudit.report.cluster"]
     assert "inspect_ai" in graph["cotaudit.scorers.cluster_f1"]
-    # the report finds its sections by name at run time; its loader is a function-level import
-    assert "cotaudit.report.loader" in graph["cotaudit.report"]
+    # the report finds its sections by name at run time; its log reading is a function-level import
+    assert "cotaudit.logs.files" in graph["cotaudit.report"]
     # a function-level import counts
     assert "cotaudit.tasks.probe" in graph["cotaudit"]
 
@@ -220,6 +224,20 @@ def test_report_does_not_import_the_glue() -> None:
         if _in(t, GLUE)
     }
     assert bad == set()
+
+
+def test_scorers_read_logs_below_the_report() -> None:
+    """A scorer that rereads a log (the headline, the cluster contrast) reads it through
+    :mod:`cotaudit.logs`, which the report uses too; no scorer imports the report."""
+    bad = {
+        (m, t)
+        for m, targets in imports().items()
+        if _in(m, ["cotaudit.scorers"])
+        for t in targets
+        if _in(t, ["cotaudit.report"])
+    }
+    assert bad == set()
+    assert "cotaudit.logs.read" in imports()["cotaudit.scorers.cluster_contrast"]
 
 
 def test_cluster_knows_no_study() -> None:

@@ -1,7 +1,7 @@
 """What the pure library reads from a scored sample, without importing Inspect, and the metric
 table computed from scored samples.
 
-Inspect's ``SampleScore`` (during a run) and :class:`cotaudit.report.data.ScoredSample` (read
+Inspect's ``SampleScore`` (during a run) and :class:`cotaudit.logs.data.ScoredSample` (read
 back from a log) both have these attributes, so the record builders of the studies and the
 cluster metrics run unchanged on either. A :class:`MetricTable` declares run metrics once
 (a study's, the cluster F1's, the probe's; :mod:`cotaudit.studies.metrics` says how the rest is
@@ -45,7 +45,7 @@ Table = dict[str, float]
 @dataclass(frozen=True)
 class MetricSpec:
     """One run metric: ``compute(samples, **options) -> Table`` over the scored samples
-    (Inspect's ``SampleScore`` during a run, :class:`cotaudit.report.data.ScoredSample` in the
+    (Inspect's ``SampleScore`` during a run, :class:`cotaudit.logs.data.ScoredSample` in the
     report: both are :class:`cotaudit.scores.SampleScoreLike`).
 
     ``options``: the metric's parameters and their defaults (the ``@metric`` signature; a log

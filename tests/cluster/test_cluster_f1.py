@@ -427,8 +427,8 @@ def test_hypothesis_of_a_metrics_options() -> None:
 
 
 def test_the_report_recomputes_the_logged_metric() -> None:
+    from cotaudit.logs.data import MetricDef
     from cotaudit.report.cluster import recompute
-    from cotaudit.report.data import MetricDef
 
     options = dict(HYPOTHESIS, prefix="visible", n_boot=N_BOOT)
     logged = _values(contrastive_cluster_f1(**options), _sample_scores())

@@ -197,8 +197,8 @@ def test_letters_are_read_against_each_prompts_own_letter(mc_both, tiny_engine):
 
 @pytest.mark.model
 def test_both_estimators_scores_metrics_viewer_and_report(mc_both, tmp_path):
+    from cotaudit.logs.read import run_from_log
     from cotaudit.report import probe as probe_report
-    from cotaudit.report.loader import run_from_log
 
     hinted = next(s for s in mc_both.samples if s.metadata["condition"] == "hinted")
     rec = ProbeRecord.model_validate(hinted.store["probe"])

@@ -264,8 +264,8 @@ def test_a_tiny_run_says_how_many_samples_its_headline_left_out(tmp_path):
     """Tiny random model on two GSM8K problems, honest and hinted: its 24-token traces state no
     final answer, so every sample is left out of the AUROC, and the headline line says so with
     the count read from the per-sample scores; the report recomputes the compact set."""
+    from cotaudit.logs.read import run_from_log
     from cotaudit.report import probe as probe_report
-    from cotaudit.report.loader import run_from_log
     from cotaudit.scorers.headline import headline_lines
 
     task = cotaudit.probe(
@@ -288,8 +288,8 @@ def test_a_tiny_run_says_how_many_samples_its_headline_left_out(tmp_path):
 def test_tiny_model_logs_carry_the_headline(tmp_path):
     """Tiny model, greedy: two-token traces answered after " and" (two tokens), cut at every
     token, so tau_0.8 is 0.5 or 1.0 per sample; the log's headline equals a recount."""
+    from cotaudit.logs.read import run_from_log
     from cotaudit.report import probe as probe_report
-    from cotaudit.report.loader import run_from_log
 
     task = cotaudit.probe(
         paired_capitals(5),

@@ -33,13 +33,13 @@ from transcript_audit import audit_of
 import cotaudit
 from cotaudit.engine.base import PrefixRequest
 from cotaudit.engine.chat import to_plain
+from cotaudit.logs.read import run_from_log
 from cotaudit.models.tiny import tiny_model_path
 from cotaudit.params import ParameterError
 from cotaudit.probing.forms import clip, extract_string
 from cotaudit.probing.record import ProbeRecord
 from cotaudit.probing.think import compose_reasoning
 from cotaudit.report import probe as probe_report
-from cotaudit.report.loader import run_from_log
 from cotaudit.solvers.engine import sample_seed
 
 ANSWER_TOKENS = 4

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from helpers import hint_follower_card
 
+from cotaudit.logs.data import RunData, ScoreData, ScoredSample, ScorerRun
 from cotaudit.organisms import write_card
 from cotaudit.report import compare_ci
 from cotaudit.report.checkpoints import measure, sections, series_of, study_samples
-from cotaudit.report.data import RunData, ScoreData, ScoredSample, ScorerRun
 from cotaudit.report.selfcommit import records
 from cotaudit.studies.selfcommit.stats import answered, two_condition_table
 

@@ -13,8 +13,9 @@ import pytest
 from helpers import run_eval
 from inspect_ai.log import read_eval_log
 
+from cotaudit.logs.files import run_from_frames
+from cotaudit.logs.read import run_from_log
 from cotaudit.report import build_report
-from cotaudit.report.loader import run_from_frames, run_from_log
 from cotaudit.studies.report_ll.metrics import report_ll_headline_keys
 from cotaudit.studies.selfcommit.metrics import selfcommit_headline_keys
 from cotaudit.studies.trace_tutor.metrics import trace_headline_keys

@@ -67,8 +67,8 @@ def test_probe_logs_get_a_checked_section_and_a_comparison(tmp_path):
 def _run_data(values: dict[str, dict[str, float]], label: str):
     """A probe_selfcommit run whose samples carry the given score values (sample id ->
     values; ids ``p<pair>-<condition>``), its metrics as the run's metric computes them."""
+    from cotaudit.logs.data import RunData, ScoreData, ScoredSample, ScorerRun
     from cotaudit.probing.summaries import run_metrics
-    from cotaudit.report.data import RunData, ScoreData, ScoredSample, ScorerRun
 
     samples = [
         ScoredSample(

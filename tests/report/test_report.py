@@ -31,10 +31,11 @@ from tasks_loader import load_task_module
 from cotaudit.bootstrap import paired_difference
 from cotaudit.cli import main as cli
 from cotaudit.display.headline import MIN_UNITS
+from cotaudit.logs.data import RunData
+from cotaudit.logs.read import run_from_log
 from cotaudit.report import assign_labels, build_report, compare_ci
-from cotaudit.report.data import RunData, check_metrics
+from cotaudit.report.consistency import check_metrics
 from cotaudit.report.figures import DPI, WIDTH
-from cotaudit.report.loader import run_from_log
 from cotaudit.report.tables import Table
 from cotaudit.studies.report_ll.fixtures import (
     DEFAULT_CORPUS,
@@ -592,7 +593,7 @@ def test_figures_are_pngs_of_the_stated_size_with_the_expected_series(report):
 
 
 def test_selfcommit_figure_2_picks_follow_the_stated_rules():
-    from cotaudit.report.data import ScoreData, ScoredSample
+    from cotaudit.logs.data import ScoreData, ScoredSample
     from cotaudit.report.selfcommit import pick_curves, records
 
     def sample(pair, cond, c, tau):

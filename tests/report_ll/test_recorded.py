@@ -19,9 +19,9 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import Tool, tool
 
+from cotaudit.logs.read import run_from_log
 from cotaudit.params import ParameterError
 from cotaudit.report import report_ll_recorded as recorded_report
-from cotaudit.report.loader import run_from_log
 from cotaudit.studies.report_ll.recorded import (
     PairsFileError,
     load_pairs,

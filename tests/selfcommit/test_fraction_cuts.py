@@ -9,8 +9,8 @@ import pytest
 from helpers import SAMPLED_LAST_NUMBER, run_eval
 from tasks_loader import load_selfcommit, load_task_module
 
+from cotaudit.logs.data import ScoreData, ScoredSample
 from cotaudit.params import ParameterError
-from cotaudit.report.data import ScoreData, ScoredSample
 from cotaudit.validation.presets import VALIDATION_FRACTIONS, VALIDATION_FRACTIONS_TEXT
 from cotaudit.validation.samples import validation_sample
 from cotaudit.validation.statistics import statistics_of

@@ -492,7 +492,7 @@ def test_report_checks_first_pass_median_as_the_log_defines_it(tiny_run, tmp_pat
     midpoint median 0.875. A log defining first_pass_median is checked against the lower
     median; a log of version 0 without that definition logged the midpoint and is checked
     against it; the table shows the lower median either way."""
-    from cotaudit.report.loader import run_from_log
+    from cotaudit.logs.read import run_from_log
     from cotaudit.report.trace_tutor import section
 
     path = tiny_run[0].location

@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    from cotaudit.logs.files import find_logs
     from cotaudit.params import ParameterError, parse_contrast_model
-    from cotaudit.report.loader import find_logs
     from cotaudit.scorers.cluster_contrast import annotate_log
 
     try:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cotaudit.display.text import md_code, report_text
-from cotaudit.report.data import RunData
+from cotaudit.logs.data import RunData
 from cotaudit.report.sections import FigureInfo, Section
 
 SECTION_ALIASES = {
@@ -110,8 +110,8 @@ def build_report(
     """Read the logs under ``paths`` (or take ``runs``), write ``out_dir/report.md`` and its
     PNGs. ``strict``: raise when a section or a figure fails instead of noting it in the
     report. No logs under ``paths``: nothing is written (``Report.runs`` empty)."""
+    from cotaudit.logs.files import load_runs
     from cotaudit.report.checkpoints import sections as checkpoint_series
-    from cotaudit.report.loader import load_runs
     from cotaudit.report.markdown import render
     from cotaudit.report.validation_roc import sections as detection_roc
 

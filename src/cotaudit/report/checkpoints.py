@@ -26,8 +26,8 @@ from pathlib import Path
 
 from cotaudit.bootstrap import Interval
 from cotaudit.display.text import md_code, report_text
+from cotaudit.logs.data import RunData, ScoredSample
 from cotaudit.organisms.behaviour import ShortcutRate
-from cotaudit.report.data import RunData, ScoredSample
 from cotaudit.report.figures import Band, FigureText, points_with_ci
 from cotaudit.report.sections import Section
 from cotaudit.report.tables import Cell, Table

@@ -9,7 +9,7 @@ from typing import Any
 
 from cotaudit.cluster.f1 import DEFAULT_PREFIX, why_f1_undefined
 from cotaudit.display.headline import MIN_UNITS, assess, ran_line, ran_record, specs_of
-from cotaudit.report.data import RunData
+from cotaudit.logs.data import RunData
 from cotaudit.stats import or_nan
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cotaudit.display.text import md_code, report_text
-from cotaudit.report.data import RunData
+from cotaudit.logs.data import RunData
 from cotaudit.report.sections import FigureInfo, Section
 from cotaudit.report.tables import Table, fmt
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from cotaudit.display.text import md_code, report_text
+from cotaudit.logs.data import MetricDef, RunData, ScoredSample
 from cotaudit.probing.metrics import ATTACHED, METRICS, ProbeMetricOptions, score_rows
 from cotaudit.probing.summaries import (
     EXACT_CURVE_KEYS,
@@ -32,7 +33,6 @@ from cotaudit.probing.summaries import (
 )
 from cotaudit.probing.trajectory import curve_over_steps
 from cotaudit.report import compare_ci, figures
-from cotaudit.report.data import MetricDef, RunData, ScoredSample
 from cotaudit.report.headlines import headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section, run_section
 from cotaudit.report.tables import Cell, Table, fmt

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.display.text import md_code, report_text
+from cotaudit.logs.data import MetricDef, RunData, ScoredSample, ScorerRun
 from cotaudit.report import compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
-from cotaudit.report.data import MetricDef, RunData, ScoredSample, ScorerRun
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section, paper_line, run_section
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, fmt, fmt_ci

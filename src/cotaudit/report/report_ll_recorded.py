@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cotaudit.display.text import report_text
-from cotaudit.report.data import RunData
+from cotaudit.logs.data import RunData
 from cotaudit.report.headlines import headline_text, no_data_text, ran_text
 from cotaudit.report.sections import Section, run_section
 from cotaudit.report.tables import Cell, Table, fmt

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cotaudit.display.text import report_text
+from cotaudit.logs.data import RunData
 from cotaudit.probing.resample_record import METRICS, VALUE_KEYS, ResampleRecord
-from cotaudit.report.data import RunData
 from cotaudit.report.figures import FigureText, signed_lines
 from cotaudit.report.headlines import no_data_text, ran_text
 from cotaudit.report.sections import Section, run_section

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.display.text import md_code
-from cotaudit.report.data import Consistency, RunData, ScorerRun, check_metrics
+from cotaudit.logs.data import RunData, ScorerRun
+from cotaudit.report.consistency import Consistency, check_metrics
 from cotaudit.report.tables import Table
 from cotaudit.studies.paper import PaperConfiguration
 
@@ -48,7 +49,7 @@ class Section:
 
     def check(self, recomputed: dict[str, float], logged: dict[str, float]) -> Consistency:
         """Hold the ``recomputed`` run metrics and their check against the ``logged`` ones
-        (:func:`~cotaudit.report.data.check_metrics`); returns the check."""
+        (:func:`~cotaudit.report.consistency.check_metrics`); returns the check."""
         self.recomputed = recomputed
         self.consistency = check_metrics(recomputed, logged)
         return self.consistency

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from cotaudit.display.text import report_text
+from cotaudit.logs.data import MetricDef, RunData, ScoredSample
 from cotaudit.probing.resample_record import METRICS as RESAMPLE_METRICS
 from cotaudit.report import cluster, compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
-from cotaudit.report.data import MetricDef, RunData, ScoredSample
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.sections import (
     FigureInfo,

@@ -17,11 +17,11 @@ import numpy as np
 
 from cotaudit.bootstrap import percentile_bounds, resample_indices
 from cotaudit.display.text import report_text
+from cotaudit.logs.data import MetricDef, RunData, ScoredSample
 from cotaudit.probing.pass_curves import PassCurve
 from cotaudit.probing.resample_record import METRICS as RESAMPLE_METRICS
 from cotaudit.report import cluster, compare_ci, figures
 from cotaudit.report.cluster import add_cluster_tables
-from cotaudit.report.data import MetricDef, RunData, ScoredSample
 from cotaudit.report.headlines import f1_reasons, headline_text, no_data_text, problems_setting
 from cotaudit.report.sections import Section, published_intro, published_table, run_section
 from cotaudit.report.tables import Cell, Table, ci_cell, count_cell, empty_stratum_cells, fmt
@@ -44,7 +44,7 @@ def records(samples: Sequence[ScoredSample]) -> list[ts.TraceRecord]:
 
 def table_defs(metric_defs: Sequence[MetricDef]) -> list[MetricDef]:
     """Every full table of the metric table with the options the log gave it (a compact log's
-    sources are among ``metric_defs``: :func:`cotaudit.report.loader.with_full_tables`); a table
+    sources are among ``metric_defs``: :func:`cotaudit.logs.read.with_full_tables`); a table
     the log lacks takes the bootstrap options of the log's bootstrapped tables."""
     logged = {d.name: dict(d.options) for d in metric_defs if d.name in FULL_METRICS}
     boot = next((o for name, o in logged.items() if FULL_METRICS[name].options), {})

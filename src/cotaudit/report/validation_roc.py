@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cotaudit.logs.data import RunData
 from cotaudit.params import error_line
-from cotaudit.report.data import RunData
 from cotaudit.report.figures import FigureText, RocLine, roc_curves
 from cotaudit.report.sections import Section
 from cotaudit.validation.baselines import BASELINES, MONITOR, with_baselines, with_values

@@ -1,7 +1,7 @@
 """The report_ll task's versions, and how the report reads the logs of each.
 
 The task's ``Task(version=...)`` is :data:`TASK_VERSION`; a log records it
-(:attr:`cotaudit.report.data.RunData.task_version`).
+(:attr:`cotaudit.logs.data.RunData.task_version`).
 
 - **Version 2**: every metric is a spec of :data:`cotaudit.studies.report_ll.metrics.METRICS`
   and its logged options name every option (the report recomputes it with

@@ -10,7 +10,7 @@ cluster contrast notes), where the whole-log walk reads the epoch reductions. Th
 fields (task, model, status, task arguments, metric definitions and values) come from the log
 header (``read_eval_log(header_only=True)``), which is small and exact.
 
-:func:`cotaudit.report.loader.run_from_frames` puts the two together; logs with several epochs
+:func:`cotaudit.logs.files.run_from_frames` puts the two together; logs with several epochs
 are scored on their epoch reductions, which data frames do not carry, and are walked whole.
 """
 
@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cotaudit.report.data import ScoreData, ScoredSample
+from cotaudit.logs.data import ScoreData, ScoredSample
 
 _DETAILS = ("answer", "explanation", "metadata")
 
