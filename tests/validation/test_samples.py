@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from cotaudit.report.data import ScoreData, ScoredSample
+from cotaudit.logs.data import ScoreData, ScoredSample
 from cotaudit.validation.samples import SampleError, validation_sample
 from cotaudit.validation.statistics import statistics_of
 

@@ -76,8 +76,8 @@ def earlier_files(out: Path) -> list[Path]:
 
 def run_cli(args: argparse.Namespace) -> int:
     from cotaudit.display.text import visible
+    from cotaudit.logs.files import NO_LOG_REASONS
     from cotaudit.params import InputError, error_line
-    from cotaudit.report.loader import NO_LOG_REASONS
     from cotaudit.validation.table import figure_name, markdown, record, summarize
 
     def fail(message: str) -> int:
@@ -174,7 +174,7 @@ def validated_runs(
     monitor's, given ``monitor_model``), ordered by study, organism, step, model; the logs
     skipped with why; and the logs not validated (no wrong cue) with why."""
     from cotaudit.display.text import visible
-    from cotaudit.report.loader import load_runs
+    from cotaudit.logs.files import load_runs
     from cotaudit.report.validation_roc import prepare
     from cotaudit.validation.checkpoints import checkpoint_card
     from cotaudit.validation.statistics import statistics_of
