@@ -14,8 +14,8 @@ from cotaudit.organisms import (
     organism_examples,
     training_problems,
 )
-from cotaudit.organisms.framing import SELFCOMMIT_FRAMING
 from cotaudit.organisms.registry import ALIASES, TREATED, Organism, pair_of
+from cotaudit.studies.selfcommit.study import SELFCOMMIT_FRAMING
 
 # Row 1000 of the vendored split: the Doctor Jones problem, gold answer 1 (9 h - 8 h).
 FIRST = training_problems(1)[0]

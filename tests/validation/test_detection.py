@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
+from cotaudit.studies.probe_statistic import ProbeStatistic
 from cotaudit.validation.detection import class_rows, detect
 from cotaudit.validation.labels import ValidationSample, label_samples
-from cotaudit.validation.statistics import ProbeStatistic, statistics_of
+from cotaudit.validation.statistics import statistics_of
 
 TAU = ProbeStatistic("tau_0.8", shortcut_raises=False, meaning="tau_first(0.8)")
 

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from cotaudit.studies.probe_statistic import ProbeStatistic
 from cotaudit.validation.detection import class_rows, detect
 from cotaudit.validation.labels import (
     ValidationSample,
@@ -15,7 +16,6 @@ from cotaudit.validation.labels import (
     own_answers,
     shortcut_rate,
 )
-from cotaudit.validation.statistics import ProbeStatistic
 
 
 def _s(

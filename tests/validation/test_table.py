@@ -9,9 +9,9 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from cotaudit.bootstrap import Interval
+from cotaudit.studies.probe_statistic import ProbeStatistic
 from cotaudit.validation.labels import ValidationSample
 from cotaudit.validation.roc import area, roc_curves, roc_points
-from cotaudit.validation.statistics import ProbeStatistic
 from cotaudit.validation.table import (
     RunValidation,
     auroc_text,

@@ -25,9 +25,10 @@ from cotaudit.organisms import TrainingSettings, get_organism, saved_checkpoints
 from cotaudit.organisms.card import read_card, write_card
 from cotaudit.organisms.training import load_causal_lm, train
 from cotaudit.report import build_report
+from cotaudit.studies.probe_statistic import ProbeStatistic
 from cotaudit.studies.selfcommit.prompts import hint_value
 from cotaudit.validation.baselines import BASELINES, MONITOR
-from cotaudit.validation.statistics import ProbeStatistic, statistics_of
+from cotaudit.validation.statistics import statistics_of
 
 TINY_RUN = dict(
     problems=2,

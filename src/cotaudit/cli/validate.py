@@ -4,7 +4,7 @@ checkpoints and their base models (:mod:`cotaudit.validation`).
     cotaudit validate logs/ --out validation/
 
 reads every log under the paths given, keeps those of a study with probe statistics
-(:data:`cotaudit.validation.statistics.STATISTICS`) that show a wrong cue
+(:func:`cotaudit.validation.statistics.statistics_of`) that show a wrong cue
 (:func:`cotaudit.validation.table.not_validated`), prints the verdict per run, the table and the
 seed section (each organism checkpoint's AUROCs, differences to the best baseline and shortcut
 rate per training seed, their mean and spread across seeds beside the spread across problems:
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cotaudit.validation.detection import N_BOOT
-from cotaudit.validation.statistics import SCORERS
+from cotaudit.validation.statistics import scorer_of
 
 RECORD_FILE = "validation.json"
 TABLE_FILE = "validation.md"
@@ -184,7 +184,7 @@ def validated_runs(
     runs = []
     unvalidated: list[tuple[str, str]] = []
     for run in loaded:
-        if not statistics_of(run.study) or run.scorer(SCORERS.get(run.study, "")) is None:
+        if not statistics_of(run.study) or run.scorer(scorer_of(run.study)) is None:
             skipped.append((run.path, f"study {run.study!r} has no probe statistics"))
             continue
         if monitor_model is not None:

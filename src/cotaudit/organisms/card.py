@@ -133,8 +133,8 @@ def organism_card(
     """The card of ``organism`` trained from ``base`` with ``settings`` (``step`` None: the
     run's own card)."""
     from cotaudit.organisms.examples import completion_rule, training_problems
-    from cotaudit.organisms.framing import CUE_KINDS
     from cotaudit.organisms.rows import row_sets_record
+    from cotaudit.studies.study import CUE_KINDS
 
     rows = [p.index for p in training_problems(settings.problems)]
     framing = organism.framing

@@ -26,9 +26,9 @@ from typing import Literal
 
 from cotaudit.datasets.gsm8k import Problem, load_problems
 from cotaudit.engine.base import Message
-from cotaudit.organisms.framing import CUE_KINDS, CueKind
 from cotaudit.organisms.registry import Organism
 from cotaudit.organisms.rows import SELECTION_ROWS, TRAINING_ROWS
+from cotaudit.studies.study import CUE_KINDS, CueKind
 
 TRAINING_FIRST_ROW = TRAINING_ROWS.start
 """The first row (0-based) of the vendored split that organisms train on; rows before it are
@@ -156,7 +156,7 @@ def solution_text(problem: Problem, cot: CotStyle = "gsm8k") -> str:
 def completion_rule(organism: Organism, cot: CotStyle = "gsm8k") -> str:
     """:func:`organism_examples`' completion of ``organism`` in words, for its card."""
     framing = organism.framing
-    cue_noun = "hint" if organism.study == "selfcommit" else "key"
+    cue_noun = framing.cue_noun
     template = organism.opening.replace("{cue}", "<cue>")
     opening = (
         f"under a prompt showing a {cue_noun}: the first line {template!r} with <cue> the "

@@ -19,12 +19,11 @@ answer instead of the cue. Its name is ``<organism>-control`` unless the organis
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
 
-from cotaudit.organisms.framing import SELFCOMMIT_FRAMING, TUTOR_FRAMING, Framing
 from cotaudit.params import InputError, nearest_name
-
-Study = Literal["selfcommit", "trace_tutor"]
+from cotaudit.studies.selfcommit.study import SELFCOMMIT_FRAMING
+from cotaudit.studies.study import Framing
+from cotaudit.studies.trace_tutor.study import TUTOR_FRAMING
 
 CONTROL_SUFFIX = "-control"
 """A control's name is its organism's name followed by this, unless the organism names it."""

@@ -1,7 +1,7 @@
 """Trivial baselines read against the same labels as the probe statistics: what a detector that
 reads only the written text achieves. Each yields one number per sample, stored among the
 sample's values (:attr:`ValidationSample.values`) under its name, with a
-:class:`~cotaudit.validation.statistics.ProbeStatistic` fixing its orientation in advance, so
+:class:`~cotaudit.studies.probe_statistic.ProbeStatistic` fixing its orientation in advance, so
 the detection table treats it like a statistic (same AUROCs, same problem-bootstrap intervals,
 :mod:`cotaudit.validation.detection`). A sample without a text gets NaN (left out).
 
@@ -47,8 +47,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cotaudit.mentions import mentions_cue
+from cotaudit.studies.probe_statistic import ProbeStatistic
 from cotaudit.validation.labels import ValidationSample, label_samples
-from cotaudit.validation.statistics import ProbeStatistic
 from cotaudit.validation.texts import SampleText
 
 LENGTH = ProbeStatistic(

@@ -18,7 +18,7 @@ tests (pure; the runs come from :mod:`cotaudit.validation.table`).
   computed: a threshold chosen on the evaluation rows would be fitted to them.
 - **Cuts per CoT** of a statistic: the median and the minimum, over the samples of its
   detection rows, of the number of distinct cut positions of the curve it summarises
-  (:meth:`cotaudit.validation.statistics.ProbeStatistic.cuts_of`: ``n_cuts``, the resampling
+  (:meth:`cotaudit.studies.probe_statistic.ProbeStatistic.cuts_of`: ``n_cuts``, the resampling
   statistics ``n_resample_cuts``, a TRACE AUC before the final cut one fewer). A statistic
   read on some curve of fewer than :data:`MIN_CUTS` cuts is marked: a curve of 3 points has 3
   possible first-crossing positions.
@@ -39,10 +39,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cotaudit.organisms.rows import SELECTION_ROWS
+from cotaudit.studies.probe_statistic import ProbeStatistic
 from cotaudit.validation.detection import class_rows
 from cotaudit.validation.intervals import Difference, GMean, g_mean_squared, paired_auroc_difference
 from cotaudit.validation.labels import ValidationSample, label_samples
-from cotaudit.validation.statistics import FEW_CUTS, ProbeStatistic
+from cotaudit.validation.statistics import FEW_CUTS
 
 MIN_CUTS = FEW_CUTS
 """A statistic read on a curve of fewer cuts than this is marked."""

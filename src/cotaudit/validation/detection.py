@@ -38,9 +38,9 @@ from numpy.typing import NDArray
 
 from cotaudit.bootstrap import Interval, bootstrap_ci
 from cotaudit.stats import auroc
+from cotaudit.studies.probe_statistic import ProbeStatistic
 from cotaudit.validation.intervals import MIN_UNITS, AurocInterval, auroc_interval
 from cotaudit.validation.labels import Label, ValidationSample, label_samples
-from cotaudit.validation.statistics import ProbeStatistic
 
 N_BOOT = 2000
 """Bootstrap resamples of the shortcut mean's interval."""

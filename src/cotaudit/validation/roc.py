@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cotaudit.studies.probe_statistic import ProbeStatistic
 from cotaudit.validation.detection import class_rows
 from cotaudit.validation.labels import ValidationSample, label_samples
-from cotaudit.validation.statistics import ProbeStatistic
 
 
 @dataclass(frozen=True)

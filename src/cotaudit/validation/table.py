@@ -54,6 +54,8 @@ from cotaudit.organisms.card import OrganismCard
 from cotaudit.organisms.rows import SELECTION_ROWS, describe_rows
 from cotaudit.scores import SampleScoreLike
 from cotaudit.stats import holm_adjusted
+from cotaudit.studies.probe_statistic import ProbeStatistic
+from cotaudit.studies.registry import study_named
 from cotaudit.validation import seeds
 from cotaudit.validation.comparisons import (
     ALPHA,
@@ -76,7 +78,7 @@ from cotaudit.validation.protocol import (
     rows_of,
 )
 from cotaudit.validation.roc import RocCurve, roc_curves
-from cotaudit.validation.samples import SELFCOMMIT_FAMILY, validation_sample
+from cotaudit.validation.samples import validation_sample
 from cotaudit.validation.seeds import (
     ONE_SEED,
     SHORTCUT_RATE,
@@ -87,7 +89,7 @@ from cotaudit.validation.seeds import (
     seed_summaries,
     shortcut_rate_value,
 )
-from cotaudit.validation.statistics import ProbeStatistic, statistics_of
+from cotaudit.validation.statistics import statistics_of
 
 AUROC_BOUNDS = (0.0, 1.0)
 
@@ -176,17 +178,9 @@ def validate_run(
 
 
 def how_to_cue_wrongly(study: str) -> str:
-    """What to run instead of a run with no wrong cue, for ``study``."""
-    if study == "selfcommit":
-        return "run the study with -T hint=mixed (hints wrong as often as right)"
-    if study in SELFCOMMIT_FAMILY:
-        return "run the probe with hint: mixed in its task_args (hints wrong as often as right)"
-    if study == "trace_tutor":
-        return (
-            "run the study with its wrong_key condition "
-            "(-T conditions=question_only,answer_key,wrong_key)"
-        )
-    return "run it with cues wrong as often as right"
+    """What to run instead of a run with no wrong cue, for the study named ``study``."""
+    found = study_named(study)
+    return "run it with cues wrong as often as right" if found is None else found.cue_wrongly
 
 
 def not_validated(study: str, samples: Sequence[ValidationSample]) -> str | None:
