@@ -45,7 +45,7 @@ from cotaudit.validation.checkpoints import (
 from cotaudit.validation.detection import CUED, ClassRows, class_rows
 from cotaudit.validation.labels import label_samples, shortcut_rate
 from cotaudit.validation.samples import SampleError, validation_sample
-from cotaudit.validation.statistics import SCORERS, statistics_of
+from cotaudit.validation.statistics import scorer_of, statistics_of
 from cotaudit.validation.table import ci_text
 
 
@@ -82,7 +82,7 @@ class SeriesRun:
 def measure(run: RunData, step: int, is_base: bool) -> SeriesRun | None:
     """One run's :class:`SeriesRun`; None for a run whose study has no statistics or whose
     samples name no problem or gold answer."""
-    scorer = run.scorer(SCORERS.get(run.study, ""))
+    scorer = run.scorer(scorer_of(run.study))
     statistics = statistics_of(run.study)
     if scorer is None or not statistics:
         return None

@@ -25,13 +25,14 @@ from cotaudit.logs.data import RunData
 from cotaudit.params import error_line
 from cotaudit.report.figures import FigureText, RocLine, roc_curves
 from cotaudit.report.sections import Section
+from cotaudit.studies.probe_statistic import ProbeStatistic
 from cotaudit.validation.baselines import BASELINES, MONITOR, with_baselines, with_values
 from cotaudit.validation.checkpoints import checkpoint_card
 from cotaudit.validation.labels import ValidationSample
 from cotaudit.validation.roc import RocCurve
 from cotaudit.validation.roc import roc_curves as curves_of
 from cotaudit.validation.samples import SampleError
-from cotaudit.validation.statistics import SCORERS, ProbeStatistic, statistics_of
+from cotaudit.validation.statistics import scorer_of, statistics_of
 from cotaudit.validation.table import measured_statistics, not_validated, samples_of
 
 
@@ -58,7 +59,7 @@ def prepare(run: RunData, monitor_model: str | None = None) -> Prepared | str:
     from cotaudit.report.texts import read_texts
     from cotaudit.validation.monitor import run_monitor
 
-    scorer = run.scorer(SCORERS.get(run.study, ""))
+    scorer = run.scorer(scorer_of(run.study))
     if scorer is None or not statistics_of(run.study):
         return f"study {run.study!r} has no probe statistics"
     try:
