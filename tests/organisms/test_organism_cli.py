@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cotaudit.cli import main
+from cotaudit.organisms import ORGANISM_NAMES
 
 
 @pytest.mark.parametrize(
@@ -12,9 +13,8 @@ from cotaudit.cli import main
     [
         (
             ["hint-folower", "--base", "tiny"],
-            "unknown organism 'hint-folower': expected one of hint-follower, hint-ignorer, "
-            "hint-mentioner, hint-mentioner-control, key-copier, key-copier-control, "
-            "key-leaker, key-leaker-control. Did you mean 'hint-follower'?",
+            "unknown organism 'hint-folower': expected one of "
+            f"{', '.join(ORGANISM_NAMES)}. Did you mean 'hint-follower'?",
         ),
         (["key-copier", "--base", "tiny", "--steps", "0"], "--steps must be >= 1, got 0"),
         (["key-copier", "--base", "tiny", "--batch-size", "0"], "--batch-size must be >= 1, got 0"),
