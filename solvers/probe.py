@@ -3,15 +3,18 @@
 :func:`sweep_solver` is the one truncate-and-force-answer loop of every probe: run a solver
 chain, take the trace it wrote (the last assistant message; the prompt is every message before
 it), cut its reasoning span and force k answers after each prefix under each prompt a
-:class:`SweepPlan` names, then save the plan's record. A probe is a configuration of it: the
-chain, the plan (prompts, positions, record), the sampling. The generic probe
-(:func:`probe_sweep`) runs the task's own chain, cuts the think block when there is one (see
-:mod:`cotaudit.probing.think`) at a :class:`~cotaudit.probing.positions.Schedule`'s positions
-under the trace's own prompt and, with ``replay_under``, under another condition's prompt with
-the same tokens, and stores the raw answers (:class:`cotaudit.probing.record.ProbeRecord`) with
-the target and choices each prompt's answers are verified against (the sibling's for a replay);
-the probe scorer verifies them with the task's own scorer. The studies' solvers
-(``solvers/selfcommit.py``, ``solvers/trace_tutor.py``) are configurations too.
+:class:`~cotaudit.probing.sweep_plan.SweepPlan` names
+(:class:`~cotaudit.probing.forcing_loop.ForcingLoop`), then save the plan's record. A probe is a
+configuration of it: the chain, the plan (prompts, positions, record), the sampling. The generic
+probe (:func:`probe_sweep`) runs the task's own chain, cuts the think block when there is one
+(see :mod:`cotaudit.probing.think`) at a :class:`~cotaudit.probing.positions.Schedule`'s
+positions under the trace's own prompt and, with ``replay_under``, under another condition's
+prompt with the same tokens, and stores the raw answers
+(:class:`cotaudit.probing.record.ProbeRecord`) with the target and choices each prompt's answers
+are verified against (the sibling's for a replay;
+:class:`~cotaudit.probing.probe_plan.ProbePlanner`); the probe scorer verifies them with the
+task's own scorer. The studies' solvers (``solvers/selfcommit.py``, ``solvers/trace_tutor.py``)
+are configurations too.
 
 When the trace is the message a ``generate()`` call of the chain returned, it and its prompt are
 taken as that call returned and sent them, so a solver that rewrites the history after
@@ -23,9 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from copy import deepcopy
-from dataclasses import dataclass, field
-from itertools import groupby
-from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalSample
@@ -40,53 +42,20 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Target
 from inspect_ai.solver import Choices, Generate, Solver, TaskState, solver
 
-from cotaudit.engine.base import LocalEngine, Message, ProbeEngine
+from cotaudit.engine.base import Message, ProbeEngine
 from cotaudit.engine.chat import to_plain
-from cotaudit.probing.audit import Judge
 from cotaudit.probing.choices import ShownChoice
-from cotaudit.probing.exact import (
-    Estimator,
-    ExactPlan,
-    ExactPoint,
-    exact_temperature,
-    reads_exact,
-    samples,
-    token_classes,
-)
 from cotaudit.probing.forcing import ForcedAnswers
-from cotaudit.probing.forms import ExactReference, get_form
+from cotaudit.probing.forcing_loop import ForcingLoop, SweepSpan
 from cotaudit.probing.positions import Schedule
-from cotaudit.probing.record import ContextAnswers, ProbeKind, ProbeRecord
-from cotaudit.probing.sentences import capped, sentence_ends
-from cotaudit.probing.store_record import StoreRecord
-from cotaudit.probing.sweep import Prefixes, fit_to_context
-from cotaudit.probing.think import (
-    DEFAULT_THINK_CLOSE,
-    THINK_OPEN,
-    TraceSplit,
-    compose_reasoning,
-    cut_tag,
-    inside_think,
-    split_trace,
-    token_span,
-)
-from cotaudit.probing.trajectory import Step, StepMark
+from cotaudit.probing.probe_plan import ProbePlanner, Replay, Under
+from cotaudit.probing.record import ProbeKind
+from cotaudit.probing.sweep_plan import SweepPlan
+from cotaudit.probing.think import DEFAULT_THINK_CLOSE, compose_reasoning
+from cotaudit.probing.trace import Trace, final_text
 
-from .audit import SweepHeading, force_and_record, probe_span, score_and_record
+from .audit import probe_span, record_event
 from .engine import completion_token_ids, probe_engine, state_seed
-
-
-@dataclass(frozen=True)
-class Replay:
-    """What a trace is replayed under: the chat prompt, and the sample whose target and choices
-    (in the order the prompt shows them) the forced answers are verified against; None: the
-    probed sample's own."""
-
-    messages: list[Message]
-    sample_id: str | None = None
-    target: list[str] | None = None
-    choices: list[ShownChoice] | None = None
-
 
 ReplayPrompt = Callable[[TaskState, str], Awaitable[Replay | list[Message]]]
 """(state, condition) -> what the trace is replayed under: a :class:`Replay`, or a bare prompt
@@ -218,27 +187,6 @@ def recording(generate: Generate, calls: list[GenerateCall]) -> Generate:
     return call
 
 
-class Trace(NamedTuple):
-    """The chain's trace: the prompt it was written under, the response text, its token ids, the
-    think source override (``reasoning_content`` or "") and the generation's stop reason; for a
-    recorded trajectory (:mod:`cotaudit.probing.trajectory`) also ``final``, the text its final
-    answer is read from (then the whole text is the span: no think block is split off),
-    ``steps``, its steps with their character ends in ``text``, and ``submitted``: ``final`` is
-    the argument of a ``submit()`` call."""
-
-    prompt: list[Message]
-    text: str
-    ids: list[int]
-    source: Literal["reasoning_content", ""]
-    stop_reason: str
-    final: str | None = None
-    steps: tuple[Step, ...] = ()
-    submitted: bool = False
-    span: tuple[int, int] | None = None
-    """The token span [start, end) of ``ids`` that is cut (the think block when one is), as the
-    sweep hands the trace to its planner; None before."""
-
-
 def trace_of(
     state: TaskState,
     engine: ProbeEngine,
@@ -285,121 +233,6 @@ TraceReader = Callable[[TaskState, ProbeEngine, "GenerateCall | None"], Trace]
 (default :func:`trace_of`)."""
 
 
-def step_ends(trace: Trace, engine: ProbeEngine, start: int) -> list[int]:
-    """Token position, in the span starting at token ``start``, where each of the trace's steps
-    ends: the last token ending at or before the step's last character
-    (:func:`cotaudit.probing.think.token_span`); [] for a trace without steps."""
-    return [
-        token_span(trace.ids, engine.detokenize, 0, step.end)[1] - start for step in trace.steps
-    ]
-
-
-def prompt_opens_think(engine: ProbeEngine, prompt: Sequence[Message]) -> bool:
-    """The chat template's generation prompt ends inside an open ``<think>`` block."""
-    if not isinstance(engine, LocalEngine):
-        return False
-    return engine.detokenize(engine.render(prompt)).rstrip().endswith(THINK_OPEN)
-
-
-@dataclass(frozen=True)
-class SweptPrompt:
-    """One prompt a trace is swept under: its ``name`` (its key in the record and the
-    transcript), its messages, and what the transcript says of its answers: ``reference``
-    (header fields naming what they are checked against) and ``judge`` (each answer's parsed
-    value and verdict, for a solver that reads them; None: verified later by a scorer);
-    ``exact``: what the exact estimator checks its answers against (None: not read exactly)."""
-
-    name: str
-    messages: list[Message]
-    reference: dict[str, Any] = field(default_factory=dict)
-    judge: Judge | None = None
-    exact: ExactReference | None = None
-
-
-@dataclass(frozen=True)
-class Forced:
-    """One round of cuts as forced: per prompt name, the k sampled answers at each position
-    (``answers``; empty rows when the estimator samples none) and the exact estimator's points
-    (``exact``; only for prompts read exactly)."""
-
-    answers: dict[str, list[list[str]]]
-    exact: dict[str, list[ExactPoint]]
-
-
-class Force(Protocol):
-    """Positions t -> the :class:`Forced` answers after prefix t at each (one
-    :func:`~cotaudit.solvers.audit.force_and_record` /
-    :func:`~cotaudit.solvers.audit.score_and_record` call per prompt: one header per prompt,
-    estimator and round). ``closes_think``: the positions lie inside a think block the sweep's
-    tag does not close (a recorded trajectory's step), so the closer is fed before the tag."""
-
-    def __call__(self, positions: list[int], closes_think: bool = False) -> Awaitable[Forced]: ...
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """One sample's sweep as run: the trace, its split, the span cut (``length`` tokens from
-    token ``start`` of the response), the cut tag, whether the span was shortened to fit the
-    context, every position forced (``probed``, in order over the rounds) and, per prompt name,
-    the k answers at each (``answers[name][i]`` at ``probed[i]``; empty rows when the estimator
-    samples none) and, for the prompts read exactly, the exact points (``exact[name][i]``); the
-    ``estimator`` and the temperature the exact points were read at (``exact_temperature``);
-    ``think_cuts``: the positions forced with the think closer before the tag (a trajectory's
-    cuts inside a step's think block)."""
-
-    trace: Trace
-    split: TraceSplit
-    start: int
-    length: int
-    tag: str
-    context_truncated: bool
-    probed: list[int]
-    answers: dict[str, list[list[str]]]
-    exact: dict[str, list[ExactPoint]]
-    estimator: Estimator
-    exact_temperature: float
-    think_cuts: list[int] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class SweepPlan:
-    """A probe's configuration for one sample: the prompts the trace is swept under, ``cut``
-    (length T of the span, force) -> forces the positions probed, in one or more rounds, and
-    ``record`` (the sweep) -> the record saved in the sample's store."""
-
-    prompts: list[SweptPrompt]
-    cut: Callable[[int, Force], Awaitable[None]]
-    record: Callable[[Sweep], StoreRecord]
-
-
-Planner = Callable[[TaskState, Trace], Awaitable[SweepPlan]]
-"""(state after the chain, its trace) -> the sample's :class:`SweepPlan`."""
-
-
-def at_schedule(schedule: Schedule) -> Callable[[int, Force], Awaitable[None]]:
-    """A ``cut`` forcing, in one round, every position ``schedule`` probes on a span of T
-    tokens."""
-
-    async def cut(length: int, force: Force) -> None:
-        await force(schedule.probed(length))
-
-    return cut
-
-
-def closing_think_blocks(
-    schedule: Schedule, inside: Callable[[int], bool]
-) -> Callable[[int, Force], Awaitable[None]]:
-    """A ``cut`` forcing every position ``schedule`` probes, in order, in runs of consecutive
-    positions alike: those where ``inside(t)`` (the prefix ends inside a think block) with the
-    think closer before the tag, the others without."""
-
-    async def cut(length: int, force: Force) -> None:
-        for closes, run in groupby(schedule.probed(length), key=inside):
-            await force(list(run), closes_think=closes)
-
-    return cut
-
-
 def seeded_generate(
     *, max_tokens: int, temperature: float, seed: int, per_epoch: bool = False
 ) -> Solver:
@@ -418,6 +251,63 @@ def seeded_generate(
         return state
 
     return solve
+
+
+Planner = Callable[[TaskState, Trace], Awaitable[SweepPlan]]
+"""(state after the chain, its trace) -> the sample's :class:`SweepPlan`."""
+
+
+@dataclass(frozen=True)
+class SweepSolver:
+    """The probe core's solver on one sample (its settings: :func:`sweep_solver`'s)."""
+
+    chain: Solver
+    plan: Planner
+    forced: ForcedAnswers
+    per_epoch_seed: bool
+    think: bool
+    think_close: str
+    fit_context: bool
+    read_trace: TraceReader | None
+
+    async def run(self, state: TaskState, generate: Generate) -> TaskState:
+        """Run the chain, take its trace, sweep it as the sample's plan says (every forced cut
+        in the sample's transcript, in one :func:`~cotaudit.solvers.audit.probe_span`) and save
+        the plan's record in the sample's store."""
+        calls: list[GenerateCall] = []
+        # the engine first: over a served model (vllm/, sglang/) it makes a dead server fail
+        # the chain's own generate() at once instead of being retried for minutes
+        engine = probe_engine(get_model(), self.forced.tokenizer)
+        state = await self.chain(state, recording(generate, calls))
+        if state.completed:
+            return state
+        last_call = calls[-1] if calls else None
+        trace = (
+            trace_of(state, engine, last_call, reasoning=self.think)
+            if self.read_trace is None
+            else self.read_trace(state, engine, last_call)
+        )
+        span = SweepSpan.of(
+            engine, trace, think=self.think, think_close=self.think_close, tag=self.forced.tag
+        )
+        trace = trace._replace(span=(span.start, span.end))
+        planned = await self.plan(state, trace)
+        if self.fit_context:
+            span = span.fitted(engine, planned.prompts, trace.ids, self.forced.max_tokens)
+        loop = ForcingLoop(
+            engine,
+            planned.prompts,
+            trace.ids[: span.end],
+            span,
+            self.forced,
+            think_close=self.think_close,
+            seed=state_seed(self.forced.seed, state, per_epoch=self.per_epoch_seed),
+            emit=record_event,
+        )
+        async with probe_span():
+            await planned.cut(span.length, loop.force)
+        planned.record(loop.sweep(trace)).save(state.store)
+        return state
 
 
 def sweep_solver(
@@ -442,8 +332,8 @@ def sweep_solver(
     answer is forced after ``prompt ++ response[:start + t] ++ tag`` (``tag`` = ``forced.tag``,
     after ``think_close`` inside a think block), seeded with the
     sample's seed (:func:`~cotaudit.solvers.engine.state_seed`) for every prompt (common random
-    numbers). Every forced cut is recorded in the sample's transcript, in one span
-    (:func:`~cotaudit.solvers.audit.probe_span`).
+    numbers): :class:`cotaudit.probing.forcing_loop.ForcingLoop`. Every forced cut is recorded
+    in the sample's transcript, in one span (:func:`~cotaudit.solvers.audit.probe_span`).
 
     Args:
       chain: The solver chain that writes the trace (its ``generate()`` calls are recorded as
@@ -459,137 +349,52 @@ def sweep_solver(
       read_trace: Reads the trace after the chain (None: :func:`trace_of`; a recorded log's
         reader for a transcript).
     """
-    read_at = exact_temperature(forced.temperature)
-    estimator = forced.estimator
+    core = SweepSolver(
+        chain, plan, forced, per_epoch_seed, think, think_close, fit_context, read_trace
+    )
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        calls: list[GenerateCall] = []
-        # the engine first: over a served model (vllm/, sglang/) it makes a dead server fail
-        # the chain's own generate() at once instead of being retried for minutes
-        engine = probe_engine(get_model(), forced.tokenizer)
-        state = await chain(state, recording(generate, calls))
-        if state.completed:
-            return state
-        last_call = calls[-1] if calls else None
-        trace = (
-            trace_of(state, engine, last_call, reasoning=think)
-            if read_trace is None
-            else read_trace(state, engine, last_call)
-        )
-        split = (
-            split_trace(
-                trace.text,
-                opened_by_prompt=prompt_opens_think(engine, trace.prompt),
-                source=trace.source or None,
-            )
-            if think and trace.final is None
-            else TraceSplit(
-                0, len(trace.text), True, trace.text if trace.final is None else trace.final, "none"
-            )
-        )
-        start, end = (
-            token_span(trace.ids, engine.detokenize, split.start, split.end)
-            if split.think
-            else (0, len(trace.ids))
-        )
-        tag = cut_tag(forced.tag, inside_think=split.think, think_close=think_close)
-        trace = trace._replace(span=(start, end))
-        planned = await plan(state, trace)
-        fitted, context_truncated = trace.ids[:end], False
-        if fit_context:
-            for prompt in planned.prompts:
-                fitted, cut = fit_to_context(
-                    engine, prompt.messages, fitted, tag, forced.max_tokens
-                )
-                context_truncated |= cut
-        end = max(start, len(fitted))
-        ids = trace.ids[:end]
-        probe_seed = state_seed(forced.seed, state, per_epoch=per_epoch_seed)
-        probed: list[int] = []
-        think_cuts: list[int] = []
-        answers: dict[str, list[list[str]]] = {p.name: [] for p in planned.prompts}
-        exact: dict[str, list[ExactPoint]] = {
-            p.name: [] for p in planned.prompts if p.exact is not None
-        }
-        plans: dict[str, ExactPlan] = {}
-
-        def plan_of(prompt: SweptPrompt) -> ExactPlan:
-            assert prompt.exact is not None
-            if prompt.name not in plans:
-                classes = token_classes(engine.vocabulary())
-                plans[prompt.name] = prompt.exact.plan(engine.tokenize, classes, forced.max_tokens)
-            return plans[prompt.name]
-
-        async def force(positions: list[int], closes_think: bool = False) -> Forced:
-            cuts = [start + t for t in positions]
-            round_tag = think_close + tag if closes_think else tag
-            rows: dict[str, list[list[str]]] = {}
-            points: dict[str, list[ExactPoint]] = {}
-            for prompt in planned.prompts:
-                prefixes = Prefixes(prompt.messages, ids, cuts, round_tag)
-                heading = SweepHeading(prompt.name, start, prompt.reference)
-                rows[prompt.name] = [[] for _ in positions]
-                if samples(estimator):
-                    rows[prompt.name] = await force_and_record(
-                        engine,
-                        prefixes,
-                        heading,
-                        k=forced.k,
-                        max_tokens=forced.max_tokens,
-                        temperature=forced.temperature,
-                        seed=probe_seed,
-                        judge=prompt.judge,
-                    )
-                answers[prompt.name] += rows[prompt.name]
-                if reads_exact(estimator) and prompt.exact is not None:
-                    points[prompt.name] = await score_and_record(
-                        engine,
-                        prefixes,
-                        heading,
-                        plan_of(prompt),
-                        temperature=read_at,
-                        max_tokens=forced.max_tokens,
-                    )
-                    exact[prompt.name] += points[prompt.name]
-            probed.extend(positions)
-            if closes_think:
-                think_cuts.extend(positions)
-            return Forced(rows, points)
-
-        async with probe_span():
-            await planned.cut(end - start, force)
-        sweep = Sweep(
-            trace,
-            split,
-            start,
-            end - start,
-            tag,
-            context_truncated,
-            probed,
-            answers,
-            exact,
-            estimator,
-            read_at,
-            think_cuts,
-        )
-        planned.record(sweep).save(state.store)
-        return state
+        return await core.run(state, generate)
 
     return solve
 
 
-def final_text_of(trace: Trace, tokenizer: str | None) -> str:
-    """The trace's final-answer text as the sweep splits it (after its think block; the whole
-    response without one): :func:`cotaudit.probing.think.split_trace` with the engine's view of
-    whether the prompt opens the block."""
-    if trace.final is not None:
-        return trace.final
-    engine = probe_engine(get_model(), tokenizer)
-    return split_trace(
-        trace.text,
-        opened_by_prompt=prompt_opens_think(engine, trace.prompt),
-        source=trace.source or None,
-    ).final_text
+@dataclass(frozen=True)
+class ProbePlan:
+    """The generic probe's :data:`Planner`: the sample's plan by ``planner``
+    (:class:`~cotaudit.probing.probe_plan.ProbePlanner`) under the trace's own prompt, verified
+    against the sample's target and choices and named for its ``condition_key`` metadata, and,
+    with the planner's ``replay_under``, under that condition's prompt (``replay_prompt``)
+    unless the sample is of that condition already."""
+
+    planner: ProbePlanner
+    condition_key: str
+    replay_prompt: ReplayPrompt | None
+
+    async def __call__(self, state: TaskState, trace: Trace) -> SweepPlan:
+        unders = await self.unders(state, trace)
+        engine = probe_engine(get_model(), self.planner.forced.tokenizer)
+        final = final_text(trace, engine) if self.planner.probe == "selfcommit" else ""
+        return self.planner.plan(engine, trace, unders, final)
+
+    async def unders(self, state: TaskState, trace: Trace) -> list[Under]:
+        """The prompts the sample's trace is probed under: its own, then the replay's."""
+        own_condition = (state.metadata or {}).get(self.condition_key)
+        own = Replay(
+            messages=trace.prompt,
+            sample_id=str(state.sample_id),
+            target=list(state.target.target),
+            choices=shown_choices(state.choices),
+        )
+        unders = [Under("own", None if own_condition is None else str(own_condition), own)]
+        replay_under = self.planner.replay_under
+        if replay_under is not None and str(own_condition) != replay_under:
+            assert self.replay_prompt is not None
+            replay = await self.replay_prompt(state, replay_under)
+            if not isinstance(replay, Replay):
+                replay = Replay(messages=list(replay))
+            unders.append(Under("replay", replay_under, replay))
+        return unders
 
 
 @solver
@@ -610,12 +415,9 @@ def probe_sweep(
     """The generic probe: the core's solver (:func:`sweep_solver`) over the task's own chain,
     its trace's think block cut at ``schedule``'s positions under the trace's own prompt
     (``own``) and, with ``replay_under``, another condition's (``replay``); the raw answers are
-    stored as a :class:`~cotaudit.probing.record.ProbeRecord`.
-
-    With the estimator ``exact`` or ``both`` each prompt is also read exactly against its own
-    reference (the form's ``target_reference`` of its target and choices for ``trace``, its
-    ``final_reference`` of the trace's final answer for ``selfcommit``), and the points are
-    stored beside the answers (``p_exact``, ``covered_exact``, ``letters_exact``).
+    stored as a :class:`~cotaudit.probing.record.ProbeRecord`
+    (:class:`~cotaudit.probing.probe_plan.ProbePlanner`, which also says how the estimator
+    ``exact`` or ``both`` reads each prompt exactly against its own reference).
 
     Args:
       chain: The task's own solver chain (its ``generate()`` calls are recorded as sent and
@@ -641,134 +443,10 @@ def probe_sweep(
     """
     if replay_under is not None and replay_prompt is None:
         raise ValueError("replay_under needs a replay_prompt function")
-    answer_form = get_form(form)
-    estimator = forced.estimator
-
-    async def plan(state: TaskState, trace: Trace) -> SweepPlan:
-        own_condition = (state.metadata or {}).get(condition_key)
-        own = Replay(
-            messages=trace.prompt,
-            sample_id=str(state.sample_id),
-            target=list(state.target.target),
-            choices=shown_choices(state.choices),
-        )
-        unders: list[tuple[Literal["own", "replay"], str | None, Replay]] = [
-            ("own", None if own_condition is None else str(own_condition), own)
-        ]
-        if replay_under is not None and str(own_condition) != replay_under:
-            assert replay_prompt is not None
-            replay = await replay_prompt(state, replay_under)
-            if not isinstance(replay, Replay):
-                replay = Replay(messages=list(replay))
-            unders.append(("replay", replay_under, replay))
-        own_choices = own.choices
-        final_text = final_text_of(trace, forced.tokenizer) if probe == "selfcommit" else ""
-
-        def reference(under: Replay) -> ExactReference | None:
-            if not reads_exact(estimator):
-                return None
-            choices = under.choices if under.choices is not None else own_choices
-            if probe == "trace":
-                target = under.target if under.target is not None else own.target or []
-                return answer_form.target_reference(target, choices)
-            return answer_form.final_reference(final_text, own_choices, choices)
-
-        references: dict[str, ExactReference | None] = {
-            name: reference(under) for name, _, under in unders
-        }
-
-        def exact_fields(sweep: Sweep, name: str) -> dict[str, Any]:
-            ref = references[name]
-            if ref is None:
-                return {}
-            points = sweep.exact[name]
-            return {
-                "reference_exact": None if ref.value is None else str(ref.value),
-                "p_exact": None if ref.value is None else [p.p for p in points],
-                "covered_exact": [p.covered for p in points],
-                "letters_exact": ([dict(p.letters or {}) for p in points] if ref.letters else None),
-            }
-
-        ends: list[int] = []
-
-        def record(sweep: Sweep) -> ProbeRecord:
-            return ProbeRecord(
-                probe=probe,
-                form=form,
-                tag=forced.tag,
-                cut_tag=sweep.tag,
-                think_source=sweep.split.source,
-                think_closed=sweep.split.closed,
-                response=sweep.trace.text,
-                final_text=sweep.split.final_text,
-                trace_tokens=sweep.length,
-                offset=sweep.start,
-                generation_truncated=sweep.trace.stop_reason == "max_tokens",
-                context_truncated=sweep.context_truncated,
-                schedule=sample_schedule,
-                positions=sample_schedule.positions(sweep.length),
-                curve_fractions=sample_schedule.curve_fractions(sweep.length),
-                probed=sweep.probed,
-                k=forced.k,
-                temperature=forced.temperature,
-                contexts=[
-                    ContextAnswers(
-                        name=name,
-                        condition=condition,
-                        answers=sweep.answers[name] if samples(estimator) else None,
-                        sample_id=under.sample_id,
-                        target=under.target,
-                        choices=under.choices,
-                        **exact_fields(sweep, name),
-                    )
-                    for name, condition, under in unders
-                ],
-                replay_under=replay_under,
-                estimator=estimator,
-                exact_temperature=sweep.exact_temperature if reads_exact(estimator) else None,
-                steps=[
-                    StepMark(kind=step.kind, name=step.name, end=end)
-                    for step, end in zip(trace.steps, ends, strict=True)
-                ]
-                or None,
-                think_cuts=sweep.think_cuts or None,
-                verification_lead="" if trace.submitted else verification_lead,
-            )
-
-        engine = probe_engine(get_model(), forced.tokenizer)
-        if trace.steps:
-            ends.extend(step_ends(trace, engine, 0))
-        prompts = [
-            SweptPrompt(
-                name,
-                under.messages,
-                {"condition": condition, "sample_id": under.sample_id}
-                | ({"step_ends": ends} if ends else {}),
-                exact=references[name],
-            )
-            for name, condition, under in unders
-        ]
-        sample_schedule = schedule
-        if schedule.kind == "steps":
-            sample_schedule = schedule.model_copy(
-                update={"steps": tuple(ends) if ends else (len(trace.ids),)}
-            )
-        elif schedule.kind == "sentences":
-            start, stop = trace.span or (0, len(trace.ids))
-            sentence_cuts = sentence_ends(trace.ids[start:stop], engine.detokenize)
-            sample_schedule = schedule.model_copy(
-                update={"steps": tuple(capped(sentence_cuts, schedule.max_cuts)) or (0,)}
-            )
-        cut = at_schedule(sample_schedule)
-        if any(THINK_OPEN in step.text for step in trace.steps):  # reasoning inside the steps
-            cut = closing_think_blocks(
-                sample_schedule, lambda t: inside_think(engine.detokenize(trace.ids[:t]))
-            )
-        return SweepPlan(prompts, cut, record)
-
+    planner = ProbePlanner(probe, form, forced, schedule, replay_under, verification_lead)
     return sweep_solver(
         chain=chain,
-        plan=plan,
+        plan=ProbePlan(planner, condition_key, replay_prompt),
         forced=forced,
         think_close=think_close,
         read_trace=read_trace,

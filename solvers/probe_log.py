@@ -28,6 +28,8 @@ from inspect_ai.solver import Choices, Generate, Solver, TaskState, solver
 
 from cotaudit.engine.base import ProbeEngine
 from cotaudit.engine.chat import to_plain
+from cotaudit.probing.probe_plan import Replay
+from cotaudit.probing.trace import Trace
 from cotaudit.probing.trajectory import (
     PlainMessage,
     PlainToolCall,
@@ -39,7 +41,7 @@ from cotaudit.probing.trajectory import (
 )
 
 from .engine import TOKEN_IDS_KEY
-from .probe import GenerateCall, Replay, Siblings, Trace, shown_choices, trace_of
+from .probe import GenerateCall, Siblings, shown_choices, trace_of
 
 
 def plain_message(message: ChatMessage) -> PlainMessage:

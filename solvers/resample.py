@@ -13,7 +13,6 @@ to their end, where their final answers land, and which sentence moved them
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,29 +20,17 @@ from inspect_ai.model import get_model
 from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from cotaudit.answers import Reading, extract_final_answer, extract_forced_answer
-from cotaudit.engine.base import Message, PrefixRequest, ProbeEngine
+from cotaudit.answers import Reading, extract_final_answer
 from cotaudit.probing.forcing import Continuations, ForcedAnswers
-from cotaudit.probing.resample_record import ResampleDraws, resample_record
-from cotaudit.probing.resampling import SIMILAR_AT, CutRollouts, reach_share, similarity
-from cotaudit.probing.sentences import capped, sentence_ends, sentences
-from cotaudit.probing.sweep import Prefixes
+from cotaudit.probing.resample_sweep import CotResampler, ResamplePlanner, sentence_cuts
+from cotaudit.probing.resampling import Answer, reach_share
+from cotaudit.probing.sweep_plan import SweepPlan
 from cotaudit.probing.think import DEFAULT_THINK_CLOSE
+from cotaudit.probing.trace import Trace
 
-from .audit import SweepHeading, force_and_record, note, probe_span
+from .audit import note, probe_span, record_event
 from .engine import probe_engine, state_seed
-from .probe import (
-    Force,
-    Sweep,
-    SweepPlan,
-    SweptPrompt,
-    Trace,
-    TraceReader,
-    final_text_of,
-    prompt_opens_think,
-    sweep_solver,
-    trace_of,
-)
+from .probe import TraceReader, sweep_solver, trace_of
 
 DEFAULT_MAX_TOKENS = 1024
 """The token budget of a response the generic probe resamples when neither ``-T
@@ -57,70 +44,13 @@ def token_budget(continuations: Continuations) -> int:
     return continuations.max_tokens or active_generate_config().max_tokens or DEFAULT_MAX_TOKENS
 
 
-async def draw_continuations(
-    engine: ProbeEngine,
-    prompt: Sequence[Message],
-    ids: Sequence[int],
-    cuts: Sequence[int],
-    *,
-    n: int,
-    temperature: float,
-    budget: int,
-    seed: int,
-) -> tuple[list[list[str]], list[list[bool]]]:
-    """``n`` continuations of ``prompt ++ ids[:c]`` from each absolute cut c, each of at most
-    ``budget - c`` tokens (the response's own budget), seeded with ``seed`` (the engine mixes
-    in the cut and the row), and for each whether it used its whole budget. A cut with no
-    budget left (a response cut by its token limit, at its end) continues with nothing. One
-    request per cut, all at once: the engine batches them and shares each cut's prefix."""
-    budgets = [budget - c for c in cuts]
-
-    async def draw(c: int, left: int) -> list[str]:
-        if left <= 0:
-            return [""] * n
-        request = PrefixRequest(
-            list(prompt),
-            list(ids),
-            [c],
-            "",
-            k=n,
-            max_tokens=left,
-            temperature=temperature,
-            seed=seed,
-        )
-        return (await engine.continue_prefixes(request))[0]
-
-    texts = await asyncio.gather(*(draw(c, b) for c, b in zip(cuts, budgets, strict=True)))
-    truncated = [
-        [len(engine.tokenize(t)) >= b for t in row] for row, b in zip(texts, budgets, strict=True)
-    ]
-    return list(texts), truncated
-
-
-def text_between(
-    engine: ProbeEngine, ids: Sequence[int], cuts: Sequence[int]
-) -> tuple[list[str], list[str]]:
-    """The text of ``ids[:c]`` for each cut c, and the chunks: the text between consecutive
-    cuts (one fewer)."""
-    at = [engine.detokenize(list(ids[:c])) for c in cuts]
-    return at, [b[len(a) :] for a, b in zip(at, at[1:], strict=False)]
-
-
-def dissimilar_flags(texts: Sequence[str], replaced: str | None) -> tuple[bool, ...]:
-    """Per continuation, whether its first sentence is less than
-    :data:`~cotaudit.probing.resampling.SIMILAR_AT` similar to the chunk it replaced (none
-    when nothing was replaced: the last cut)."""
-    if replaced is None:
-        return ()
-    return tuple(similarity((sentences(t) or [""])[0], replaced) < SIMILAR_AT for t in texts)
-
-
-def note_cut(t: int, answers: Sequence[Any], target: Any, flags: Sequence[bool]) -> None:
-    """The transcript's line for the continuations from one cut."""
-    r = reach_share(answers, target)
+def note_cut(t: int, answers: Sequence[Any], target: Any, flags: Sequence[bool | None]) -> None:
+    """The transcript's line for the continuations from one cut (``flags``: whether each
+    replaced the next sentence with a dissimilar one; none for the CoT's end)."""
+    r, dissimilar = reach_share(answers, target), sum(1 for f in flags if f)
     note(
         f"Continuations from t = {t}: final answers {list(answers)}, r = {r:.3g} against "
-        f"{target}; {sum(flags)} of {len(flags)} replaced the next sentence with a dissimilar one."
+        f"{target}; {dissimilar} of {len(flags)} replaced the next sentence with a dissimilar one."
         if flags
         else f"Continuations from t = {t} (the CoT's end): final answers {list(answers)}, "
         f"r = {r:.3g} against {target}."
@@ -153,7 +83,6 @@ def resample_probe(
     a CoT without a final answer is not resampled (nothing to reach). ``chain``: the solver
     that writes the CoT first (None: the CoT is already the last assistant message).
     """
-    n, temperature = continuations.n, continuations.temperature
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         engine = probe_engine(get_model(), forced.tokenizer)
@@ -162,68 +91,41 @@ def resample_probe(
             if state.completed:
                 return state
         trace = trace_of(state, engine, reasoning=False)
-        if continuations.reference == "gold":
-            target = int(state.target.text)
-        else:
-            own = extract_final_answer(
-                trace.text, final_answer_reading, trace.stop_reason == "max_tokens"
-            )
-            if own is None:
-                note("No final answer in the CoT: nothing for continuations to reach, none drawn.")
-                return state
-            target = own
-        ids = trace.ids
-        ends = sentence_ends(ids, engine.detokenize)
-        cuts = [0, *capped(ends, continuations.max_cuts)]
-        budget = token_budget(continuations)
-        seed_of_sample = state_seed(forced.seed, state, per_epoch=True)
+        target = reference_answer(state, trace, continuations, final_answer_reading)
+        if target is None:
+            note("No final answer in the CoT: nothing for continuations to reach, none drawn.")
+            return state
+        resampler = CotResampler(
+            engine,
+            trace.prompt,
+            trace.ids,
+            sentence_cuts(engine, trace.ids, continuations.max_cuts),
+            target,
+            continuations,
+            forced,
+            token_budget(continuations),
+            state_seed(forced.seed, state, per_epoch=True),
+            final_answer_reading,
+        )
         async with probe_span():
-            rows = await force_and_record(
-                engine,
-                Prefixes(trace.prompt, ids, cuts, forced.tag),
-                SweepHeading("own", reference={"a_final": target}),
-                k=forced.k,
-                max_tokens=forced.max_tokens,
-                temperature=forced.temperature,
-                seed=seed_of_sample,
-                judge=lambda a: (extract_forced_answer(a), extract_forced_answer(a) == target),
-            )
-            drawn_texts, used_budget = await draw_continuations(
-                engine,
-                trace.prompt,
-                ids,
-                cuts,
-                n=n,
-                temperature=temperature,
-                budget=budget,
-                seed=seed_of_sample,
-            )
-        text_at, chunk_texts = text_between(engine, ids, cuts)
-        rollouts = []
-        for i, (t, texts) in enumerate(zip(cuts, drawn_texts, strict=True)):
-            answers = tuple(
-                extract_final_answer(text_at[i] + text, final_answer_reading, cut)
-                for text, cut in zip(texts, used_budget[i], strict=True)
-            )
-            flags = dissimilar_flags(texts, chunk_texts[i] if i < len(chunk_texts) else None)
-            rollouts.append(CutRollouts(answers, flags))
-            note_cut(t, answers, target, flags)
-        resample_record(
-            reference=target,
-            cuts=cuts,
-            cot_tokens=len(ids),
-            rollouts=rollouts,
-            chunk_texts=chunk_texts,
-            forced_answers=[[extract_forced_answer(a) for a in row] for row in rows],
-            n=n,
-            temperature=temperature,
-            max_tokens=budget,
-            k=forced.k,
-            seed=seed_of_sample,
-        ).save(state.store)
+            drawn = await resampler.resample(record_event)
+        rollouts = resampler.rollouts(drawn)
+        for t, rollout in zip(resampler.cuts, rollouts, strict=True):
+            note_cut(t, rollout.answers, target, rollout.dissimilar)
+        resampler.record(drawn, rollouts).save(state.store)
         return state
 
     return solve
+
+
+def reference_answer(
+    state: TaskState, trace: Trace, continuations: Continuations, reading: Reading
+) -> Answer | None:
+    """What the continuations of ``trace`` are to reach: the sample's target (``gold``) or the
+    CoT's own final answer read with ``reading`` (``own``; None when it has none)."""
+    if continuations.reference == "gold":
+        return int(state.target.text)
+    return extract_final_answer(trace.text, reading, trace.stop_reason == "max_tokens")
 
 
 @solver
@@ -249,72 +151,13 @@ def resample_sweep(
     whose final-answer text is empty draws no continuations for the reference ``own`` (there is
     nothing to reach). ``read_trace`` reads the trace after the chain (None: the last assistant
     message; a recorded log's reader, :mod:`cotaudit.tasks.probe_log`)."""
-    n, reference = continuations.n, continuations.reference
+    planner = ResamplePlanner(form, forced, continuations, verification_lead, note)
 
     async def plan(state: TaskState, trace: Trace) -> SweepPlan:
         engine = probe_engine(get_model(), forced.tokenizer)
-        start, stop = trace.span or (0, len(trace.ids))
-        ends = sentence_ends(trace.ids[start:stop], engine.detokenize)
-        cuts = [0, *capped(ends, continuations.max_cuts)]
         budget = token_budget(continuations)
-        sample_seed = state_seed(forced.seed, state, per_epoch=True)
-        drawn: dict[str, Any] = {}
-
-        async def cut(length: int, force: Force) -> None:
-            positions = [t for t in cuts if t <= length]
-            answered = await force(positions)
-            drawn["cuts"], drawn["forced"] = positions, answered.answers["own"]
-            drawn["final_text"] = final = final_text_of(trace, forced.tokenizer)
-            if reference == "own" and not final.strip():
-                note("No final-answer text after the trace: nothing to reach, none drawn.")
-                drawn["continuations"] = drawn["truncated"] = [[] for _ in positions]
-                return
-            absolute = [start + t for t in positions]
-            drawn["continuations"], drawn["truncated"] = await draw_continuations(
-                engine,
-                trace.prompt,
-                trace.ids,
-                absolute,
-                n=n,
-                temperature=continuations.temperature,
-                budget=budget,
-                seed=sample_seed,
-            )
-            drawn["prefix_texts"], drawn["chunk_texts"] = text_between(engine, trace.ids, absolute)
-
-        def record(sweep: Sweep) -> ResampleDraws:
-            positions = drawn["cuts"]
-            chunks = drawn.get("chunk_texts") or [""] * max(0, len(positions) - 1)
-            drawn_texts = drawn["continuations"]
-            return ResampleDraws(
-                form=form,
-                reference=reference,
-                tag=sweep.tag,
-                think_source=sweep.split.source,
-                think_opened_by_prompt=prompt_opens_think(engine, trace.prompt),
-                final_text=drawn["final_text"],
-                generation_truncated=trace.stop_reason == "max_tokens",
-                offset=sweep.start,
-                cot_tokens=sweep.length,
-                cuts=positions,
-                prefix_texts=drawn.get("prefix_texts") or [],
-                chunk_texts=chunks,
-                n=n,
-                temperature=continuations.temperature,
-                max_tokens=budget,
-                continuations=drawn_texts,
-                truncated=drawn["truncated"],
-                dissimilar=[
-                    list(dissimilar_flags(row, chunks[i] if i < len(chunks) else None))
-                    for i, row in enumerate(drawn_texts)
-                ],
-                k=forced.k,
-                forced=drawn["forced"],
-                seed=sample_seed,
-                verification_lead="" if trace.submitted else verification_lead,
-            )
-
-        return SweepPlan([SweptPrompt("own", trace.prompt)], cut, record)
+        seed = state_seed(forced.seed, state, per_epoch=True)
+        return planner.plan(engine, trace, budget=budget, seed=seed)
 
     return sweep_solver(
         chain=chain,

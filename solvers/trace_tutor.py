@@ -18,26 +18,13 @@ from __future__ import annotations
 from inspect_ai.model import get_model
 from inspect_ai.solver import Solver, TaskState, solver
 
-from cotaudit.answers import extract_boxed_answer, extract_forced_answer
-from cotaudit.probing.exact import samples
-from cotaudit.probing.forms import ExactReference, get_form
-from cotaudit.probing.positions import Schedule
-from cotaudit.probing.sentences import completed_sentences, sentence_ends
-from cotaudit.studies.trace_tutor.prompts import tutor_messages
-from cotaudit.studies.trace_tutor.record import ContextProbe, TutorProbe
+from cotaudit.probing.sweep_plan import SweepPlan
+from cotaudit.probing.trace import Trace
 from cotaudit.studies.trace_tutor.settings import TraceTutorSettings
+from cotaudit.studies.trace_tutor.sweep import TutorPlanner
 
 from .engine import probe_engine
-from .probe import (
-    Force,
-    Sweep,
-    SweepPlan,
-    SweptPrompt,
-    Trace,
-    at_schedule,
-    seeded_generate,
-    sweep_solver,
-)
+from .probe import seeded_generate, sweep_solver
 
 
 @solver
@@ -59,66 +46,18 @@ def trace_tutor_probe(settings: TraceTutorSettings) -> Solver:
     stays indexed by the fractions); p(f) = matches / k with k = ``probe_samples``. The masked
     context is the question-only prompt with ``system_prompt``, the one the sample's input was
     built with. A sample's probe seed mixes ``seed`` with the sample id, and the visible and
-    masked probes share it (common random numbers for Delta_context).
+    masked probes share it (common random numbers for Delta_context). The plan:
+    :class:`~cotaudit.studies.trace_tutor.sweep.TutorPlanner`.
 
     Args:
       settings: The trace_tutor task's checked parameters (their meaning:
         :func:`cotaudit.tasks.trace_tutor.trace_tutor`).
     """
-    probe_samples, cuts = settings.probe_samples, settings.cuts
-    fractions = tuple(float(f) for f in settings.fractions)
-    schedule = Schedule(kind="fractions", fractions=fractions, zero_probe=True)
+    planner = TutorPlanner(settings)
 
     async def plan(state: TaskState, trace: Trace) -> SweepPlan:
-        meta = state.metadata
-        condition, gold = str(meta["condition"]), int(meta["gold"])
-
-        def judged(answer: str) -> tuple[int | None, bool]:
-            parsed = extract_forced_answer(answer)
-            return parsed, parsed == gold
-
-        reference = ExactReference(get_form("integer"), gold)
-        prompts = [SweptPrompt("visible", trace.prompt, {"gold": gold}, judged, reference)]
-        if condition != "question_only":
-            masked = tutor_messages(
-                str(meta["question"]), "question_only", gold, settings.system_prompt
-            )
-            prompts.append(SweptPrompt("masked", masked, {"gold": gold}, judged, reference))
-
-        def probe(rows: list[list[str]]) -> ContextProbe:
-            parsed = [[extract_forced_answer(a) for a in row] for row in rows]
-            matches = [sum(p == gold for p in row) for row in parsed]
-            return ContextProbe(answers=rows, parsed=parsed, matches=matches)
-
-        def record(sweep: Sweep) -> TutorProbe:
-            return TutorProbe(
-                token_ids=sweep.trace.ids,
-                length_tokens=sweep.length,
-                truncated=sweep.trace.stop_reason == "max_tokens",
-                final_answer=extract_boxed_answer(state.output.completion),
-                fractions=list(fractions),
-                positions=sweep.probed,  # 0, then round(f * T) (half to even)
-                k=probe_samples,
-                probes=(
-                    {name: probe(rows) for name, rows in sweep.answers.items()}
-                    if samples(sweep.estimator)
-                    else None
-                ),
-                estimator=sweep.estimator,
-                cuts=cuts,
-                exact_temperature=sweep.exact_temperature if sweep.exact else None,
-                p_exact={n: [p.p for p in pts] for n, pts in sweep.exact.items()} or None,
-                covered_exact={n: [p.covered for p in pts] for n, pts in sweep.exact.items()}
-                or None,
-            )
-
-        async def at_sentences(length: int, force: Force) -> None:
-            engine = probe_engine(get_model(), settings.tokenizer)
-            ends = sentence_ends(trace.ids[:length], engine.detokenize)
-            await force(completed_sentences(schedule.probed(length), ends))
-
-        cut = at_sentences if cuts == "sentences" else at_schedule(schedule)
-        return SweepPlan(prompts, cut, record)
+        engine = probe_engine(get_model(), settings.tokenizer)
+        return planner.plan(engine, trace, state.metadata, state.output.completion)
 
     return sweep_solver(
         chain=seeded_generate(
