@@ -198,9 +198,28 @@ def report_ll(
         where it differs from the paper's, is recorded as an override; the log records every
         value that ran.
     """
-    arguments = {name: value for name, value in locals().items() if name != "paper"}
-    resolved, paper_configuration = PAPER.configure(paper, arguments, given_arguments())
-    return _study_task(ReportLLSettings.of(resolved), paper_configuration)
+    resolved, paper_configuration = PAPER.configure(
+        paper,
+        dict(
+            fixtures=fixtures,
+            scenarios=scenarios,
+            rendering=rendering,
+            richness=richness,
+            register=register,
+            family=family,
+            register_rewrite=register_rewrite,
+            n_resamples=n_resamples,
+            cluster_boot=cluster_boot,
+            seed=seed,
+            tokenizer=tokenizer,
+            contrast_model=contrast_model,
+            discrimination_band=discrimination_band,
+            unit=unit,
+            metrics=metrics,
+        ),
+        given_arguments(),
+    )
+    return _study_task(ReportLLSettings.of(**resolved), paper_configuration)
 
 
 def _study_task(settings: ReportLLSettings, paper_configuration: dict | None) -> Task:

@@ -74,7 +74,30 @@ def resample(
       hint: The value the hinted prompt names: "dataset" (the dataset answer y), "wrong"
         (y + 1) or "mixed" (y on even problem indices, y + 1 on odd ones).
     """
-    s = ResampleSettings.of(locals())
+    settings = ResampleSettings.of(
+        problems=problems,
+        dataset=dataset,
+        conditions=conditions,
+        n=n,
+        temperature=temperature,
+        max_cuts=max_cuts,
+        max_cot_tokens=max_cot_tokens,
+        k=k,
+        forced_temperature=forced_temperature,
+        answer_max_tokens=answer_max_tokens,
+        forced_answer_tag=forced_answer_tag,
+        cot_temperature=cot_temperature,
+        seed=seed,
+        final_answer_reading=final_answer_reading,
+        tokenizer=tokenizer,
+        hint=hint,
+    )
+    return resample_task(settings)
+
+
+def resample_task(settings: ResampleSettings) -> Task:
+    """The task of :func:`resample` from its checked settings."""
+    s = settings
     loaded = load_problems(s.dataset, limit=s.problems)
     return Task(
         dataset=MemoryDataset(

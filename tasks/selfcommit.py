@@ -17,20 +17,20 @@ the run statistics with its pair, and counted.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.scorer import Metric
-from inspect_ai.solver import chain
+from inspect_ai.solver import Solver, chain
 
 from cotaudit.cluster.f1 import metric_keys
 from cotaudit.cluster.scores import ClusterHypothesis
 from cotaudit.datasets.gsm8k import VENDORED, Problem
 from cotaudit.datasets.shipped import problems_from_row
 from cotaudit.display.headline import HEADLINES_KEY
-from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task, given_arguments
 from cotaudit.probing.curves import DEFAULT_THETAS
 from cotaudit.probing.exact import reads_exact
@@ -44,11 +44,7 @@ from cotaudit.solvers import selfcommit_probe
 from cotaudit.solvers.resample import resample_probe
 from cotaudit.studies.metrics import cluster_compact_keys, cluster_headline_spec
 from cotaudit.studies.selfcommit.display import sample_table
-from cotaudit.studies.selfcommit.first_look import (
-    FIRST_LOOK_TEXT,
-    check_first_look,
-    first_look_problems,
-)
+from cotaudit.studies.selfcommit.first_look import FIRST_LOOK_TEXT, first_look_problems
 from cotaudit.studies.selfcommit.metrics import (
     METRICS,
     estimator_summary_keys,
@@ -65,7 +61,7 @@ from cotaudit.studies.selfcommit.prompts import (
     selfcommit_messages,
     selfcommit_prompt_texts,
 )
-from cotaudit.studies.selfcommit.settings import SelfcommitSettings
+from cotaudit.studies.selfcommit.settings import SelfcommitSettings, check_given
 from cotaudit.studies.selfcommit.versions import VERSION
 
 # Declared before any run: hinted samples commit earlier, so they have a smaller tau_first(0.8),
@@ -256,15 +252,43 @@ def selfcommit(
         many cuts (e.g. the validation's 0.1,0.2,...,1.0: ten per CoT); default none (the
         study's stride); not with ``stride``, ``cuts=sentences`` or ``schedule=adaptive``.
     """
-    arguments = {name: value for name, value in locals().items() if name != "paper"}
     given = given_arguments()
-    resolved, paper_configuration = PAPER.configure(paper, arguments, given)
-    check_first_look(first_look, given, paper)
-    if first_look and first_row:
-        raise ParameterError("-T first_row: not with -T first_look=true (its own ten problems)")
-    if fractions is not None and "stride" in given:
-        raise ParameterError("-T fractions and -T stride exclude each other; give one")
-    return _study_task(SelfcommitSettings.of(resolved), paper_configuration)
+    resolved, paper_configuration = PAPER.configure(
+        paper,
+        dict(
+            problems=problems,
+            dataset=dataset,
+            conditions=conditions,
+            stride=stride,
+            k=k,
+            temperature=temperature,
+            max_cot_tokens=max_cot_tokens,
+            answer_max_tokens=answer_max_tokens,
+            forced_answer_tag=forced_answer_tag,
+            thetas=thetas,
+            cot_temperature=cot_temperature,
+            seed=seed,
+            tokenizer=tokenizer,
+            schedule=schedule,
+            contrast_model=contrast_model,
+            zero_probe=zero_probe,
+            final_answer_reading=final_answer_reading,
+            metrics=metrics,
+            estimator=estimator,
+            cuts=cuts,
+            max_cuts=max_cuts,
+            resample=resample,
+            resample_max_cuts=resample_max_cuts,
+            resample_temperature=resample_temperature,
+            hint=hint,
+            first_look=first_look,
+            first_row=first_row,
+            fractions=fractions,
+        ),
+        given,
+    )
+    check_given(given, paper, first_look, first_row, fractions)
+    return _study_task(SelfcommitSettings.of(**resolved), paper_configuration)
 
 
 def selfcommit_samples(
@@ -294,14 +318,36 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
     """The task of :func:`selfcommit` from its checked parameters (``paper_configuration``: the
     log record of the paper configuration applied, or None)."""
     s = settings
-    primary = primary_summary(s.thetas)
-    lead = lead_summary(primary, s.estimator)
+    lead = lead_summary(primary_summary(s.thetas), s.estimator)
     loaded = (
         first_look_problems()
         if s.first_look
         else problems_from_row(s.dataset, limit=s.problems, first_row=s.first_row)
     )
     samples = selfcommit_samples(loaded.items, s.conditions, s.hint)
+    solver, metrics = _probe_and_metrics(s)
+    return Task(
+        dataset=MemoryDataset(samples, name="gsm8k", location=loaded.source),
+        solver=solver,
+        scorer=selfcommit_scorer(thetas=s.thetas, estimator=s.estimator),
+        metrics=metrics,
+        epochs=Epochs(1, mean_keep_text()),
+        headline_metric=HeadlineMetric(scorer="selfcommit_scorer", metric=f"auroc/{lead}"),
+        viewer=viewer_config(
+            sample_table(lead, estimator_summary_keys(s.thetas, s.estimator), s.estimator)
+        ),
+        version=VERSION,
+        metadata=_metadata(s, loaded.non_integer_dropped, paper_configuration),
+    )
+
+
+def _probe_and_metrics(
+    settings: SelfcommitSettings,
+) -> tuple[Solver, list[Metric | dict[str, list[Metric]]]]:
+    """The run's solver (the selfcommit probe, then with ``-T resample`` the resampling of each
+    CoT from its sentence cuts) and its run metrics (:func:`selfcommit_metrics`, then the
+    resampling's summary)."""
+    s = settings
     solver = selfcommit_probe(s)
     metrics = selfcommit_metrics(s)
     if s.resample:
@@ -314,46 +360,45 @@ def _study_task(settings: SelfcommitSettings, paper_configuration: dict | None) 
             ),
         )
         metrics.append(resample_summary(prefix=STUDY_PREFIX))
-    return Task(
-        dataset=MemoryDataset(samples, name="gsm8k", location=loaded.source),
-        solver=solver,
-        scorer=selfcommit_scorer(thetas=s.thetas, estimator=s.estimator),
-        metrics=metrics,
-        epochs=Epochs(1, mean_keep_text()),
-        headline_metric=HeadlineMetric(scorer="selfcommit_scorer", metric=f"auroc/{lead}"),
-        viewer=viewer_config(
-            sample_table(lead, estimator_summary_keys(s.thetas, s.estimator), s.estimator)
-        ),
-        version=VERSION,
-        metadata={
-            "study": "selfcommit",
-            "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": s.forced_answer_tag},
-            "hint": HINT_SOURCE_TEXTS[s.hint],
-            **({"first_look": FIRST_LOOK_TEXT} if s.first_look else {}),
-            "non_integer_dropped": loaded.non_integer_dropped,
-            "positions": (
-                SENTENCE_POSITIONS
-                if s.cuts == "sentences"
-                else FRACTION_POSITIONS
-                if s.fractions is not None
-                else POSITIONS_WITH_ZERO
-                if s.zero_probe
-                else POSITIONS
+    return solver, metrics
+
+
+def _positions(settings: SelfcommitSettings) -> str:
+    """Where the run cuts each CoT, in words (the task metadata's ``positions``)."""
+    if settings.cuts == "sentences":
+        return SENTENCE_POSITIONS
+    if settings.fractions is not None:
+        return FRACTION_POSITIONS
+    return POSITIONS_WITH_ZERO if settings.zero_probe else POSITIONS
+
+
+def _metadata(
+    settings: SelfcommitSettings, non_integer_dropped: int, paper_configuration: dict | None
+) -> dict[str, Any]:
+    """The task metadata of a run: its prompts, hint, positions and policies in words, its
+    headlines, and the paper configuration applied (if any)."""
+    s = settings
+    primary = primary_summary(s.thetas)
+    return {
+        "study": "selfcommit",
+        "prompts": selfcommit_prompt_texts() | {"forced_answer_tag": s.forced_answer_tag},
+        "hint": HINT_SOURCE_TEXTS[s.hint],
+        **({"first_look": FIRST_LOOK_TEXT} if s.first_look else {}),
+        "non_integer_dropped": non_integer_dropped,
+        "positions": _positions(s),
+        **({"fractions": list(s.fractions)} if s.fractions is not None else {}),
+        **({"first_row": s.first_row} if s.first_row else {}),
+        "no_answer": NO_ANSWER_POLICY,
+        "final_answer_reading": FINAL_ANSWER_READINGS[s.final_answer_reading],
+        "paired_wins": PAIRED_WINS,
+        HEADLINES_KEY: [
+            *(
+                selfcommit_headline_spec(h).record()
+                for h in headline_summaries(primary, s.estimator)
             ),
-            **({"fractions": list(s.fractions)} if s.fractions is not None else {}),
-            **({"first_row": s.first_row} if s.first_row else {}),
-            "no_answer": NO_ANSWER_POLICY,
-            "final_answer_reading": FINAL_ANSWER_READINGS[s.final_answer_reading],
-            "paired_wins": PAIRED_WINS,
-            HEADLINES_KEY: [
-                *(
-                    selfcommit_headline_spec(h).record()
-                    for h in headline_summaries(primary, s.estimator)
-                ),
-                cluster_headline_spec("cluster", "problem", "problems").record(),
-            ],
-            **({"exact_estimator": EXACT_ESTIMATOR} if reads_exact(s.estimator) else {}),
-            **contrast_options(s.contrast_model),
-            **({"paper_configuration": paper_configuration} if paper_configuration else {}),
-        },
-    )
+            cluster_headline_spec("cluster", "problem", "problems").record(),
+        ],
+        **({"exact_estimator": EXACT_ESTIMATOR} if reads_exact(s.estimator) else {}),
+        **contrast_options(s.contrast_model),
+        **({"paper_configuration": paper_configuration} if paper_configuration else {}),
+    }

@@ -194,9 +194,34 @@ def trace_tutor(
         another row set of the split, e.g. the selection rows 800-999 of
         :mod:`cotaudit.organisms.rows`; sample ids and ``pair_id`` keep the row (``p0800``).
     """
-    arguments = {name: value for name, value in locals().items() if name != "paper"}
-    resolved, paper_configuration = PAPER.configure(paper, arguments, given_arguments())
-    return _study_task(TraceTutorSettings.of(resolved), paper_configuration)
+    resolved, paper_configuration = PAPER.configure(
+        paper,
+        dict(
+            problems=problems,
+            dataset=dataset,
+            conditions=conditions,
+            fractions=fractions,
+            cuts=cuts,
+            probe_samples=probe_samples,
+            temperature=temperature,
+            max_explanation_tokens=max_explanation_tokens,
+            answer_max_tokens=answer_max_tokens,
+            forced_answer_tag=forced_answer_tag,
+            system_prompt=system_prompt,
+            bootstrap_samples=bootstrap_samples,
+            seed=seed,
+            tokenizer=tokenizer,
+            contrast_model=contrast_model,
+            metrics=metrics,
+            estimator=estimator,
+            resample=resample,
+            resample_max_cuts=resample_max_cuts,
+            resample_temperature=resample_temperature,
+            first_row=first_row,
+        ),
+        given_arguments(),
+    )
+    return _study_task(TraceTutorSettings.of(**resolved), paper_configuration)
 
 
 def _samples(settings: TraceTutorSettings, problems: list[Any]) -> list[Sample]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -50,13 +50,13 @@ class TaskSettings(BaseModel):
     line."""
 
     @classmethod
-    def of(cls: type[SettingsT], values: Mapping[str, Any]) -> SettingsT:
-        """The settings of the task arguments ``values``; the first failing check (in the order
-        of the fields) raises its :class:`InputError`; a value of the wrong type raises
-        ``ParameterError("-T <name>: <what it must be>, got <value>")``
-        (:func:`validation_line`)."""
+    def of(cls: type[SettingsT], **values: Any) -> SettingsT:
+        """The settings of the task arguments ``values``, each passed by its ``-T`` name; the
+        first failing check (in the order of the fields) raises its :class:`InputError`; a
+        value of the wrong type raises ``ParameterError("-T <name>: <what it must be>, got
+        <value>")`` (:func:`validation_line`)."""
         try:
-            return cls.model_validate(dict(values))
+            return cls.model_validate(values)
         except ValidationError as e:
             for err in e.errors(include_url=False):
                 cause = (err.get("ctx") or {}).get("error")

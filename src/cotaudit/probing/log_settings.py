@@ -87,7 +87,7 @@ class ProbeLogSettings(ProbeSettings):
 def probe_log_settings(log: str, **params: Any) -> ProbeLogSettings:
     """:meth:`ProbeLogSettings.of` of keyword arguments (``log`` first, as the functions take
     it)."""
-    return ProbeLogSettings.of({"log": log, **params})
+    return ProbeLogSettings.of(log=log, **params)
 
 
 __all__ = ["LogCuts", "ProbeLogSettings", "probe_log_settings"]

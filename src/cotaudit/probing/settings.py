@@ -382,7 +382,7 @@ class ProbeSettings(TaskSettings):
 
 def probe_settings(probe: str = "trace", **params: Any) -> ProbeSettings:
     """:meth:`ProbeSettings.of` of keyword arguments (``probe`` first, as the functions take it)."""
-    return ProbeSettings.of({"probe": probe, **params})
+    return ProbeSettings.of(probe=probe, **params)
 
 
 __all__ = ["DEFAULT_THETAS_TEXT", "PROBE_DEFAULTS", "ProbeSettings", "probe_settings"]

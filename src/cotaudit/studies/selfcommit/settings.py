@@ -7,6 +7,7 @@ Each check raises the project's :class:`cotaudit.params.ParameterError`, one lin
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, field_validator, model_validator
@@ -33,6 +34,7 @@ from cotaudit.probing.forcing import ForcesAnswers
 from cotaudit.probing.positions import DEFAULT_MAX_CUTS, Schedule, fractions_parameter
 from cotaudit.probing.resample_record import ResampleOptions
 from cotaudit.studies.metrics import parse_metric_set
+from cotaudit.studies.selfcommit.first_look import check_first_look
 from cotaudit.studies.selfcommit.prompts import HINT_SOURCES, SELFCOMMIT_CONDITIONS, HintSource
 
 SelfcommitConditions = Annotated[list[str], conditions_of(SELFCOMMIT_CONDITIONS)]
@@ -118,3 +120,17 @@ class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
                 "-T schedule=adaptive refines a token stride; not with -T fractions"
             )
         return self
+
+
+def check_given(
+    given: Collection[str], paper: bool, first_look: Any, first_row: Any, fractions: Any
+) -> None:
+    """The checks of the parameters ``given`` by name (``-T first_look=true`` alone with its
+    own ten problems, :func:`~cotaudit.studies.selfcommit.first_look.check_first_look`, and not
+    with ``-T first_row``; ``-T fractions`` not with ``-T stride``): the first that fails
+    raises its one-line :class:`~cotaudit.params.ParameterError`."""
+    check_first_look(first_look, given, paper)
+    if first_look and first_row:
+        raise ParameterError("-T first_row: not with -T first_look=true (its own ten problems)")
+    if fractions is not None and "stride" in given:
+        raise ParameterError("-T fractions and -T stride exclude each other; give one")
