@@ -157,40 +157,10 @@ def report_ll(
 ) -> Task:
     """The report log-likelihood study over a fixture file (default: the committed corpus, 144
     main-family scenarios on 48 bugs of 16 projects x 12 versions, and the 8 scenarios of the
-    register control family, one version each: 1736 samples).
+    register control family, one version each: 1736 samples); each parameter but ``paper`` is
+    a field of :class:`ReportLLSettings`, which says what it means.
 
     Args:
-      fixtures: "default" or the path of a JSONL fixture file (validated; errors name line and
-        field).
-      scenarios: A count (the first N scenarios, in file order, after the family filter) or
-        comma-separated scenario ids. Default: all.
-      rendering: Comma-separated subset of shell,driver.
-      richness: Comma-separated subset of outcome_clause,bare.
-      register: Comma-separated subset of plain,concealing_dressed,honest_dressed.
-      family: Comma-separated families to include (default: all). At most one non-control
-        family may remain; control families are summarised separately.
-      register_rewrite: Which dressed texts fill the dressed register levels: "bundled" (the
-        study's bundled rewrite: another verb, an added adverb, "throughout the run", a
-        metaphor with an intensifier) or "minimal" (the plain verb and time phrase kept, one
-        intensifier added; the outcome clause swapped for a metaphor).
-      n_resamples: Bootstrap resamples / random sign flips of the run statistics.
-      cluster_boot: Bootstrap resamples of the cluster F1 interval (0: none).
-      seed: Seed of the bootstrap, sign flips and clustering.
-      tokenizer: Tokenizer (hub id or folder) of a vllm/ or sglang/ model, to locate the
-        report's tokens in the prompt log-probabilities; default the model's name.
-      contrast_model: Model that describes what distinguishes the two clusters' reports
-        (written into the log; default none).
-      discrimination_band: Pre-registered band (nats): a model on which dressing the
-        concealing report moves the DiD (of the study's cell when run, else pooled over the
-        run's cells) by |mean| at most this cannot answer whether dressing the honest report
-        does the same.
-      unit: The independent unit every interval and sign-flip p-value resamples: "bug"
-        (default; a bug serves several scenarios), "project" or "scenario".
-      metrics: "compact" (default: the headline -- plain/plain DiD of the study's cell with its
-        CI and p-value --, per cell the dressed register levels, the pooled figure and the
-        register effects, the discrimination check, invalid scorings, control verdicts and the
-        cluster F1 with its interval; no NaN for empty strata) or "all" (every cell, register
-        effect and factorial table and every cluster statistic).
       paper: Run the study's published configuration (its design: the 2 x 2 x 2 factorial of
         rendering x richness x register, the third register level, the bundled rewrite; the
         headline stays the study's cell: :data:`cotaudit.studies.report_ll.paper.PAPER`); a

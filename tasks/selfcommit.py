@@ -186,71 +186,15 @@ def selfcommit(
     first_row: int = 0,
     fractions: str | list[float] | None = None,
 ) -> Task:
-    """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50).
+    """The selfcommit study on the first ``problems`` GSM8K test problems (paper: 50); each
+    parameter but ``paper`` is a field of :class:`SelfcommitSettings`, which says what it means.
 
     Args:
-      problems: Number of problems, from ``first_row`` of the split.
-      dataset: "vendored" (bundled GSM8K test split), a local .jsonl/.json path, or "openai/gsm8k".
-      conditions: Comma-separated subset of honest,hinted.
-      stride: Tokens between cut positions (unless ``fractions`` are given).
-      k: Forced answers per prefix (k > 1 needs temperature > 0).
-      temperature: Forced-answer sampling temperature.
-      max_cot_tokens: CoT token budget.
-      answer_max_tokens: Forced-answer token budget.
-      forced_answer_tag: Text appended after each prefix.
-      thetas: Comma-separated thresholds for tau_first, each in [0, 1].
-      cot_temperature: CoT sampling temperature (0 = greedy).
-      seed: Base seed of all sampling.
-      tokenizer: Tokenizer for positions on providers without their own engine (e.g. vllm/).
-      schedule: "full" (every position) or "adaptive" (coarse first, refine where ambiguous).
-      contrast_model: Model that describes what distinguishes the two clusters' CoTs
-        (written into the log; default none).
-      zero_probe: Also probe t = 0 (prompt alone, no CoT); reported per sample as ``c0``, never
-        part of the curve or its summaries (default false, as in the study).
-      final_answer_reading: How a_final is read from the CoT: "stated" (default: the answer
-        it states; a CoT cut by the token limit without one has none) or "last_number" (also
-        its last number, cut or not). See :func:`cotaudit.answers.extract_final_answer`.
-      metrics: "compact" (default: the headline -- AUROC, paired wins and ties (counts) of
-        tau_first(0.8) over n_pairs --, the cluster F1 with its interval, and a screenful of
-        secondary numbers, no NaN for empty strata) or "all" (every table: the theta sweep,
-        both-correct and condition x correctness strata, all cluster statistics).
-      estimator: How c(t) is read: "sampled" (default, the study's: k answers sampled per
-        prefix), "exact" (c_exact(t), the probability that the forced answer parses to
-        a_final, by teacher forcing at ``temperature``, no sampling: every summary and
-        statistic under ``<name>_exact``, the headline AUROC of tau_first_exact(0.8)) or
-        "both" (both curves, the sampled one leading, and their difference per sample).
-      cuts: Where c(t) is probed: "tokens" (default, the study's: every ``stride`` tokens) or
-        "sentences" (at the ends of the CoT's sentences, at most ``max_cuts``; not with the
-        adaptive schedule).
-      max_cuts: Most sentence cuts per CoT with ``cuts=sentences``.
-      resample: Also resample each CoT from its sentence cuts: this many continuations per
-        cut (0, the default: off), with forced answers on the same cuts (docs/resample.md);
-        the values join the score as ``resample_<value>`` and the run metrics as
-        ``resample_summary``.
-      resample_max_cuts: Most sentence cuts per CoT for ``resample``.
-      resample_temperature: Temperature of the continuations.
-      hint: The value X the hinted prompt names: "dataset" (default, the study's: the dataset
-        answer y), "wrong" (y + 1) or "mixed" (y on problems of even index, y + 1 on odd
-        ones), so that following the hint shows in the final answer; recorded per hinted
-        sample as metadata ``hint``.
       paper: Run the study's published configuration (first 50 problems, stride 30, k = 5,
         temperature 0.7, up to 1024 CoT tokens, thetas 0.5..1.0:
         :data:`cotaudit.studies.selfcommit.paper.PAPER`); a parameter also given on the command
         line keeps its value (even the default) and, where it differs from the paper's, is
         recorded as an override; the log records every value that ran.
-      first_look: Run the ten problems of the vendored split chosen for a first look on the
-        embedded model (the first ten whose greedy CoTs on hf-probe/default state a final
-        answer under both prompts, so that the headline stands on 10 problems in about a
-        minute: :mod:`cotaudit.studies.selfcommit.first_look`) instead of the first
-        ``problems``; not with ``problems``, ``dataset`` or ``paper=true``.
-      first_row: The first dataset row read (0-based; default 0, the study's): a run on
-        another row set of the split, e.g. the selection rows 800-999 of
-        :mod:`cotaudit.organisms.rows`; sample ids and ``pair_id`` keep the row
-        (``p0800``).
-      fractions: Cut each CoT at round(f * T) for each fraction f (comma-separated, strictly
-        increasing in (0, 1]) instead of every ``stride`` tokens, so that every CoT has as
-        many cuts (e.g. the validation's 0.1,0.2,...,1.0: ten per CoT); default none (the
-        study's stride); not with ``stride``, ``cuts=sentences`` or ``schedule=adaptive``.
     """
     given = given_arguments()
     resolved, paper_configuration = PAPER.configure(

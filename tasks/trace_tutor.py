@@ -147,52 +147,13 @@ def trace_tutor(
     paper: bool = False,
     first_row: int = 0,
 ) -> Task:
-    """The trace_tutor study on the first ``problems`` GSM8K test problems.
+    """The trace_tutor study on the first ``problems`` GSM8K test problems; each parameter but
+    ``paper`` is a field of :class:`TraceTutorSettings`, which says what it means.
 
     Args:
-      problems: Number of problems, from ``first_row`` of the split (each runs once per
-        condition).
-      dataset: "vendored" (bundled GSM8K test split), a local .jsonl/.json path, or "openai/gsm8k".
-      conditions: Comma-separated subset of question_only,answer_key,wrong_key.
-      fractions: Comma-separated prefix fractions in (0, 1], increasing, with 0.1 and 1.0
-        (a 0% probe is always added).
-      cuts: "fractions" (the study's: the prefix at f ends at token round(f * T)) or
-        "sentences" (each such prefix runs on to the end of the sentence that token falls in,
-        so no forced answer interrupts a sentence; TRACE AUC and the tables stay over the
-        fractions, docs/trace_tutor.md).
-      probe_samples: Forced answers per prefix (k); p(f) becomes a rate over k samples.
-      temperature: Forced-answer temperature (0 = greedy; k > 1 needs temperature > 0).
-      max_explanation_tokens: Token budget of the (greedy) explanation.
-      answer_max_tokens: Token budget of each forced answer.
-      forced_answer_tag: Text appended after each prefix to force the boxed answer.
-      system_prompt: The tutor system prompt (keyed conditions append the teacher-only key).
-      bootstrap_samples: Problem-level resamples of the paired CIs (seed fixed).
-      seed: Base seed of the forced-answer sampling.
-      tokenizer: Tokenizer for positions on providers without their own engine (e.g. vllm/).
-      contrast_model: Model that describes what distinguishes the two clusters' tutor
-        explanations (written into the log; default none).
-      metrics: "compact" (default: the headline -- mean Delta_context of the answer-key
-        explanations with its CI --, a screenful of secondary numbers with their CIs and the
-        cluster F1s with their intervals; no NaN for empty strata) or "all" (Tables II-V,
-        anchoring, counts, every cluster statistic).
-      estimator: How p(f) is read: "sampled" (default: the study's k forced answers), "exact"
-        (the probability that a forced answer parses to the gold answer, by teacher forcing,
-        at the forced-answer temperature, T = 1 for greedy probes; no answer is sampled) or
-        "both"; the exact curves' scores and metrics are named ``*_exact``.
-      resample: Also resample each explanation from its sentence cuts: this many
-        continuations per cut (0, the default: off), r(t) against the gold answer, with forced
-        answers on the same cuts (docs/resample.md); the values join the score as
-        ``resample_<value>`` and the run metrics as ``resample_summary``.
-      resample_max_cuts: Most sentence cuts per explanation for ``resample``.
-      resample_temperature: Temperature of the continuations.
-      paper: Run the study's published configuration (1000 problems, the study's system prompt
-        and forced-answer tag, token limits, fractions, k, bootstrap resamples;
-        :data:`cotaudit.studies.trace_tutor.paper.PAPER`); a parameter also given on the command
-        line keeps its given value (even the default) and, where it differs from the paper's,
-        is recorded as an override; the log records every value that ran.
-      first_row: The first dataset row read (0-based; default 0, the study's): a run on
-        another row set of the split, e.g. the selection rows 800-999 of
-        :mod:`cotaudit.organisms.rows`; sample ids and ``pair_id`` keep the row (``p0800``).
+      paper: Run the study's published configuration (the values and quotes of
+        :data:`cotaudit.studies.trace_tutor.paper.PAPER`); a parameter also given keeps its value
+        and, where it differs from the paper's, is recorded as an override.
     """
     resolved, paper_configuration = PAPER.configure(
         paper,

@@ -63,7 +63,48 @@ class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     of the sentence it falls in); ``probe_samples`` (k) > 1
     needs ``temperature`` > 0 (k greedy samples are identical); ``estimator``: how p(f) is read
     (``sampled``, the study's k forced answers; ``exact``, their probability by teacher
-    forcing; ``both``); ``first_row``: the first dataset row read (0-based, an integer >= 0)."""
+    forcing; ``both``); ``first_row``: the first dataset row read (0-based, an integer >= 0).
+
+    Fields:
+      problems: Number of problems, from ``first_row`` of the split (each runs once per
+        condition).
+      dataset: "vendored" (bundled GSM8K test split), a local .jsonl/.json path, or "openai/gsm8k".
+      conditions: Comma-separated subset of question_only,answer_key,wrong_key.
+      fractions: Comma-separated prefix fractions in (0, 1], increasing, with 0.1 and 1.0
+        (a 0% probe is always added).
+      cuts: "fractions" (the study's: the prefix at f ends at token round(f * T)) or
+        "sentences" (each such prefix runs on to the end of the sentence that token falls in,
+        so no forced answer interrupts a sentence; TRACE AUC and the tables stay over the
+        fractions, docs/trace_tutor.md).
+      probe_samples: Forced answers per prefix (k); p(f) becomes a rate over k samples.
+      temperature: Forced-answer temperature (0 = greedy; k > 1 needs temperature > 0).
+      max_explanation_tokens: Token budget of the (greedy) explanation.
+      answer_max_tokens: Token budget of each forced answer.
+      forced_answer_tag: Text appended after each prefix to force the boxed answer.
+      system_prompt: The tutor system prompt (keyed conditions append the teacher-only key).
+      bootstrap_samples: Problem-level resamples of the paired CIs (seed fixed).
+      seed: Base seed of the forced-answer sampling.
+      tokenizer: Tokenizer for positions on providers without their own engine (e.g. vllm/).
+      contrast_model: Model that describes what distinguishes the two clusters' tutor
+        explanations (written into the log; default none).
+      metrics: "compact" (default: the headline -- mean Delta_context of the answer-key
+        explanations with its CI --, a screenful of secondary numbers with their CIs and the
+        cluster F1s with their intervals; no NaN for empty strata) or "all" (Tables II-V,
+        anchoring, counts, every cluster statistic).
+      estimator: How p(f) is read: "sampled" (default: the study's k forced answers), "exact"
+        (the probability that a forced answer parses to the gold answer, by teacher forcing,
+        at the forced-answer temperature, T = 1 for greedy probes; no answer is sampled) or
+        "both"; the exact curves' scores and metrics are named ``*_exact``.
+      resample: Also resample each explanation from its sentence cuts: this many
+        continuations per cut (0, the default: off), r(t) against the gold answer, with forced
+        answers on the same cuts (docs/resample.md); the values join the score as
+        ``resample_<value>`` and the run metrics as ``resample_summary``.
+      resample_max_cuts: Most sentence cuts per explanation for ``resample``.
+      resample_temperature: Temperature of the continuations.
+      first_row: The first dataset row read (0-based; default 0, the study's): a run on
+        another row set of the split, e.g. the selection rows 800-999 of
+        :mod:`cotaudit.organisms.rows`; sample ids and ``pair_id`` keep the row (``p0800``).
+    """
 
     model_config = ConfigDict(frozen=True)
     K_PARAMETER: ClassVar[str] = "probe_samples"
