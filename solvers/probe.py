@@ -326,14 +326,11 @@ def sweep_solver(
     exact probability for each prompt with an ``exact`` reference, or both), then save the
     plan's record.
 
-    The span is the trace's think block (``think``; see :mod:`cotaudit.probing.think`), else
-    the whole response; with ``fit_context`` it ends where the longest prompt + prefix + tag +
-    answer still fit the model's context (:func:`cotaudit.probing.sweep.fit_to_context`). Each
-    answer is forced after ``prompt ++ response[:start + t] ++ tag`` (``tag`` = ``forced.tag``,
-    after ``think_close`` inside a think block), seeded with the
-    sample's seed (:func:`~cotaudit.solvers.engine.state_seed`) for every prompt (common random
-    numbers): :class:`cotaudit.probing.forcing_loop.ForcingLoop`. Every forced cut is recorded
-    in the sample's transcript, in one span (:func:`~cotaudit.solvers.audit.probe_span`).
+    The span and the forcing loop (the think block or the whole response, fitted to the
+    context; ``prompt ++ response[:start + t] ++ tag``): :mod:`cotaudit.probing.forcing_loop`,
+    with the sample's seed (:func:`~cotaudit.solvers.engine.state_seed`) for every prompt.
+    Every forced cut is recorded in the sample's transcript, in one span
+    (:func:`~cotaudit.solvers.audit.probe_span`).
 
     Args:
       chain: The solver chain that writes the trace (its ``generate()`` calls are recorded as
