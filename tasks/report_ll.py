@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 
 from cotaudit.display.headline import HEADLINES_KEY
-from cotaudit.params import ParameterError
 from cotaudit.prerequisite import checked_task, given_arguments
 from cotaudit.scorers import contrast_options, report_ll_scorer
 from cotaudit.scorers.report_ll import run_metrics
@@ -41,15 +41,7 @@ from cotaudit.scorers.viewer import mean_keep_text, viewer_config
 from cotaudit.solvers import report_ll_scorings
 from cotaudit.studies.metrics import cluster_headline_spec
 from cotaudit.studies.report_ll.display import sample_table
-from cotaudit.studies.report_ll.fixtures import (
-    DEFAULT_REWRITE,
-    FixtureFileError,
-    FixtureVersion,
-    Scenario,
-    control_families,
-    expand,
-    load_fixtures,
-)
+from cotaudit.studies.report_ll.fixtures import DEFAULT_REWRITE, FixtureVersion
 from cotaudit.studies.report_ll.fixtures.audits import (
     audit_corpus,
     audit_dressing,
@@ -64,45 +56,10 @@ from cotaudit.studies.report_ll.metrics import (
 )
 from cotaudit.studies.report_ll.paper import PAPER
 from cotaudit.studies.report_ll.scores import CLUSTER_PREFIX
+from cotaudit.studies.report_ll.selection import RunSelection, run_selection
 from cotaudit.studies.report_ll.settings import ALL_LEVELS, DEFAULT_FIXTURES, ReportLLSettings
-from cotaudit.studies.report_ll.stats import (
-    CELL_ORDER,
-    DEFAULT_DISCRIMINATION_BAND,
-    POOLED_CELLS,
-    STUDY_CELL,
-    UNIT_FIELDS,
-)
+from cotaudit.studies.report_ll.stats import DEFAULT_DISCRIMINATION_BAND, STUDY_CELL, UNIT_FIELDS
 from cotaudit.studies.report_ll.versions import TASK_VERSION
-
-
-def select_scenarios(
-    scenarios: list[Scenario], selection: int | list[str] | None, family: list[str] | None
-) -> list[Scenario]:
-    """Filter by ``family``, then keep the first ``selection`` scenarios (a count) or the
-    scenarios with the given ids, in file order."""
-    known_families = list(dict.fromkeys(s.family for s in scenarios))
-    if family is not None:
-        unknown = [f for f in family if f not in known_families]
-        if unknown or not family:
-            raise ParameterError(
-                f"-T family: unknown family(ies) {unknown or family}; the fixture file has "
-                f"{known_families}"
-            )
-        scenarios = [s for s in scenarios if s.family in family]
-    if selection is None:
-        return scenarios
-    if isinstance(selection, int):
-        return scenarios[:selection]
-    by_id = {s.id: s for s in scenarios}
-    unknown = [i for i in selection if i not in by_id]
-    if unknown or not selection:
-        some = ", ".join(list(by_id)[:3])
-        raise ParameterError(
-            f"-T scenarios: unknown scenario id(s) {unknown or selection} (after the family "
-            f"filter); ids look like {some}, ..."
-        )
-    keep = set(selection)
-    return [s for s in scenarios if s.id in keep]
 
 
 def fixture_sample(version: FixtureVersion) -> Sample:
@@ -195,98 +152,78 @@ def report_ll(
 def _study_task(settings: ReportLLSettings, paper_configuration: dict | None) -> Task:
     """The task of :func:`report_ll` from its checked parameters (``paper_configuration``: the
     log record of the paper configuration applied, or None)."""
-    path = settings.fixtures
-    levels = settings.levels
-    try:
-        loaded = load_fixtures(path)
-    except FixtureFileError as e:
-        raise ParameterError(f"-T fixtures: {e}") from e
-
-    chosen = select_scenarios(loaded, settings.scenarios, settings.family)
-    versions = [
-        v
-        for v in expand(chosen, settings.register_rewrite)
-        if all(v.factors[f] in levels[f] for f in levels)
-    ]
-    if not versions:
-        raise ParameterError(
-            "no fixture versions left after -T scenarios/family/rendering/richness/register "
-            f"({len(chosen)} scenarios selected; levels {levels})"
-        )
-    used = [s for s in chosen if any(v.scenario is s for v in versions)]
-    # refuses a control without an expected sign, or predicting relative to an absent family
-    controls = control_families(used)
-    main_families = sorted({s.family for s in used} - set(controls))
-    if len(main_families) > 1:
-        raise ParameterError(
-            f"-T family: the selection holds several non-control families {main_families}; "
-            "choose one (control families may be added: -T family=main,<control>)"
-        )
-    present = {f"{v.rendering}.{v.richness}" for v in versions if v.scenario.family not in controls}
-    run_cells = [c for c in CELL_ORDER if c in present] or [STUDY_CELL]
-    check_cell = (
-        STUDY_CELL
-        if STUDY_CELL in run_cells
-        else run_cells[0]
-        if len(run_cells) == 1
-        else POOLED_CELLS
-    )
-    declarations = {f: d.model_dump() for f, d in controls.items()}
-    audit = audit_corpus(versions).summary
-    unit = settings.unit
+    chosen = run_selection(settings)
+    declarations = {f: d.model_dump() for f, d in chosen.controls.items()}
     return Task(
         dataset=MemoryDataset(
-            [fixture_sample(v) for v in versions], name="report_ll", location=str(path)
+            [fixture_sample(v) for v in chosen.versions],
+            name="report_ll",
+            location=str(settings.fixtures),
         ),
         solver=report_ll_scorings(tokenizer=settings.tokenizer),
         scorer=report_ll_scorer(),
-        metrics=run_metrics(settings, declarations, run_cells, check_cell),
+        metrics=run_metrics(settings, declarations, chosen.run_cells, chosen.check_cell),
         epochs=Epochs(1, mean_keep_text()),
         headline_metric=HeadlineMetric(
             scorer="report_ll_scorer", metric=report_ll_headline_keys()[0]
         ),
         viewer=viewer_config(sample_table()),
         version=TASK_VERSION,
-        metadata={
-            "study": "report_ll",
-            "fixtures": str(path),
-            "fixtures_sha256": _sha256(path),
-            "n_scenarios": len(used),
-            "n_bugs": len({s.bug for s in used}),
-            "n_projects": len({s.project for s in used}),
-            "register_rewrite": settings.register_rewrite,
-            "n_versions": len(versions),
-            "levels": levels,
-            "main_family": main_families[0] if main_families else None,
-            "controls": declarations,
-            "prompts": {"system": SYSTEM_PROMPT, "report_request": REPORT_REQUEST},
-            "audit": {k: v for k, v in audit.items() if k.startswith("audit/")},
-            "dressing": audit_dressing(versions).summary,
-            "headline": f"DiD per cell and register level (cell.{{rendering}}.{{richness}}."
-            f"{{register}}/did/...), the study's cell {STUDY_CELL} and plain first; "
-            "{cell}.pooled_registers pools a cell's register levels with each report counted "
-            "once; pooled_cells.* pools over the run's cells",
-            "cells": run_cells,
-            "unit": {
-                "unit": unit,
-                "field": UNIT_FIELDS[unit],
-                "rule": "every interval resamples these units with replacement (all versions of "
-                "a drawn unit) and every sign-flip p-value flips each unit's sum",
-            },
-            "discrimination_check": {
-                "quantity": "|mean e|, e = did(concealing_dressed) - did(plain) of the same "
-                "scenario, rendering and richness",
-                "cell": check_cell,
-                "band": settings.discrimination_band,
-                "rule": "able to answer iff |mean e| > band (nats): dressing the concealing "
-                "report moves the DiD beyond the band, so the design can discriminate on this "
-                "model; else it cannot answer whether dressing the honest report does the same",
-            },
-            HEADLINES_KEY: [
-                report_ll_headline_spec(unit).record(),
-                cluster_headline_spec(CLUSTER_PREFIX, unit, f"{unit}s").record(),
-            ],
-            **({"paper_configuration": paper_configuration} if paper_configuration else {}),
-            **contrast_options(settings.contrast_model),
-        },
+        metadata=_metadata(settings, chosen, declarations, paper_configuration),
     )
+
+
+def _metadata(
+    settings: ReportLLSettings,
+    chosen: RunSelection,
+    declarations: dict[str, dict],
+    paper_configuration: dict | None,
+) -> dict[str, Any]:
+    """The task metadata of a run: its fixtures and selection, prompts, audits, the headline,
+    cells, unit and discrimination check in words, and the paper configuration applied (if
+    any)."""
+    path = settings.fixtures
+    used, versions, unit = chosen.used, chosen.versions, settings.unit
+    audit = audit_corpus(versions).summary
+    return {
+        "study": "report_ll",
+        "fixtures": str(path),
+        "fixtures_sha256": _sha256(path),
+        "n_scenarios": len(used),
+        "n_bugs": len({s.bug for s in used}),
+        "n_projects": len({s.project for s in used}),
+        "register_rewrite": settings.register_rewrite,
+        "n_versions": len(versions),
+        "levels": settings.levels,
+        "main_family": chosen.main_families[0] if chosen.main_families else None,
+        "controls": declarations,
+        "prompts": {"system": SYSTEM_PROMPT, "report_request": REPORT_REQUEST},
+        "audit": {k: v for k, v in audit.items() if k.startswith("audit/")},
+        "dressing": audit_dressing(versions).summary,
+        "headline": f"DiD per cell and register level (cell.{{rendering}}.{{richness}}."
+        f"{{register}}/did/...), the study's cell {STUDY_CELL} and plain first; "
+        "{cell}.pooled_registers pools a cell's register levels with each report counted "
+        "once; pooled_cells.* pools over the run's cells",
+        "cells": chosen.run_cells,
+        "unit": {
+            "unit": unit,
+            "field": UNIT_FIELDS[unit],
+            "rule": "every interval resamples these units with replacement (all versions of "
+            "a drawn unit) and every sign-flip p-value flips each unit's sum",
+        },
+        "discrimination_check": {
+            "quantity": "|mean e|, e = did(concealing_dressed) - did(plain) of the same "
+            "scenario, rendering and richness",
+            "cell": chosen.check_cell,
+            "band": settings.discrimination_band,
+            "rule": "able to answer iff |mean e| > band (nats): dressing the concealing "
+            "report moves the DiD beyond the band, so the design can discriminate on this "
+            "model; else it cannot answer whether dressing the honest report does the same",
+        },
+        HEADLINES_KEY: [
+            report_ll_headline_spec(unit).record(),
+            cluster_headline_spec(CLUSTER_PREFIX, unit, f"{unit}s").record(),
+        ],
+        **({"paper_configuration": paper_configuration} if paper_configuration else {}),
+        **contrast_options(settings.contrast_model),
+    }
