@@ -46,6 +46,7 @@ from inspect_ai._eval.task.task import resolve_scorer_metrics
 from inspect_ai._util.registry import registry_params
 from inspect_ai.dataset import Sample
 from inspect_ai.log import HeadlineMetric
+from inspect_ai.solver import Solver
 
 from cotaudit.display.headline import HEADLINES_KEY, HeadlineSpec
 from cotaudit.params import ParameterError
@@ -54,6 +55,7 @@ from cotaudit.probing.display import sample_table
 from cotaudit.probing.exact import exact_temperature, reads_exact
 from cotaudit.probing.forms import AnswerForm, TaskFacts, detect_form, get_form
 from cotaudit.probing.metrics import ProbeMetricOptions
+from cotaudit.probing.positions import Schedule
 from cotaudit.probing.settings import ProbeSettings, probe_settings
 from cotaudit.probing.summaries import EXACT_SUFFIX, Headline, value_keys
 from cotaudit.scorers.probe import probe_metrics, probe_scorer
@@ -253,7 +255,6 @@ def probe_of(
         estimator=s.estimator,
     )
     beside = exact_headline(headline, s.estimator)
-    headlines = [headline, *([beside] if beside is not None else [])]
     sweep = probe_sweep(
         chain=wrapped.solver,
         probe=s.probe,
@@ -267,11 +268,29 @@ def probe_of(
         read_trace=read_trace,
         verification_lead=verification_lead,
     )
-    record = {
+    record = _probe_record(s, wrapped.name, form.name, forced.tag, schedule, headline, beside)
+    return _probed(wrapped, s, sweep, record, headline, beside)
+
+
+def _probe_record(
+    settings: ProbeSettings,
+    wrapped_task: str,
+    answer_form: str,
+    forced_answer_tag: str,
+    schedule: Schedule,
+    headline: Headline,
+    beside: Headline | None,
+) -> dict[str, Any]:
+    """What the log records of a forced-answer probe (task metadata ``probe``): the probe, the
+    task it wraps, the answer form and tag, the schedule, the forced answers' k, temperature
+    and seed, the replay, the headline (and the exact one ``beside`` it), the estimator and
+    the metric set."""
+    s = settings
+    return {
         "probe": s.probe,
-        "wrapped_task": wrapped.name,
-        "answer_form": form.name,
-        "forced_answer_tag": forced.tag,
+        "wrapped_task": wrapped_task,
+        "answer_form": answer_form,
+        "forced_answer_tag": forced_answer_tag,
         "think_close": s.think_close,
         "schedule": schedule.model_dump(),
         "k": s.answers_k,
@@ -288,20 +307,29 @@ def probe_of(
             exact_temperature(s.answer_temperature) if reads_exact(s.estimator) else None
         ),
     }
+
+
+def _probed(
+    wrapped: Task,
+    settings: ProbeSettings,
+    sweep: Solver,
+    record: dict[str, Any],
+    headline: Headline,
+    beside: Headline | None,
+) -> Task:
+    """``wrapped`` with ``sweep`` as its solver, scored first by the probe scorer (which alone
+    holds the run metrics; the task's scorers keep theirs), ``record`` in its metadata."""
+    s = settings
+    assert wrapped.scorer
     verifier = probe_scorer(wrapped.scorer[0], thetas=s.thetas, score_key=s.score_key)
-    # the run metrics belong to the probe scorer alone (the task's scorers keep theirs)
-    resolve_scorer_metrics(
-        [verifier],
-        probe_metrics(
-            ProbeMetricOptions(
-                s.probe,
-                s.condition_key,
-                headline.record(),
-                beside.record() if beside is not None else None,
-            ),
-            s.metrics,
-        ),
+    options = ProbeMetricOptions(
+        s.probe,
+        s.condition_key,
+        headline.record(),
+        beside.record() if beside is not None else None,
     )
+    resolve_scorer_metrics([verifier], probe_metrics(options, s.metrics))
+    headlines = [headline, *([beside] if beside is not None else [])]
     return task_with(
         wrapped,
         solver=sweep,
