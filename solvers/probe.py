@@ -254,7 +254,7 @@ def seeded_generate(
 
 
 Planner = Callable[[TaskState, Trace], Awaitable[SweepPlan]]
-"""(state after the chain, its trace) -> the sample's :class:`SweepPlan`."""
+"""(state after the chain, its trace) -> its :class:`~cotaudit.probing.sweep_plan.SweepPlan`."""
 
 
 @dataclass(frozen=True)
