@@ -71,7 +71,7 @@ def _one_of(name: str, value: Any, known: Sequence[str]) -> Any:
 
 class ReportLLSettings(TaskSettings):
     """The resolved parameters of a report_ll run (the ``report_ll`` task's arguments but
-    ``paper``; their meaning: Fields), in the order they are checked:
+    ``paper``; what each means: Fields, below), in the order they are checked:
     ``contrast_model`` none or ``provider/model``; ``metrics`` compact or all; ``fixtures``
     the committed corpus or an existing file; ``register_rewrite`` one of
     :data:`~cotaudit.studies.report_ll.fixtures.REWRITES`; the factor levels non-empty subsets

@@ -48,7 +48,7 @@ SCHEDULES = ("full", "adaptive")
 
 class SelfcommitSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     """The resolved parameters of a selfcommit run (the ``selfcommit`` task's arguments but
-    ``paper``; their meaning: Fields). ``conditions`` and ``thetas`` parsed from
+    ``paper``; what each means: Fields, below). ``conditions`` and ``thetas`` parsed from
     their comma-separated text; a positive integer for ``problems``, ``stride``, ``k``,
     ``max_cot_tokens`` and ``answer_max_tokens``; temperatures finite and >= 0; k > 1 needs a
     temperature above 0 when answers are sampled (``estimator`` ``sampled`` or ``both``);
