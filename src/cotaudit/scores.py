@@ -38,6 +38,17 @@ class SampleScoreLike(Protocol):
     def score(self) -> ScoreLike: ...
 
 
+@dataclass(frozen=True)
+class ScoreParts:
+    """A sample's score as the library computes it: the fields of an Inspect ``Score``, which
+    a scorer builds from them (``value``, ``answer``, ``explanation``, ``metadata``)."""
+
+    value: dict[str, Any]
+    answer: str | None
+    explanation: str
+    metadata: dict[str, Any]
+
+
 Table = dict[str, float]
 """A metric's value: statistic key -> number (NaN where undefined)."""
 
