@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from copy import deepcopy
-from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant, ModelOutput, StopReason
 from inspect_ai.scorer import (
@@ -49,28 +48,12 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Choice, Choices, TaskState
 
 from cotaudit.answers import extract_final_answer, normalize_number
-from cotaudit.display.text import fmt_number, md_text
 from cotaudit.probing.choices import ShownChoice, shown_letters
 from cotaudit.probing.curves import DEFAULT_THETAS
-from cotaudit.probing.display import exact_markdown, probe_chart, probe_curve_text
-from cotaudit.probing.exact import reads_exact, samples
 from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.metrics import ATTACHED, METRICS, MetricSet, ProbeMetricOptions
-from cotaudit.probing.pass_curves import AUC_UNDEFINED_WHY
 from cotaudit.probing.record import ContextAnswers, ProbeRecord
-from cotaudit.probing.summaries import (
-    EXACT_CURVE_KEYS,
-    GAP_VALUE_KEYS,
-    REPLAY_SUFFIX,
-    SAMPLED_CURVE_KEYS,
-    exact_gaps,
-    exact_selfcommit_summaries,
-    exact_trace_summaries,
-    pass_rates,
-    selfcommit_summaries,
-    trace_summaries,
-)
-from cotaudit.probing.trajectory import steps_done
+from cotaudit.probing.scoring import ProbeScoring, Verdicts, VerifiedAgainst
 from cotaudit.scorers.metric_table import inspect_metrics
 from cotaudit.solvers.audit import record_verdicts, verdict_span
 from cotaudit.solvers.probe import shown_choices
@@ -237,77 +220,14 @@ async def verify_answers(
     return values, answers
 
 
-def steps_markdown(rec: ProbeRecord) -> str:
-    """A recorded trajectory's steps as a list: each step's number, kind, tool and the token
-    position where it ends, marked where the probe cut after it."""
-    probed = set(rec.probed)
-    lines = ["**Recorded steps** (a cut at t keeps the steps ending at or before t):"]
-    for i, step in enumerate(rec.steps or [], start=1):
-        tool = f" {md_text(step.name)}" if step.name else ""
-        cut = " (cut here)" if step.end in probed else ""
-        lines.append(f"{i}. {md_text(step.kind)}{tool}, ends at t = {step.end}{cut}")
-    return "\n".join(lines)
-
-
-def _curves_markdown(
-    rec: ProbeRecord, curves: dict[str, list[float]], label: str, theta: float | None
-) -> str:
-    """The curves as a chart (a PNG image against t, the zero probe apart), then an aligned
-    monospace block of every cut and a sparkline per context
-    (:func:`cotaudit.probing.display.probe_chart`,
-    :func:`cotaudit.probing.display.probe_curve_text`)."""
-    zero = rec.schedule.zero_probe
-    return (
-        probe_chart(rec.positions, rec.trace_tokens, curves, label, zero, theta)
-        + "\n\n"
-        + probe_curve_text(rec.positions, rec.curve_fractions, curves, label, zero)
-    )
-
-
-def _exact_markdown(
-    rec: ProbeRecord,
-    value: dict[str, float],
-    sampled: dict[str, list[float]],
-    label: str,
-    theta: float | None,
-) -> str:
-    """The exact estimator's part of the explanation: what it read against and at which
-    temperature, with both estimators the per-sample differences, then its curves
-    (:func:`cotaudit.probing.display.exact_markdown`; with both estimators the sampled curves
-    are drawn beside the exact ones there, the only curve block of the explanation)."""
-    greedy = " (the forced answers decode greedily: the model's distribution at T = 1)"
-    lines = [
-        f"**Exact estimator**: P(a forced answer's canonical form is the reference), read "
-        f"by teacher forcing at T = {fmt_number(rec.exact_temperature)}"
-        + (greedy if rec.temperature == 0 else "")
-        + "; a lower bound, `covered` = the mass of answers in an enumerated form."
-    ]
-    for ctx in rec.contexts:
-        suffix = "" if ctx.name == "own" else REPLAY_SUFFIX
-        ref = "none" if ctx.reference_exact is None else md_text(ctx.reference_exact)
-        line = f"{ctx.name}: reference {ref}"
-        if samples(rec.estimator) and ctx.p_exact is not None:
-            gap, gap_abs = (value.get(f"{k}{suffix}", math.nan) for k in GAP_VALUE_KEYS)
-            line += (
-                f"; exact − sampled: mean {fmt_number(gap)}, mean |exact − sampled| "
-                f"{fmt_number(gap_abs)} over {len(ctx.p_exact)} cuts"
-            )
-        if samples(rec.estimator) and ctx.name not in sampled:
-            line += "; no sampled curve (no final answer to compare with)"
-        lines.append(line)
-    body = exact_markdown(
-        rec.positions,
-        rec.curve_fractions,
-        rec.trace_tokens,
-        label,
-        rec.schedule.zero_probe,
-        {c.name: c.p_exact for c in rec.contexts},
-        {c.name: c.covered_exact for c in rec.contexts},
-        {c.name: c.letters_exact for c in rec.contexts},
-        sampled if samples(rec.estimator) else None,
-        theta,
-    )
-    return "\n\n".join([*lines, body])
+async def final_answer(rec: ProbeRecord, own: Verifier, form: AnswerForm) -> str | None:
+    """The canonical answer of the trace's final-answer text, read by the task's scorer on a
+    copy stating it (ended by its token limit where the generation was); None without one."""
+    final_text = rec.final_text
+    if not final_text.strip():
+        return None
+    scored = await own.score(final_text, "max_tokens" if rec.generation_truncated else "stop")
+    return answer_of(scored, final_text, form, own.selected(final_text), own.choices)
 
 
 @scorer(metrics=[])  # metrics attached by probe_task
@@ -318,7 +238,10 @@ def probe_scorer(
     score_key: str | None = None,
 ) -> Scorer:
     """TRACE pass curve or self-commitment c(t) of the probe solver's forced answers, verified
-    by ``task_scorer`` (the wrapped task's own scorer)."""
+    by ``task_scorer`` (the wrapped task's own scorer); the value, metadata and explanation are
+    :class:`cotaudit.probing.scoring.ProbeScoring`'s."""
+    primary = primary_summary(thetas)
+    guide = float(primary.removeprefix("tau_")) if primary.startswith("tau_") else None
 
     async def score(state: TaskState, target: Target) -> Score:
         rec = ProbeRecord.from_store(state.store)
@@ -327,152 +250,31 @@ def probe_scorer(
             ctx.name: context_verifier(task_scorer, state, target, score_key, ctx)
             for ctx in rec.contexts
         }
-        own = verifiers["own"]
-        letters_of = own.choices  # canonical letters: the probed sample's dataset letters
+        own = verifiers["own"]  # its choices: the probed sample's dataset letters
         own_score = await task_scorer(state, target)
-        value: dict[str, float] = {
-            "task_score": own.value(own_score) if own_score is not None else math.nan
-        }
-        metadata: dict[str, Any] = {
-            "form": rec.form,
-            "tag": rec.tag,
-            "cut_tag": rec.cut_tag,
-            "think": rec.think_source,
-            "think_closed": rec.think_closed,
-            "T": rec.trace_tokens,
-            "k": rec.k,
-            "positions": rec.positions,
-            "fractions": rec.curve_fractions,
-            "probed": rec.probed,
-            "context_truncated": rec.context_truncated,
-        }
-        if rec.steps:
-            ends = [step.end for step in rec.steps]
-            metadata["steps"] = [step.model_dump() for step in rec.steps]
-            metadata["steps_done"] = [steps_done(ends, t) for t in rec.probed]
-        if rec.think_cuts:
-            metadata["think_cuts"] = rec.think_cuts
-        zero = 1 if rec.schedule.zero_probe else 0
-        curves: dict[str, list[float]] = {}
-        final_text = rec.final_text
-        a_final = None
-        if rec.probe == "selfcommit":
-            fs = (
-                await own.score(final_text, "max_tokens" if rec.generation_truncated else "stop")
-                if final_text.strip()
-                else None
-            )
-            a_final = (
-                None
-                if fs is None
-                else answer_of(fs, final_text, form, own.selected(final_text), letters_of)
-            )
-            value["has_final"] = float(a_final is not None)
-            metadata["a_final"] = a_final
-        exact_curves: dict[str, list[float]] = {}
-        if rec.probe == "selfcommit" and reads_exact(rec.estimator):
-            value["has_final_exact"] = float(rec.contexts[0].p_exact is not None)
+        task_score = own.value(own_score) if own_score is not None else math.nan
+        a_final = await final_answer(rec, own, form) if rec.probe == "selfcommit" else None
+        verdicts = {}
         for ctx in rec.contexts:
-            suffix = "" if ctx.name == "own" else REPLAY_SUFFIX
-            verifier = verifiers[ctx.name]
-            summaries: dict[str, float] = {}
-            context_meta: dict[str, Any] = {
-                "condition": ctx.condition,
-                "sample_id": ctx.sample_id,
-                "target": verifier.target.target,
-                "target_shown": verifier.target_shown(),
-            }
-            sampled: list[float] | None = None
             if ctx.answers is not None:
                 async with verdict_span():
                     values, answers = await verify_answers(
-                        verifier, form, ctx.answers, letters_of, rec.verification_lead
+                        verifiers[ctx.name], form, ctx.answers, own.choices, rec.verification_lead
                     )
                     record_verdicts(ctx.name, rec.probed, answers, values, reference=a_final)
-                if rec.probe == "trace":
-                    sampled = pass_rates(values)
-                    summaries = trace_summaries(sampled[zero:], rec.curve_fractions)
-                    summaries["p0"] = sampled[0] if zero else math.nan
-                else:
-                    matches = (
-                        None
-                        if a_final is None
-                        else [sum(a == a_final for a in row) for row in answers]
-                    )
-                    summaries = selfcommit_summaries(
-                        rec.positions,
-                        rec.trace_tokens,
-                        matches[zero:] if matches else None,
-                        rec.k,
-                        thetas,
-                    )
-                    summaries["c0"] = matches[0] / rec.k if (zero and matches) else math.nan
-                    if matches is not None:
-                        sampled = [m / rec.k for m in matches]
-                if sampled is not None:
-                    curves[ctx.name] = sampled
-                context_meta |= {"answers": ctx.answers, "canonical": answers, "values": values}
-            if reads_exact(rec.estimator):
-                exact = ctx.p_exact
-                if rec.probe == "trace":
-                    summaries |= exact_trace_summaries(exact, rec.curve_fractions, zero == 1)
-                else:
-                    summaries |= exact_selfcommit_summaries(
-                        exact, rec.positions, rec.trace_tokens, zero == 1, thetas
-                    )
-                if exact is not None:
-                    exact_curves[ctx.name] = exact
-                if samples(rec.estimator):
-                    summaries |= exact_gaps(exact, sampled)
-                if samples(rec.estimator):
-                    context_meta[SAMPLED_CURVE_KEYS[rec.probe]] = sampled
-                context_meta |= {
-                    "reference_exact": ctx.reference_exact,
-                    EXACT_CURVE_KEYS[rec.probe]: exact,
-                    "covered_exact": ctx.covered_exact,
-                    "letters_exact": ctx.letters_exact,
-                }
-            value |= {f"{key}{suffix}": v for key, v in summaries.items()}
-            metadata[ctx.name] = context_meta
-        if rec.replay_under is not None and rec.context("replay") is None:
-            keys = [k for k in value if k not in ("task_score", "has_final", "has_final_exact")]
-            value |= {f"{k}{REPLAY_SUFFIX}": math.nan for k in keys}
-        label = "p(t)" if rec.probe == "trace" else "c(t)"
-        head = f"{rec.probe} probe, form {rec.form}, T = {rec.trace_tokens} tokens"
-        head += f", k = {rec.k}" if samples(rec.estimator) else ""
-        if rec.think_source != "none":
-            closed = "closed" if rec.think_closed else "unclosed"
-            head += f", think block ({rec.think_source}, {closed})"
-        if rec.steps:
-            head += f", {len(rec.steps)} recorded steps"
-        if rec.probe == "selfcommit":
-            head += f"; a_final = {'none' if a_final is None else md_text(a_final)}"
-        primary = primary_summary(thetas)
-        theta = (
-            float(primary.removeprefix("tau_"))
-            if rec.probe == "selfcommit" and primary.startswith("tau_")
-            else None
+                verdicts[ctx.name] = Verdicts(values, answers)
+        parts = ProbeScoring(rec, thetas, guide).score(
+            task_score,
+            own_score.answer if own_score else None,
+            a_final,
+            verdicts,
+            {n: VerifiedAgainst(v.target.target, v.target_shown()) for n, v in verifiers.items()},
         )
-        parts = [head, *([steps_markdown(rec)] if rec.steps else [])]
-        if rec.probe == "trace" and len(rec.curve_fractions) < 2:
-            parts.append(f"AUC not computed: {AUC_UNDEFINED_WHY}; this curve has one.")
-        if rec.estimator == "sampled":
-            parts.append(
-                _curves_markdown(rec, curves, label, theta)
-                if curves
-                else "No final answer: no c(t)."
-            )
-        if reads_exact(rec.estimator):
-            parts.append(_exact_markdown(rec, value, curves, label, theta))
         return Score(
-            value=value,
-            answer=a_final
-            if rec.probe == "selfcommit"
-            else own_score.answer
-            if own_score
-            else None,
-            explanation="\n\n".join(parts),
-            metadata=metadata,
+            value=parts.value,
+            answer=parts.answer,
+            explanation=parts.explanation,
+            metadata=parts.metadata,
         )
 
     return score
