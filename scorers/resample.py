@@ -15,14 +15,14 @@ answer of the trace's own final-answer text (``own``) or of a copy stating the s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from cotaudit.display.text import bar, fmt_number, md_text, sparkline
-from cotaudit.probing.forms import get_form
+from cotaudit.probing.forms import AnswerForm, get_form
 from cotaudit.probing.resample_record import (
     DRAWS_KEY,
     METRICS,
@@ -30,11 +30,9 @@ from cotaudit.probing.resample_record import (
     STUDY_PREFIX,
     ResampleDraws,
     ResampleRecord,
-    resample_record,
     resample_values,
 )
 from cotaudit.probing.resampling import CutRollouts
-from cotaudit.probing.think import split_trace
 from cotaudit.scorers.metric_table import inspect_metrics
 from cotaudit.scorers.probe import Verifier, answer_of, verify_answers
 from cotaudit.solvers.audit import record_verdicts, verdict_span
@@ -104,6 +102,49 @@ def resample_scorer() -> Scorer:
     return score
 
 
+Canonical = Callable[[str, bool], Awaitable[str | None]]
+"""The canonical answer of a text as the task's scorer reads a copy stating it (the flag: the
+text used its whole token budget)."""
+
+
+def canonical_reader(verifier: Verifier, form: AnswerForm) -> Canonical:
+    """The canonical answer of a text, read by ``verifier`` (the task's scorer) on a copy whose
+    output is the text, in the probed sample's dataset letters."""
+
+    async def canonical(text: str, truncated: bool) -> str | None:
+        scored = await verifier.score(text, "max_tokens" if truncated else "stop")
+        return answer_of(scored, text, form, verifier.selected(text), verifier.choices)
+
+    return canonical
+
+
+async def reference_of(
+    draws: ResampleDraws, canonical: Canonical, form: AnswerForm, target: Target
+) -> str | None:
+    """The answer the continuations are to reach: of a copy stating the sample's target
+    (``gold``), or of the trace's own final-answer text (``own``; None without one)."""
+    if draws.reference == "gold":
+        return await canonical(form.verification_text(target.text), False)
+    final = draws.final_text
+    return await canonical(final, draws.generation_truncated) if final.strip() else None
+
+
+async def read_rollouts(
+    draws: ResampleDraws, canonical: Canonical, reference: str
+) -> list[CutRollouts]:
+    """Each cut's continuations read as canonical answers, with their dissimilarity flags; each
+    cut noted in the transcript against ``reference``."""
+    rollouts = []
+    async with verdict_span():
+        for t, finals, flags in zip(
+            draws.cuts, draws.continuation_finals(), draws.dissimilar, strict=True
+        ):
+            answers = [await canonical(text, truncated) for text, truncated in finals]
+            rollouts.append(CutRollouts(tuple(answers), tuple(flags)))
+            note_cut(t, answers, reference, flags)
+    return rollouts
+
+
 @scorer(metrics=[])  # the run metric is attached by the probe task (its condition key)
 def resample_probe_scorer(task_scorer: Scorer, *, score_key: str | None = None) -> Scorer:
     """The generic probe's resampling, its answers read by ``task_scorer`` (the module
@@ -114,19 +155,8 @@ def resample_probe_scorer(task_scorer: Scorer, *, score_key: str | None = None) 
         draws = ResampleDraws.from_store(state.store)
         form = get_form(draws.form)
         verifier = Verifier(task_scorer, state, target, score_key, kept_under=DRAWS_KEY)
-        letters_of = verifier.choices
-
-        async def canonical(text: str, truncated: bool) -> str | None:
-            scored = await verifier.score(text, "max_tokens" if truncated else "stop")
-            return answer_of(scored, text, form, verifier.selected(text), letters_of)
-
-        if draws.reference == "gold":
-            reference = await canonical(form.verification_text(target.text), False)
-        else:
-            final = draws.final_text
-            reference = (
-                await canonical(final, draws.generation_truncated) if final.strip() else None
-            )
+        canonical = canonical_reader(verifier, form)
+        reference = await reference_of(draws, canonical, form, target)
         if reference is None:
             return Score(
                 value={},
@@ -135,40 +165,10 @@ def resample_probe_scorer(task_scorer: Scorer, *, score_key: str | None = None) 
             )
         async with verdict_span():
             values, forced = await verify_answers(
-                verifier, form, draws.forced, letters_of, draws.verification_lead
+                verifier, form, draws.forced, verifier.choices, draws.verification_lead
             )
             record_verdicts("own", draws.cuts, forced, values, reference=reference)
-        rollouts = []
-        async with verdict_span():
-            for t, prefix, texts, used, flags in zip(
-                draws.cuts,
-                draws.prefix_texts,
-                draws.continuations,
-                draws.truncated,
-                draws.dissimilar,
-                strict=True,
-            ):
-                answers = []
-                for text, truncated in zip(texts, used, strict=True):
-                    whole = split_trace(
-                        prefix + text, opened_by_prompt=draws.think_opened_by_prompt
-                    )
-                    answers.append(await canonical(whole.final_text, truncated))
-                rollouts.append(CutRollouts(tuple(answers), tuple(flags)))
-                note_cut(t, answers, reference, flags)
-        record = resample_record(
-            reference=reference,
-            cuts=draws.cuts,
-            cot_tokens=draws.cot_tokens,
-            rollouts=rollouts,
-            chunk_texts=draws.chunk_texts,
-            forced_answers=forced,
-            n=draws.n,
-            temperature=draws.temperature,
-            max_tokens=draws.max_tokens,
-            k=draws.k,
-            seed=draws.seed,
-        )
+        record = draws.record(reference, await read_rollouts(draws, canonical, reference), forced)
         return Score(
             value=resample_values(record),
             answer=reference,

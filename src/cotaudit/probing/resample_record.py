@@ -25,6 +25,7 @@ from cotaudit.probing.resampling import (
     reach_share,
 )
 from cotaudit.probing.store_record import StoreRecord
+from cotaudit.probing.think import split_trace
 from cotaudit.scores import MetricSpec, MetricTable, SampleScoreLike
 
 STORE_KEY = "resample"
@@ -195,6 +196,48 @@ class ResampleDraws(StoreRecord):
     forced: list[list[str]]
     seed: int
     verification_lead: str | None = None
+
+    def continuation_finals(self) -> list[list[tuple[str, bool]]]:
+        """Per cut, each continuation's final-answer text, the text after the think block of
+        the response up to the cut followed by the continuation
+        (:func:`cotaudit.probing.think.split_trace`), and whether it used its whole budget."""
+        return [
+            [
+                (
+                    split_trace(
+                        prefix + text, opened_by_prompt=self.think_opened_by_prompt
+                    ).final_text,
+                    truncated,
+                )
+                for text, truncated in zip(texts, used, strict=True)
+            ]
+            for prefix, texts, used in zip(
+                self.prefix_texts, self.continuations, self.truncated, strict=True
+            )
+        ]
+
+    def record(
+        self,
+        reference: Answer,
+        rollouts: Sequence[CutRollouts],
+        forced_answers: Sequence[Sequence[Answer]],
+    ) -> ResampleRecord:
+        """The record of these draws once their answers are read: the canonical ``reference``,
+        each cut's continuations' canonical answers with their dissimilarity (``rollouts``)
+        and the forced answers' (``forced_answers``; :func:`resample_record`)."""
+        return resample_record(
+            reference=reference,
+            cuts=self.cuts,
+            cot_tokens=self.cot_tokens,
+            rollouts=rollouts,
+            chunk_texts=self.chunk_texts,
+            forced_answers=forced_answers,
+            n=self.n,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            k=self.k,
+            seed=self.seed,
+        )
 
 
 def _nan(value: float | None) -> float:
