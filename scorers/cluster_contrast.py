@@ -25,7 +25,6 @@ import logging
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +53,14 @@ from cotaudit.cluster.contrast import (
     CLUSTER_METRICS,
     CONTRAST_MAX_TOKENS,
     CONTRAST_SYSTEM,
+    RESULT_KEY,
     ClusterMetric,
+    ClusterRun,
+    Noted,
     contrast_prompt,
-    note_line,
-    point_notes,
-    summary_text,
-    with_notes,
+    noted_score,
 )
-from cotaudit.cluster.f1 import DEFAULT_PREFIX, ClusterF1Result, metric_keys
+from cotaudit.cluster.f1 import DEFAULT_PREFIX, metric_keys
 from cotaudit.logs.data import RunData
 from cotaudit.logs.read import run_from_log
 from cotaudit.params import parse_contrast_model
@@ -72,8 +71,6 @@ logger = logging.getLogger(__name__)
 OPTIONS_KEY = "cluster_contrast_options"
 """Task metadata key by which a task opts in:
 ``{"contrast_model": str | None, "n_nearest": int}``."""
-RESULT_KEY = "cluster_contrast"
-"""Key of the notes in ``Score.metadata`` and of the summaries in ``log.metadata``."""
 AUTHOR = "cotaudit"
 
 
@@ -90,20 +87,6 @@ def contrast_options(contrast_model: str | None, n_nearest: int = 3) -> dict[str
             "n_nearest": n_nearest,
         }
     }
-
-
-@dataclass(frozen=True)
-class ClusterRun:
-    """One cluster metric of a log, recomputed: the scorer it is attached to, its key prefix,
-    the clustering, the negative class, the logged metric values (default-prefix keys) and how
-    its points map to samples."""
-
-    scorer: str
-    metric: str
-    result: ClusterF1Result
-    negative_class: str
-    logged: dict[str, float]
-    kind: ClusterMetric
 
 
 def cluster_runs(run: RunData) -> list[ClusterRun]:
@@ -146,32 +129,13 @@ async def annotate_log(
     samples: dict[str, list[EvalSample]] = defaultdict(list)
     for s in log.samples:
         samples[str(s.id)].append(s)
-
-    provenance = ProvenanceData(
-        author=AUTHOR, reason="contrastive cluster F1: cluster of each sample (2-means)"
-    )
-    lines: dict[tuple[str, str], list[tuple[dict[str, Any], str]]] = defaultdict(list)
+    noted: dict[tuple[str, str], list[Noted]] = defaultdict(list)
     summaries: dict[str, dict[str, Any]] = {}
     for cr in runs:
         contrast = cr.result.contrast(n_nearest)
-        pos = cr.result.positive_class
-        for point, note in point_notes(cr.result, cr.metric, cr.negative_class, n_nearest).items():
-            line = note_line(note, pos, cr.negative_class)
-            part = cr.kind.kind_of(point)
-            if part is not None:
-                line = f"{part} {cr.kind.point_noun}, {line}"
-            lines[(cr.scorer, cr.kind.sample_of(point))].append((note, line))
-        entry: dict[str, Any] = {
-            "scorer": cr.scorer,
-            "positive_class": pos,
-            "negative_class": cr.negative_class,
-            "summary": summary_text(cr.metric, contrast, cr.negative_class, cr.logged),
-            # logged values where the log has them (a compact set holds a few), else recomputed
-            "metrics": {**contrast["metrics"], **cr.logged},
-            "clusters": contrast["clusters"],
-            "feature_ranking": contrast["feature_ranking"],
-            "degenerate": contrast["degenerate"],
-        }
+        for sample_id, items in cr.notes(n_nearest).items():
+            noted[(cr.scorer, sample_id)].extend(items)
+        summaries[cr.metric] = cr.summary(contrast)
         if contrast_model is not None and contrast["clusters"]:
             texts = {
                 name: [
@@ -180,26 +144,10 @@ async def annotate_log(
                 ]
                 for name in ("positive", "negative")
             }
-            entry["contrast_model"] = await describe_contrast(contrast_model, contrast, texts)
-        summaries[cr.metric] = entry
-
-    for sample in log.samples:
-        for scorer in dict.fromkeys(cr.scorer for cr in runs):
-            score = (sample.scores or {}).get(scorer)
-            items = lines.get((scorer, str(sample.id)), [])
-            if score is None or not (items or RESULT_KEY in (score.metadata or {})):
-                continue
-            # a sample no longer clustered loses the notes of an earlier annotation
-            metadata = {k: v for k, v in (score.metadata or {}).items() if k != RESULT_KEY}
-            if items:
-                metadata[RESULT_KEY] = [note for note, _ in items]
-            edit = ScoreEdit(
-                explanation=with_notes(score.explanation, [line for _, line in items]),
-                metadata=metadata,
-                provenance=provenance,
+            summaries[cr.metric]["contrast_model"] = await describe_contrast(
+                contrast_model, contrast, texts
             )
-            edit_score(log, sample.id, scorer, edit, recompute_metrics=False, epoch=sample.epoch)
-
+    _note_scores(log, list(dict.fromkeys(cr.scorer for cr in runs)), noted)
     log = edit_eval_log(
         log,
         [MetadataEdit(metadata_set={RESULT_KEY: summaries})],
@@ -207,6 +155,30 @@ async def annotate_log(
     )
     await write_replacing(log, location)
     return log
+
+
+def _note_scores(
+    log: EvalLog, scorers: list[str], noted: Mapping[tuple[str, str], list[Noted]]
+) -> None:
+    """Edit each score of ``scorers`` that has notes, or had some, to carry them
+    (:func:`cotaudit.cluster.contrast.noted_score`); the scorer's original score stays in
+    ``Score.history``."""
+    provenance = ProvenanceData(
+        author=AUTHOR, reason="contrastive cluster F1: cluster of each sample (2-means)"
+    )
+    for sample in log.samples or []:
+        for scorer in scorers:
+            score = (sample.scores or {}).get(scorer)
+            if score is None:
+                continue
+            edited = noted_score(
+                score.metadata, score.explanation, noted.get((scorer, str(sample.id)), [])
+            )
+            if edited is None:
+                continue
+            explanation, metadata = edited
+            edit = ScoreEdit(explanation=explanation, metadata=metadata, provenance=provenance)
+            edit_score(log, sample.id, scorer, edit, recompute_metrics=False, epoch=sample.epoch)
 
 
 async def describe_contrast(
@@ -280,9 +252,7 @@ class ClusterContrastHook(Hooks):
 
 __all__ = [
     "OPTIONS_KEY",
-    "RESULT_KEY",
     "ClusterContrastHook",
-    "ClusterRun",
     "annotate_log",
     "cluster_runs",
     "contrast_options",

@@ -30,8 +30,10 @@ from cotaudit.cluster.contrast import (
     CONTRAST_MAX_TOKENS,
     CONTRAST_SYSTEM,
     NOTE_MARKER,
+    RESULT_KEY,
     contrast_prompt,
     note_line,
+    noted_score,
     point_notes,
     summary_text,
     with_notes,
@@ -39,12 +41,7 @@ from cotaudit.cluster.contrast import (
 from cotaudit.cluster.f1 import cluster_f1
 from cotaudit.params import ParameterError, parse_contrast_model
 from cotaudit.report.cluster import contrast_model_text
-from cotaudit.scorers.cluster_contrast import (
-    OPTIONS_KEY,
-    RESULT_KEY,
-    annotate_log,
-    contrast_options,
-)
+from cotaudit.scorers.cluster_contrast import OPTIONS_KEY, annotate_log, contrast_options
 from cotaudit.scorers.cluster_f1 import contrastive_cluster_f1
 
 
@@ -423,3 +420,16 @@ def test_report_text_of_a_failed_contrast_model() -> None:
     ok = contrast_model_text({"model": "x/y", "prompt": "p", "description": "- a\n- b\n"})
     # the model's bullets are its text, escaped: they render as written, not as a list
     assert ok.endswith("(cluster A = positive, B = negative):\n\n> \\- a\n> \\- b")
+
+
+def test_a_noted_score_replaces_earlier_notes_and_drops_them_when_none_are_left() -> None:
+    """The block and the notes of an earlier annotation go; a score with no notes now and
+    none before is left alone (None)."""
+    block = " (2-means; the positive cluster is fixed by the declared direction)\n\n- line"
+    earlier = {"x": 1, RESULT_KEY: [{"old": True}]}
+    assert noted_score(earlier, "why" + NOTE_MARKER + " old", []) == ("why", {"x": 1})
+    assert noted_score({"x": 1}, "why", []) is None
+    assert noted_score(earlier, "why", [({"n": 1}, "line")]) == (
+        "why" + NOTE_MARKER + block,
+        {"x": 1, RESULT_KEY: [{"n": 1}]},
+    )

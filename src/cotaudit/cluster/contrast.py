@@ -247,6 +247,73 @@ def contrast_prompt(
     )
 
 
+RESULT_KEY = "cluster_contrast"
+"""Key of the notes in ``Score.metadata`` and of the summaries in ``log.metadata``."""
+
+Noted = tuple[dict[str, Any], str]
+"""A point's note and its line in the score's explanation."""
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """One cluster metric of a log, recomputed: the scorer it is attached to, its key prefix,
+    the clustering, the negative class, the logged metric values (default-prefix keys) and how
+    its points map to samples."""
+
+    scorer: str
+    metric: str
+    result: ClusterF1Result
+    negative_class: str
+    logged: dict[str, float]
+    kind: ClusterMetric
+
+    def notes(self, n_nearest: int) -> dict[str, list[Noted]]:
+        """Per sample (id as text), the notes of its clustered points (:func:`point_notes`)
+        with their lines (:func:`note_line`; a part of a sample named first)."""
+        out: dict[str, list[Noted]] = {}
+        pos = self.result.positive_class
+        notes = point_notes(self.result, self.metric, self.negative_class, n_nearest)
+        for point, note in notes.items():
+            line = note_line(note, pos, self.negative_class)
+            part = self.kind.kind_of(point)
+            if part is not None:
+                line = f"{part} {self.kind.point_noun}, {line}"
+            out.setdefault(self.kind.sample_of(point), []).append((note, line))
+        return out
+
+    def summary(self, contrast: Mapping[str, Any]) -> dict[str, Any]:
+        """The metric's entry in ``log.metadata[RESULT_KEY]`` from its ``contrast``
+        (:meth:`~cotaudit.cluster.f1.ClusterF1Result.contrast`): the scorer, the two classes,
+        the summary (:func:`summary_text`), the metrics (logged values where the log has them,
+        a compact set holding a few, else recomputed), the clusters, the feature ranking and
+        whether the clustering is degenerate."""
+        return {
+            "scorer": self.scorer,
+            "positive_class": self.result.positive_class,
+            "negative_class": self.negative_class,
+            "summary": summary_text(self.metric, contrast, self.negative_class, self.logged),
+            "metrics": {**contrast["metrics"], **self.logged},
+            "clusters": contrast["clusters"],
+            "feature_ranking": contrast["feature_ranking"],
+            "degenerate": contrast["degenerate"],
+        }
+
+
+def noted_score(
+    metadata: Mapping[str, Any] | None, explanation: str | None, noted: Sequence[Noted]
+) -> tuple[str, dict[str, Any]] | None:
+    """A score's explanation and metadata with the ``noted`` points
+    (:func:`with_notes`; the notes under :data:`RESULT_KEY`); an earlier annotation's notes are
+    dropped, so a sample no longer clustered loses them. None when there is nothing to write
+    (no notes now, none before)."""
+    if not (noted or RESULT_KEY in (metadata or {})):
+        return None
+    out = {k: v for k, v in (metadata or {}).items() if k != RESULT_KEY}
+    if noted:
+        out[RESULT_KEY] = [note for note, _ in noted]
+    return with_notes(explanation, [line for _, line in noted]), out
+
+
 def _cut(text: str, max_chars: int) -> str:
     text = text.strip()
     return text if len(text) <= max_chars else text[:max_chars].rstrip() + " [...]"
