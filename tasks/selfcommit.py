@@ -197,40 +197,20 @@ def selfcommit(
         recorded as an override; the log records every value that ran.
     """
     given = given_arguments()
-    resolved, paper_configuration = PAPER.configure(
-        paper,
-        dict(
-            problems=problems,
-            dataset=dataset,
-            conditions=conditions,
-            stride=stride,
-            k=k,
-            temperature=temperature,
-            max_cot_tokens=max_cot_tokens,
-            answer_max_tokens=answer_max_tokens,
-            forced_answer_tag=forced_answer_tag,
-            thetas=thetas,
-            cot_temperature=cot_temperature,
-            seed=seed,
-            tokenizer=tokenizer,
-            schedule=schedule,
-            contrast_model=contrast_model,
-            zero_probe=zero_probe,
-            final_answer_reading=final_answer_reading,
-            metrics=metrics,
-            estimator=estimator,
-            cuts=cuts,
-            max_cuts=max_cuts,
-            resample=resample,
-            resample_max_cuts=resample_max_cuts,
-            resample_temperature=resample_temperature,
-            hint=hint,
-            first_look=first_look,
-            first_row=first_row,
-            fractions=fractions,
-        ),
-        given,
+    # fmt: off
+    parameters = dict(
+        problems=problems, dataset=dataset, conditions=conditions, stride=stride, k=k,
+        temperature=temperature, max_cot_tokens=max_cot_tokens,
+        answer_max_tokens=answer_max_tokens, forced_answer_tag=forced_answer_tag,
+        thetas=thetas, cot_temperature=cot_temperature, seed=seed, tokenizer=tokenizer,
+        schedule=schedule, contrast_model=contrast_model, zero_probe=zero_probe,
+        final_answer_reading=final_answer_reading, metrics=metrics, estimator=estimator,
+        cuts=cuts, max_cuts=max_cuts, resample=resample,
+        resample_max_cuts=resample_max_cuts, resample_temperature=resample_temperature,
+        hint=hint, first_look=first_look, first_row=first_row, fractions=fractions,
     )
+    # fmt: on
+    resolved, paper_configuration = PAPER.configure(paper, parameters, given)
     check_given(given, paper, first_look, first_row, fractions)
     return _study_task(SelfcommitSettings.of(**resolved), paper_configuration)
 
