@@ -4,8 +4,7 @@ from a task's settings."""
 
 from __future__ import annotations
 
-from functools import partial
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -53,27 +52,41 @@ class Continuations(BaseModel):
 class ForcesAnswers:
     """A task's settings whose probe forces answers: :meth:`forced_answers` reads them from the
     task's parameters ``forced_answer_tag``, ``answer_max_tokens``, ``seed``, ``tokenizer``,
-    ``estimator`` (``sampled`` for a task without one) and the two that :data:`K_PARAMETER`
-    (k) and :data:`TEMPERATURE_PARAMETER` (the forced answers' temperature) name;
+    ``estimator`` (``sampled`` for a task without one), k (:meth:`answers_per_cut`: the task's
+    ``k`` unless it names it otherwise) and the forced answers' temperature
+    (:meth:`answer_temperature`: its ``temperature`` unless it names it otherwise);
     :meth:`refuse_greedy_copies` checks them for k copies of one greedy answer."""
 
-    K_PARAMETER: ClassVar[str] = "k"
-    TEMPERATURE_PARAMETER: ClassVar[str] = "temperature"
+    if TYPE_CHECKING:
+        forced_answer_tag: str
+        answer_max_tokens: int
+        seed: int
+        tokenizer: str | None
+        k: int
+        temperature: float
+
     GREEDY_COPIES_ERROR: ClassVar[str]
     """The task's one-line error for k > 1 forced answers at temperature 0, ``{k}`` its k
     (:meth:`refuse_greedy_copies` raises it)."""
 
+    def answers_per_cut(self) -> int:
+        """k, the answers forced at each cut: the task's ``k``."""
+        return self.k
+
+    def answer_temperature(self) -> float:
+        """The forced answers' temperature: the task's ``temperature``."""
+        return self.temperature
+
     def forced_answers(self) -> ForcedAnswers:
         """The task's forced answers (see the class)."""
-        value = partial(getattr, self)
         return ForcedAnswers(
-            tag=value("forced_answer_tag"),
-            k=value(self.K_PARAMETER),
-            temperature=value(self.TEMPERATURE_PARAMETER),
-            max_tokens=value("answer_max_tokens"),
-            seed=value("seed"),
-            tokenizer=value("tokenizer"),
-            estimator=value("estimator", "sampled"),
+            tag=self.forced_answer_tag,
+            k=self.answers_per_cut(),
+            temperature=self.answer_temperature(),
+            max_tokens=self.answer_max_tokens,
+            seed=self.seed,
+            tokenizer=self.tokenizer,
+            estimator=getattr(self, "estimator", "sampled"),
         )
 
     def refuse_greedy_copies(self) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated
 
 from pydantic import ConfigDict
 
@@ -27,7 +27,6 @@ class ResampleSettings(ForcesAnswers, TaskSettings):
     (:meth:`~cotaudit.params.TaskSettings.of`)."""
 
     model_config = ConfigDict(frozen=True)
-    TEMPERATURE_PARAMETER: ClassVar[str] = "forced_temperature"
 
     problems: PositiveCount
     n: PositiveCount
@@ -45,6 +44,10 @@ class ResampleSettings(ForcesAnswers, TaskSettings):
     dataset: str
     forced_answer_tag: str
     tokenizer: str | None
+
+    def answer_temperature(self) -> float:
+        """The forced answers' temperature: the task's ``forced_temperature``."""
+        return self.forced_temperature
 
     def continuations(self) -> Continuations:
         """``n`` continuations per sentence cut (at most ``max_cuts``) at ``temperature``, within

@@ -107,7 +107,6 @@ class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     """
 
     model_config = ConfigDict(frozen=True)
-    K_PARAMETER: ClassVar[str] = "probe_samples"
     GREEDY_COPIES_ERROR: ClassVar[str] = (
         "-T probe_samples={k}: k > 1 greedy samples are identical; set -T temperature > 0 "
         "(or probe_samples=1)"
@@ -131,6 +130,10 @@ class TraceTutorSettings(ResampleOptions, ForcesAnswers, TaskSettings):
     metrics: Annotated[Literal["compact", "all"], parsed(parse_metric_set)]
     estimator: Annotated[Estimator, one_of(ESTIMATORS)]
     first_row: FirstRow = 0
+
+    def answers_per_cut(self) -> int:
+        """k, the answers forced at each cut: the task's ``probe_samples``."""
+        return self.probe_samples
 
     @field_validator("fractions", mode="before")
     @classmethod
