@@ -18,13 +18,14 @@ import functools
 import inspect
 import os
 import re
+import shutil
 import textwrap
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import pytest
-from helpers import SELFCOMMIT_DEFAULT_SMALL, run_eval
+from helpers import SELFCOMMIT_DEFAULT_SMALL, load_task_file, run_eval, run_evals
 from hypothesis import settings
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -154,21 +155,28 @@ def selfcommit_default_small(tmp_path_factory):
     """selfcommit on the default model, 2 problems, greedy 60-token CoTs read as their last
     number (cut before they state one), stride 20, k = 2: ``{"compact": log, "all": log}``,
     the compact metric set (the default) and the full tables (``-T metrics=all``), each in its
-    own log folder. Shared by tests/report/test_compact_runs.py and tests/report/test_report.py."""
-    return {
-        "compact": run_eval(
-            "tasks/selfcommit.py",
-            "hf-probe/default",
-            tmp_path_factory.mktemp("selfcommit_default_compact"),
-            task_args=SELFCOMMIT_DEFAULT_SMALL,
-        ),
-        "all": run_eval(
-            "tasks/selfcommit.py",
-            "hf-probe/default",
-            tmp_path_factory.mktemp("selfcommit_default_all"),
-            task_args=dict(SELFCOMMIT_DEFAULT_SMALL, metrics="all"),
-        ),
+    own log folder. Shared by tests/report/test_compact_runs.py and tests/report/test_report.py.
+
+    The two runs are one eval of both tasks at once (``max_tasks=2``), each log then moved to
+    its folder: their samples' decode steps batch together on the one engine, whose results do
+    not depend on the batch (the logs' samples and scores are those of two separate runs)."""
+    sets = {
+        "compact": SELFCOMMIT_DEFAULT_SMALL,
+        "all": dict(SELFCOMMIT_DEFAULT_SMALL, metrics="all"),
     }
+    logs = run_evals(
+        [load_task_file("tasks/selfcommit.py", args) for args in sets.values()],
+        "hf-probe/default",
+        tmp_path_factory.mktemp("selfcommit_default_small"),
+        max_tasks=len(sets),
+    )
+    out = {}
+    for metric_set, log in zip(sets, logs, strict=True):
+        assert log.eval.task_args.get("metrics", "compact") == metric_set
+        folder = tmp_path_factory.mktemp(f"selfcommit_default_{metric_set}")
+        log.location = str(shutil.move(log.location, folder))
+        out[metric_set] = log
+    return out
 
 
 _vllm_launched: list = []  # the server launched early by pytest_collection_finish

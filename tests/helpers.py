@@ -1,11 +1,11 @@
-"""What several test modules share: one Inspect eval, run from the repository root and checked to
-have succeeded; an Inspect command signalled (killed, or Ctrl-C) once two samples are in its
-log; a method's calls recorded while it runs; the honest/hinted pairs the probe tests build their
-tasks from (capital questions, Janet's ducks); the AUROC counted by hand; a trace_tutor record
-from its pass vectors; the task arguments several tests' runs share; the options of a
-one-feature contrastive cluster F1; a study's small paper run checked for its recorded
-overrides; a one-turn chat for engine requests; the MLX engine of a shipped model and a call on
-its worker thread."""
+"""What several test modules share: one Inspect eval (of one task or several), run from the
+repository root and checked to have succeeded; an Inspect command signalled (killed, or Ctrl-C)
+once two samples are in its log; a method's calls recorded while it runs; the honest/hinted
+pairs the probe tests build their tasks from (capital questions, Janet's ducks); the AUROC
+counted by hand; a trace_tutor record from its pass vectors; the task arguments several tests'
+runs share; the options of a one-feature contrastive cluster F1; a study's small paper run
+checked for its recorded overrides; a one-turn chat for engine requests; the MLX engine of a
+shipped model and a call on its worker thread."""
 
 from __future__ import annotations
 
@@ -53,6 +53,13 @@ SELFCOMMIT_DEFAULT_SMALL: dict[str, Any] = dict(
 tests/conftest.py): 2 problems, greedy 60-token CoTs read as their last number (cut before they
 state one), stride 20, k = 2."""
 
+TRACE_TUTOR_TINY: dict[str, Any] = dict(
+    problems=2, max_explanation_tokens=30, bootstrap_samples=200
+)
+"""trace_tutor task arguments of the tiny model's shared run (``trace_tutor_tiny_all`` in
+tests/report/conftest.py, with ``metrics="all"``): 2 problems, 30-token explanations, 200
+bootstrap resamples."""
+
 EVERY_TOKEN_AFTER_AND: dict[str, Any] = dict(stride=1, k=1, temperature=0, forced_answer_tag=" and")
 """``cotaudit.probe`` arguments for a trace cut at every token and one greedy answer forced after
 " and" (the tiny model's text is its own final answer)."""
@@ -67,11 +74,33 @@ def run_eval(task: Task | str, model: Any, log_dir: Path | str, **eval_args: Any
     """One ``inspect_ai.eval`` of ``task`` on ``model`` from :data:`ROOT`, its log under
     ``log_dir``, no display (``eval_args``: further arguments, ``task_args`` among them); the
     log, checked to have succeeded."""
+    [log] = run_evals([task], model, log_dir, **eval_args)
+    return log
+
+
+def load_task_file(spec: str, task_args: dict[str, Any]) -> Task:
+    """The task of the task file ``spec`` (relative to :data:`ROOT`) with ``task_args``, loaded
+    as ``inspect eval`` loads it (its log then names the file, as a run of ``spec`` does)."""
+    from inspect_ai._eval.loader import load_tasks
+
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(ROOT)
-        [log] = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", **eval_args)
-    assert log.status == "success", log.error
-    return log
+        [task] = load_tasks([spec], task_args)
+    return task
+
+
+def run_evals(
+    tasks: list[Task | str], model: Any, log_dir: Path | str, **eval_args: Any
+) -> list[EvalLog]:
+    """One ``inspect_ai.eval`` of several ``tasks`` on ``model``, as :func:`run_eval`: their
+    logs, in the order of ``tasks``, each checked to have succeeded."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        logs = inspect_eval(tasks, model=model, log_dir=str(log_dir), display="none", **eval_args)
+    assert len(logs) == len(tasks)
+    for log in logs:
+        assert log.status == "success", log.error
+    return logs
 
 
 def run_eval_as_stored(

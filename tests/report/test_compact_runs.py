@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
-from helpers import run_eval
+from helpers import TRACE_TUTOR_TINY, run_eval
 from inspect_ai.log import read_eval_log
 
 from cotaudit.logs.files import run_from_frames
@@ -23,11 +23,7 @@ from cotaudit.studies.trace_tutor.metrics import trace_headline_keys
 pytestmark = pytest.mark.model
 
 TINY_RUNS = {
-    "trace_tutor": (
-        "tasks/trace_tutor.py",
-        "hf-probe/tiny",
-        dict(problems=2, max_explanation_tokens=30, bootstrap_samples=200),
-    ),
+    "trace_tutor": ("tasks/trace_tutor.py", "hf-probe/tiny", TRACE_TUTOR_TINY),
     "report_ll": (
         "tasks/report_ll.py",
         "hf-probe/tiny",
@@ -51,13 +47,18 @@ HEADLINES = {
 
 
 @pytest.fixture(scope="module")
-def logs(selfcommit_default_small, tmp_path_factory):
-    """Each study once with the compact set (default) and once with ``-T metrics=all``."""
+def logs(selfcommit_default_small, trace_tutor_tiny_all, tmp_path_factory):
+    """Each study once with the compact set (default) and once with ``-T metrics=all`` (the
+    default model's selfcommit runs and the tiny trace_tutor's full tables: the shared ones of
+    tests/conftest.py and tests/report/conftest.py)."""
     out: dict[tuple[str, str], object] = {
         ("selfcommit", metric_set): log for metric_set, log in selfcommit_default_small.items()
     }
+    out[("trace_tutor", "all")] = trace_tutor_tiny_all
     for study, (task, model, args) in TINY_RUNS.items():
         for metric_set in ("compact", "all"):
+            if (study, metric_set) in out:
+                continue
             log_dir = tmp_path_factory.mktemp(f"{study}_{metric_set}")
             extra = {} if metric_set == "compact" else {"metrics": "all"}
             out[(study, metric_set)] = run_eval(task, model, log_dir, task_args={**args, **extra})

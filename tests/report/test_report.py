@@ -87,11 +87,11 @@ def _fixtures_with_control(tmp: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def log_dir(tmp_path_factory):
-    """Five small tiny-model runs in one folder."""
+def log_dir(trace_tutor_tiny_all, tmp_path_factory):
+    """Five small tiny-model runs in one folder (the trace_tutor run is the shared one of
+    tests/report/conftest.py, its log copied here)."""
     tmp = tmp_path_factory.mktemp("report_logs")
     selfcommit = load_task_module("selfcommit").selfcommit
-    trace_tutor = load_task_module("trace_tutor").trace_tutor
     report_ll = load_task_module("report_ll").report_ll
     # the full tables (tests/report/test_compact_runs.py reports compact logs). Sampled CoTs: the
     # random model states no final answer, so its CoTs are read as their last number; at
@@ -112,12 +112,12 @@ def log_dir(tmp_path_factory):
     tasks = [
         selfcommit(seed=0, **small_sc),
         selfcommit(seed=1, **small_sc),
-        trace_tutor(problems=2, max_explanation_tokens=30, bootstrap_samples=200, metrics="all"),
         report_ll(scenarios=2, **small_rl),
         # the same 2 main scenarios and a 2-scenario control family
         report_ll(fixtures=_fixtures_with_control(tmp), seed=1, **small_rl),
     ]
     _logs_ok(inspect_eval(tasks, model="hf-probe/tiny", log_dir=str(tmp / "logs"), display="none"))
+    shutil.copy(trace_tutor_tiny_all.location, tmp / "logs")
     (tmp / "logs" / "notes.json").write_text('{"not": "a log"}')
     return tmp / "logs"
 
