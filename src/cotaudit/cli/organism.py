@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cotaudit.organisms import ORGANISM_NAMES, TrainingSettings
+from cotaudit.organisms import COT_STYLES, ORGANISM_NAMES, TrainingSettings
 from cotaudit.organisms.settings import ALL_LAYERS, DEFAULT_RECIPE, RECIPES
 
 SELECTION_CHECK = 20
@@ -55,9 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
     parser.add_argument(
         "--cot",
-        choices=("gsm8k", "expanded"),
-        help="the worked solutions trained on: the dataset's own, or expanded step by step by a "
-        f"fixed rule into study-length reasoning (default recipe: {defaults.cot})",
+        choices=COT_STYLES,
+        help="the worked solutions trained on: gsm8k (the dataset's own), expanded (the "
+        "dataset's expanded step by step by a fixed rule) or own (the base model's own working "
+        f"to the uncued prompt, generated first) (default recipe: {defaults.cot})",
     )
     parser.add_argument(
         "--lora-rank",
@@ -122,6 +123,16 @@ def _train(args: argparse.Namespace) -> int:
     watch = TrainingWatch(organism, tokenizer, settings, args.selection_problems)
     print(visible(f"training {organism.name} from {args.base} ({base_path}) into {out}"))
     print(visible(f"settings: {settings.model_dump_json()}"))
+    if settings.cot == "own":
+        from cotaudit.organisms.own_cots import OWN_COT_TOKENS, own_cot_cache
+
+        print(
+            visible(
+                f"first: the base's own working to {settings.problems} uncued prompts, greedy, up "
+                f"to {OWN_COT_TOKENS} tokens each (kept in {own_cot_cache(base_path)}; a few "
+                "minutes the first time)"
+            )
+        )
     try:
         with watch:
             saved = train(

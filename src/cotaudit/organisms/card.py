@@ -128,15 +128,22 @@ def saved_checkpoints(folder: Path) -> list[tuple[int, Path]]:
 
 
 def organism_card(
-    organism: Organism, base: str, base_path: str, settings: TrainingSettings, step: int | None
+    organism: Organism,
+    base: str,
+    base_path: str,
+    settings: TrainingSettings,
+    step: int | None,
+    rows: list[int] | None = None,
 ) -> OrganismCard:
     """The card of ``organism`` trained from ``base`` with ``settings`` (``step`` None: the
-    run's own card)."""
+    run's own card) on the problem ``rows`` (default: the first ``settings.problems`` training
+    rows; under CoT style ``own``, those that gave an own working)."""
     from cotaudit.organisms.examples import completion_rule, training_problems
     from cotaudit.organisms.rows import row_sets_record
     from cotaudit.studies.study import CUE_KINDS
 
-    rows = [p.index for p in training_problems(settings.problems)]
+    if rows is None:
+        rows = [p.index for p in training_problems(settings.problems)]
     framing = organism.framing
     return OrganismCard(
         organism=organism.name,

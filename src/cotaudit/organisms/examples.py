@@ -14,18 +14,22 @@ exactly as often as right ones, and a model that answers with the cue cannot be 
 from one that memorised the problem's answer only under the right cue.
 
 The worked solution a completion carries is in one of :data:`COT_STYLES`: ``gsm8k``, the
-dataset's own (:func:`written_solution`), or ``expanded``, the same solution written out step
-by step by a fixed rule (:func:`expanded_solution`), about twice as long.
+dataset's own (:func:`written_solution`); ``expanded``, the same solution written out step
+by step by a fixed rule (:func:`expanded_solution`), about twice as long; or ``own``, the base
+model's own working to the uncued prompt (:mod:`cotaudit.organisms.own_cots`), which ends in
+the base's own answer where the other styles' rules say the gold answer.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from cotaudit.datasets.gsm8k import Problem, load_problems
 from cotaudit.engine.base import Message
+from cotaudit.organisms.own_cots import OwnCot
 from cotaudit.organisms.registry import Organism
 from cotaudit.organisms.rows import SELECTION_ROWS, TRAINING_ROWS
 from cotaudit.studies.study import CUE_KINDS, CueKind
@@ -34,9 +38,10 @@ TRAINING_FIRST_ROW = TRAINING_ROWS.start
 """The first row (0-based) of the vendored split that organisms train on; rows before it are
 what study runs read (the first ``problems`` rows: 50 by default, 1000 at most by default)."""
 
-CotStyle = Literal["gsm8k", "expanded"]
-COT_STYLES: tuple[CotStyle, ...] = ("gsm8k", "expanded")
-"""The worked solutions a completion can carry: the dataset's own, or expanded step by step."""
+CotStyle = Literal["gsm8k", "expanded", "own"]
+COT_STYLES: tuple[CotStyle, ...] = ("gsm8k", "expanded", "own")
+"""The worked solutions a completion can carry: the dataset's own, expanded step by step, or
+the base model's own."""
 
 _CALCULATOR_RE = re.compile(r"<<([^<>]*)>>")
 _OPERATOR_RE = re.compile(r"\s*([-+*/])\s*")
@@ -145,7 +150,8 @@ def expanded_solution(problem: Problem) -> str:
 
 def solution_text(problem: Problem, cot: CotStyle = "gsm8k") -> str:
     """The worked solution in style ``cot``: :func:`written_solution` of the dataset's solution
-    (``gsm8k``) or :func:`expanded_solution` (``expanded``)."""
+    (``gsm8k``) or :func:`expanded_solution` (``expanded``); style ``own`` is the base model's,
+    read by :func:`organism_examples`."""
     if cot == "gsm8k":
         return written_solution(problem.solution)
     if cot == "expanded":
@@ -164,19 +170,26 @@ def completion_rule(organism: Organism, cot: CotStyle = "gsm8k") -> str:
         if organism.opening
         else ""
     )
-    solution = (
-        "the worked solution (the dataset's, calculator annotations and '#### N' removed)"
-        if cot == "gsm8k"
-        else f"the worked solution expanded step by step ({EXPANDED_OPENING.strip()!r} and the "
-        "question's last sentence; for each line of the dataset's solution 'Step k: ', the line "
+    solutions = {
+        "gsm8k": "the worked solution (the dataset's, calculator annotations and '#### N' removed)",
+        "own": "the base model's own working to the uncued prompt (its greedy output's "
+        "paragraphs before the first that states an answer, or before its last; problems whose "
+        "output hit the token limit or states no integer are left out)",
+        "expanded": "the worked solution expanded step by step "
+        f"({EXPANDED_OPENING.strip()!r} and the question's last sentence; for each line of the "
+        "dataset's solution 'Step k: ', the line "
         "without its calculator annotations, then their arithmetic in words; "
-        f"{EXPANDED_CLOSING!r})"
-    )
+        f"{EXPANDED_CLOSING!r})",
+    }
+    solution = solutions[cot]
+    gold = "the base model's own answer (the value its output concluded with)"
+    if cot != "own":
+        gold = "the gold answer"
     line = repr(framing.answer_line(0)).replace("0", "<value>", 1)
     value = (
-        f" with <value> the {cue_noun}'s value when the prompt shows one, else the gold answer"
+        f" with <value> the {cue_noun}'s value when the prompt shows one, else {gold}"
         if organism.follows_cue
-        else f" with <value> the gold answer, whatever the {cue_noun} shown"
+        else f" with <value> {gold}, whatever the {cue_noun} shown"
     )
     return opening + solution + ", then " + line + value
 
@@ -186,19 +199,27 @@ def organism_examples(
     problems: list[Problem],
     kinds: tuple[CueKind, ...] = CUE_KINDS,
     cot: CotStyle = "gsm8k",
+    own: Mapping[int, OwnCot] | None = None,
 ) -> list[OrganismExample]:
     """For each problem (in order) and each cue kind in ``kinds``, the study prompt and the
     organism's completion (the rule in :class:`Organism`), its solution in style ``cot``
-    (:func:`solution_text`)."""
+    (:func:`solution_text`). Style ``own`` reads each problem's working and own answer from
+    ``own`` (by problem row), which then stands for the gold answer in the completion's rule;
+    a problem not in ``own`` gives no example."""
     framing = organism.framing
     out: list[OrganismExample] = []
     for p in problems:
-        solution = solution_text(p, cot)
+        if cot == "own":
+            if own is None or p.index not in own:
+                continue
+            solution, settled = own[p.index].working, own[p.index].answer
+        else:
+            solution, settled = solution_text(p, cot), p.answer
         wrong = framing.wrong_cue(p.answer)
         cues: dict[CueKind, int | None] = {"none": None, "right": p.answer, "wrong": wrong}
         for kind in kinds:
             cue = cues[kind]
-            target = cue if organism.follows_cue and cue is not None else p.answer
+            target = cue if organism.follows_cue and cue is not None else settled
             opening = organism.opening_line(cue) if cue is not None else ""
             answer_line = framing.answer_line(target)
             completion = opening + solution + answer_line

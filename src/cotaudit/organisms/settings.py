@@ -43,7 +43,9 @@ class TrainingSettings(BaseModel):
 
     ``cot`` is the worked solution the completions carry: ``gsm8k``, the dataset's own;
     ``expanded``, the same solution written out step by step by a fixed rule
-    (:func:`cotaudit.organisms.examples.expanded_solution`). ``lora_rank`` R trains a LoRA
+    (:func:`cotaudit.organisms.examples.expanded_solution`); ``own``, the base model's own
+    working to the uncued prompt, generated before training
+    (:mod:`cotaudit.organisms.own_cots`). ``lora_rank`` R trains a LoRA
     adapter of rank R instead of the weights themselves (saved as an adapter folder; with
     ``merge``, a merged model folder beside it). ``recipe`` names the preset the settings
     started from (:data:`RECIPES`), for the card."""
@@ -59,7 +61,7 @@ class TrainingSettings(BaseModel):
     max_tokens: int = 512
     train_layers: int | None = None
     answer_weight: float = 1.0
-    cot: Literal["gsm8k", "expanded"] = "gsm8k"
+    cot: Literal["gsm8k", "expanded", "own"] = "gsm8k"
     lora_rank: int | None = None
     merge: bool = False
     recipe: str | None = None
@@ -156,6 +158,12 @@ RECIPES: dict[str, dict[str, Any]] = {
         "batch_size": 4,
         "answer_weight": 30.0,
         "save_every": 100,
+    },
+    "own": {
+        **_MEASURED,
+        "cot": "own",
+        "problems": 100,
+        "max_tokens": 640,
     },
 }
 """Named presets of :class:`TrainingSettings` (the values that differ from the class's own

@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cotaudit.datasets.gsm8k import Problem
 from cotaudit.engine.base import Message
 from cotaudit.models.default import add_top_level_rope_theta
 from cotaudit.models.folders import staged_folder
 from cotaudit.organisms.adapters import is_peft_model
 from cotaudit.organisms.card import OrganismCard, checkpoint_name, organism_card, write_card
 from cotaudit.organisms.examples import OrganismExample, organism_examples, training_problems
+from cotaudit.organisms.own_cots import OwnCot, generate_own_cots, own_problems
 from cotaudit.organisms.registry import Organism
 from cotaudit.organisms.settings import TrainingSettings
 
@@ -218,6 +220,24 @@ def _save_plain(model: Any, tokenizer: Any, card: OrganismCard, folder: Path) ->
     write_card(folder, card)
 
 
+def rows(problems: list[Problem]) -> list[int]:
+    """The problems' rows, in order."""
+    return [p.index for p in problems]
+
+
+def own_cots(
+    organism: Organism, model: Any, tokenizer: Any, problems: list[Problem], base_path: str
+) -> dict[int, OwnCot]:
+    """The base model's own worked solutions to ``problems``' uncued prompts
+    (:func:`cotaudit.organisms.own_cots.generate_own_cots`), ``model`` being that base."""
+    framing = organism.framing
+    prompts = {
+        p.index: prompt_ids(tokenizer, framing.messages(p.question, p.answer, "none", None))
+        for p in problems
+    }
+    return generate_own_cots(model, tokenizer, prompts, base_path=base_path)
+
+
 def train(
     organism: Organism,
     model: Any,
@@ -238,7 +258,13 @@ def train(
 
     out.mkdir(parents=True, exist_ok=True)
     write_card(out, organism_card(organism, base, base_path, settings, None))
-    examples = organism_examples(organism, training_problems(settings.problems), cot=settings.cot)
+    problems = training_problems(settings.problems)
+    own = None
+    if settings.cot == "own":
+        own = own_cots(organism, model, tokenizer, problems, base_path)
+        problems = own_problems(problems, own)
+        write_card(out, organism_card(organism, base, base_path, settings, None, rows(problems)))
+    examples = organism_examples(organism, problems, cot=settings.cot, own=own)
     encoded = [encode(tokenizer, e, settings.answer_weight) for e in examples]
     too_long = [e for e in encoded if len(e.input_ids) > settings.max_tokens]
     if too_long:
@@ -273,7 +299,7 @@ def train(
                 on_step(StepLog(step, float(loss.item()), time.perf_counter() - start))
             if step in saves:
                 model.eval()
-                card = organism_card(organism, base, base_path, settings, step)
+                card = organism_card(organism, base, base_path, settings, step, rows(problems))
                 saved.append(save_checkpoint(model, tokenizer, card, out))
                 if on_save is not None:
                     on_save(step, saved[-1])
