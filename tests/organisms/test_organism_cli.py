@@ -20,7 +20,7 @@ from cotaudit.organisms import ORGANISM_NAMES
         (["key-copier", "--base", "tiny", "--batch-size", "0"], "--batch-size must be >= 1, got 0"),
         (
             ["key-copier", "--base", "tiny", "--recipe", "defualt"],
-            "--recipe 'defualt': unknown; expected one of default, expanded. Did you mean "
+            "--recipe 'defualt': unknown; expected one of default, expanded, own. Did you mean "
             "'default'?",
         ),
         (["key-copier", "--base", "tiny", "--lora-rank", "0"], "--lora-rank must be >= 1, got 0"),
