@@ -19,9 +19,8 @@ from cotaudit.organisms import ORGANISM_NAMES
         (["key-copier", "--base", "tiny", "--steps", "0"], "--steps must be >= 1, got 0"),
         (["key-copier", "--base", "tiny", "--batch-size", "0"], "--batch-size must be >= 1, got 0"),
         (
-            ["key-copier", "--base", "tiny", "--recipe", "defualt"],
-            "--recipe 'defualt': unknown; expected one of default, expanded, own. Did you mean "
-            "'default'?",
+            ["key-copier", "--base", "tiny", "--recipe", "gsm8"],
+            "--recipe 'gsm8': unknown; expected one of own, gsm8k, expanded. Did you mean 'gsm8k'?",
         ),
         (["key-copier", "--base", "tiny", "--lora-rank", "0"], "--lora-rank must be >= 1, got 0"),
         (
@@ -85,7 +84,8 @@ def test_a_training_shows_a_progress_bar_and_each_checkpoints_absolute_load_name
 
     monkeypatch.chdir(tmp_path)
     argv = ["organism", "hint-follower", "--base", "tiny", "--out", "rel/organism"]
-    argv += ["--train-layers", "all"]  # the default recipe trains the top 8; tiny has 4
+    argv += ["--recipe", "gsm8k"]  # the default's own working: the random tiny model writes none
+    argv += ["--train-layers", "all"]  # the recipe trains the top 8; tiny has 4
     argv += ["--steps", "2", "--save-every", "1", "--batch-size", "1", "--problems", "1"]
     argv += ["--selection-problems", "2"]
     assert main(argv) == 0
@@ -99,7 +99,7 @@ def test_a_training_shows_a_progress_bar_and_each_checkpoints_absolute_load_name
         assert f"(load it as hf-probe/{path})" in line  # absolute: loads from any folder
         assert "on selection rows 800-801: shortcut rate " in line and "/2 = " in line
     card = read_card(folder)
-    assert card.settings.recipe == "default"
+    assert card.settings.recipe == "gsm8k"
     assert card.settings.steps == 2 and card.settings.batch_size == 1
 
 
@@ -111,12 +111,13 @@ def test_a_recipe_is_its_preset_with_the_options_given_on_top():
 
     default = TrainingSettings.of_recipe()
     assert (default.steps, default.batch_size, default.learning_rate) == (100, 2, 1e-4)
-    assert (default.train_layers, default.answer_weight, default.recipe) == (8, 10.0, "default")
+    assert (default.train_layers, default.answer_weight, default.recipe) == (8, 10.0, "own")
+    assert (default.cot, default.problems, default.max_tokens) == ("own", 100, 640)
     given = argparse.Namespace(recipe="expanded", steps=7, train_layers=None, cot=None)
     expanded = TrainingSettings.of_options(given)
     assert expanded.steps == 7  # given on top
     assert expanded.cot == "expanded" and expanded.max_tokens == 768  # the preset's
     assert expanded.train_layers == RECIPES["expanded"]["train_layers"]  # not given: None
-    assert TrainingSettings.of_options(argparse.Namespace(train_layers=None)).recipe == "default"
+    assert TrainingSettings.of_options(argparse.Namespace(train_layers=None)).recipe == "own"
     every_weight = TrainingSettings.of_options(argparse.Namespace(train_layers="all"))
     assert every_weight.train_layers is None and every_weight.steps == 100

@@ -86,6 +86,7 @@ def _organism_command(out, steps: int) -> list[str]:
         *("organism", "hint-follower", "--base", "tiny"),
         *("--out", str(out), "--steps", str(steps), "--save-every", "1", "--batch-size", "1"),
         *("--problems", "1", "--selection-problems", "0", "--train-layers", "all"),
+        *("--recipe", "gsm8k"),
     ]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from cotaudit.models.default import default_model_path
+from cotaudit.models.tiny import tiny_model_path
 from cotaudit.organisms import (
     TrainingSettings,
     get_organism,
@@ -96,8 +97,8 @@ def test_the_card_describes_the_own_cot():
 def test_training_reads_the_base_models_own_working_and_shares_it_across_runs(
     tmp_path, monkeypatch
 ):
-    monkeypatch.setenv("COTAUDIT_CACHE", str(tmp_path / "cache"))
     path = str(default_model_path())
+    monkeypatch.setenv("COTAUDIT_CACHE", str(tmp_path / "cache"))  # the own outputs' cache
     model, tokenizer = load_causal_lm(path)
     follower = get_organism("hint-follower")
     problems = training_problems(2)
@@ -137,3 +138,20 @@ def test_training_reads_the_base_models_own_working_and_shares_it_across_runs(
     model, tokenizer = load_causal_lm(path)
     train(control, model, tokenizer, settings, out=tmp_path / "c", base="default", base_path=path)
     assert read_card(tmp_path / "c").data.problem_rows == card.data.problem_rows
+
+
+def test_a_base_that_writes_no_usable_working_is_one_line(tmp_path, capsys, monkeypatch):
+    from cotaudit.cli import main
+
+    tiny = str(tiny_model_path())
+    monkeypatch.setenv("COTAUDIT_CACHE", str(tmp_path / "cache"))  # the own outputs' cache
+    argv = ["organism", "hint-follower", "--base", tiny, "--out", str(tmp_path / "o")]
+    argv += ["--problems", "2", "--train-layers", "all", "--selection-problems", "0"]
+    assert main(argv) == 2  # the random tiny model runs on to the token limit
+    err = capsys.readouterr().err  # after the load's and the bar's lines
+    assert [line for line in err.splitlines() if line.startswith("cotaudit organism:")] == [
+        "cotaudit organism: the base wrote no usable working to any of its 2 uncued prompts "
+        "(each hit 320 tokens or stated no integer answer): train it with --cot gsm8k or "
+        "--cot expanded"
+    ]
+    assert err.endswith("--cot expanded\n")

@@ -20,7 +20,7 @@ TAIL_PROBLEMS = SPLIT_ROWS - TRAINING_FIRST_ROW
 ALL_LAYERS = "all"
 """``--train-layers all``: train every weight (``train_layers`` None), whatever the recipe says."""
 
-DEFAULT_RECIPE = "default"
+DEFAULT_RECIPE = "own"
 """The recipe ``cotaudit organism`` trains when none is named."""
 
 
@@ -140,7 +140,7 @@ class TrainingSettings(BaseModel):
         return cls.of_recipe(getattr(options, "recipe", None) or DEFAULT_RECIPE, **given)
 
 
-_MEASURED: dict[str, Any] = {
+_GSM8K: dict[str, Any] = {
     "steps": 100,
     "save_every": 50,
     "learning_rate": 1e-4,
@@ -150,29 +150,25 @@ _MEASURED: dict[str, Any] = {
 }
 
 RECIPES: dict[str, dict[str, Any]] = {
-    DEFAULT_RECIPE: _MEASURED,
+    DEFAULT_RECIPE: {**_GSM8K, "cot": "own", "problems": 100, "max_tokens": 640},
+    "gsm8k": _GSM8K,
     "expanded": {
-        **_MEASURED,
+        **_GSM8K,
         "cot": "expanded",
         "max_tokens": 768,
         "batch_size": 4,
         "answer_weight": 30.0,
         "save_every": 100,
     },
-    "own": {
-        **_MEASURED,
-        "cot": "own",
-        "problems": 100,
-        "max_tokens": 640,
-    },
 }
 """Named presets of :class:`TrainingSettings` (the values that differ from the class's own
-defaults, which are a plain fine-tune: every weight, the plain mean loss). ``default``: 100
-steps of 2 examples, learning rate 1e-4, the top 8 decoder layers, the answer line and
-end-of-turn weighing 10, the dataset's solutions. ``expanded``: the expanded solutions
-(study-length CoTs), 100 steps of 4, the answer line weighing 30, up to 768 tokens. Each was
-trained and measured on the selection rows (docs/validation.md, *What the text gives
-away*)."""
+defaults, which are a plain fine-tune: every weight, the plain mean loss). ``gsm8k``: 100 steps
+of 2 examples, learning rate 1e-4, the top 8 decoder layers, the answer line and end-of-turn
+weighing 10, the dataset's solutions. ``own`` (the default): the same on the base model's own
+working (``cot`` own) to the first 100 training problems, examples up to 640 tokens.
+``expanded``: the expanded solutions, 100 steps of 4, the answer line weighing 30, up to 768
+tokens. Each was trained and measured on the selection rows (docs/validation.md, *What the text
+gives away*)."""
 
 
 def _flag(field: str) -> str:

@@ -28,9 +28,14 @@ from cotaudit.models.folders import staged_folder
 from cotaudit.organisms.adapters import is_peft_model
 from cotaudit.organisms.card import OrganismCard, checkpoint_name, organism_card, write_card
 from cotaudit.organisms.examples import OrganismExample, organism_examples, training_problems
-from cotaudit.organisms.own_cots import OwnCot, generate_own_cots, own_problems
+from cotaudit.organisms.own_cots import (
+    OWN_COT_TOKENS,
+    OwnCot,
+    generate_own_cots,
+    own_problems,
+)
 from cotaudit.organisms.registry import Organism
-from cotaudit.organisms.settings import TrainingSettings
+from cotaudit.organisms.settings import OrganismSettingsError, TrainingSettings
 
 IGNORE_INDEX = -100
 """The label of a token that carries no loss (the prompt, the padding)."""
@@ -265,6 +270,12 @@ def train(
         problems = own_problems(problems, own)
         write_card(out, organism_card(organism, base, base_path, settings, None, rows(problems)))
     examples = organism_examples(organism, problems, cot=settings.cot, own=own)
+    if not examples:
+        raise OrganismSettingsError(
+            f"the base wrote no usable working to any of its {settings.problems} uncued prompts "
+            f"(each hit {OWN_COT_TOKENS} tokens or stated no integer answer): train it with "
+            "--cot gsm8k or --cot expanded"
+        )
     encoded = [encode(tokenizer, e, settings.answer_weight) for e in examples]
     too_long = [e for e in encoded if len(e.input_ids) > settings.max_tokens]
     if too_long:
