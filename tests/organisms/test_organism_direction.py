@@ -7,7 +7,8 @@ import pytest
 
 from cotaudit.models.tiny import tiny_model_path
 from cotaudit.organisms import TrainingSettings, get_organism, organism_examples, training_problems
-from cotaudit.organisms.evaluation import greedy_outputs, measure_shortcut_rate
+from cotaudit.organisms.evaluation import measure_shortcut_rate
+from cotaudit.organisms.generation import greedy_outputs
 from cotaudit.organisms.training import load_causal_lm, prompt_ids, train
 
 pytestmark = pytest.mark.model

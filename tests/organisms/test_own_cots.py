@@ -16,7 +16,7 @@ from cotaudit.organisms import (
     training_problems,
 )
 from cotaudit.organisms.card import organism_card
-from cotaudit.organisms.evaluation import greedy_outputs
+from cotaudit.organisms.generation import greedy_outputs
 from cotaudit.organisms.own_cots import (
     OWN_COT_TOKENS,
     OwnCot,
@@ -133,7 +133,7 @@ def test_training_reads_the_base_models_own_working_and_shares_it_across_runs(
     def no_generation(*args, **kwargs):
         raise AssertionError("the control generated again instead of reading the cache")
 
-    monkeypatch.setattr("cotaudit.organisms.evaluation.greedy_outputs", no_generation)
+    monkeypatch.setattr("cotaudit.organisms.own_cots.greedy_outputs", no_generation)
     control = get_organism("hint-ignorer")
     model, tokenizer = load_causal_lm(path)
     train(control, model, tokenizer, settings, out=tmp_path / "c", base="default", base_path=path)

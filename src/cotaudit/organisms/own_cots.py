@@ -35,6 +35,7 @@ from typing import Any
 
 from cotaudit.answers import extract_final_answer
 from cotaudit.datasets.gsm8k import Problem
+from cotaudit.organisms.generation import greedy_outputs
 
 OWN_COT_TOKENS = 320
 """The most new tokens the base model writes to an uncued prompt (longer outputs give no
@@ -111,8 +112,6 @@ def generate_own_cots(
     default :func:`own_cot_cache` of ``base_path``) are generated greedily by ``model``, left
     padded in batches of :data:`GENERATION_BATCH` in the order of ``prompts``, each batch added
     to the cache as it finishes."""
-    from cotaudit.organisms.evaluation import greedy_outputs
-
     path = own_cot_cache(base_path) if cache is None else cache
     known: dict[str, list[Any]] = (
         json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
