@@ -224,7 +224,8 @@ def test_ctrl_c_prints_our_resume_command_and_the_report_counts_the_retry_once(t
     import shlex
 
     runs = tmp_path / "runs"
-    args = {**RUN_ARGS, "problems": 3, "max_cot_tokens": 600, "stride": 6}
+    # 10 samples, one at a time: 8 still to run when the signal comes after the second
+    args = {**RUN_ARGS, "problems": 5, "max_cot_tokens": 600, "stride": 6}
     cmd = _inspect_cli(
         "eval", SELFCOMMIT, "--model", "hf-probe/tiny", "--log-dir", str(runs),
         *_task_args_cli(args),
