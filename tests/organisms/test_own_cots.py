@@ -20,6 +20,7 @@ from cotaudit.organisms.generation import greedy_outputs
 from cotaudit.organisms.own_cots import (
     OWN_COT_TOKENS,
     OwnCot,
+    OwnCotCacheError,
     generate_own_cots,
     own_cot,
     own_cot_cache,
@@ -155,3 +156,15 @@ def test_a_base_that_writes_no_usable_working_is_one_line(tmp_path, capsys, monk
         "--cot expanded"
     ]
     assert err.endswith("--cot expanded\n")
+
+
+@pytest.mark.parametrize("text", ['{"k": ["text"', '["a", "b"]', '{"k": [3, false]}'])
+def test_a_cache_that_is_not_one_is_one_line_naming_it(tmp_path, text):
+    cache = tmp_path / "own.json"
+    cache.write_text(text)
+    with pytest.raises(OwnCotCacheError) as raised:
+        generate_own_cots(None, None, {1000: [1, 2]}, base_path=str(tmp_path), cache=cache)
+    assert str(raised.value) == (
+        f"{cache}: not a cache of the base's own outputs; delete it and they are generated again"
+    )
+    assert cache.read_text() == text  # left as it was

@@ -36,6 +36,7 @@ from typing import Any
 from cotaudit.answers import extract_final_answer
 from cotaudit.datasets.gsm8k import Problem
 from cotaudit.organisms.generation import greedy_outputs
+from cotaudit.params import InputError
 
 OWN_COT_TOKENS = 320
 """The most new tokens the base model writes to an uncued prompt (longer outputs give no
@@ -113,9 +114,7 @@ def generate_own_cots(
     padded in batches of :data:`GENERATION_BATCH` in the order of ``prompts``, each batch added
     to the cache as it finishes."""
     path = own_cot_cache(base_path) if cache is None else cache
-    known: dict[str, list[Any]] = (
-        json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    )
+    known = read_cache(path)
     weights = weights_digest(base_path)
     keys = {row: _output_key(weights, ids, max_new_tokens) for row, ids in prompts.items()}
     missing = [row for row, key in keys.items() if key not in known]
@@ -139,6 +138,28 @@ def generate_own_cots(
         for row, key in keys.items()
     }
     return {row: cot for row, cot in found.items() if cot is not None}
+
+
+class OwnCotCacheError(InputError):
+    """A cache file of own outputs that cannot be read; the message names the file."""
+
+
+def read_cache(path: Path) -> dict[str, list[Any]]:
+    """The cached outputs in ``path`` (key -> ``[text, truncated]``; none when it does not
+    exist); :class:`OwnCotCacheError` naming the file when it is not such a cache."""
+    if not path.is_file():
+        return {}
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        known = None
+    if not isinstance(known, dict) or not all(
+        isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) for v in known.values()
+    ):
+        raise OwnCotCacheError(
+            f"{path}: not a cache of the base's own outputs; delete it and they are generated again"
+        )
+    return known
 
 
 def own_cot_cache(base_path: str) -> Path:
